@@ -1,0 +1,1037 @@
+//! The dtype model: every array element type NumPy writes without pickles, with exact itemsizes
+//! and field offsets, and its `descr` text exactly as NumPy writes it.
+//!
+//! ```
+//! use npy_serde::dtype::{DType, Scalar};
+//!
+//! let dt: DType = "[('id', '<i8'), ('', '|V4'), ('v', '<f4', (3,))]".parse()?;
+//! let rec = dt.as_record().unwrap();
+//! assert_eq!(rec.itemsize(), 24);
+//! assert_eq!(rec.fields()[1].name, "v");
+//! assert_eq!(rec.fields()[1].offset, 12);
+//! assert_eq!(dt.descr(), "[('id', '<i8'), ('', '|V4'), ('v', '<f4', (3,))]");
+//! assert_eq!(DType::scalar(Scalar::F64).descr(), "'<f8'");
+//! # Ok::<(), npy_serde::Error>(())
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::pyliteral::{self, LiteralOptions, Py, PyKind};
+
+/// The largest itemsize (bytes per element) accepted, NumPy's own limit (`NPY_MAX_INT`).
+pub const MAX_ITEMSIZE: u64 = i32::MAX as u64;
+
+/// Byte order of a multi-byte scalar.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ByteOrder {
+    /// `<`
+    Little,
+    /// `>`
+    Big,
+    /// `|`: single bytes, byte strings, void and bool, where order does not apply.
+    NotApplicable,
+}
+
+impl ByteOrder {
+    /// The byte order of the machine this code runs on (what NumPy's `=` and a missing order mean).
+    pub const NATIVE: ByteOrder = if cfg!(target_endian = "little") {
+        ByteOrder::Little
+    } else {
+        ByteOrder::Big
+    };
+
+    /// The character NumPy writes: `<`, `>` or `|`.
+    pub fn as_char(self) -> char {
+        match self {
+            ByteOrder::Little => '<',
+            ByteOrder::Big => '>',
+            ByteOrder::NotApplicable => '|',
+        }
+    }
+
+    /// True if multi-byte values in this order must be byte-swapped on this machine.
+    pub fn needs_swap(self) -> bool {
+        self != ByteOrder::NotApplicable && self != ByteOrder::NATIVE
+    }
+}
+
+/// The unit of a `datetime64`/`timedelta64` dtype.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TimeUnit {
+    /// No unit: NumPy's generic `M8` / `m8`.
+    Generic,
+    /// `Y`
+    Year,
+    /// `M`
+    Month,
+    /// `W`
+    Week,
+    /// `D`
+    Day,
+    /// `h`
+    Hour,
+    /// `m`
+    Minute,
+    /// `s`
+    Second,
+    /// `ms`
+    Millisecond,
+    /// `us`
+    Microsecond,
+    /// `ns`
+    Nanosecond,
+    /// `ps`
+    Picosecond,
+    /// `fs`
+    Femtosecond,
+    /// `as`
+    Attosecond,
+}
+
+impl TimeUnit {
+    const ALL: [(TimeUnit, &'static str); 13] = [
+        (TimeUnit::Year, "Y"),
+        (TimeUnit::Month, "M"),
+        (TimeUnit::Week, "W"),
+        (TimeUnit::Day, "D"),
+        (TimeUnit::Hour, "h"),
+        (TimeUnit::Minute, "m"),
+        (TimeUnit::Second, "s"),
+        (TimeUnit::Millisecond, "ms"),
+        (TimeUnit::Microsecond, "us"),
+        (TimeUnit::Nanosecond, "ns"),
+        (TimeUnit::Picosecond, "ps"),
+        (TimeUnit::Femtosecond, "fs"),
+        (TimeUnit::Attosecond, "as"),
+    ];
+
+    /// The unit's code as NumPy writes it (`"D"`, `"ms"`, ...); empty for generic.
+    pub fn code(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(u, _)| *u == self)
+            .map(|(_, s)| *s)
+            .unwrap_or("")
+    }
+
+    fn from_code(s: &str) -> Option<TimeUnit> {
+        Self::ALL.iter().find(|(_, c)| *c == s).map(|(u, _)| *u)
+    }
+}
+
+/// A scalar element type (without byte order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scalar {
+    /// `b1`: one byte, 0 or 1.
+    Bool,
+    /// `i1`
+    I8,
+    /// `i2`
+    I16,
+    /// `i4`
+    I32,
+    /// `i8`
+    I64,
+    /// `u1`
+    U8,
+    /// `u2`
+    U16,
+    /// `u4`
+    U32,
+    /// `u8`
+    U64,
+    /// `f2`: IEEE half precision.
+    F16,
+    /// `f4`
+    F32,
+    /// `f8`
+    F64,
+    /// `f16`: `np.longdouble` on x86-64 Linux, an x87 80-bit extended float in 16 bytes.
+    LongDouble,
+    /// `c8`: two `f4`.
+    Complex64,
+    /// `c16`: two `f8`.
+    Complex128,
+    /// `c32`: two x87 long doubles.
+    ComplexLongDouble,
+    /// `S<n>`: `n` bytes, trailing NULs stripped on reading.
+    Bytes(usize),
+    /// `U<n>`: `n` UCS-4 code points (`4 * n` bytes).
+    Unicode(usize),
+    /// `V<n>`: `n` raw bytes.
+    Void(usize),
+    /// `M8[<mult><unit>]`: datetime64, an `i64` count of `mult * unit` since the epoch.
+    DateTime(TimeUnit, u32),
+    /// `m8[<mult><unit>]`: timedelta64, an `i64` count of `mult * unit`.
+    TimeDelta(TimeUnit, u32),
+}
+
+impl Scalar {
+    /// Bytes per element.
+    pub fn itemsize(self) -> usize {
+        use Scalar::*;
+        match self {
+            Bool | I8 | U8 => 1,
+            I16 | U16 | F16 => 2,
+            I32 | U32 | F32 => 4,
+            I64 | U64 | F64 | Complex64 | DateTime(..) | TimeDelta(..) => 8,
+            LongDouble | Complex128 => 16,
+            ComplexLongDouble => 32,
+            Bytes(n) | Void(n) => n,
+            Unicode(n) => n.saturating_mul(4),
+        }
+    }
+
+    /// Alignment NumPy gives this type in an `align=True` struct (x86-64).
+    pub fn alignment(self) -> usize {
+        use Scalar::*;
+        match self {
+            Bool | I8 | U8 | Bytes(_) | Void(_) => 1,
+            I16 | U16 | F16 => 2,
+            I32 | U32 | F32 | Complex64 | Unicode(_) => 4,
+            I64 | U64 | F64 | Complex128 | DateTime(..) | TimeDelta(..) => 8,
+            LongDouble | ComplexLongDouble => 16,
+        }
+    }
+
+    /// True if the byte order matters for this type (multi-byte numbers, `U`, datetimes).
+    pub fn has_byte_order(self) -> bool {
+        use Scalar::*;
+        !matches!(self, Bool | I8 | U8 | Bytes(_) | Void(_))
+    }
+
+    /// The type part of the typestr, without byte order: `"f8"`, `"S5"`, `"M8[10s]"`.
+    pub fn type_code(self) -> String {
+        use Scalar::*;
+        match self {
+            Bool => "b1".into(),
+            I8 => "i1".into(),
+            I16 => "i2".into(),
+            I32 => "i4".into(),
+            I64 => "i8".into(),
+            U8 => "u1".into(),
+            U16 => "u2".into(),
+            U32 => "u4".into(),
+            U64 => "u8".into(),
+            F16 => "f2".into(),
+            F32 => "f4".into(),
+            F64 => "f8".into(),
+            LongDouble => "f16".into(),
+            Complex64 => "c8".into(),
+            Complex128 => "c16".into(),
+            ComplexLongDouble => "c32".into(),
+            Bytes(n) => format!("S{n}"),
+            Unicode(n) => format!("U{n}"),
+            Void(n) => format!("V{n}"),
+            DateTime(u, m) => format!("M8{}", unit_suffix(u, m)),
+            TimeDelta(u, m) => format!("m8{}", unit_suffix(u, m)),
+        }
+    }
+}
+
+fn unit_suffix(unit: TimeUnit, mult: u32) -> String {
+    match (unit, mult) {
+        (TimeUnit::Generic, _) => String::new(),
+        (u, 1) => format!("[{}]", u.code()),
+        (u, m) => format!("[{m}{}]", u.code()),
+    }
+}
+
+/// A scalar type with its byte order, e.g. `<f8`. Construct with [`PlainType::new`], which
+/// normalises the order exactly as NumPy does (`>u1` is `|u1`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PlainType {
+    scalar: Scalar,
+    order: ByteOrder,
+}
+
+impl PlainType {
+    /// A scalar in the given byte order; `NotApplicable` on a type that has an order means native.
+    pub fn new(scalar: Scalar, order: ByteOrder) -> Self {
+        let order = if !scalar.has_byte_order() {
+            ByteOrder::NotApplicable
+        } else if order == ByteOrder::NotApplicable {
+            ByteOrder::NATIVE
+        } else {
+            order
+        };
+        PlainType { scalar, order }
+    }
+
+    /// The scalar type.
+    pub fn scalar(self) -> Scalar {
+        self.scalar
+    }
+
+    /// The byte order (`NotApplicable` for single-byte types, `S`, `V` and bool).
+    pub fn order(self) -> ByteOrder {
+        self.order
+    }
+
+    /// Bytes per element.
+    pub fn itemsize(self) -> usize {
+        self.scalar.itemsize()
+    }
+
+    /// NumPy's `dtype.str`: `"<f8"`, `"|S5"`, `"<M8[10s]"`.
+    pub fn typestr(self) -> String {
+        format!("{}{}", self.order.as_char(), self.scalar.type_code())
+    }
+
+    /// Parses a type string as `np.dtype(str)` does for the forms found in `.npy` headers:
+    /// NumPy's `dtype.str` (`<f8`, `|S5`, `>M8[10s]`), without or with `=`/`|` order (native),
+    /// the deprecated `a<n>` for `S<n>`, and the single-character codes (`'d'`, `'?'`, `'b'`...).
+    pub fn from_typestr(s: &str) -> Result<PlainType> {
+        let bad =
+            |why: &str| Error::descr(format!("{why} in type string {}", pyliteral::repr_str(s)));
+        let (order, body) = match s.chars().next() {
+            Some('<') => (ByteOrder::Little, &s[1..]),
+            Some('>') => (ByteOrder::Big, &s[1..]),
+            Some('=') | Some('|') => (ByteOrder::NotApplicable, &s[1..]),
+            _ => (ByteOrder::NotApplicable, s),
+        };
+        let mut chars = body.chars();
+        let kind = chars.next().ok_or_else(|| bad("empty type"))?;
+        let rest = chars.as_str();
+        if kind == 'O' {
+            return Err(Error::new(ErrorKind::UnsupportedDType(
+                "object arrays ('|O') hold Python pickles, which this crate does not read or write"
+                    .into(),
+            )));
+        }
+        let digits_end = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let (digits, tail) = rest.split_at(digits_end);
+        let size = if digits.is_empty() {
+            None
+        } else {
+            Some(digits.parse::<u64>().map_err(|_| bad("size too large"))?)
+        };
+        use Scalar::*;
+        let scalar = match (kind, size) {
+            ('M' | 'm', Some(8) | None) => {
+                let (unit, mult) =
+                    parse_time_unit(tail).ok_or_else(|| bad("invalid datetime unit"))?;
+                return Ok(PlainType::new(
+                    if kind == 'M' {
+                        DateTime(unit, mult)
+                    } else {
+                        TimeDelta(unit, mult)
+                    },
+                    order,
+                ));
+            }
+            _ if !tail.is_empty() => return Err(bad("unexpected characters")),
+            ('b', Some(1)) | ('?', None) => Bool,
+            ('i', Some(1)) | ('b', None) => I8,
+            ('i', Some(2)) | ('h', None) => I16,
+            ('i', Some(4)) | ('i', None) => I32,
+            ('i', Some(8)) | ('l' | 'q' | 'p', None) => I64,
+            ('u', Some(1)) | ('B', None) => U8,
+            ('u', Some(2)) | ('H', None) => U16,
+            ('u', Some(4)) | ('I', None) => U32,
+            ('u', Some(8)) | ('L' | 'Q' | 'P', None) => U64,
+            ('f', Some(2)) | ('e', None) => F16,
+            ('f', Some(4)) | ('f', None) => F32,
+            ('f', Some(8)) | ('d', None) => F64,
+            ('f', Some(16)) | ('g', None) => LongDouble,
+            ('c', Some(8)) | ('F', None) => Complex64,
+            ('c', Some(16)) | ('D', None) => Complex128,
+            ('c', Some(32)) | ('G', None) => ComplexLongDouble,
+            ('S' | 'a', n) => {
+                Bytes(checked_size(n.unwrap_or(0), 1).ok_or_else(|| bad("size too large"))?)
+            }
+            ('V', n) => Void(checked_size(n.unwrap_or(0), 1).ok_or_else(|| bad("size too large"))?),
+            ('U', n) => {
+                Unicode(checked_size(n.unwrap_or(0), 4).ok_or_else(|| bad("size too large"))?)
+            }
+            _ => return Err(bad("unknown type")),
+        };
+        Ok(PlainType::new(scalar, order))
+    }
+}
+
+fn checked_size(n: u64, unit: u64) -> Option<usize> {
+    let bytes = n.checked_mul(unit)?;
+    if bytes > MAX_ITEMSIZE {
+        return None;
+    }
+    usize::try_from(n).ok()
+}
+
+fn parse_time_unit(tail: &str) -> Option<(TimeUnit, u32)> {
+    if tail.is_empty() {
+        return Some((TimeUnit::Generic, 1));
+    }
+    let inner = tail.strip_prefix('[')?.strip_suffix(']')?;
+    let split = inner
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(inner.len());
+    let (num, code) = inner.split_at(split);
+    let mult = if num.is_empty() {
+        1
+    } else {
+        num.parse::<u32>()
+            .ok()
+            .filter(|m| *m > 0 && *m <= i32::MAX as u32)?
+    };
+    if code == "generic" {
+        return Some((TimeUnit::Generic, 1));
+    }
+    Some((TimeUnit::from_code(code)?, mult))
+}
+
+impl fmt::Display for PlainType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.typestr())
+    }
+}
+
+/// One field of a record dtype.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Field {
+    /// The field's name (a dict key when a record is deserialized).
+    pub name: String,
+    /// NumPy's optional title (`(('title', 'name'), descr)` in the descr).
+    pub title: Option<String>,
+    /// The field's type.
+    pub dtype: DType,
+    /// Byte offset of the field inside the record.
+    pub offset: usize,
+}
+
+impl Field {
+    /// A field without a title at the given offset.
+    pub fn new(name: impl Into<String>, dtype: DType, offset: usize) -> Self {
+        Field {
+            name: name.into(),
+            title: None,
+            dtype,
+            offset,
+        }
+    }
+}
+
+/// A structured (record) dtype: named fields at byte offsets inside a fixed-size item.
+///
+/// Bytes not covered by a field are padding: NumPy's descr lists them as `('', '|Vn')` entries,
+/// which this model regenerates from the offsets.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Record {
+    fields: Vec<Field>,
+    itemsize: usize,
+    aligned: bool,
+}
+
+impl Record {
+    /// A record from fields at explicit offsets and a total itemsize.
+    ///
+    /// Fields must be in increasing offset order, must not overlap, must fit in `itemsize`, and
+    /// must have distinct names (and titles): the layouts NumPy can save.
+    pub fn new(fields: Vec<Field>, itemsize: usize) -> Result<Record> {
+        let mut end = 0usize;
+        for (i, f) in fields.iter().enumerate() {
+            if fields[..i].iter().any(|g| g.name == f.name) {
+                return Err(Error::descr(format!(
+                    "field {} occurs more than once",
+                    pyliteral::repr_str(&f.name)
+                )));
+            }
+            if f.offset < end {
+                return Err(Error::descr(format!(
+                    "field {} at offset {} overlaps the previous field or is out of order \
+                     (NumPy cannot save such a layout)",
+                    pyliteral::repr_str(&f.name),
+                    f.offset
+                )));
+            }
+            end = f
+                .offset
+                .checked_add(f.dtype.itemsize())
+                .ok_or_else(|| Error::overflow("record itemsize"))?;
+        }
+        if end > itemsize {
+            return Err(Error::descr(format!(
+                "fields need {end} bytes but the record's itemsize is {itemsize}"
+            )));
+        }
+        if itemsize as u64 > MAX_ITEMSIZE {
+            return Err(Error::limit(
+                "record itemsize",
+                MAX_ITEMSIZE,
+                itemsize as u64,
+            ));
+        }
+        Ok(Record {
+            fields,
+            itemsize,
+            aligned: false,
+        })
+    }
+
+    /// A packed record (no padding), like `np.dtype([(name, dtype), ...])`.
+    pub fn packed<S: Into<String>>(fields: impl IntoIterator<Item = (S, DType)>) -> Result<Record> {
+        let mut out = Vec::new();
+        let mut offset = 0usize;
+        for (name, dtype) in fields {
+            let size = dtype.itemsize();
+            out.push(Field::new(name, dtype, offset));
+            offset = offset
+                .checked_add(size)
+                .ok_or_else(|| Error::overflow("record itemsize"))?;
+        }
+        Record::new(out, offset)
+    }
+
+    /// A C-aligned record, identical to `np.dtype([...], align=True)` and to `#[repr(C)]`: each
+    /// field at the next multiple of its alignment, the itemsize rounded up to the largest one.
+    pub fn aligned<S: Into<String>>(
+        fields: impl IntoIterator<Item = (S, DType)>,
+    ) -> Result<Record> {
+        let mut out = Vec::new();
+        let mut offset = 0usize;
+        let mut max_align = 1usize;
+        for (name, dtype) in fields {
+            let a = dtype.alignment();
+            max_align = max_align.max(a);
+            offset = round_up(offset, a).ok_or_else(|| Error::overflow("record itemsize"))?;
+            let size = dtype.itemsize();
+            out.push(Field::new(name, dtype, offset));
+            offset = offset
+                .checked_add(size)
+                .ok_or_else(|| Error::overflow("record itemsize"))?;
+        }
+        let itemsize =
+            round_up(offset, max_align).ok_or_else(|| Error::overflow("record itemsize"))?;
+        let mut r = Record::new(out, itemsize)?;
+        r.aligned = true;
+        Ok(r)
+    }
+
+    /// The fields, in offset order (padding is not a field).
+    pub fn fields(&self) -> &[Field] {
+        &self.fields
+    }
+
+    /// The field with this name.
+    pub fn field(&self, name: &str) -> Option<&Field> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+
+    /// Bytes per record, padding included.
+    pub fn itemsize(&self) -> usize {
+        self.itemsize
+    }
+
+    /// True if built with [`Record::aligned`] (NumPy's `align=True`; not recorded in files).
+    pub fn is_aligned(&self) -> bool {
+        self.aligned
+    }
+
+    /// Alignment of this record inside another aligned record: the largest field alignment for
+    /// an aligned record, 1 for a packed one (as NumPy).
+    pub fn alignment(&self) -> usize {
+        if self.aligned {
+            self.fields
+                .iter()
+                .map(|f| f.dtype.alignment())
+                .max()
+                .unwrap_or(1)
+        } else {
+            1
+        }
+    }
+
+    /// Gives the field named `field` a NumPy title (a second name for the same field).
+    pub fn with_title(mut self, field: &str, title: impl Into<String>) -> Result<Record> {
+        let title = title.into();
+        if self
+            .fields
+            .iter()
+            .any(|f| f.name == title || f.title.as_deref() == Some(&title))
+        {
+            return Err(Error::descr(format!(
+                "title {} is already a field name or title",
+                pyliteral::repr_str(&title)
+            )));
+        }
+        let f = self
+            .fields
+            .iter_mut()
+            .find(|f| f.name == field)
+            .ok_or_else(|| {
+                Error::descr(format!("no field named {}", pyliteral::repr_str(field)))
+            })?;
+        f.title = Some(title);
+        Ok(self)
+    }
+}
+
+fn round_up(x: usize, align: usize) -> Option<usize> {
+    let a = align.max(1);
+    x.checked_add(a - 1).map(|v| v / a * a)
+}
+
+/// An element type: a scalar, a fixed-shape subarray, or a record.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum DType {
+    /// A scalar with its byte order.
+    Plain(PlainType),
+    /// A subarray: `shape` elements of `base` in C order (a field `('v', '<f4', (3,))`).
+    Array(Box<DType>, Vec<u64>),
+    /// A structured record.
+    Record(Record),
+}
+
+impl DType {
+    /// A scalar in native byte order (`<` on x86-64), as `np.dtype` makes it.
+    pub fn scalar(s: Scalar) -> DType {
+        DType::Plain(PlainType::new(s, ByteOrder::NATIVE))
+    }
+
+    /// A scalar in the given byte order (normalised like NumPy: `>u1` is `|u1`).
+    pub fn with_order(s: Scalar, order: ByteOrder) -> DType {
+        DType::Plain(PlainType::new(s, order))
+    }
+
+    /// A subarray of `base` with `shape`. An empty shape returns `base` itself (as NumPy).
+    pub fn array(base: DType, shape: Vec<u64>) -> Result<DType> {
+        if shape.is_empty() {
+            return Ok(base);
+        }
+        let n = shape
+            .iter()
+            .try_fold(1u64, |acc, &d| acc.checked_mul(d))
+            .and_then(|n| n.checked_mul(base.itemsize() as u64))
+            .ok_or_else(|| Error::overflow("subarray size"))?;
+        if n > MAX_ITEMSIZE {
+            return Err(Error::limit("subarray itemsize", MAX_ITEMSIZE, n));
+        }
+        Ok(DType::Array(Box::new(base), shape))
+    }
+
+    /// Bytes per element.
+    pub fn itemsize(&self) -> usize {
+        match self {
+            DType::Plain(p) => p.itemsize(),
+            DType::Record(r) => r.itemsize(),
+            DType::Array(base, shape) => {
+                // Checked at construction; saturating keeps this total for hand-built values.
+                let n = shape.iter().fold(1usize, |acc, &d| {
+                    acc.saturating_mul(usize::try_from(d).unwrap_or(usize::MAX))
+                });
+                n.saturating_mul(base.itemsize())
+            }
+        }
+    }
+
+    /// Alignment in an `align=True` struct.
+    pub fn alignment(&self) -> usize {
+        match self {
+            DType::Plain(p) => p.scalar().alignment(),
+            DType::Record(r) => r.alignment(),
+            DType::Array(base, _) => base.alignment(),
+        }
+    }
+
+    /// The record, if this is one.
+    pub fn as_record(&self) -> Option<&Record> {
+        match self {
+            DType::Record(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The scalar type, if this is one.
+    pub fn as_plain(&self) -> Option<PlainType> {
+        match self {
+            DType::Plain(p) => Some(*p),
+            _ => None,
+        }
+    }
+
+    /// The same dtype with every multi-byte scalar in `order` (layout unchanged).
+    pub fn to_byte_order(&self, order: ByteOrder) -> DType {
+        match self {
+            DType::Plain(p) => DType::Plain(PlainType::new(p.scalar(), order)),
+            DType::Array(b, s) => DType::Array(Box::new(b.to_byte_order(order)), s.clone()),
+            DType::Record(r) => DType::Record(Record {
+                fields: r
+                    .fields
+                    .iter()
+                    .map(|f| Field {
+                        dtype: f.dtype.to_byte_order(order),
+                        ..f.clone()
+                    })
+                    .collect(),
+                itemsize: r.itemsize,
+                aligned: r.aligned,
+            }),
+        }
+    }
+
+    /// The descr as NumPy writes it in a header, as Python source text: `'<f8'` for a scalar,
+    /// a list of tuples for a record (padding as `('', '|Vn')`), `(base, shape)` for a subarray.
+    pub fn descr(&self) -> String {
+        let mut out = String::new();
+        self.write_descr(&mut out);
+        out
+    }
+
+    fn write_descr(&self, out: &mut String) {
+        match self {
+            DType::Plain(p) => out.push_str(&pyliteral::repr_str(&p.typestr())),
+            DType::Array(base, shape) => {
+                out.push('(');
+                base.write_descr(out);
+                out.push_str(", ");
+                out.push_str(&pyliteral::repr_shape(shape));
+                out.push(')');
+            }
+            DType::Record(r) => {
+                out.push('[');
+                let mut pos = 0usize;
+                let mut first = true;
+                let mut sep = |out: &mut String| {
+                    if !first {
+                        out.push_str(", ");
+                    }
+                    first = false;
+                };
+                for f in &r.fields {
+                    if f.offset > pos {
+                        sep(out);
+                        out.push_str(&format!("('', '|V{}')", f.offset - pos));
+                    }
+                    sep(out);
+                    out.push('(');
+                    match &f.title {
+                        Some(t) => out.push_str(&format!(
+                            "({}, {})",
+                            pyliteral::repr_str(t),
+                            pyliteral::repr_str(&f.name)
+                        )),
+                        None => out.push_str(&pyliteral::repr_str(&f.name)),
+                    }
+                    out.push_str(", ");
+                    match &f.dtype {
+                        DType::Array(base, shape) => {
+                            base.write_descr(out);
+                            out.push_str(", ");
+                            out.push_str(&pyliteral::repr_shape(shape));
+                        }
+                        other => other.write_descr(out),
+                    }
+                    out.push(')');
+                    pos = f.offset + f.dtype.itemsize();
+                }
+                if r.itemsize > pos {
+                    sep(out);
+                    out.push_str(&format!("('', '|V{}')", r.itemsize - pos));
+                }
+                out.push(']');
+            }
+        }
+    }
+
+    /// Parses descr text (a Python literal, as in a header) with default limits.
+    pub fn from_descr(text: &str) -> Result<DType> {
+        let opts = LiteralOptions {
+            max_depth: DEFAULT_MAX_DEPTH,
+            allow_long_suffix: false,
+        };
+        let py = pyliteral::parse_literal(text, opts, 0).map_err(|e| {
+            if e.kind().code() == "invalid_header" {
+                Error::descr(e.kind().to_string().replace("invalid .npy header: ", ""))
+            } else {
+                e
+            }
+        })?;
+        from_py(&py, text, 0, DEFAULT_MAX_DIMS)
+    }
+}
+
+/// Default nesting limit for header literals (containers inside containers).
+pub(crate) const DEFAULT_MAX_DEPTH: usize = 128;
+/// Default (and NumPy's) limit on the number of dimensions.
+pub(crate) const DEFAULT_MAX_DIMS: usize = 64;
+
+impl fmt::Display for DType {
+    /// Displays the descr text, e.g. `'<f8'` or `[('x', '<f8')]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.descr())
+    }
+}
+
+impl FromStr for DType {
+    type Err = Error;
+    /// Parses descr text: `"'<f8'"`, `"<f8"` (a bare type string), or a record list.
+    fn from_str(s: &str) -> Result<DType> {
+        let t = s.trim();
+        if t.starts_with(['[', '(', '\'', '"']) {
+            DType::from_descr(t)
+        } else {
+            PlainType::from_typestr(t).map(DType::Plain)
+        }
+    }
+}
+
+/// Converts a parsed descr literal into a dtype, as NumPy's `descr_to_dtype`.
+pub(crate) fn from_py(py: &Py, text: &str, base: u64, max_dims: usize) -> Result<DType> {
+    let at = |e: Error, p: &Py| e.at_byte(base + p.start as u64);
+    match &py.kind {
+        PyKind::Str(s) => PlainType::from_typestr(s).map(DType::Plain).map_err(|e| at(e, py)),
+        PyKind::Tuple(items) if items.len() == 2 => {
+            let inner = from_py(&items[0], text, base, max_dims)?;
+            let shape = shape_from_py(&items[1], text, base, max_dims)?;
+            DType::array(inner, shape).map_err(|e| at(e, py))
+        }
+        PyKind::List(entries) => {
+            let mut fields = Vec::with_capacity(entries.len().min(1024));
+            let mut offset = 0usize;
+            for entry in entries {
+                let PyKind::Tuple(parts) = &entry.kind else {
+                    return Err(at(
+                        Error::descr(format!(
+                            "record entries must be (name, descr) or (name, descr, shape) tuples, found {}",
+                            entry.snippet(text)
+                        )),
+                        entry,
+                    ));
+                };
+                if parts.len() != 2 && parts.len() != 3 {
+                    return Err(at(
+                        Error::descr(format!(
+                            "record entries must have 2 or 3 items, found {}",
+                            entry.snippet(text)
+                        )),
+                        entry,
+                    ));
+                }
+                let (title, name) = match &parts[0].kind {
+                    PyKind::Str(n) => (None, n.clone()),
+                    PyKind::Tuple(tn) if tn.len() == 2 => match (&tn[0].kind, &tn[1].kind) {
+                        (PyKind::Str(t), PyKind::Str(n)) => (Some(t.clone()), n.clone()),
+                        _ => {
+                            return Err(at(
+                                Error::descr(format!(
+                                    "a field title and name must be strings, found {}",
+                                    parts[0].snippet(text)
+                                )),
+                                &parts[0],
+                            ))
+                        }
+                    },
+                    _ => {
+                        return Err(at(
+                            Error::descr(format!(
+                                "a field name must be a string or a (title, name) tuple, found {}",
+                                parts[0].snippet(text)
+                            )),
+                            &parts[0],
+                        ))
+                    }
+                };
+                let mut dt = from_py(&parts[1], text, base, max_dims)?;
+                if parts.len() == 3 {
+                    let shape = shape_from_py(&parts[2], text, base, max_dims)?;
+                    dt = DType::array(dt, shape).map_err(|e| at(e, &parts[2]))?;
+                }
+                let size = dt.itemsize();
+                let is_pad = name.is_empty()
+                    && title.is_none()
+                    && matches!(dt, DType::Plain(p) if matches!(p.scalar(), Scalar::Void(_)));
+                if !is_pad {
+                    fields.push(Field {
+                        name,
+                        title,
+                        dtype: dt,
+                        offset,
+                    });
+                }
+                offset = offset
+                    .checked_add(size)
+                    .filter(|o| (*o as u64) <= MAX_ITEMSIZE)
+                    .ok_or_else(|| at(Error::limit("record itemsize", MAX_ITEMSIZE, u64::MAX), entry))?;
+            }
+            Record::new(fields, offset)
+                .map(DType::Record)
+                .map_err(|e| at(e, py))
+        }
+        _ => Err(at(
+            Error::descr(format!(
+                "a descr must be a type string, a list of fields or a (descr, shape) tuple, found {} {}",
+                py.type_name(),
+                py.snippet(text)
+            )),
+            py,
+        )),
+    }
+}
+
+/// A shape: a tuple of non-negative ints (a bare int means a 1-tuple, as `np.dtype((t, 3))`).
+fn shape_from_py(py: &Py, text: &str, base: u64, max_dims: usize) -> Result<Vec<u64>> {
+    let bad = || {
+        Error::descr(format!(
+            "a subarray shape must be a tuple of non-negative integers, found {}",
+            py.snippet(text)
+        ))
+        .at_byte(base + py.start as u64)
+    };
+    let items: Vec<&Py> = match &py.kind {
+        PyKind::Int(_) => vec![py],
+        PyKind::Tuple(v) => v.iter().collect(),
+        _ => return Err(bad()),
+    };
+    if items.len() > max_dims {
+        return Err(
+            Error::limit("subarray dimensions", max_dims as u64, items.len() as u64)
+                .at_byte(base + py.start as u64),
+        );
+    }
+    items
+        .iter()
+        .map(|p| match p.kind {
+            PyKind::Int(Some(v)) if v >= 0 => u64::try_from(v).map_err(|_| bad()),
+            _ => Err(bad()),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rt(s: &str) {
+        let dt: DType = DType::from_descr(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+        assert_eq!(dt.descr(), s);
+    }
+
+    #[test]
+    fn typestrs_normalise_like_numpy() {
+        for (input, out, size) in [
+            ("|S0", "|S0", 0),
+            ("U0", "<U0", 0),
+            (">u1", "|u1", 1),
+            ("|i4", "<i4", 4),
+            ("=i4", "<i4", 4),
+            ("b", "|i1", 1),
+            ("?", "|b1", 1),
+            ("l", "<i8", 8),
+            ("g", "<f16", 16),
+            ("G", "<c32", 32),
+            ("M8", "<M8", 8),
+            ("<M8[10s]", "<M8[10s]", 8),
+            (">m8[25ms]", ">m8[25ms]", 8),
+            (">b1", "|b1", 1),
+            ("a5", "|S5", 5),
+            (">U3", ">U3", 12),
+            ("V4", "|V4", 4),
+            ("d", "<f8", 8),
+        ] {
+            let p = PlainType::from_typestr(input).unwrap();
+            assert_eq!(p.typestr(), out, "{input}");
+            assert_eq!(p.itemsize(), size, "{input}");
+        }
+    }
+
+    #[test]
+    fn bad_typestrs() {
+        for s in [
+            "",
+            "<",
+            "x4",
+            "i3",
+            "f12",
+            "b2",
+            "M8[xs]",
+            "M8[0s]",
+            "i4 ",
+            "S99999999999999999999",
+            "U999999999",
+        ] {
+            let e = PlainType::from_typestr(s).unwrap_err();
+            assert_eq!(e.kind().code(), "invalid_descr", "{s}: {e}");
+        }
+        assert_eq!(
+            PlainType::from_typestr("|O").unwrap_err().kind().code(),
+            "unsupported_dtype"
+        );
+    }
+
+    #[test]
+    fn descr_roundtrips() {
+        rt("'<f8'");
+        rt("[('id', '<i8'), ('', '|V4'), ('v', '<f4', (3,))]");
+        rt("[(('t', 'n'), '<i4'), ('s', '<f4', (2, 3)), ('r', [('a', '|u1')], (2,))]");
+        rt("[('a', ('<f4', (2,)), (3,))]");
+        rt("[(\"a'b\", '<i4'), ('é', '|u1'), ('\\xa0', '|u1'), ('a\"\\'b', '|u1'), ('\\n', '|u1')]");
+        rt("[]");
+        rt("[('a', '<i4'), ('', '|V4')]");
+        rt("[('', '<i4')]");
+        rt("[('pos', [('x', '<f8'), ('y', '<f8')]), ('t', '<M8[us]')]");
+    }
+
+    #[test]
+    fn padding_merges_and_empty_struct() {
+        let dt = DType::from_descr("[('', '|V4'), ('', '|V4'), ('a', '<i4')]").unwrap();
+        assert_eq!(dt.descr(), "[('', '|V8'), ('a', '<i4')]");
+        let r = dt.as_record().unwrap();
+        assert_eq!(r.fields()[0].offset, 8);
+        assert_eq!(r.itemsize(), 12);
+        let e = DType::from_descr("[]").unwrap();
+        assert_eq!(e.itemsize(), 0);
+    }
+
+    #[test]
+    fn aligned_matches_numpy() {
+        // np.dtype([('a','u1'),('b','<i4'),('c','<f8'),('d','u1')], align=True):
+        // offsets 0, 4, 8, 16; itemsize 24.
+        let r = Record::aligned([
+            ("a", DType::scalar(Scalar::U8)),
+            ("b", DType::scalar(Scalar::I32)),
+            ("c", DType::scalar(Scalar::F64)),
+            ("d", DType::scalar(Scalar::U8)),
+        ])
+        .unwrap();
+        let offs: Vec<usize> = r.fields().iter().map(|f| f.offset).collect();
+        assert_eq!(offs, [0, 4, 8, 16]);
+        assert_eq!(r.itemsize(), 24);
+        assert_eq!(
+            DType::Record(r).descr(),
+            "[('a', '|u1'), ('', '|V3'), ('b', '<i4'), ('c', '<f8'), ('d', '|u1'), ('', '|V7')]"
+        );
+    }
+
+    #[test]
+    fn descr_errors() {
+        for (s, code) in [
+            ("[('a', '<i4'), ('a', '<f8')]", "invalid_descr"),
+            ("[('a',)]", "invalid_descr"),
+            ("[('a', '<i4', (-1,))]", "invalid_descr"),
+            ("[(3, '<i4')]", "invalid_descr"),
+            ("{'a': 1}", "invalid_descr"),
+            ("[('a', '|O')]", "unsupported_dtype"),
+            ("[('a', '<f8', (4294967296, 4294967296))]", "overflow"),
+            (
+                "[('a', 'S2000000000'), ('b', 'S2000000000')]",
+                "limit_exceeded",
+            ),
+        ] {
+            let e = DType::from_descr(s).unwrap_err();
+            assert_eq!(e.kind().code(), code, "{s}: {e}");
+        }
+    }
+
+    #[test]
+    fn byte_order_swap() {
+        let dt = DType::from_descr("[('a', '<i4'), ('b', '|u1'), ('c', '<U2', (2,))]").unwrap();
+        assert_eq!(
+            dt.to_byte_order(ByteOrder::Big).descr(),
+            "[('a', '>i4'), ('b', '|u1'), ('c', '>U2', (2,))]"
+        );
+    }
+}

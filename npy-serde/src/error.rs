@@ -1,0 +1,378 @@
+//! The crate's single error type.
+//!
+//! An [`Error`] is a boxed [`ErrorKind`] (what went wrong, with expected versus found where that
+//! applies) plus a [`Position`] (where: byte offset in the input, record index, field path).
+//! Boxing keeps `Result<T, Error>` one pointer wide, as in `csv` and `serde_json`.
+
+use std::fmt;
+use std::io;
+
+/// A `Result` whose error is this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Where in the input an error happened. Every part is optional: a header error has a byte
+/// offset but no record; a type mismatch found while deserializing has a record index and a
+/// field path.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Position {
+    /// Byte offset from the start of the `.npy` stream (or member).
+    pub byte: Option<u64>,
+    /// Index of the record (array element, in logical C order).
+    pub record: Option<u64>,
+    /// Dotted path of the field inside the record, e.g. `pos.x` or `v[2]`.
+    pub field: Option<String>,
+}
+
+impl Position {
+    /// True if nothing is known about the position.
+    pub fn is_empty(&self) -> bool {
+        self.byte.is_none() && self.record.is_none() && self.field.is_none()
+    }
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut sep = "";
+        if let Some(r) = self.record {
+            write!(f, "record {r}")?;
+            sep = ", ";
+        }
+        if let Some(p) = &self.field {
+            write!(f, "{sep}field `{p}`")?;
+            sep = ", ";
+        }
+        if let Some(b) = self.byte {
+            write!(f, "{sep}byte {b}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What went wrong.
+///
+/// The enum is `#[non_exhaustive]`: match on the variants you handle and use
+/// [`ErrorKind::code`] for a stable machine-readable name.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// An I/O error from the underlying reader or writer.
+    #[error("I/O error: {0}")]
+    Io(#[source] io::Error),
+    /// The input does not start with `\x93NUMPY`.
+    #[error("not a .npy file: expected magic \\x93NUMPY, found {found}")]
+    BadMagic {
+        /// The first bytes found, escaped.
+        found: String,
+    },
+    /// A format version other than 1.0, 2.0 or 3.0.
+    #[error("unsupported .npy format version {major}.{minor}: only 1.0, 2.0 and 3.0 are defined")]
+    UnsupportedVersion {
+        /// Major version byte.
+        major: u8,
+        /// Minor version byte.
+        minor: u8,
+    },
+    /// The header length field exceeds the configured limit (NumPy's `max_header_size`).
+    #[error(
+        "header is {len} bytes, more than the limit of {limit} (NumPy's max_header_size); \
+         raise it with ReaderBuilder::max_header_size if you trust this file"
+    )]
+    HeaderTooLarge {
+        /// Declared header length.
+        len: u64,
+        /// Configured limit.
+        limit: u64,
+    },
+    /// The header text is not a valid `.npy` header dictionary.
+    #[error("invalid .npy header: {0}")]
+    InvalidHeader(String),
+    /// The `descr` is not a dtype description this crate understands.
+    #[error("invalid dtype descr: {0}")]
+    InvalidDescr(String),
+    /// A dtype that exists in NumPy but cannot be read or written here (object arrays).
+    #[error("unsupported dtype: {0}")]
+    UnsupportedDType(String),
+    /// A v3.0 header that is not valid UTF-8.
+    #[error("header is not valid UTF-8 (required for format version 3.0)")]
+    InvalidUtf8,
+    /// The input ended before the expected number of bytes.
+    #[error("unexpected end of input: needed {expected} bytes for {what}, found {found}")]
+    UnexpectedEof {
+        /// What was being read.
+        what: &'static str,
+        /// Bytes needed.
+        expected: u64,
+        /// Bytes available.
+        found: u64,
+    },
+    /// A configured limit (dimensions, nesting, sizes) was exceeded.
+    #[error("{what} is {found}, more than the limit of {limit}")]
+    LimitExceeded {
+        /// What is limited.
+        what: &'static str,
+        /// The limit.
+        limit: u64,
+        /// The value found.
+        found: u64,
+    },
+    /// A size computation overflowed.
+    #[error("{0} overflows a 64-bit size")]
+    Overflow(String),
+    /// The file's dtype cannot be converted to the requested Rust type.
+    #[error("cannot read dtype {found} as {expected}")]
+    TypeMismatch {
+        /// What the caller asked for (a Rust type or serde shape).
+        expected: String,
+        /// The dtype (or shape) in the file.
+        found: String,
+    },
+    /// A value in the data is invalid for its dtype (bool byte not 0/1, invalid UTF-8, bad code point).
+    #[error("invalid value: {0}")]
+    InvalidValue(String),
+    /// The value being written does not fit the dtype or shape.
+    #[error("cannot write: {0}")]
+    Write(String),
+    /// An error in a `.npz` (zip) archive.
+    #[error("npz archive: {0}")]
+    Zip(String),
+    /// A message from a `Deserialize` or `Serialize` implementation (serde's `custom`).
+    #[error("{0}")]
+    Message(String),
+}
+
+impl ErrorKind {
+    /// A stable, machine-readable name for the kind, e.g. `"invalid_header"`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ErrorKind::Io(_) => "io",
+            ErrorKind::BadMagic { .. } => "bad_magic",
+            ErrorKind::UnsupportedVersion { .. } => "unsupported_version",
+            ErrorKind::HeaderTooLarge { .. } => "header_too_large",
+            ErrorKind::InvalidHeader(_) => "invalid_header",
+            ErrorKind::InvalidDescr(_) => "invalid_descr",
+            ErrorKind::UnsupportedDType(_) => "unsupported_dtype",
+            ErrorKind::InvalidUtf8 => "invalid_utf8",
+            ErrorKind::UnexpectedEof { .. } => "unexpected_eof",
+            ErrorKind::LimitExceeded { .. } => "limit_exceeded",
+            ErrorKind::Overflow(_) => "overflow",
+            ErrorKind::TypeMismatch { .. } => "type_mismatch",
+            ErrorKind::InvalidValue(_) => "invalid_value",
+            ErrorKind::Write(_) => "write",
+            ErrorKind::Zip(_) => "zip",
+            ErrorKind::Message(_) => "message",
+        }
+    }
+}
+
+/// The error type of every fallible operation in this crate.
+///
+/// ```
+/// let err = npy_serde::header::parse_header(b"\x93NUMPY\x09\x00", &Default::default()).unwrap_err();
+/// assert_eq!(err.kind().code(), "unsupported_version");
+/// assert!(err.to_string().contains("9.0"));
+/// ```
+pub struct Error(Box<ErrorImpl>);
+
+struct ErrorImpl {
+    kind: ErrorKind,
+    pos: Position,
+}
+
+impl Error {
+    /// An error of this kind with no position.
+    pub fn new(kind: ErrorKind) -> Self {
+        Error(Box::new(ErrorImpl {
+            kind,
+            pos: Position::default(),
+        }))
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.0.kind
+    }
+
+    /// Consumes the error, returning its kind.
+    pub fn into_kind(self) -> ErrorKind {
+        self.0.kind
+    }
+
+    /// Where it went wrong.
+    pub fn position(&self) -> &Position {
+        &self.0.pos
+    }
+
+    /// True if the underlying cause is the input ending early (a truncated file).
+    pub fn is_eof(&self) -> bool {
+        match &self.0.kind {
+            ErrorKind::UnexpectedEof { .. } => true,
+            ErrorKind::Io(e) => e.kind() == io::ErrorKind::UnexpectedEof,
+            _ => false,
+        }
+    }
+
+    /// Sets the byte offset if none is set yet (the innermost, most precise offset wins).
+    pub fn at_byte(mut self, byte: u64) -> Self {
+        self.0.pos.byte.get_or_insert(byte);
+        self
+    }
+
+    /// Sets the record index if none is set yet.
+    pub fn at_record(mut self, record: u64) -> Self {
+        self.0.pos.record.get_or_insert(record);
+        self
+    }
+
+    /// Prepends a component to the field path (called while unwinding out of nested fields).
+    pub fn in_field(mut self, name: &str) -> Self {
+        self.0.pos.field = Some(match self.0.pos.field.take() {
+            None => name.to_string(),
+            Some(inner) if inner.starts_with('[') => format!("{name}{inner}"),
+            Some(inner) => format!("{name}.{inner}"),
+        });
+        self
+    }
+
+    /// Prepends an index to the field path (`[i]`), for subarray elements.
+    pub fn in_index(mut self, index: u64) -> Self {
+        self.0.pos.field = Some(match self.0.pos.field.take() {
+            None => format!("[{index}]"),
+            Some(inner) if inner.starts_with('[') => format!("[{index}]{inner}"),
+            Some(inner) => format!("[{index}].{inner}"),
+        });
+        self
+    }
+
+    pub(crate) fn header(msg: impl Into<String>) -> Self {
+        Error::new(ErrorKind::InvalidHeader(msg.into()))
+    }
+
+    pub(crate) fn descr(msg: impl Into<String>) -> Self {
+        Error::new(ErrorKind::InvalidDescr(msg.into()))
+    }
+
+    pub(crate) fn eof(what: &'static str, expected: u64, found: u64) -> Self {
+        Error::new(ErrorKind::UnexpectedEof {
+            what,
+            expected,
+            found,
+        })
+    }
+
+    pub(crate) fn limit(what: &'static str, limit: u64, found: u64) -> Self {
+        Error::new(ErrorKind::LimitExceeded { what, limit, found })
+    }
+
+    pub(crate) fn overflow(what: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Overflow(what.into()))
+    }
+
+    pub(crate) fn write(msg: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Write(msg.into()))
+    }
+
+    #[allow(dead_code)] // used by the serde layer
+    pub(crate) fn mismatch(expected: impl Into<String>, found: impl Into<String>) -> Self {
+        Error::new(ErrorKind::TypeMismatch {
+            expected: expected.into(),
+            found: found.into(),
+        })
+    }
+
+    #[allow(dead_code)] // used by the serde layer
+    pub(crate) fn invalid_value(msg: impl Into<String>) -> Self {
+        Error::new(ErrorKind::InvalidValue(msg.into()))
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.pos.is_empty() {
+            fmt::Display::fmt(&self.0.kind, f)
+        } else {
+            write!(f, "{} (at {})", self.0.kind, self.0.pos)
+        }
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Error")
+            .field("kind", &self.0.kind)
+            .field("position", &self.0.pos)
+            .finish()
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.0.kind {
+            ErrorKind::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<io::Error> for Error {
+    fn from(e: io::Error) -> Self {
+        Error::new(ErrorKind::Io(e))
+    }
+}
+
+impl From<ErrorKind> for Error {
+    fn from(k: ErrorKind) -> Self {
+        Error::new(k)
+    }
+}
+
+impl From<Error> for io::Error {
+    fn from(e: Error) -> Self {
+        match e.into_kind() {
+            ErrorKind::Io(e) => e,
+            other => io::Error::new(io::ErrorKind::InvalidData, Error::new(other)),
+        }
+    }
+}
+
+impl serde::de::Error for Error {
+    fn custom<T: fmt::Display>(msg: T) -> Self {
+        Error::new(ErrorKind::Message(msg.to_string()))
+    }
+}
+
+impl serde::ser::Error for Error {
+    fn custom<T: fmt::Display>(msg: T) -> Self {
+        Error::new(ErrorKind::Message(msg.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_includes_position_and_path() {
+        let e = Error::mismatch("u8", "<i4")
+            .in_field("b")
+            .in_field("pos")
+            .at_record(7)
+            .at_byte(1234);
+        assert_eq!(
+            e.to_string(),
+            "cannot read dtype <i4 as u8 (at record 7, field `pos.b`, byte 1234)"
+        );
+        let e = Error::invalid_value("x").in_index(2).in_field("v");
+        assert_eq!(e.position().field.as_deref(), Some("v[2]"));
+    }
+
+    #[test]
+    fn innermost_byte_offset_wins() {
+        let e = Error::header("x").at_byte(10).at_byte(0);
+        assert_eq!(e.position().byte, Some(10));
+    }
+
+    #[test]
+    fn error_is_one_pointer() {
+        assert_eq!(std::mem::size_of::<Error>(), std::mem::size_of::<usize>());
+    }
+}

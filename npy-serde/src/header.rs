@@ -1,0 +1,661 @@
+//! The `.npy` header: magic, version, and the Python dict literal
+//! `{'descr': ..., 'fortran_order': ..., 'shape': ...}`.
+//!
+//! Reading checks every declared length against [`Limits`] (and against the bytes available)
+//! before reading or allocating anything. Writing reproduces `numpy.save`'s bytes exactly:
+//! sorted keys, growth-axis padding and 64-byte alignment.
+//!
+//! ```
+//! use npy_serde::header::{parse_header, Header, Limits, Version};
+//! use npy_serde::dtype::DType;
+//!
+//! let h = Header::new("<f8".parse::<DType>()?, vec![3]);
+//! let bytes = h.to_bytes()?;
+//! assert_eq!(bytes.len(), 128);
+//! assert_eq!(&bytes[..10], b"\x93NUMPY\x01\x00v\x00");
+//!
+//! let parsed = parse_header(&bytes, &Limits::default())?;
+//! assert_eq!(parsed.header, h);
+//! assert_eq!(parsed.version, Version::V1_0);
+//! assert_eq!(parsed.data_offset, 128);
+//! # Ok::<(), npy_serde::Error>(())
+//! ```
+
+use std::io::Read;
+
+use crate::dtype::{self, DType};
+use crate::error::{Error, ErrorKind, Result};
+use crate::pyliteral::{self, LiteralOptions, Py, PyKind};
+
+/// The magic string every `.npy` file starts with.
+pub const MAGIC: &[u8; 6] = b"\x93NUMPY";
+/// NumPy's default `max_header_size`.
+pub const DEFAULT_MAX_HEADER_SIZE: u64 = 10_000;
+/// NumPy aligns the start of the data to this many bytes.
+pub const ARRAY_ALIGN: usize = 64;
+/// NumPy reserves room for this many digits in the growth axis.
+pub const GROWTH_AXIS_MAX_DIGITS: usize = 21;
+
+/// A `.npy` format version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Version {
+    /// 1.0: latin-1 header, 2-byte length.
+    V1_0,
+    /// 2.0: latin-1 header, 4-byte length.
+    V2_0,
+    /// 3.0: UTF-8 header, 4-byte length.
+    V3_0,
+}
+
+impl Version {
+    /// `(major, minor)`.
+    pub fn as_tuple(self) -> (u8, u8) {
+        match self {
+            Version::V1_0 => (1, 0),
+            Version::V2_0 => (2, 0),
+            Version::V3_0 => (3, 0),
+        }
+    }
+
+    /// The version for `(major, minor)`, or an `UnsupportedVersion` error.
+    pub fn from_tuple(major: u8, minor: u8) -> Result<Version> {
+        match (major, minor) {
+            (1, 0) => Ok(Version::V1_0),
+            (2, 0) => Ok(Version::V2_0),
+            (3, 0) => Ok(Version::V3_0),
+            _ => Err(Error::new(ErrorKind::UnsupportedVersion { major, minor }).at_byte(6)),
+        }
+    }
+
+    /// Size of the header-length field: 2 bytes for 1.0, 4 otherwise.
+    pub fn length_field_size(self) -> usize {
+        if self == Version::V1_0 {
+            2
+        } else {
+            4
+        }
+    }
+
+    /// Bytes before the header text: magic, version, length field.
+    pub fn prefix_len(self) -> usize {
+        8 + self.length_field_size()
+    }
+}
+
+/// Limits applied while parsing a header. Defaults follow NumPy.
+///
+/// ```
+/// let limits = npy_serde::header::Limits { max_header_size: 100_000, ..Default::default() };
+/// # let _ = limits;
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest accepted header length field, in bytes (NumPy's `max_header_size`, 10000).
+    pub max_header_size: u64,
+    /// Largest nesting of containers in the header literal (dicts, lists, tuples); 128.
+    pub max_depth: usize,
+    /// Largest number of dimensions of the array shape and of each subarray (NumPy's 64).
+    pub max_dims: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_header_size: DEFAULT_MAX_HEADER_SIZE,
+            max_depth: dtype::DEFAULT_MAX_DEPTH,
+            max_dims: dtype::DEFAULT_MAX_DIMS,
+        }
+    }
+}
+
+/// What a `.npy` header says about the array.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Header {
+    /// The element type.
+    pub dtype: DType,
+    /// The array's shape; empty for a 0-d array.
+    pub shape: Vec<u64>,
+    /// True if the data is in Fortran (column-major) order.
+    pub fortran_order: bool,
+}
+
+/// A parsed header and where the data starts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParsedHeader {
+    /// The header's content.
+    pub header: Header,
+    /// The format version of the file.
+    pub version: Version,
+    /// Offset of the first data byte from the start of the `.npy` stream.
+    pub data_offset: u64,
+}
+
+impl Header {
+    /// A C-order header.
+    pub fn new(dtype: DType, shape: Vec<u64>) -> Header {
+        Header {
+            dtype,
+            shape,
+            fortran_order: false,
+        }
+    }
+
+    /// Number of elements: the product of the shape (1 for 0-d), checked against overflow of
+    /// a signed 64-bit size (NumPy's `intp`).
+    pub fn count(&self) -> Result<u64> {
+        self.shape
+            .iter()
+            .try_fold(1u64, |acc, &d| acc.checked_mul(d))
+            .filter(|n| *n <= i64::MAX as u64)
+            .ok_or_else(|| {
+                Error::overflow(format!(
+                    "the element count of shape {}",
+                    pyliteral::repr_shape(&self.shape)
+                ))
+            })
+    }
+
+    /// Number of data bytes: count × itemsize, checked.
+    pub fn data_len(&self) -> Result<u64> {
+        self.count()?
+            .checked_mul(self.dtype.itemsize() as u64)
+            .filter(|n| *n <= i64::MAX as u64)
+            .ok_or_else(|| {
+                Error::overflow(format!(
+                    "the byte count of shape {} with itemsize {}",
+                    pyliteral::repr_shape(&self.shape),
+                    self.dtype.itemsize()
+                ))
+            })
+    }
+
+    /// The header dict text before padding, as `numpy.lib.format` builds it.
+    fn dict_text(&self) -> Result<String> {
+        if let DType::Array(..) = self.dtype {
+            return Err(Error::write(
+                "an array's dtype cannot be a subarray: move the subarray shape into the array's shape",
+            ));
+        }
+        let mut s = format!(
+            "{{'descr': {}, 'fortran_order': {}, 'shape': {}, }}",
+            self.dtype.descr(),
+            if self.fortran_order { "True" } else { "False" },
+            pyliteral::repr_shape(&self.shape)
+        );
+        let growth = if self.fortran_order {
+            self.shape.last()
+        } else {
+            self.shape.first()
+        };
+        if let Some(d) = growth {
+            let digits = d.to_string().len();
+            s.extend(std::iter::repeat_n(
+                ' ',
+                GROWTH_AXIS_MAX_DIGITS.saturating_sub(digits),
+            ));
+        }
+        Ok(s)
+    }
+
+    /// The full header bytes (magic to newline) as `numpy.save` writes them, in the smallest
+    /// version that holds them (1.0, else 2.0 if latin-1, else 3.0).
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        self.to_bytes_with_version(None)
+    }
+
+    /// Like [`to_bytes`](Self::to_bytes), with an optional forced version. A forced version
+    /// that cannot hold the header (too long for 1.0, non-latin-1 text for 1.0/2.0) is an error.
+    pub fn to_bytes_with_version(&self, version: Option<Version>) -> Result<Vec<u8>> {
+        let text = self.dict_text()?;
+        let latin1 = text.chars().all(|c| (c as u32) <= 0xff);
+        let candidates: &[Version] = match version {
+            Some(v) => &[v][..],
+            None if latin1 => &[Version::V1_0, Version::V2_0][..],
+            None => &[Version::V3_0][..],
+        };
+        let mut last_err = None;
+        for &v in candidates {
+            match wrap(&text, v) {
+                Ok(b) => return Ok(b),
+                Err(e) => last_err = Some(e),
+            }
+        }
+        Err(last_err.expect("at least one candidate version"))
+    }
+}
+
+fn wrap(text: &str, version: Version) -> Result<Vec<u8>> {
+    let body: Vec<u8> = if version == Version::V3_0 {
+        text.as_bytes().to_vec()
+    } else {
+        let mut b = Vec::with_capacity(text.len());
+        for c in text.chars() {
+            let u = c as u32;
+            if u > 0xff {
+                return Err(Error::write(format!(
+                    "the header contains {c:?}, which is not latin-1: format version {}.0 cannot hold it, use 3.0",
+                    version.as_tuple().0
+                )));
+            }
+            b.push(u as u8);
+        }
+        b
+    };
+    let prefix = version.prefix_len();
+    let hlen = body.len() + 1;
+    let padlen = ARRAY_ALIGN - ((prefix + hlen) % ARRAY_ALIGN);
+    let total = hlen + padlen;
+    if version == Version::V1_0 && total > u16::MAX as usize {
+        return Err(Error::write(format!(
+            "the header needs {total} bytes, more than format version 1.0 can hold (65535): use 2.0"
+        )));
+    }
+    if total > u32::MAX as usize {
+        return Err(Error::write("the header is larger than 4 GiB"));
+    }
+    let mut out = Vec::with_capacity(prefix + total);
+    out.extend_from_slice(MAGIC);
+    let (maj, min) = version.as_tuple();
+    out.push(maj);
+    out.push(min);
+    if version == Version::V1_0 {
+        out.extend_from_slice(&(total as u16).to_le_bytes());
+    } else {
+        out.extend_from_slice(&(total as u32).to_le_bytes());
+    }
+    out.extend_from_slice(&body);
+    out.resize(out.len() + padlen, b' ');
+    out.push(b'\n');
+    Ok(out)
+}
+
+/// Parses the header at the start of `bytes` (the data may follow).
+pub fn parse_header(bytes: &[u8], limits: &Limits) -> Result<ParsedHeader> {
+    let mut r = bytes;
+    read_header(&mut r, limits)
+}
+
+/// Reads exactly the header from `reader`, leaving it at the first data byte.
+///
+/// Reads the 8-byte magic and version, the length field, checks the length against
+/// `limits.max_header_size`, and only then reads (and allocates) the header text.
+pub fn read_header<R: Read + ?Sized>(reader: &mut R, limits: &Limits) -> Result<ParsedHeader> {
+    let mut pre = [0u8; 8];
+    let n = read_full(reader, &mut pre)?;
+    if n < 6 || &pre[..6] != MAGIC {
+        if n < 6 && pre[..n] == MAGIC[..n] {
+            return Err(Error::eof("the magic string", 6, n as u64).at_byte(0));
+        }
+        return Err(Error::new(ErrorKind::BadMagic {
+            found: escape_bytes(&pre[..n]),
+        })
+        .at_byte(0));
+    }
+    if n < 8 {
+        return Err(Error::eof("the format version", 8, n as u64).at_byte(n as u64));
+    }
+    let version = Version::from_tuple(pre[6], pre[7])?;
+    let lf = version.length_field_size();
+    let mut lenbuf = [0u8; 4];
+    let got = read_full(reader, &mut lenbuf[..lf])?;
+    if got < lf {
+        return Err(Error::eof("the header length", lf as u64, got as u64).at_byte(8));
+    }
+    let hlen = if lf == 2 {
+        u16::from_le_bytes([lenbuf[0], lenbuf[1]]) as u64
+    } else {
+        u32::from_le_bytes(lenbuf) as u64
+    };
+    if hlen > limits.max_header_size {
+        return Err(Error::new(ErrorKind::HeaderTooLarge {
+            len: hlen,
+            limit: limits.max_header_size,
+        })
+        .at_byte(8));
+    }
+    let text_start = version.prefix_len() as u64;
+    // hlen <= max_header_size, so this allocation is bounded by the caller's limit.
+    let mut raw = Vec::new();
+    let got = reader.take(hlen).read_to_end(&mut raw)?;
+    if (got as u64) < hlen {
+        return Err(Error::eof("the header", hlen, got as u64).at_byte(text_start));
+    }
+    let text: String = match version {
+        Version::V3_0 => String::from_utf8(raw).map_err(|e| {
+            Error::new(ErrorKind::InvalidUtf8)
+                .at_byte(text_start + e.utf8_error().valid_up_to() as u64)
+        })?,
+        _ => raw.iter().map(|&b| b as char).collect(),
+    };
+    let header = parse_dict(&text, version, limits, text_start)?;
+    Ok(ParsedHeader {
+        header,
+        version,
+        data_offset: text_start + hlen,
+    })
+}
+
+/// Like `read_exact` but returns how many bytes were read before EOF.
+fn read_full<R: Read + ?Sized>(r: &mut R, buf: &mut [u8]) -> Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(n)
+}
+
+fn escape_bytes(b: &[u8]) -> String {
+    if b.is_empty() {
+        return "an empty input".into();
+    }
+    let mut s = String::from("b\"");
+    for &c in b {
+        s.extend(std::ascii::escape_default(c).map(char::from));
+    }
+    s.push('"');
+    s
+}
+
+fn parse_dict(text: &str, version: Version, limits: &Limits, base: u64) -> Result<Header> {
+    let opts = LiteralOptions {
+        max_depth: limits.max_depth,
+        allow_long_suffix: version != Version::V3_0,
+    };
+    let py = pyliteral::parse_literal(text, opts, base)?;
+    let at = |p: &Py| base + p.start as u64;
+    let PyKind::Dict(pairs) = &py.kind else {
+        return Err(Error::header(format!(
+            "the header must be a dict, found {} {}",
+            py.type_name(),
+            py.snippet(text)
+        ))
+        .at_byte(at(&py)));
+    };
+    let (mut descr, mut order, mut shape) = (None, None, None);
+    // Duplicate keys: the last one wins, as in Python's dict literal (and so in NumPy).
+    for (k, v) in pairs {
+        let PyKind::Str(key) = &k.kind else {
+            return Err(Error::header(format!(
+                "header keys must be strings, found {}",
+                k.snippet(text)
+            ))
+            .at_byte(at(k)));
+        };
+        match key.as_str() {
+            "descr" => descr = Some(v),
+            "fortran_order" => order = Some(v),
+            "shape" => shape = Some(v),
+            other => {
+                return Err(Error::header(format!(
+                    "unexpected key {}: the header must have exactly the keys 'descr', 'fortran_order' and 'shape'",
+                    pyliteral::repr_str(other)
+                ))
+                .at_byte(at(k)))
+            }
+        }
+    }
+    let missing = |k: &str| {
+        Error::header(format!(
+            "missing key '{k}': the header must have exactly the keys 'descr', 'fortran_order' and 'shape'"
+        ))
+        .at_byte(at(&py))
+    };
+    let descr = descr.ok_or_else(|| missing("descr"))?;
+    let order = order.ok_or_else(|| missing("fortran_order"))?;
+    let shape_py = shape.ok_or_else(|| missing("shape"))?;
+
+    let bad_shape = || {
+        Error::header(format!(
+            "'shape' must be a tuple of non-negative integers, found {}",
+            shape_py.snippet(text)
+        ))
+        .at_byte(at(shape_py))
+    };
+    let PyKind::Tuple(dims) = &shape_py.kind else {
+        return Err(bad_shape());
+    };
+    if dims.len() > limits.max_dims {
+        return Err(Error::limit(
+            "the number of dimensions",
+            limits.max_dims as u64,
+            dims.len() as u64,
+        )
+        .at_byte(at(shape_py)));
+    }
+    let mut shape = Vec::with_capacity(dims.len());
+    for d in dims {
+        match d.kind {
+            PyKind::Int(Some(v)) if v >= 0 => match u64::try_from(v) {
+                Ok(v) => shape.push(v),
+                Err(_) => {
+                    return Err(Error::overflow(format!("dimension {}", d.snippet(text))).at_byte(at(d)))
+                }
+            },
+            PyKind::Int(None) => {
+                return Err(Error::overflow(format!("dimension {}", d.snippet(text))).at_byte(at(d)))
+            }
+            PyKind::Int(Some(_)) => {
+                return Err(Error::header(format!(
+                    "'shape' must be a tuple of non-negative integers, found negative dimension {} in {}",
+                    d.snippet(text),
+                    shape_py.snippet(text)
+                ))
+                .at_byte(at(d)))
+            }
+            _ => return Err(bad_shape()),
+        }
+    }
+    let fortran_order = match order.kind {
+        PyKind::Bool(b) => b,
+        _ => {
+            return Err(Error::header(format!(
+                "'fortran_order' must be True or False, found {}",
+                order.snippet(text)
+            ))
+            .at_byte(at(order)))
+        }
+    };
+    let dtype = dtype::from_py(descr, text, base, limits.max_dims)?;
+    let header = Header {
+        dtype,
+        shape,
+        fortran_order,
+    };
+    header.data_len().map_err(|e| e.at_byte(at(shape_py)))?;
+    Ok(header)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::Scalar;
+
+    fn hdr(dict: &str) -> Vec<u8> {
+        let mut v = MAGIC.to_vec();
+        v.extend_from_slice(&[1, 0]);
+        v.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+        v.extend_from_slice(dict.as_bytes());
+        v
+    }
+
+    fn err(bytes: &[u8]) -> Error {
+        parse_header(bytes, &Limits::default()).unwrap_err()
+    }
+
+    #[test]
+    fn numpy_exact_bytes() {
+        // np.save(b, np.zeros((), 'i4'))
+        let h = Header::new(DType::scalar(Scalar::I32), vec![]);
+        let b = h.to_bytes().unwrap();
+        let expect =
+            b"\x93NUMPY\x01\x00v\x00{'descr': '<i4', 'fortran_order': False, 'shape': (), }";
+        assert_eq!(&b[..expect.len()], expect);
+        assert_eq!(b.len(), 128);
+        assert_eq!(*b.last().unwrap(), b'\n');
+        assert!(b[expect.len()..b.len() - 1].iter().all(|&c| c == b' '));
+    }
+
+    #[test]
+    fn growth_padding_keeps_length() {
+        let a = Header::new(DType::scalar(Scalar::F64), vec![0])
+            .to_bytes()
+            .unwrap();
+        let b = Header::new(DType::scalar(Scalar::F64), vec![u64::MAX / 16])
+            .to_bytes()
+            .unwrap();
+        assert_eq!(a.len(), b.len());
+        let mut f = Header::new(DType::scalar(Scalar::F64), vec![3, 1000]);
+        f.fortran_order = true;
+        let fb = f.to_bytes().unwrap();
+        let text = std::str::from_utf8(&fb[10..]).unwrap();
+        assert!(text.starts_with("{'descr': '<f8', 'fortran_order': True, 'shape': (3, 1000), }"));
+        // 21 - 4 digits of shape[-1]
+        assert!(text.contains("(3, 1000), }                 "));
+    }
+
+    #[test]
+    fn versions_chosen_like_numpy() {
+        let r = dtype::Record::packed([("π", DType::scalar(Scalar::U8))]).unwrap();
+        let b = Header::new(DType::Record(r.clone()), vec![1])
+            .to_bytes()
+            .unwrap();
+        assert_eq!(&b[6..8], &[3, 0]);
+        assert!(Header::new(DType::Record(r), vec![1])
+            .to_bytes_with_version(Some(Version::V1_0))
+            .is_err());
+        let many: Vec<(String, DType)> = (0..3000)
+            .map(|i| (format!("field_number_{i}"), DType::scalar(Scalar::U8)))
+            .collect();
+        let big = Header::new(DType::Record(dtype::Record::packed(many).unwrap()), vec![1]);
+        let b = big.to_bytes().unwrap();
+        assert_eq!(&b[6..8], &[2, 0]);
+        assert_eq!(b.len() % 64, 0);
+        assert!(big.to_bytes_with_version(Some(Version::V1_0)).is_err());
+        let p = parse_header(
+            &b,
+            &Limits {
+                max_header_size: 1 << 20,
+                ..Limits::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(p.header, big);
+        assert_eq!(p.version, Version::V2_0);
+        assert_eq!(err(&b).kind().code(), "header_too_large");
+    }
+
+    #[test]
+    fn lenient_inputs_numpy_accepts() {
+        for d in [
+            "{'shape': (3,), 'fortran_order': False, 'descr': '<f8'}",
+            "{\"descr\": \"<f8\", \"fortran_order\": False, \"shape\": (3L,)}",
+            "{'descr': '<f8', 'fortran_order': False, 'shape': (3,)}\n",
+            "{'descr': '<i4', 'descr': '<f8', 'fortran_order': False, 'shape': (3,),}",
+        ] {
+            let p =
+                parse_header(&hdr(d), &Limits::default()).unwrap_or_else(|e| panic!("{d}: {e}"));
+            assert_eq!(p.header.shape, vec![3]);
+            assert_eq!(p.header.dtype.descr(), "'<f8'");
+            assert_eq!(p.data_offset, 10 + d.len() as u64);
+        }
+    }
+
+    #[test]
+    fn errors_name_what_and_where() {
+        let e = err(&hdr(
+            "{'descr': '<f8', 'fortran_order': False, 'shape': (3)}",
+        ));
+        assert_eq!(
+            e.to_string(),
+            "invalid .npy header: 'shape' must be a tuple of non-negative integers, found (3) (at byte 60)"
+        );
+        assert_eq!(
+            err(b"\x93NUMPY\x04\x00").kind().code(),
+            "unsupported_version"
+        );
+        assert_eq!(err(b"\x93NUM").kind().code(), "unexpected_eof");
+        assert_eq!(err(b"PK\x03\x04").kind().code(), "bad_magic");
+        assert_eq!(err(b"").kind().code(), "unexpected_eof");
+        assert_eq!(
+            err(b"\x93NUMPY\x02\x00\xff\xff\xff\xff").kind().code(),
+            "header_too_large"
+        );
+        assert_eq!(
+            err(b"\x93NUMPY\x01\x00\x50\x00{'descr'").kind().code(),
+            "unexpected_eof"
+        );
+        for (d, code) in [
+            ("[1]", "invalid_header"),
+            ("{'descr': '<f8', 'shape': (3,)}", "invalid_header"),
+            (
+                "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), 'x': 1}",
+                "invalid_header",
+            ),
+            (
+                "{'descr': '<f8', 'fortran_order': 0, 'shape': (3,)}",
+                "invalid_header",
+            ),
+            (
+                "{'descr': '<f8', 'fortran_order': False, 'shape': (-1,)}",
+                "invalid_header",
+            ),
+            (
+                "{'descr': '<f8', 'fortran_order': False, 'shape': [3]}",
+                "invalid_header",
+            ),
+            (
+                "{'descr': '<x8', 'fortran_order': False, 'shape': (3,)}",
+                "invalid_descr",
+            ),
+            (
+                "{'descr': '|O', 'fortran_order': False, 'shape': (3,)}",
+                "unsupported_dtype",
+            ),
+            (
+                "{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296, 16)}",
+                "overflow",
+            ),
+            (
+                "{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999999999999999,)}",
+                "overflow",
+            ),
+        ] {
+            assert_eq!(err(&hdr(d)).kind().code(), code, "{d}");
+        }
+        let dims = vec!["1"; 65].join(", ");
+        let d = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({dims})}}");
+        assert_eq!(err(&hdr(&d)).kind().code(), "limit_exceeded");
+        let deep = format!(
+            "{{'descr': {}'<f8'{}, 'fortran_order': False, 'shape': ()}}",
+            "[('a', ".repeat(2000),
+            ")]".repeat(2000)
+        );
+        let mut v3 = MAGIC.to_vec();
+        v3.extend_from_slice(&[3, 0]);
+        v3.extend_from_slice(&(deep.len() as u32).to_le_bytes());
+        v3.extend_from_slice(deep.as_bytes());
+        let big = Limits {
+            max_header_size: 1 << 20,
+            ..Limits::default()
+        };
+        assert_eq!(
+            parse_header(&v3, &big).unwrap_err().kind().code(),
+            "limit_exceeded"
+        );
+    }
+
+    #[test]
+    fn v3_utf8_checked() {
+        let mut v = MAGIC.to_vec();
+        v.extend_from_slice(&[3, 0, 4, 0, 0, 0]);
+        v.extend_from_slice(b"{\xff}\n");
+        let e = err(&v);
+        assert_eq!(e.kind().code(), "invalid_utf8");
+        assert_eq!(e.position().byte, Some(13));
+    }
+}

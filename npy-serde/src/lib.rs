@@ -1,0 +1,25 @@
+//! Read and write NumPy `.npy` and `.npz` files, with structured (record) arrays mapped to
+//! ordinary Rust structs through serde.
+//!
+//! The format is NumPy's (`numpy.lib.format`, NEP 1): a magic string, a version, a header that
+//! is a Python dict literal (`descr`, `fortran_order`, `shape`), then the raw element bytes.
+//!
+//! - [`dtype`]: the element-type model ([`DType`]), parsed from and printed as NumPy's `descr`.
+//! - [`header`]: reading (with limits, for untrusted input) and writing (byte-identical to
+//!   `numpy.save`) of the header.
+//!
+//! Every fallible function returns this crate's [`Error`], which says what went wrong, where
+//! (byte offset, record index, field path) and what was expected versus found.
+#![deny(missing_docs)]
+#![forbid(unsafe_op_in_unsafe_fn)]
+
+pub mod dtype;
+pub mod error;
+pub mod header;
+mod pyliteral;
+pub mod value;
+
+pub use dtype::{ByteOrder, DType, Field, PlainType, Record, Scalar, TimeUnit};
+pub use error::{Error, ErrorKind, Position, Result};
+pub use header::{Header, Limits, ParsedHeader, Version};
+pub use value::Value;

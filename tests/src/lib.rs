@@ -1,0 +1,1 @@
+//! Shared helpers for the npy-serde cross-crate tests: fixture paths and the live-NumPy switch.
