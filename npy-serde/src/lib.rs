@@ -7,19 +7,30 @@
 //! - [`dtype`]: the element-type model ([`DType`]), parsed from and printed as NumPy's `descr`.
 //! - [`header`]: reading (with limits, for untrusted input) and writing (byte-identical to
 //!   `numpy.save`) of the header.
+//! - [`NpyRecord`]: Rust types that know their dtype (derive it for structs).
 //!
 //! Every fallible function returns this crate's [`Error`], which says what went wrong, where
 //! (byte offset, record index, field path) and what was expected versus found.
 #![deny(missing_docs)]
-#![forbid(unsafe_op_in_unsafe_fn)]
+#![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod dtype;
 pub mod error;
 pub mod header;
 mod pyliteral;
+pub mod record;
 pub mod value;
 
 pub use dtype::{ByteOrder, DType, Field, PlainType, Record, Scalar, TimeUnit};
 pub use error::{Error, ErrorKind, Position, Result};
 pub use header::{Header, Limits, ParsedHeader, Version};
+pub use record::NpyRecord;
 pub use value::Value;
+
+// ---- derive re-export (feature `derive`) ----
+
+// ---- reading (serde Deserializer, streaming reader, mmap) ----
+
+// ---- writing (serde Serializer, streaming writer) ----
+
+// ---- npz ----
