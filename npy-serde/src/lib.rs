@@ -25,7 +25,7 @@ pub use dtype::{ByteOrder, DType, Field, PlainType, Record, Scalar, TimeUnit};
 pub use error::{Error, ErrorKind, Position, Result};
 pub use header::{Header, Limits, ParsedHeader, Version};
 pub use record::NpyRecord;
-pub use value::Value;
+pub use value::{Array, Value};
 
 // ---- derive re-export (feature `derive`) ----
 

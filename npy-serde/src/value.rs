@@ -45,3 +45,19 @@ impl Value {
         }
     }
 }
+
+/// A whole array whose schema is only known at run time: its dtype, shape, order and values.
+///
+/// `values` holds one [`Value`] per element, flat, in logical C order (a Fortran-order file's
+/// values are reordered on reading), so `values.len()` is the product of `shape`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Array {
+    /// The element type.
+    pub dtype: crate::dtype::DType,
+    /// The shape; empty for 0-d.
+    pub shape: Vec<u64>,
+    /// Whether the file stores the data in Fortran order (the values here are in C order).
+    pub fortran_order: bool,
+    /// The elements, flat, in logical C order.
+    pub values: Vec<Value>,
+}
