@@ -28,6 +28,8 @@ pub use record::NpyRecord;
 pub use value::{Array, Value};
 
 // ---- derive re-export (feature `derive`) ----
+#[cfg(feature = "derive")]
+pub use npy_derive::NpyRecord;
 
 // ---- reading (serde Deserializer, streaming reader, mmap) ----
 

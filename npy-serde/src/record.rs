@@ -16,6 +16,13 @@
 use crate::dtype::{DType, Scalar};
 
 /// A Rust type with a fixed NumPy dtype.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no fixed NumPy dtype (it does not implement `NpyRecord`)",
+    label = "no NumPy dtype for this type",
+    note = "record fields may be bool, integers, floats, half::f16, num_complex::Complex<f32/f64> \
+            (feature `complex`), [T; N], structs that derive NpyRecord, or strings marked \
+            #[npy(bytes = N)] / #[npy(unicode = N)]"
+)]
 pub trait NpyRecord {
     /// The dtype of one value of this type.
     fn dtype() -> DType;
@@ -57,6 +64,80 @@ impl<T: NpyRecord, const N: usize> NpyRecord for [T; N] {
                 DType::Array(base, s)
             }
             other => DType::Array(Box::new(other), vec![N as u64]),
+        }
+    }
+}
+
+/// Support for the code `#[derive(NpyRecord)]` generates. Not a public API: its contents may
+/// change in any release.
+#[doc(hidden)]
+pub mod __private {
+    use std::borrow::Cow;
+
+    pub use crate::dtype::{ByteOrder, DType, Record, Scalar};
+
+    /// Rust types that may hold a fixed-width NumPy string field (`#[npy(bytes = N)]` or
+    /// `#[npy(unicode = N)]`).
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be a NumPy string field",
+        label = "#[npy(bytes = N)] / #[npy(unicode = N)] need a string type here",
+        note = "string fields may be String, &str, Box<str>, Cow<str>, Vec<u8>, &[u8], \
+                Box<[u8]>, Cow<[u8]> or [u8; N]"
+    )]
+    pub trait StringField {}
+
+    impl StringField for String {}
+    impl StringField for &str {}
+    impl StringField for Box<str> {}
+    impl StringField for Cow<'_, str> {}
+    impl StringField for Vec<u8> {}
+    impl StringField for &[u8] {}
+    impl StringField for Box<[u8]> {}
+    impl StringField for Cow<'_, [u8]> {}
+    impl<const N: usize> StringField for [u8; N] {}
+
+    /// The dtype of a string field: `|S<n>` or `<U<n>`.
+    pub fn string_field<T: StringField + ?Sized>(scalar: Scalar) -> DType {
+        DType::scalar(scalar)
+    }
+
+    /// The dtype of a field of type `T`.
+    pub fn field<T: super::NpyRecord + ?Sized>() -> DType {
+        T::dtype()
+    }
+
+    /// Builds a derived struct's record dtype.
+    ///
+    /// # Panics
+    ///
+    /// If the record cannot be built: its itemsize exceeds NumPy's limit (`i32::MAX` bytes).
+    /// Names are checked for duplicates when the derive expands.
+    pub fn record(
+        type_name: &str,
+        fields: Vec<(&'static str, DType)>,
+        aligned: bool,
+        order: Option<ByteOrder>,
+    ) -> DType {
+        let rec = if aligned {
+            Record::aligned(fields)
+        } else {
+            Record::packed(fields)
+        };
+        let dt = match rec {
+            Ok(r) => DType::Record(r),
+            Err(e) => panic!("npy_serde: cannot build the dtype of `{type_name}`: {e}"),
+        };
+        match order {
+            Some(o) => dt.to_byte_order(o),
+            None => dt,
+        }
+    }
+
+    /// Applies a container `#[npy(byte_order = ...)]` to a transparent struct's dtype.
+    pub fn with_order(dt: DType, order: Option<ByteOrder>) -> DType {
+        match order {
+            Some(o) => dt.to_byte_order(o),
+            None => dt,
         }
     }
 }

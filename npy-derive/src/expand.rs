@@ -1,0 +1,318 @@
+//! Code generation: checks the input (collecting every error) and emits the `NpyRecord` impl.
+
+use std::collections::BTreeSet;
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
+use syn::{Data, DeriveInput, Fields, Ident, Type};
+
+use crate::attr::{Container, FieldAttrs, Order, Width};
+use crate::ctxt::Ctxt;
+use crate::ty::{self, Kind};
+
+/// How a field's dtype is produced.
+enum Source {
+    /// `<T as NpyRecord>::dtype()`.
+    Trait,
+    /// A fixed-width string.
+    String(Width),
+}
+
+/// A field that is part of the dtype.
+struct Member<'a> {
+    name: String,
+    ty: &'a Type,
+    source: Source,
+}
+
+pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
+    let cx = Ctxt::default();
+    let container = Container::from_attrs(&cx, &input.attrs);
+
+    let fields = match &input.data {
+        Data::Struct(s) => match &s.fields {
+            Fields::Unit => {
+                cx.error_spanned_by(
+                    &input.ident,
+                    "#[derive(NpyRecord)] needs a struct with fields: serde serializes a unit \
+                     struct as a unit value, which has no record dtype",
+                );
+                None
+            }
+            f => Some(f),
+        },
+        Data::Enum(e) => {
+            cx.error_at(
+                e.enum_token.span,
+                "#[derive(NpyRecord)] supports structs only: an enum has no fixed NumPy record \
+                 layout",
+            );
+            None
+        }
+        Data::Union(u) => {
+            cx.error_at(
+                u.union_token.span,
+                "#[derive(NpyRecord)] supports structs only, not unions",
+            );
+            None
+        }
+    };
+
+    let members = fields
+        .map(|f| members(&cx, &container, f))
+        .unwrap_or_default();
+
+    if container.transparent {
+        if let Some(span) = container.align {
+            cx.error_at(
+                span,
+                "#[npy(align)] has no effect on a #[serde(transparent)] struct, whose dtype is \
+                 its single field's dtype",
+            );
+        }
+    }
+
+    cx.check()?;
+
+    let krate = container
+        .krate
+        .clone()
+        .unwrap_or_else(|| syn::parse_quote!(::npy_serde));
+    let private = quote!(#krate::record::__private);
+
+    let order = match container.byte_order {
+        None => quote!(::core::option::Option::None),
+        Some(Order::Little) => quote!(::core::option::Option::Some(#private::ByteOrder::Little)),
+        Some(Order::Big) => quote!(::core::option::Option::Some(#private::ByteOrder::Big)),
+        Some(Order::Native) => {
+            quote!(::core::option::Option::Some(#private::ByteOrder::NATIVE))
+        }
+    };
+
+    let dtype_exprs: Vec<TokenStream> = members.iter().map(|m| field_dtype(&private, m)).collect();
+
+    let body = if container.transparent {
+        // serde checks that exactly one field is serialized; report nothing twice.
+        match dtype_exprs.as_slice() {
+            [e] => quote!(#private::with_order(#e, #order)),
+            _ => return Ok(TokenStream::new()),
+        }
+    } else {
+        let names = members.iter().map(|m| &m.name);
+        let type_name = input.ident.to_string();
+        let aligned = container.align.is_some();
+        quote! {
+            #private::record(
+                #type_name,
+                ::std::vec![#((#names, #dtype_exprs)),*],
+                #aligned,
+                #order,
+            )
+        }
+    };
+
+    let generics = with_bounds(input, &krate, &private, &members);
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let ident = &input.ident;
+    Ok(quote! {
+        #[automatically_derived]
+        impl #impl_generics #krate::NpyRecord for #ident #ty_generics #where_clause {
+            fn dtype() -> #krate::DType {
+                #body
+            }
+        }
+    })
+}
+
+fn field_dtype(private: &TokenStream, m: &Member) -> TokenStream {
+    let ty = m.ty;
+    let span = ty.span();
+    match m.source {
+        Source::Trait => quote_spanned!(span=> #private::field::<#ty>()),
+        Source::String(w) => {
+            let scalar = match w {
+                Width::Bytes(n) => quote!(#private::Scalar::Bytes(#n)),
+                Width::Unicode(n) => quote!(#private::Scalar::Unicode(#n)),
+            };
+            quote_spanned!(span=> #private::string_field::<#ty>(#scalar))
+        }
+    }
+}
+
+/// Checks every field and returns those that are part of the dtype.
+fn members<'a>(cx: &Ctxt, container: &Container, fields: &'a Fields) -> Vec<Member<'a>> {
+    let mut out: Vec<Member<'a>> = Vec::new();
+    for field in fields {
+        let attrs = FieldAttrs::from_attrs(cx, &field.attrs);
+        let serde_skips = attrs.skip_serializing && attrs.skip_deserializing;
+        if let Some(span) = attrs.npy_skip {
+            if !serde_skips {
+                let why = if attrs.skip_serializing {
+                    "serde still deserializes it"
+                } else if attrs.skip_deserializing {
+                    "serde still serializes it"
+                } else {
+                    "serde still serializes and deserializes it"
+                };
+                cx.error_at(
+                    span,
+                    format!(
+                        "#[npy(skip)] needs #[serde(skip)] on the same field: {why}, so records \
+                         would not match a dtype without it (a #[serde(skip)] field is left out \
+                         of the dtype on its own)"
+                    ),
+                );
+            }
+            continue;
+        }
+        // The dtype describes what Serialize writes: a field serde never serializes is not in
+        // it (reading such files then needs #[serde(default)] or #[serde(skip)] on it).
+        if attrs.skip_serializing {
+            continue;
+        }
+
+        let kind = ty::classify(&field.ty);
+        let source = match (kind, attrs.width) {
+            (Kind::Unsupported(t, why), None) => {
+                cx.error_spanned_by(t, why);
+                continue;
+            }
+            (Kind::String, None) => {
+                cx.error_spanned_by(
+                    &field.ty,
+                    format!(
+                        "a string field needs #[npy(bytes = N)] or #[npy(unicode = N)]: `{}` \
+                         has no fixed width, and NumPy stores strings as |S<N> bytes or <U<N> \
+                         code points",
+                        ty::pretty(&field.ty)
+                    ),
+                );
+                continue;
+            }
+            (Kind::Scalar | Kind::Unsupported(..), Some((span, w))) => {
+                let key = match w {
+                    Width::Bytes(_) => "bytes",
+                    Width::Unicode(_) => "unicode",
+                };
+                cx.error_at(
+                    span,
+                    format!(
+                        "#[npy({key} = N)] applies to string fields (String, &str, Vec<u8>, \
+                         &[u8], [u8; N]), not to `{}`",
+                        ty::pretty(&field.ty)
+                    ),
+                );
+                continue;
+            }
+            (Kind::ByteArray(Some(len)), Some((span, Width::Bytes(n)))) if len != n as u64 => {
+                cx.error_at(
+                    span,
+                    format!(
+                        "a [u8; {len}] field holds exactly {len} bytes: write #[npy(bytes = {len})]"
+                    ),
+                );
+                continue;
+            }
+            (_, Some((_, w))) => Source::String(w),
+            (_, None) => Source::Trait,
+        };
+
+        let (name, name_span) = match (&field.ident, attrs.npy_rename) {
+            (_, Some((span, n))) => (n, span),
+            (Some(ident), None) => {
+                let n = match (&attrs.serde_rename, container.rename_all) {
+                    (Some(n), _) => n.clone(),
+                    (None, Some(rule)) => rule.apply_to_field(&unraw(ident)),
+                    (None, None) => unraw(ident),
+                };
+                (n, ident.span())
+            }
+            // NumPy's default names are the positions in the dtype: f0, f1, ...
+            (None, None) => (format!("f{}", out.len()), field.ty.span()),
+        };
+        if name.is_empty() {
+            cx.error_at(
+                name_span,
+                "a field name must not be empty (NumPy would replace it with f<index>)",
+            );
+            continue;
+        }
+        if out.iter().any(|m| m.name == name) {
+            cx.error_at(
+                name_span,
+                format!("duplicate field name {name:?} in the dtype: NumPy needs distinct names"),
+            );
+            continue;
+        }
+        out.push(Member {
+            name,
+            ty: &field.ty,
+            source,
+        });
+    }
+    out
+}
+
+fn unraw(ident: &Ident) -> String {
+    let s = ident.to_string();
+    s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
+}
+
+/// The struct's generics plus `T: NpyRecord` for each type parameter used by a field whose dtype
+/// comes from the trait, and `FieldType: StringField` for string fields that use one.
+fn with_bounds(
+    input: &DeriveInput,
+    krate: &syn::Path,
+    private: &TokenStream,
+    members: &[Member],
+) -> syn::Generics {
+    let mut generics = input.generics.clone();
+    let params: BTreeSet<String> = generics
+        .type_params()
+        .map(|p| p.ident.to_string())
+        .collect();
+    if params.is_empty() {
+        return generics;
+    }
+    let mut need_trait = BTreeSet::new();
+    let mut predicates: Vec<syn::WherePredicate> = Vec::new();
+    for m in members {
+        let used = idents_in(m.ty.to_token_stream(), &params);
+        match m.source {
+            Source::Trait => need_trait.extend(used),
+            Source::String(_) if !used.is_empty() => {
+                let ty = m.ty;
+                predicates.push(syn::parse_quote!(#ty: #private::StringField));
+            }
+            Source::String(_) => {}
+        }
+    }
+    for p in generics.type_params_mut() {
+        if need_trait.contains(&p.ident.to_string()) {
+            p.bounds.push(syn::parse_quote!(#krate::NpyRecord));
+        }
+    }
+    if !predicates.is_empty() {
+        generics.make_where_clause().predicates.extend(predicates);
+    }
+    generics
+}
+
+/// The identifiers among `names` that occur anywhere in `tokens`.
+fn idents_in(tokens: TokenStream, names: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for tt in tokens {
+        match tt {
+            proc_macro2::TokenTree::Ident(i) => {
+                let s = i.to_string();
+                if names.contains(&s) {
+                    found.insert(s);
+                }
+            }
+            proc_macro2::TokenTree::Group(g) => found.extend(idents_in(g.stream(), names)),
+            _ => {}
+        }
+    }
+    found
+}
