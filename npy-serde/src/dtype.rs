@@ -602,6 +602,13 @@ impl DType {
         if shape.is_empty() {
             return Ok(base);
         }
+        if base.itemsize() == 0 && !matches!(base, DType::Record(_)) {
+            // NumPy: "invalid itemsize in generic type tuple" (S0, U0, V0, empty subarrays).
+            return Err(Error::descr(format!(
+                "a subarray of the zero-size type {} is invalid (NumPy refuses it too)",
+                base.descr()
+            )));
+        }
         let n = shape
             .iter()
             .try_fold(1u64, |acc, &d| acc.checked_mul(d))
@@ -1016,6 +1023,7 @@ mod tests {
             ("{'a': 1}", "invalid_descr"),
             ("[('a', '|O')]", "unsupported_dtype"),
             ("[('a', '<f8', (4294967296, 4294967296))]", "overflow"),
+            ("[('a', '|S0', (2,))]", "invalid_descr"),
             (
                 "[('a', 'S2000000000'), ('b', 'S2000000000')]",
                 "limit_exceeded",
