@@ -36,3 +36,5 @@ pub use npy_derive::NpyRecord;
 // ---- writing (serde Serializer, streaming writer) ----
 
 // ---- npz ----
+pub mod npz;
+pub use npz::{NpzArchive, NpzReaderBuilder, NpzStreamWriter, NpzWriter};

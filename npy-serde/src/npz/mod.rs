@@ -1,0 +1,238 @@
+//! `.npz` archives: zip files of `.npy` members, as written by `numpy.savez` and
+//! `numpy.savez_compressed` and read by `numpy.load`.
+//!
+//! - [`NpzArchive`] reads an archive from a path, bytes, or any `Read + Seek`; members are
+//!   looked up by key (`"a"` for member `a.npy`) or by full member name, and read as raw bytes,
+//!   as a parsed [`Header`](crate::Header), or streamed. [`NpzReaderBuilder`] sets the limits
+//!   used for untrusted archives.
+//! - [`NpzWriter`] (seekable output) and [`NpzStreamWriter`] (any `Write`, e.g. a pipe) write
+//!   archives NumPy loads back; members can be streamed with [`NpzWriter::start_member`]
+//!   without holding them in memory.
+//!
+//! # NumPy's conventions
+//!
+//! - A member `key.npy` is listed under the key `key`: exactly one `.npy` suffix is stripped,
+//!   so member `x.npy.npy` has key `x.npy`, and a member without the suffix (`README.txt`) is
+//!   listed under its full name.
+//! - Looking up a key first tries a member with exactly that name, then `key + ".npy"` (what
+//!   `np.load(...)[key]` does), so both `"a"` and `"a.npy"` find member `a.npy`.
+//! - Unnamed arrays are stored as `arr_0`, `arr_1`, ... ([`NpzWriter::add_positional`]).
+//! - `savez` stores members uncompressed ([`Compression::Stored`]), `savez_compressed` uses
+//!   [`Compression::Deflate`]; every member is written with zip64 extra fields (NumPy's
+//!   `force_zip64=True`), so members larger than 4 GiB need nothing special.
+//!
+//! # Untrusted archives
+//!
+//! Reading never allocates from a size the archive declares before the bytes are there, and
+//! bounds the work a small archive can cause:
+//!
+//! - a member's decompressed length is counted as it is decoded, and must equal both the zip
+//!   directory's uncompressed size and, for `.npy` members, the header's data offset plus
+//!   `shape` × `itemsize`; any mismatch is an error *before* the data is read when the sizes
+//!   disagree, or as soon as the stream runs short or long;
+//! - a deflate member cannot declare more than 1032 bytes per compressed byte (deflate's
+//!   maximum ratio), and a stored member's two sizes must agree, so a lying zip64 size fails
+//!   immediately; members larger than [`NpzReaderBuilder::max_member_size`] (default
+//!   [`DEFAULT_MAX_MEMBER_SIZE`], 4 GiB) and archives with more than
+//!   [`NpzReaderBuilder::max_members`] (default [`DEFAULT_MAX_MEMBERS`]) members are refused;
+//! - the CRC-32 of every member is verified when its last byte is read: the read that would
+//!   complete the member fails instead if the checksum (or the length) is wrong, whoever
+//!   consumes the reader;
+//! - member names are only ever compared as strings: nothing here touches the file system by
+//!   member name, so a name like `../x.npy` is just the key `../x`;
+//! - duplicate member names: as in Python's `zipfile` (and so `np.load`), the *last* entry of
+//!   the central directory wins and the name is listed once;
+//!   [`NpzReaderBuilder::reject_duplicate_names`] turns duplicates into an error instead.
+//! - only stored and deflate members can be read (NumPy writes nothing else); bzip2, LZMA,
+//!   zstd or encrypted members give a clear `Zip` error naming the member and its method.
+//!
+//! All errors from the zip layer (corrupt archive, bad CRC, corrupt deflate data, truncated
+//! member) are [`ErrorKind::Zip`](crate::ErrorKind::Zip) errors whose message names the member.
+
+mod read;
+mod write;
+
+pub use read::{MemberInfo, NpzArchive, NpzMember, NpzReaderBuilder};
+pub use write::{MemberWriter, NpzStreamWriter, NpzWriter, RawMemberWriter};
+
+use std::fmt;
+
+use crate::error::{Error, ErrorKind};
+
+/// Default of [`NpzReaderBuilder::max_members`]: the most members an archive may list.
+pub const DEFAULT_MAX_MEMBERS: usize = 100_000;
+
+/// Default of [`NpzReaderBuilder::max_member_size`]: the largest decompressed member, 4 GiB.
+pub const DEFAULT_MAX_MEMBER_SIZE: u64 = 4 << 30;
+
+/// Deflate cannot expand one compressed byte into more than this many bytes (a 258-byte match
+/// coded in two bits, plus block overhead), so a larger declared ratio is a lie.
+pub(crate) const MAX_DEFLATE_RATIO: u64 = 1032;
+
+/// How a member's bytes are stored in the archive.
+///
+/// ```
+/// use npy_serde::npz::Compression;
+/// assert_eq!(Compression::Deflate.to_string(), "deflate");
+/// assert_eq!(Compression::from_method(12).to_string(), "bzip2 (method 12)");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Compression {
+    /// Zip method 0, no compression (`numpy.savez`).
+    #[default]
+    Stored,
+    /// Zip method 8, deflate (`numpy.savez_compressed`).
+    Deflate,
+    /// Any other zip method (bzip2 = 12, LZMA = 14, zstd = 93, ...): listed, but cannot be
+    /// read or written by this crate.
+    Other(u16),
+}
+
+impl Compression {
+    /// The compression for a zip method number.
+    pub fn from_method(method: u16) -> Compression {
+        match method {
+            0 => Compression::Stored,
+            8 => Compression::Deflate,
+            m => Compression::Other(m),
+        }
+    }
+
+    /// The zip method number.
+    pub fn method(self) -> u16 {
+        match self {
+            Compression::Stored => 0,
+            Compression::Deflate => 8,
+            Compression::Other(m) => m,
+        }
+    }
+
+    pub(crate) fn from_zip(m: zip::CompressionMethod) -> Compression {
+        #[allow(deprecated)] // the only way to get the number of an unsupported method
+        Compression::from_method(m.to_u16())
+    }
+
+    pub(crate) fn to_zip(self) -> crate::Result<zip::CompressionMethod> {
+        match self {
+            Compression::Stored => Ok(zip::CompressionMethod::Stored),
+            Compression::Deflate => Ok(zip::CompressionMethod::Deflated),
+            other => Err(zip_error(format!(
+                "cannot write {other} members: only stored and deflate are supported"
+            ))),
+        }
+    }
+}
+
+impl fmt::Display for Compression {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Compression::Stored => f.write_str("stored"),
+            Compression::Deflate => f.write_str("deflate"),
+            Compression::Other(m) => {
+                let name = match m {
+                    1 => "shrink",
+                    2..=5 => "reduce",
+                    6 => "implode",
+                    9 => "deflate64",
+                    12 => "bzip2",
+                    14 => "lzma",
+                    93 => "zstd",
+                    95 => "xz",
+                    98 => "ppmd",
+                    99 => "aes-encrypted",
+                    _ => "unknown",
+                };
+                write!(f, "{name} (method {m})")
+            }
+        }
+    }
+}
+
+/// The key NumPy lists member `name` under: one `.npy` suffix stripped.
+///
+/// ```
+/// use npy_serde::npz::key_for_name;
+/// assert_eq!(key_for_name("a.npy"), "a");
+/// assert_eq!(key_for_name("x.npy.npy"), "x.npy");
+/// assert_eq!(key_for_name("README.txt"), "README.txt");
+/// ```
+pub fn key_for_name(name: &str) -> &str {
+    name.strip_suffix(".npy").unwrap_or(name)
+}
+
+/// The member name NumPy stores key `key` under: `key + ".npy"`.
+///
+/// ```
+/// assert_eq!(npy_serde::npz::name_for_key("x.npy"), "x.npy.npy");
+/// ```
+pub fn name_for_key(key: &str) -> String {
+    format!("{key}.npy")
+}
+
+/// The key of the `index`-th unnamed array, as `numpy.savez(file, *arrays)` names them.
+///
+/// ```
+/// assert_eq!(npy_serde::npz::positional_key(2), "arr_2");
+/// ```
+pub fn positional_key(index: usize) -> String {
+    format!("arr_{index}")
+}
+
+pub(crate) fn zip_error(msg: impl Into<String>) -> Error {
+    Error::new(ErrorKind::Zip(msg.into()))
+}
+
+/// Quotes a member name for messages, escaping control characters.
+pub(crate) fn quote(name: &str) -> String {
+    format!("{name:?}")
+}
+
+/// Converts an error of the `zip` crate, adding what was being done.
+pub(crate) fn from_zip(context: &str, e: zip::result::ZipError) -> Error {
+    use zip::result::ZipError;
+    match e {
+        ZipError::Io(io) => match io.kind() {
+            std::io::ErrorKind::InvalidData | std::io::ErrorKind::UnexpectedEof => {
+                zip_error(format!("{context}: {io}"))
+            }
+            _ => Error::from(io),
+        },
+        ZipError::InvalidArchive(msg) => {
+            zip_error(format!("{context}: invalid zip archive: {msg}"))
+        }
+        ZipError::UnsupportedArchive(msg) => {
+            zip_error(format!("{context}: unsupported zip archive: {msg}"))
+        }
+        other => zip_error(format!("{context}: {other}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compression_numbers_round_trip() {
+        for m in [0u16, 8, 12, 14, 93, 99, 1234] {
+            assert_eq!(Compression::from_method(m).method(), m);
+        }
+        assert_eq!(Compression::from_method(0), Compression::Stored);
+        assert_eq!(Compression::from_method(8), Compression::Deflate);
+        assert_eq!(
+            Compression::from_zip(zip::CompressionMethod::Deflated),
+            Compression::Deflate
+        );
+        assert_eq!(Compression::from_method(14).to_string(), "lzma (method 14)");
+        assert!(Compression::Other(12).to_zip().is_err());
+    }
+
+    #[test]
+    fn key_conventions() {
+        assert_eq!(key_for_name(".npy"), "");
+        assert_eq!(key_for_name("dir/a.npy"), "dir/a");
+        assert_eq!(key_for_name("a.NPY"), "a.NPY");
+        assert_eq!(name_for_key(""), ".npy");
+        assert_eq!(positional_key(0), "arr_0");
+    }
+}
