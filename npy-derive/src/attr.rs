@@ -179,6 +179,8 @@ pub(crate) struct FieldAttrs {
     pub(crate) skip_deserializing: bool,
     /// `#[npy(bytes = N)]` / `#[npy(unicode = N)]` and the span of the attribute.
     pub(crate) width: Option<(Span, Width)>,
+    /// A width attribute was given but rejected (already reported).
+    pub(crate) bad_width: bool,
 }
 
 /// The largest itemsize NumPy accepts (`NPY_MAX_INT`).
@@ -192,6 +194,7 @@ impl FieldAttrs {
         let mut serde_rename = None;
         let mut skip_serializing = false;
         let mut skip_deserializing = false;
+        let mut bad_width = false;
 
         for attr in attrs {
             if attr.path().is_ident("npy") {
@@ -218,6 +221,7 @@ impl FieldAttrs {
                         let lit: LitInt = meta.value()?.parse()?;
                         let n: u64 = lit.base10_parse()?;
                         let unit = if is_bytes { 1 } else { 4 };
+                        bad_width = true;
                         if n == 0 {
                             cx.error_spanned_by(
                                 &lit,
@@ -255,6 +259,7 @@ impl FieldAttrs {
                                 Width::Unicode(n as usize)
                             };
                             width.set(cx, span, w);
+                            bad_width = false;
                         }
                     } else {
                         unknown_key(cx, &meta, "field", FIELD_KEYS)?;
@@ -307,6 +312,7 @@ impl FieldAttrs {
             skip_serializing,
             skip_deserializing,
             width: width.get(),
+            bad_width,
         }
     }
 }

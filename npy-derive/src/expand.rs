@@ -178,6 +178,7 @@ fn members<'a>(cx: &Ctxt, container: &Container, fields: &'a Fields) -> Vec<Memb
                 cx.error_spanned_by(t, why);
                 continue;
             }
+            (Kind::String, None) if attrs.bad_width => continue,
             (Kind::String, None) => {
                 cx.error_spanned_by(
                     &field.ty,
