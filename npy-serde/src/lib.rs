@@ -32,6 +32,17 @@ pub use value::{Array, Value};
 pub use npy_derive::NpyRecord;
 
 // ---- reading (serde Deserializer, streaming reader, mmap) ----
+mod array;
+mod de;
+pub mod mmap;
+pub mod read;
+pub mod stream;
+pub use array::{decode_value, read_array};
+pub use mmap::{MmapArray, MmapRecords};
+pub use read::{
+    from_path, from_reader, from_reader_with_header, from_slice, longdouble_to_f64, ReaderBuilder,
+};
+pub use stream::RecordReader;
 
 // ---- writing (serde Serializer, streaming writer) ----
 

@@ -1,0 +1,396 @@
+//! Decoding whole arrays into the dynamic [`Array`]/[`Value`] model, straight from the dtype
+//! (exact variants: `S` -> [`Value::Bytes`], `V` -> [`Value::Void`], `M8` ->
+//! [`Value::DateTime`], ...), and `impl Deserialize for Value` for use inside serde types.
+//!
+//! ```
+//! # fn main() -> npy_serde::Result<()> {
+//! # let mut file = b"\x93NUMPY\x01\x00\x76\x00".to_vec();
+//! # let dict = "{'descr': '>i2', 'fortran_order': True, 'shape': (2, 2), }";
+//! # file.extend_from_slice(dict.as_bytes());
+//! # file.resize(127, b' ');
+//! # file.push(b'\n');
+//! # for v in [1i16, 3, 2, 4] { file.extend_from_slice(&v.to_be_bytes()); }
+//! use npy_serde::{Array, Value};
+//! let a = Array::from_slice(&file)?;
+//! assert_eq!(a.shape, [2, 2]);
+//! // values are flat, in logical C order
+//! assert_eq!(a.values, [1, 2, 3, 4].map(Value::Int));
+//! # Ok(())
+//! # }
+//! ```
+
+use std::fmt;
+use std::io::Read;
+use std::path::Path;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+
+use crate::de::{count_of, decode_ucs4, longdouble_to_f64, strip_nuls, FortranWalk};
+use crate::dtype::{DType, PlainType, Scalar};
+use crate::error::{Error, Result};
+use crate::header::{parse_header, read_header, ParsedHeader};
+use crate::read::{data_of, open_checked, BlockReader, ReaderBuilder};
+use crate::value::{Array, Value};
+
+impl Array {
+    /// Reads one array from `reader`, leaving it just after the array's data.
+    pub fn from_reader<R: Read>(reader: R) -> Result<Array> {
+        ReaderBuilder::new().read_array(reader)
+    }
+
+    /// Reads the array of a whole `.npy` file in memory.
+    pub fn from_slice(bytes: &[u8]) -> Result<Array> {
+        ReaderBuilder::new().array_from_slice(bytes)
+    }
+
+    /// Reads the `.npy` file at `path`.
+    pub fn from_path<P: AsRef<Path>>(path: P) -> Result<Array> {
+        ReaderBuilder::new().array_from_path(path)
+    }
+
+    /// Reads the data of an array whose header was already read from `reader` (positioned at
+    /// the first data byte).
+    pub fn from_reader_with_header<R: Read>(reader: R, header: &ParsedHeader) -> Result<Array> {
+        ReaderBuilder::new().array_from_reader_with_header(reader, header)
+    }
+
+    /// The values nested by the shape, like `ndarray.tolist()`: a `List` per axis, or the bare
+    /// value for a 0-d array.
+    pub fn to_nested(&self) -> Value {
+        fn nest(vals: &[Value], dims: &[u64]) -> Value {
+            match dims.split_first() {
+                None => vals.first().cloned().unwrap_or(Value::List(Vec::new())),
+                Some((&n, rest)) => {
+                    let per = rest.iter().product::<u64>() as usize;
+                    Value::List(
+                        (0..n as usize)
+                            .map(|i| {
+                                let lo = (i * per).min(vals.len());
+                                let hi = (lo + per).min(vals.len());
+                                nest(&vals[lo..hi], rest)
+                            })
+                            .collect(),
+                    )
+                }
+            }
+        }
+        nest(&self.values, &self.shape)
+    }
+}
+
+/// Reads one array from `reader` into an [`Array`] (same as [`Array::from_reader`]).
+pub fn read_array<R: Read>(reader: R) -> Result<Array> {
+    Array::from_reader(reader)
+}
+
+impl ReaderBuilder {
+    /// [`Array::from_reader`] with these options.
+    pub fn read_array<R: Read>(&self, mut reader: R) -> Result<Array> {
+        let header = read_header(&mut reader, &self.limits)?;
+        self.array_from_reader_with_header(reader, &header)
+    }
+
+    /// [`Array::from_reader_with_header`] with these options.
+    pub fn array_from_reader_with_header<R: Read>(
+        &self,
+        reader: R,
+        header: &ParsedHeader,
+    ) -> Result<Array> {
+        let h = &header.header;
+        let (count, len) = self.check(h)?;
+        let mut block = BlockReader::new(reader, header.data_offset, len);
+        if h.fortran_order && FortranWalk::new(&h.shape).is_some() {
+            let data = block.read_all()?;
+            return decode_all(&data, header, self);
+        }
+        let itemsize = h.dtype.itemsize();
+        // Grows as elements arrive; never sized from the declared count alone.
+        let mut values = Vec::with_capacity(count.min(4096) as usize);
+        for index in 0..count {
+            let offset = block.offset();
+            let bytes = block.next(itemsize).map_err(|e| e.at_record(index))?;
+            let v = decode_value(&h.dtype, bytes, offset, self.max_empty_items)
+                .map_err(|e| e.at_record(index))?;
+            values.push(v);
+        }
+        Ok(Array {
+            dtype: h.dtype.clone(),
+            shape: h.shape.clone(),
+            fortran_order: h.fortran_order,
+            values,
+        })
+    }
+
+    /// [`Array::from_slice`] with these options.
+    pub fn array_from_slice(&self, bytes: &[u8]) -> Result<Array> {
+        let header = parse_header(bytes, &self.limits)?;
+        let data = data_of(bytes, &header, self)?;
+        decode_all(data, &header, self)
+    }
+
+    /// [`Array::from_path`] with these options.
+    pub fn array_from_path<P: AsRef<Path>>(&self, path: P) -> Result<Array> {
+        let (file, header) = open_checked(path.as_ref(), self)?;
+        self.array_from_reader_with_header(file, &header)
+    }
+}
+
+/// Decodes all elements from complete data bytes, in logical C order.
+pub(crate) fn decode_all(data: &[u8], header: &ParsedHeader, rb: &ReaderBuilder) -> Result<Array> {
+    let h = &header.header;
+    let (count, len) = rb.check(h)?;
+    if (data.len() as u64) < len {
+        return Err(Error::eof("the array data", len, data.len() as u64)
+            .at_byte(header.data_offset + data.len() as u64));
+    }
+    let itemsize = h.dtype.itemsize();
+    let mut walk = if h.fortran_order {
+        FortranWalk::new(&h.shape)
+    } else {
+        None
+    };
+    // count <= data.len() / itemsize (checked above), or <= max_empty_items for empty items.
+    let mut values = Vec::with_capacity(count as usize);
+    for index in 0..count {
+        let pos = match &mut walk {
+            Some(w) => {
+                let p = w.pos();
+                w.advance();
+                p
+            }
+            None => index,
+        };
+        let start = (pos as usize).wrapping_mul(itemsize);
+        let bytes = data
+            .get(start..start.wrapping_add(itemsize))
+            .ok_or_else(|| Error::eof("an element", itemsize as u64, 0).at_record(index))?;
+        let offset = header.data_offset + start as u64;
+        values.push(
+            decode_value(&h.dtype, bytes, offset, rb.max_empty_items)
+                .map_err(|e| e.at_record(index))?,
+        );
+    }
+    Ok(Array {
+        dtype: h.dtype.clone(),
+        shape: h.shape.clone(),
+        fortran_order: h.fortran_order,
+        values,
+    })
+}
+
+/// Decodes one value of `dtype` from exactly its bytes; `offset` is the stream offset of
+/// `bytes[0]` (for errors).
+pub fn decode_value(dtype: &DType, bytes: &[u8], offset: u64, max_empty: u64) -> Result<Value> {
+    let short =
+        || Error::eof("a value", dtype.itemsize() as u64, bytes.len() as u64).at_byte(offset);
+    match dtype {
+        DType::Plain(p) => decode_plain(*p, bytes, offset).ok_or_else(short)?,
+        DType::Record(r) => {
+            let mut out = Vec::with_capacity(r.fields().len());
+            for f in r.fields() {
+                let end = f.offset.checked_add(f.dtype.itemsize()).ok_or_else(short)?;
+                let b = bytes.get(f.offset..end).ok_or_else(short)?;
+                let v = decode_value(&f.dtype, b, offset + f.offset as u64, max_empty)
+                    .map_err(|e| e.in_field(&f.name))?;
+                out.push((f.name.clone(), v));
+            }
+            Ok(Value::Record(out))
+        }
+        DType::Array(base, shape) => decode_sub(base, shape, bytes, offset, max_empty),
+    }
+}
+
+fn decode_sub(
+    base: &DType,
+    dims: &[u64],
+    bytes: &[u8],
+    offset: u64,
+    max_empty: u64,
+) -> Result<Value> {
+    let Some((&n, rest)) = dims.split_first() else {
+        return decode_value(base, bytes, offset, max_empty);
+    };
+    let items = count_of(rest)?.saturating_mul(n);
+    if base.itemsize() == 0 && items > max_empty {
+        return Err(
+            Error::limit("the number of zero-byte subarray items", max_empty, items)
+                .at_byte(offset),
+        );
+    }
+    let child = if n == 0 { 0 } else { bytes.len() / n as usize };
+    let mut out = Vec::with_capacity(n.min(1 << 16) as usize);
+    for i in 0..n as usize {
+        let start = i * child;
+        let b = bytes.get(start..start + child).ok_or_else(|| {
+            Error::eof("a subarray item", child as u64, 0).at_byte(offset + start as u64)
+        })?;
+        out.push(
+            decode_sub(base, rest, b, offset + start as u64, max_empty)
+                .map_err(|e| e.in_index(i as u64))?,
+        );
+    }
+    Ok(Value::List(out))
+}
+
+fn decode_plain(p: PlainType, b: &[u8], offset: u64) -> Option<Result<Value>> {
+    let swap = p.order().needs_swap();
+    fn arr<const N: usize>(b: &[u8], swap: bool) -> Option<[u8; N]> {
+        let mut a = *b.first_chunk::<N>()?;
+        if swap {
+            a.reverse();
+        }
+        Some(a)
+    }
+    let ld = |b: &[u8]| -> Option<f64> { arr::<16>(b, swap).map(longdouble_to_f64) };
+    Some(Ok(match p.scalar() {
+        Scalar::Bool => match *b.first()? {
+            0 => Value::Bool(false),
+            1 => Value::Bool(true),
+            x => {
+                return Some(Err(Error::invalid_value(format!(
+                    "bool byte {x} is neither 0 nor 1"
+                ))
+                .at_byte(offset)))
+            }
+        },
+        Scalar::I8 => Value::Int(*b.first()? as i8 as i64),
+        Scalar::I16 => Value::Int(i16::from_ne_bytes(arr(b, swap)?) as i64),
+        Scalar::I32 => Value::Int(i32::from_ne_bytes(arr(b, swap)?) as i64),
+        Scalar::I64 => Value::Int(i64::from_ne_bytes(arr(b, swap)?)),
+        Scalar::U8 => Value::UInt(*b.first()? as u64),
+        Scalar::U16 => Value::UInt(u16::from_ne_bytes(arr(b, swap)?) as u64),
+        Scalar::U32 => Value::UInt(u32::from_ne_bytes(arr(b, swap)?) as u64),
+        Scalar::U64 => Value::UInt(u64::from_ne_bytes(arr(b, swap)?)),
+        Scalar::F16 => {
+            Value::Float(half::f16::from_bits(u16::from_ne_bytes(arr(b, swap)?)).to_f64())
+        }
+        Scalar::F32 => Value::Float(f32::from_ne_bytes(arr(b, swap)?) as f64),
+        Scalar::F64 => Value::Float(f64::from_ne_bytes(arr(b, swap)?)),
+        Scalar::LongDouble => Value::Float(ld(b)?),
+        Scalar::Complex64 => Value::Complex(
+            f32::from_ne_bytes(arr(b, swap)?) as f64,
+            f32::from_ne_bytes(arr(b.get(4..)?, swap)?) as f64,
+        ),
+        Scalar::Complex128 => Value::Complex(
+            f64::from_ne_bytes(arr(b, swap)?),
+            f64::from_ne_bytes(arr(b.get(8..)?, swap)?),
+        ),
+        Scalar::ComplexLongDouble => Value::Complex(ld(b)?, ld(b.get(16..)?)?),
+        Scalar::Bytes(n) => {
+            let b = b.get(..n)?;
+            Value::Bytes(b[..strip_nuls(b)].to_vec())
+        }
+        Scalar::Unicode(n) => match decode_ucs4(b.get(..n.checked_mul(4)?)?, p.order(), offset) {
+            Ok(s) => Value::String(s),
+            Err(e) => return Some(Err(e)),
+        },
+        Scalar::Void(n) => Value::Void(b.get(..n)?.to_vec()),
+        Scalar::DateTime(..) => Value::DateTime(i64::from_ne_bytes(arr(b, swap)?)),
+        Scalar::TimeDelta(..) => Value::TimeDelta(i64::from_ne_bytes(arr(b, swap)?)),
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deserialize for Value
+// ---------------------------------------------------------------------------------------------
+
+/// Reads any self-describing serde value, mapping it to the nearest [`Value`]: serde has no
+/// complex, void or datetime types, so from this crate's deserializer a complex number becomes
+/// a two-item `List`, `V` becomes `Bytes` and `M8`/`m8` become `Int`. (Decode a whole file with
+/// [`Array::from_reader`] to get the exact variants.) Maps become `Record`s with string keys.
+impl<'de> Deserialize<'de> for Value {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Value, D::Error> {
+        deserializer.deserialize_any(ValueVisitor)
+    }
+}
+
+struct ValueVisitor;
+
+impl<'de> Visitor<'de> for ValueVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any NumPy value")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> std::result::Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<Value, E> {
+        Ok(Value::Int(v))
+    }
+
+    fn visit_i128<E: de::Error>(self, v: i128) -> std::result::Result<Value, E> {
+        match (i64::try_from(v), u64::try_from(v)) {
+            (Ok(i), _) => Ok(Value::Int(i)),
+            (_, Ok(u)) => Ok(Value::UInt(u)),
+            _ => Err(E::custom(format!("integer {v} does not fit in 64 bits"))),
+        }
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<Value, E> {
+        Ok(Value::UInt(v))
+    }
+
+    fn visit_u128<E: de::Error>(self, v: u128) -> std::result::Result<Value, E> {
+        u64::try_from(v)
+            .map(Value::UInt)
+            .map_err(|_| E::custom(format!("integer {v} does not fit in 64 bits")))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<Value, E> {
+        Ok(Value::Float(v))
+    }
+
+    fn visit_char<E: de::Error>(self, v: char) -> std::result::Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> std::result::Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> std::result::Result<Value, E> {
+        Ok(Value::Bytes(v.to_vec()))
+    }
+
+    fn visit_byte_buf<E: de::Error>(self, v: Vec<u8>) -> std::result::Result<Value, E> {
+        Ok(Value::Bytes(v))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> std::result::Result<Value, E> {
+        Ok(Value::Record(Vec::new()))
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Value, D::Error> {
+        d.deserialize_any(ValueVisitor)
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<Value, D::Error> {
+        d.deserialize_any(ValueVisitor)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Value, A::Error> {
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(v) = seq.next_element()? {
+            out.push(v);
+        }
+        Ok(Value::List(out))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Value, A::Error> {
+        let mut out = Vec::with_capacity(map.size_hint().unwrap_or(0).min(4096));
+        while let Some((k, v)) = map.next_entry::<String, Value>()? {
+            out.push((k, v));
+        }
+        Ok(Value::Record(out))
+    }
+}

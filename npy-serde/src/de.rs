@@ -1,0 +1,1549 @@
+//! The serde data format for reading: array elements decoded straight from byte slices.
+//!
+//! Two deserializers cooperate:
+//!
+//! - [`ShapeDe`] walks the array's own axes (the header's `shape`) as nested sequences and pulls
+//!   elements, in logical C order, from a [`Source`] (a slice, a memory map, or a block buffer
+//!   filled from an `io::Read`).
+//! - [`ElemDe`] decodes one element (or a part of one: a field, a subarray item) from its bytes,
+//!   driven by the [`DType`]: records are maps keyed by field name (or sequences, positionally),
+//!   subarrays are nested sequences, scalars convert to the requested Rust type when that is
+//!   lossless.
+//!
+//! Nothing here performs I/O: every element's bytes are already in memory when it is decoded.
+
+use std::rc::Rc;
+
+use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor};
+
+use crate::dtype::{ByteOrder, DType, PlainType, Record, Scalar};
+use crate::error::{Error, Result};
+
+/// Default limit on the number of items of a zero-byte element type (`V0`, an empty record) in
+/// one array or subarray: their count is not bounded by the size of the data.
+pub(crate) const DEFAULT_MAX_EMPTY_ITEMS: u64 = 1 << 24;
+
+// ---------------------------------------------------------------------------------------------
+// Shared per-deserialization state
+// ---------------------------------------------------------------------------------------------
+
+/// State shared by all element deserializers of one array: limits and the per-struct field
+/// selection cache.
+pub(crate) struct Ctx {
+    /// Largest count of zero-byte items accepted in one sequence.
+    pub(crate) max_empty_items: u64,
+    cache: Vec<CacheEntry>,
+}
+
+/// Which file fields to present for a given (record dtype, struct `fields` list) pair.
+struct CacheEntry {
+    record: usize,
+    fields_ptr: usize,
+    fields_len: usize,
+    select: Rc<[u32]>,
+}
+
+const MAX_CACHE_ENTRIES: usize = 64;
+
+impl Ctx {
+    pub(crate) fn new(max_empty_items: u64) -> Ctx {
+        Ctx {
+            max_empty_items,
+            cache: Vec::new(),
+        }
+    }
+
+    /// The indices of the record's fields whose names occur in `fields` (serde-derive lists
+    /// every name and alias there), computed once per record dtype and struct type.
+    fn select(&mut self, rec: &Record, fields: &'static [&'static str]) -> Rc<[u32]> {
+        let key = (
+            rec as *const Record as usize,
+            fields.as_ptr() as usize,
+            fields.len(),
+        );
+        for e in &self.cache {
+            if (e.record, e.fields_ptr, e.fields_len) == key {
+                return e.select.clone();
+            }
+        }
+        let select: Rc<[u32]> = rec
+            .fields()
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| fields.contains(&f.name.as_str()))
+            .map(|(i, _)| i as u32)
+            .collect();
+        if self.cache.len() < MAX_CACHE_ENTRIES {
+            self.cache.push(CacheEntry {
+                record: key.0,
+                fields_ptr: key.1,
+                fields_len: key.2,
+                select: select.clone(),
+            });
+        }
+        select
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Element sources
+// ---------------------------------------------------------------------------------------------
+
+/// One element's bytes, in logical C order.
+pub(crate) struct Elem<'s, 'de> {
+    /// Exactly `itemsize` bytes.
+    pub(crate) bytes: &'s [u8],
+    /// The same bytes when they live as long as the input (slice and mmap input), so that `&str`
+    /// and `&[u8]` can borrow from them.
+    pub(crate) borrowed: Option<&'de [u8]>,
+    /// Index of the element in logical C order.
+    pub(crate) index: u64,
+    /// Offset of the element's first byte from the start of the `.npy` stream.
+    pub(crate) offset: u64,
+}
+
+/// Something that hands out the array's elements in logical C order.
+pub(crate) trait Source<'de> {
+    /// The next element.
+    fn next_elem(&mut self) -> Result<Elem<'_, 'de>>;
+    /// Skips `n` elements.
+    fn skip(&mut self, n: u64) -> Result<()>;
+}
+
+/// Walks a Fortran-order array in logical C order: keeps the C multi-index and the matching
+/// Fortran linear position, updated incrementally (no division per element).
+#[derive(Clone, Debug)]
+pub(crate) struct FortranWalk {
+    dims: Vec<u64>,
+    strides: Vec<u64>,
+    idx: Vec<u64>,
+    pos: u64,
+}
+
+impl FortranWalk {
+    /// `None` if the layout is the same as C order (at most one axis longer than 1).
+    pub(crate) fn new(shape: &[u64]) -> Option<FortranWalk> {
+        if shape.iter().filter(|&&d| d > 1).count() < 2 {
+            return None;
+        }
+        let mut strides = Vec::with_capacity(shape.len());
+        let mut s = 1u64;
+        for &d in shape {
+            strides.push(s);
+            // The element count was checked when the header was parsed.
+            s = s.saturating_mul(d);
+        }
+        Some(FortranWalk {
+            dims: shape.to_vec(),
+            strides,
+            idx: vec![0; shape.len()],
+            pos: 0,
+        })
+    }
+
+    /// The storage index of the current element.
+    pub(crate) fn pos(&self) -> u64 {
+        self.pos
+    }
+
+    /// Moves to the next element in C order.
+    pub(crate) fn advance(&mut self) {
+        for k in (0..self.dims.len()).rev() {
+            self.idx[k] += 1;
+            self.pos = self.pos.wrapping_add(self.strides[k]);
+            if self.idx[k] < self.dims[k] {
+                return;
+            }
+            self.pos = self
+                .pos
+                .wrapping_sub(self.strides[k].wrapping_mul(self.dims[k]));
+            self.idx[k] = 0;
+        }
+    }
+}
+
+/// Elements of an array whose data is entirely in one slice (slice input, memory map, or data
+/// read completely into memory).
+pub(crate) struct SliceSource<'de> {
+    data: &'de [u8],
+    borrowable: bool,
+    itemsize: usize,
+    count: u64,
+    next: u64,
+    fortran: Option<FortranWalk>,
+    base: u64,
+}
+
+impl<'de> SliceSource<'de> {
+    /// `data` must hold at least `count * itemsize` bytes (checked by the caller; a shortfall is
+    /// reported as an end-of-input error rather than a panic). `base` is the stream offset of
+    /// `data[0]`.
+    pub(crate) fn new(
+        data: &'de [u8],
+        borrowable: bool,
+        dtype: &DType,
+        shape: &[u64],
+        fortran_order: bool,
+        base: u64,
+    ) -> Result<SliceSource<'de>> {
+        let count = count_of(shape)?;
+        Ok(SliceSource {
+            data,
+            borrowable,
+            itemsize: dtype.itemsize(),
+            count,
+            next: 0,
+            fortran: if fortran_order {
+                FortranWalk::new(shape)
+            } else {
+                None
+            },
+            base,
+        })
+    }
+
+    /// The storage position of the next element.
+    fn storage_index(&self) -> u64 {
+        match &self.fortran {
+            Some(w) => w.pos(),
+            None => self.next,
+        }
+    }
+
+    /// Moves to a given element (logical C order).
+    pub(crate) fn seek(&mut self, index: u64) {
+        if let Some(w) = &mut self.fortran {
+            if index < self.next {
+                *w = FortranWalk::new(&w.dims).unwrap_or_else(|| w.clone());
+                self.next = 0;
+            }
+            while self.next < index {
+                w.advance();
+                self.next += 1;
+            }
+        }
+        self.next = index;
+    }
+
+    /// Number of elements not yet handed out.
+    pub(crate) fn remaining(&self) -> u64 {
+        self.count - self.next.min(self.count)
+    }
+}
+
+impl<'de> Source<'de> for SliceSource<'de> {
+    #[inline]
+    fn next_elem(&mut self) -> Result<Elem<'_, 'de>> {
+        let index = self.next;
+        if index >= self.count {
+            return Err(Error::eof("an array element", 1, 0));
+        }
+        let start = (self.storage_index() as usize).wrapping_mul(self.itemsize);
+        let range = start..start.wrapping_add(self.itemsize);
+        let Some(bytes) = self.data.get(range) else {
+            return Err(Error::eof(
+                "the array data",
+                (self.count as u128 * self.itemsize as u128).min(u64::MAX as u128) as u64,
+                self.data.len() as u64,
+            )
+            .at_byte(self.base + self.data.len() as u64));
+        };
+        self.next += 1;
+        if let Some(w) = &mut self.fortran {
+            w.advance();
+        }
+        Ok(Elem {
+            bytes,
+            borrowed: if self.borrowable { Some(bytes) } else { None },
+            index,
+            offset: self.base + start as u64,
+        })
+    }
+
+    fn skip(&mut self, n: u64) -> Result<()> {
+        let target = self.next.saturating_add(n).min(self.count);
+        self.seek(target);
+        Ok(())
+    }
+}
+
+/// The element count of a shape, checked.
+pub(crate) fn count_of(shape: &[u64]) -> Result<u64> {
+    shape
+        .iter()
+        .try_fold(1u64, |a, &d| a.checked_mul(d))
+        .ok_or_else(|| Error::overflow("the element count"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The array's own axes
+// ---------------------------------------------------------------------------------------------
+
+/// Deserializes the array's axes (`dims`) as nested sequences; at the innermost level, one
+/// element from the source.
+pub(crate) struct ShapeDe<'s, 'de, S: Source<'de>> {
+    pub(crate) src: &'s mut S,
+    pub(crate) dtype: &'s DType,
+    pub(crate) dims: &'s [u64],
+    pub(crate) ctx: &'s mut Ctx,
+    pub(crate) _de: std::marker::PhantomData<&'de ()>,
+}
+
+impl<'s, 'de, S: Source<'de>> ShapeDe<'s, 'de, S> {
+    pub(crate) fn new(src: &'s mut S, dtype: &'s DType, dims: &'s [u64], ctx: &'s mut Ctx) -> Self {
+        ShapeDe {
+            src,
+            dtype,
+            dims,
+            ctx,
+            _de: std::marker::PhantomData,
+        }
+    }
+
+    #[inline]
+    fn leaf<T>(self, f: impl FnOnce(ElemDe<'_, 'de, '_>) -> Result<T>) -> Result<T> {
+        let e = self.src.next_elem()?;
+        let index = e.index;
+        f(ElemDe {
+            bytes: e.bytes,
+            borrowed: e.borrowed,
+            dtype: self.dtype,
+            dims: &[],
+            offset: e.offset,
+            ctx: self.ctx,
+        })
+        .map_err(|err| err.at_record(index))
+    }
+
+    fn mismatch(&self, expected: &str) -> Error {
+        Error::mismatch(
+            expected,
+            format!(
+                "an array of shape {} with dtype {}",
+                shape_text(self.dims),
+                self.dtype
+            ),
+        )
+    }
+
+    fn seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let (n, rest) = match self.dims.split_first() {
+            Some((&n, rest)) => (n, rest),
+            None => return Err(self.mismatch("a sequence")),
+        };
+        let per_item = count_of(rest)?;
+        if self.dtype.itemsize() == 0 && n.saturating_mul(per_item) > self.ctx.max_empty_items {
+            return Err(Error::limit(
+                "the number of zero-byte array elements",
+                self.ctx.max_empty_items,
+                n.saturating_mul(per_item),
+            ));
+        }
+        let mut access = ShapeSeq {
+            src: self.src,
+            dtype: self.dtype,
+            dims: rest,
+            per_item,
+            ctx: self.ctx,
+            n,
+            i: 0,
+            _de: std::marker::PhantomData,
+        };
+        let value = visitor.visit_seq(&mut access)?;
+        // A visitor that stopped early leaves the rest of this axis unread: skip it so that the
+        // next sibling starts at the right element.
+        let left = (access.n - access.i).saturating_mul(access.per_item);
+        if left > 0 {
+            access.src.skip(left)?;
+        }
+        Ok(value)
+    }
+}
+
+struct ShapeSeq<'s, 'de, S: Source<'de>> {
+    src: &'s mut S,
+    dtype: &'s DType,
+    dims: &'s [u64],
+    per_item: u64,
+    ctx: &'s mut Ctx,
+    n: u64,
+    i: u64,
+    _de: std::marker::PhantomData<&'de ()>,
+}
+
+impl<'de, S: Source<'de>> SeqAccess<'de> for ShapeSeq<'_, 'de, S> {
+    type Error = Error;
+
+    #[inline]
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
+        if self.i >= self.n {
+            return Ok(None);
+        }
+        self.i += 1;
+        seed.deserialize(ShapeDe {
+            src: &mut *self.src,
+            dtype: self.dtype,
+            dims: self.dims,
+            ctx: &mut *self.ctx,
+            _de: std::marker::PhantomData,
+        })
+        .map(Some)
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        usize::try_from(self.n - self.i).ok()
+    }
+}
+
+macro_rules! shape_forward {
+    ($($method:ident ( $($arg:ident : $ty:ty),* ) => $what:expr;)*) => {
+        $(
+            #[inline]
+            fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value> {
+                if self.dims.is_empty() {
+                    self.leaf(|d| d.$method($($arg,)* visitor))
+                } else {
+                    Err(self.mismatch($what))
+                }
+            }
+        )*
+    };
+}
+
+impl<'de, S: Source<'de>> de::Deserializer<'de> for ShapeDe<'_, 'de, S> {
+    type Error = Error;
+
+    shape_forward! {
+        deserialize_bool() => "bool";
+        deserialize_i8() => "i8";
+        deserialize_i16() => "i16";
+        deserialize_i32() => "i32";
+        deserialize_i64() => "i64";
+        deserialize_i128() => "i128";
+        deserialize_u8() => "u8";
+        deserialize_u16() => "u16";
+        deserialize_u32() => "u32";
+        deserialize_u64() => "u64";
+        deserialize_u128() => "u128";
+        deserialize_f32() => "f32";
+        deserialize_f64() => "f64";
+        deserialize_char() => "char";
+        deserialize_str() => "a string";
+        deserialize_string() => "a string";
+        deserialize_bytes() => "bytes";
+        deserialize_byte_buf() => "bytes";
+        deserialize_unit() => "unit";
+        deserialize_unit_struct(name: &'static str) => name;
+        deserialize_map() => "a map";
+        deserialize_struct(name: &'static str, fields: &'static [&'static str]) => name;
+        deserialize_enum(name: &'static str, variants: &'static [&'static str]) => name;
+        deserialize_identifier() => "an identifier";
+    }
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        if self.dims.is_empty() {
+            self.leaf(|d| d.deserialize_any(visitor))
+        } else {
+            self.seq(visitor)
+        }
+    }
+
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        if self.dims.is_empty() {
+            self.leaf(|d| d.deserialize_seq(visitor))
+        } else {
+            self.seq(visitor)
+        }
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value> {
+        match self.dims.first() {
+            None => self.leaf(|d| d.deserialize_tuple(len, visitor)),
+            Some(&n) if n == len as u64 => self.seq(visitor),
+            Some(_) => Err(self.mismatch(&format!("a tuple of {len}"))),
+        }
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        len: usize,
+        visitor: V,
+    ) -> Result<V::Value> {
+        match self.dims.first() {
+            None => self.leaf(|d| d.deserialize_tuple_struct(name, len, visitor)),
+            Some(&n) if n == len as u64 => self.seq(visitor),
+            Some(_) => Err(self.mismatch(&format!("{name} (a tuple of {len})"))),
+        }
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        if self.dims.is_empty() {
+            self.leaf(|d| d.deserialize_newtype_struct(name, visitor))
+        } else {
+            visitor.visit_newtype_struct(self)
+        }
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let n = count_of(self.dims)?;
+        self.src.skip(n)?;
+        visitor.visit_unit()
+    }
+
+    fn is_human_readable(&self) -> bool {
+        false
+    }
+}
+
+fn shape_text(dims: &[u64]) -> String {
+    match dims {
+        [d] => format!("({d},)"),
+        _ => format!(
+            "({})",
+            dims.iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// One element
+// ---------------------------------------------------------------------------------------------
+
+/// Deserializes one value of `dtype` (with the extra leading subarray axes `dims`) from
+/// `bytes`, which hold exactly its bytes.
+pub(crate) struct ElemDe<'a, 'de, 'c> {
+    pub(crate) bytes: &'a [u8],
+    pub(crate) borrowed: Option<&'de [u8]>,
+    pub(crate) dtype: &'a DType,
+    pub(crate) dims: &'a [u64],
+    pub(crate) offset: u64,
+    pub(crate) ctx: &'c mut Ctx,
+}
+
+/// A float read from the data, remembering its width for `deserialize_any`.
+#[derive(Clone, Copy)]
+enum Float {
+    F32(f32),
+    F64(f64),
+}
+
+impl<'a, 'de, 'c> ElemDe<'a, 'de, 'c> {
+    /// The scalar type, if this is a scalar (not a subarray or record).
+    #[inline]
+    fn plain(&self) -> Option<PlainType> {
+        match self.dtype {
+            DType::Plain(p) if self.dims.is_empty() => Some(*p),
+            _ => None,
+        }
+    }
+
+    /// What the file holds, for error messages.
+    fn found(&self) -> String {
+        match (self.dtype, self.dims) {
+            (DType::Plain(p), []) => p.typestr(),
+            (d, []) => d.descr(),
+            (d, dims) => format!("({d}, {})", shape_text(dims)),
+        }
+    }
+
+    #[cold]
+    fn mismatch(&self, expected: &str) -> Error {
+        Error::mismatch(expected, self.found()).at_byte(self.offset)
+    }
+
+    #[cold]
+    fn short(&self) -> Error {
+        Error::eof(
+            "an element",
+            self.dtype.itemsize() as u64,
+            self.bytes.len() as u64,
+        )
+        .at_byte(self.offset)
+    }
+
+    /// The first `N` bytes in native order.
+    #[inline(always)]
+    fn arr<const N: usize>(&self, swap: bool) -> Result<[u8; N]> {
+        match self.bytes.first_chunk::<N>() {
+            Some(a) => {
+                let mut a = *a;
+                if swap {
+                    a.reverse();
+                }
+                Ok(a)
+            }
+            None => Err(self.short()),
+        }
+    }
+
+    /// A sub-deserializer for `len` bytes at `start` (relative to this value).
+    #[inline]
+    fn sub<'b>(
+        &'b mut self,
+        start: usize,
+        len: usize,
+        dtype: &'b DType,
+        dims: &'b [u64],
+    ) -> Result<ElemDe<'b, 'de, 'b>> {
+        let range = start..start.checked_add(len).ok_or_else(|| self.short())?;
+        let Some(bytes) = self.bytes.get(range.clone()) else {
+            return Err(self.short());
+        };
+        Ok(ElemDe {
+            bytes,
+            borrowed: self.borrowed.and_then(|b| b.get(range)),
+            dtype,
+            dims,
+            offset: self.offset + start as u64,
+            ctx: &mut *self.ctx,
+        })
+    }
+
+    /// Any integer (or datetime, if `allow_time`) in the file, as i128, with its signedness
+    /// and width; `None` if the dtype is not an integer.
+    #[inline]
+    fn int_value(&self, allow_time: bool) -> Result<Option<(i128, bool, u32)>> {
+        let Some(p) = self.plain() else {
+            return Ok(None);
+        };
+        let s = p.order().needs_swap();
+        Ok(Some(match p.scalar() {
+            Scalar::I8 => (self.arr::<1>(false)?[0] as i8 as i128, true, 8),
+            Scalar::I16 => (i16::from_ne_bytes(self.arr(s)?) as i128, true, 16),
+            Scalar::I32 => (i32::from_ne_bytes(self.arr(s)?) as i128, true, 32),
+            Scalar::I64 => (i64::from_ne_bytes(self.arr(s)?) as i128, true, 64),
+            Scalar::U8 => (self.arr::<1>(false)?[0] as i128, false, 8),
+            Scalar::U16 => (u16::from_ne_bytes(self.arr(s)?) as i128, false, 16),
+            Scalar::U32 => (u32::from_ne_bytes(self.arr(s)?) as i128, false, 32),
+            Scalar::U64 => (u64::from_ne_bytes(self.arr(s)?) as i128, false, 64),
+            Scalar::DateTime(..) | Scalar::TimeDelta(..) if allow_time => {
+                (i64::from_ne_bytes(self.arr(s)?) as i128, true, 64)
+            }
+            _ => return Ok(None),
+        }))
+    }
+
+    /// An integer for a request of the given signedness and width: the file's integer type
+    /// must convert losslessly for every value (`i4` -> `i64`, `u4` -> `i64`; not `i8` -> `u64`).
+    #[inline]
+    fn int(&self, want: &str, signed: bool, bits: u32) -> Result<i128> {
+        if let Some((v, fs, fb)) = self.int_value(signed && bits >= 64)? {
+            let ok = if signed {
+                fb < bits || (fs && fb == bits)
+            } else {
+                !fs && fb <= bits
+            };
+            if ok {
+                return Ok(v);
+            }
+        }
+        Err(self.mismatch(want))
+    }
+
+    /// A float for an `f32` (`wide == false`) or `f64` request: floats no wider than asked
+    /// (long double to `f64` rounds to nearest even), and integers whose every value is exact.
+    #[inline]
+    fn float(&self, want: &str, wide: bool) -> Result<Float> {
+        if let Some(p) = self.plain() {
+            let s = p.order().needs_swap();
+            match p.scalar() {
+                Scalar::F64 if wide => return Ok(Float::F64(f64::from_ne_bytes(self.arr(s)?))),
+                Scalar::F32 => return Ok(Float::F32(f32::from_ne_bytes(self.arr(s)?))),
+                Scalar::F16 => {
+                    let h = half::f16::from_bits(u16::from_ne_bytes(self.arr(s)?));
+                    return Ok(Float::F32(h.to_f32()));
+                }
+                Scalar::LongDouble if wide => {
+                    return Ok(Float::F64(longdouble_to_f64(self.arr::<16>(s)?)));
+                }
+                _ => {}
+            }
+        }
+        if let Some((v, _, fb)) = self.int_value(false)? {
+            // f32 has a 24-bit significand, f64 53 bits.
+            if fb <= if wide { 32 } else { 16 } {
+                return Ok(Float::F64(v as f64));
+            }
+        }
+        Err(self.mismatch(want))
+    }
+
+    fn bool(&self) -> Result<bool> {
+        match self.plain() {
+            Some(p) if p.scalar() == Scalar::Bool => match self.arr::<1>(false)?[0] {
+                0 => Ok(false),
+                1 => Ok(true),
+                b => Err(
+                    Error::invalid_value(format!("bool byte {b} is neither 0 nor 1"))
+                        .at_byte(self.offset),
+                ),
+            },
+            _ => Err(self.mismatch("bool")),
+        }
+    }
+
+    /// `S` bytes without trailing NULs, as NumPy returns them.
+    fn s_bytes(&self) -> (&'a [u8], Option<&'de [u8]>) {
+        let n = strip_nuls(self.bytes);
+        (
+            &self.bytes[..n],
+            self.borrowed.map(|b| &b[..n.min(b.len())]),
+        )
+    }
+
+    /// Decodes a `U` value (UCS-4 in the dtype's byte order, trailing NULs stripped).
+    fn unicode(&self, p: PlainType) -> Result<String> {
+        decode_ucs4(self.bytes, p.order(), self.offset)
+    }
+
+    fn visit_str_value<V: Visitor<'de>>(self, visitor: V, want: &str) -> Result<V::Value> {
+        let Some(p) = self.plain() else {
+            return Err(self.mismatch(want));
+        };
+        match p.scalar() {
+            Scalar::Bytes(_) => {
+                let (b, borrowed) = self.s_bytes();
+                match borrowed {
+                    Some(b) => visitor.visit_borrowed_str(utf8(b, self.offset)?),
+                    None => visitor.visit_str(utf8(b, self.offset)?),
+                }
+            }
+            Scalar::Unicode(_) => visitor.visit_string(self.unicode(p)?),
+            _ => Err(self.mismatch(want)),
+        }
+    }
+
+    fn visit_bytes_value<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        if let Some(p) = self.plain() {
+            match p.scalar() {
+                Scalar::Bytes(_) => {
+                    let (b, borrowed) = self.s_bytes();
+                    return match borrowed {
+                        Some(b) => visitor.visit_borrowed_bytes(b),
+                        None => visitor.visit_bytes(b),
+                    };
+                }
+                Scalar::Void(_) => {
+                    return match self.borrowed {
+                        Some(b) => visitor.visit_borrowed_bytes(b),
+                        None => visitor.visit_bytes(self.bytes),
+                    };
+                }
+                _ => {}
+            }
+        }
+        // A subarray of single bytes reads as its raw bytes.
+        if let Some((base, _)) = self.subarray() {
+            if matches!(base, DType::Plain(p) if p.scalar() == Scalar::U8) {
+                return match self.borrowed {
+                    Some(b) => visitor.visit_borrowed_bytes(b),
+                    None => visitor.visit_bytes(self.bytes),
+                };
+            }
+        }
+        Err(self.mismatch("bytes"))
+    }
+
+    /// The subarray view of this value: its item dtype and the axes, if it has any.
+    fn subarray(&self) -> Option<(&'a DType, &'a [u64])> {
+        if !self.dims.is_empty() {
+            return Some((self.dtype, self.dims));
+        }
+        match self.dtype {
+            DType::Array(base, shape) => Some((base, shape)),
+            _ => None,
+        }
+    }
+
+    /// The length of the value viewed as a sequence, or `None` if it is not one.
+    fn seq_len(&self) -> Option<u64> {
+        if let Some((_, dims)) = self.subarray() {
+            return dims.first().copied().or(Some(1));
+        }
+        match self.dtype {
+            DType::Record(r) => Some(r.fields().len() as u64),
+            DType::Plain(p) => match p.scalar() {
+                Scalar::Complex64 | Scalar::Complex128 | Scalar::ComplexLongDouble => Some(2),
+                Scalar::Bytes(n) | Scalar::Void(n) => Some(n as u64),
+                _ => None,
+            },
+            DType::Array(..) => None,
+        }
+    }
+
+    /// Visits the value as a sequence: subarray items, record fields in order, the two parts of
+    /// a complex number, or the bytes of `S` (NULs stripped unless `raw`) and `V`.
+    fn visit_seq_value<V: Visitor<'de>>(self, visitor: V, raw: bool) -> Result<V::Value> {
+        if let Some((base, dims)) = self.subarray() {
+            let Some((&n, rest)) = dims.split_first() else {
+                // A subarray with shape (): just the item.
+                return visitor.visit_seq(OneSeq(Some(ElemDe {
+                    dims: &[],
+                    dtype: base,
+                    ..self
+                })));
+            };
+            let items = count_of(rest)?.saturating_mul(n);
+            if base.itemsize() == 0 && items > self.ctx.max_empty_items {
+                return Err(Error::limit(
+                    "the number of zero-byte subarray items",
+                    self.ctx.max_empty_items,
+                    items,
+                )
+                .at_byte(self.offset));
+            }
+            let child = if n == 0 {
+                0
+            } else {
+                self.bytes.len() / n as usize
+            };
+            return visitor.visit_seq(SubSeq {
+                de: self,
+                base,
+                rest,
+                n,
+                i: 0,
+                child,
+            });
+        }
+        match self.dtype {
+            DType::Record(rec) => visitor.visit_seq(FieldSeq {
+                de: self,
+                rec,
+                i: 0,
+            }),
+            &DType::Plain(p) => match p.scalar() {
+                Scalar::Complex64 | Scalar::Complex128 | Scalar::ComplexLongDouble => {
+                    let parts = self.complex(p)?;
+                    visitor.visit_seq(ComplexSeq {
+                        parts,
+                        i: 0,
+                        offset: self.offset,
+                        found: p,
+                    })
+                }
+                Scalar::Bytes(_) | Scalar::Void(_) => {
+                    let b = if raw || matches!(p.scalar(), Scalar::Void(_)) {
+                        self.bytes
+                    } else {
+                        self.s_bytes().0
+                    };
+                    let mut seq = de::value::SeqDeserializer::<_, Error>::new(b.iter().copied());
+                    let v = visitor.visit_seq(&mut seq)?;
+                    seq.end()?;
+                    Ok(v)
+                }
+                _ => Err(self.mismatch("a sequence")),
+            },
+            // Subarrays were handled above.
+            DType::Array(..) => Err(self.mismatch("a sequence")),
+        }
+    }
+
+    fn complex(&self, p: PlainType) -> Result<[Float; 2]> {
+        let s = p.order().needs_swap();
+        Ok(match p.scalar() {
+            Scalar::Complex64 => {
+                let a: [u8; 8] = self.arr(false)?;
+                let mut re: [u8; 4] = [a[0], a[1], a[2], a[3]];
+                let mut im: [u8; 4] = [a[4], a[5], a[6], a[7]];
+                if s {
+                    re.reverse();
+                    im.reverse();
+                }
+                [
+                    Float::F32(f32::from_ne_bytes(re)),
+                    Float::F32(f32::from_ne_bytes(im)),
+                ]
+            }
+            Scalar::Complex128 => {
+                let a: [u8; 16] = self.arr(false)?;
+                let (r, i) = split_arr::<8, 16>(&a);
+                let (mut re, mut im) = (r, i);
+                if s {
+                    re.reverse();
+                    im.reverse();
+                }
+                [
+                    Float::F64(f64::from_ne_bytes(re)),
+                    Float::F64(f64::from_ne_bytes(im)),
+                ]
+            }
+            _ => {
+                let a: [u8; 32] = self.arr(false)?;
+                let (mut re, mut im) = split_arr::<16, 32>(&a);
+                if s {
+                    re.reverse();
+                    im.reverse();
+                }
+                [
+                    Float::F64(longdouble_to_f64(re)),
+                    Float::F64(longdouble_to_f64(im)),
+                ]
+            }
+        })
+    }
+
+    fn visit_map_value<V: Visitor<'de>>(
+        self,
+        visitor: V,
+        select: Option<Rc<[u32]>>,
+        want: &str,
+    ) -> Result<V::Value> {
+        match (self.dtype, self.dims) {
+            (DType::Record(rec), []) => visitor.visit_map(FieldMap {
+                de: self,
+                rec,
+                select,
+                i: 0,
+                current: 0,
+            }),
+            _ => Err(self.mismatch(want)),
+        }
+    }
+}
+
+fn split_arr<const H: usize, const N: usize>(a: &[u8; N]) -> ([u8; H], [u8; H]) {
+    let mut x = [0u8; H];
+    let mut y = [0u8; H];
+    x.copy_from_slice(&a[..H]);
+    y.copy_from_slice(&a[H..2 * H]);
+    (x, y)
+}
+
+/// Length of `b` without its trailing NUL bytes.
+#[inline]
+pub(crate) fn strip_nuls(b: &[u8]) -> usize {
+    b.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1)
+}
+
+/// Checks UTF-8, reporting the offset of the first invalid byte.
+pub(crate) fn utf8(b: &[u8], offset: u64) -> Result<&str> {
+    std::str::from_utf8(b).map_err(|e| {
+        Error::invalid_value(format!(
+            "byte string is not valid UTF-8 (invalid byte at index {})",
+            e.valid_up_to()
+        ))
+        .at_byte(offset + e.valid_up_to() as u64)
+    })
+}
+
+/// Decodes UCS-4 code units in `order`, trailing NULs stripped; an invalid code point is an
+/// `InvalidValue` error at its byte offset.
+pub(crate) fn decode_ucs4(bytes: &[u8], order: ByteOrder, offset: u64) -> Result<String> {
+    let big = order == ByteOrder::Big
+        || (order == ByteOrder::NotApplicable && ByteOrder::NATIVE == ByteOrder::Big);
+    let units = bytes.chunks_exact(4).map(|c| {
+        let a = [c[0], c[1], c[2], c[3]];
+        if big {
+            u32::from_be_bytes(a)
+        } else {
+            u32::from_le_bytes(a)
+        }
+    });
+    let n = {
+        let mut n = bytes.len() / 4;
+        while n > 0 {
+            let c = &bytes[(n - 1) * 4..n * 4];
+            if c != [0, 0, 0, 0] {
+                break;
+            }
+            n -= 1;
+        }
+        n
+    };
+    let mut s = String::with_capacity(n);
+    for (i, u) in units.take(n).enumerate() {
+        match char::from_u32(u) {
+            Some(c) => s.push(c),
+            None => {
+                return Err(Error::invalid_value(format!(
+                    "U+{u:X} is not a Unicode code point (at character {i})"
+                ))
+                .at_byte(offset + 4 * i as u64))
+            }
+        }
+    }
+    Ok(s)
+}
+
+/// Converts an x87 80-bit extended float (NumPy's `np.longdouble` on x86-64: 64-bit significand
+/// with explicit integer bit, 15-bit exponent, sign; stored little-endian in 16 bytes, the last
+/// 6 bytes padding) to the nearest `f64`, ties to even.
+///
+/// Infinities and NaNs keep their sign (NaNs become the quiet NaN); values beyond `f64`'s range
+/// become infinities; tiny values round to `f64` subnormals or zero. Denormals and
+/// pseudo-denormals (exponent 0, integer bit set) are taken at face value, `m × 2^-16445`.
+/// Unnormals (nonzero exponent, integer bit clear), which x87 hardware rejects as invalid
+/// operands, become NaN.
+pub fn longdouble_to_f64(le: [u8; 16]) -> f64 {
+    let mut m_bytes = [0u8; 8];
+    m_bytes.copy_from_slice(&le[..8]);
+    let m = u64::from_le_bytes(m_bytes);
+    let se = u16::from_le_bytes([le[8], le[9]]);
+    let neg = se & 0x8000 != 0;
+    let exp = (se & 0x7fff) as i32;
+    let sign = if neg { -1.0 } else { 1.0 };
+    if exp == 0x7fff {
+        return if m << 1 == 0 {
+            sign * f64::INFINITY
+        } else {
+            f64::NAN.copysign(sign)
+        };
+    }
+    if exp != 0 && m >> 63 == 0 {
+        return f64::NAN.copysign(sign);
+    }
+    if m == 0 {
+        return 0.0f64.copysign(sign);
+    }
+    // value = m × 2^e, with m normalised so that its top bit is set.
+    let e_eff = if exp == 0 { 1 } else { exp };
+    let lz = m.leading_zeros() as i32;
+    let m = m << lz;
+    let e2 = e_eff - 16383 - lz; // unbiased exponent of the leading bit
+    if e2 > 1023 {
+        return sign * f64::INFINITY;
+    }
+    // Bits to drop: 11 for a normal f64 (64 -> 53), more for a subnormal result.
+    let shift: u32 = if e2 >= -1022 {
+        11
+    } else {
+        (11 + (-1022 - e2)).min(200) as u32
+    };
+    let (mut q, rem, half) = if shift >= 65 {
+        (0u64, 1u128, 2u128) // below half the smallest subnormal: rounds to zero
+    } else {
+        let wide = m as u128;
+        (
+            (wide >> shift) as u64,
+            wide & ((1u128 << shift) - 1),
+            1u128 << (shift - 1),
+        )
+    };
+    if rem > half || (rem == half && q & 1 == 1) {
+        q += 1;
+    }
+    let bits = if e2 >= -1022 {
+        let mut e2 = e2;
+        if q == 1 << 53 {
+            q >>= 1;
+            e2 += 1;
+        }
+        if e2 > 1023 {
+            return sign * f64::INFINITY;
+        }
+        (((e2 + 1023) as u64) << 52) | (q & ((1 << 52) - 1))
+    } else {
+        // q < 2^52 is a subnormal; q == 2^52 is the smallest normal, which the same bits encode.
+        q
+    };
+    f64::from_bits(bits | (u64::from(neg) << 63))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sequence and map accesses over one element
+// ---------------------------------------------------------------------------------------------
+
+/// The items of a subarray axis.
+struct SubSeq<'a, 'de, 'c> {
+    de: ElemDe<'a, 'de, 'c>,
+    base: &'a DType,
+    rest: &'a [u64],
+    n: u64,
+    i: u64,
+    child: usize,
+}
+
+impl<'de> SeqAccess<'de> for SubSeq<'_, 'de, '_> {
+    type Error = Error;
+
+    #[inline]
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
+        if self.i >= self.n {
+            return Ok(None);
+        }
+        let i = self.i;
+        self.i += 1;
+        let start = (i as usize).wrapping_mul(self.child);
+        let d = self.de.sub(start, self.child, self.base, self.rest)?;
+        seed.deserialize(d).map(Some).map_err(|e| e.in_index(i))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        usize::try_from(self.n - self.i).ok()
+    }
+}
+
+/// A subarray of shape `()`: one item.
+struct OneSeq<'a, 'de, 'c>(Option<ElemDe<'a, 'de, 'c>>);
+
+impl<'de> SeqAccess<'de> for OneSeq<'_, 'de, '_> {
+    type Error = Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
+        match self.0.take() {
+            Some(d) => seed.deserialize(d).map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
+/// A record's fields, positionally.
+struct FieldSeq<'a, 'de, 'c> {
+    de: ElemDe<'a, 'de, 'c>,
+    rec: &'a Record,
+    i: usize,
+}
+
+impl<'de> SeqAccess<'de> for FieldSeq<'_, 'de, '_> {
+    type Error = Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
+        let Some(f) = self.rec.fields().get(self.i) else {
+            return Ok(None);
+        };
+        self.i += 1;
+        let d = self.de.sub(f.offset, f.dtype.itemsize(), &f.dtype, &[])?;
+        seed.deserialize(d)
+            .map(Some)
+            .map_err(|e| e.in_field(&f.name))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.rec.fields().len() - self.i)
+    }
+}
+
+/// A record as a map from field name to value.
+struct FieldMap<'a, 'de, 'c> {
+    de: ElemDe<'a, 'de, 'c>,
+    rec: &'a Record,
+    /// Only these field indices (the ones the target struct names), or all.
+    select: Option<Rc<[u32]>>,
+    i: usize,
+    current: usize,
+}
+
+impl<'de> MapAccess<'de> for FieldMap<'_, 'de, '_> {
+    type Error = Error;
+
+    #[inline]
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
+        let idx = match &self.select {
+            Some(s) => match s.get(self.i) {
+                Some(&k) => k as usize,
+                None => return Ok(None),
+            },
+            None => self.i,
+        };
+        let Some(f) = self.rec.fields().get(idx) else {
+            return Ok(None);
+        };
+        self.i += 1;
+        self.current = idx;
+        seed.deserialize(de::value::StrDeserializer::<Error>::new(&f.name))
+            .map(Some)
+    }
+
+    #[inline]
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
+        let Some(f) = self.rec.fields().get(self.current) else {
+            return Err(Error::invalid_value("next_value called before next_key"));
+        };
+        let d = self.de.sub(f.offset, f.dtype.itemsize(), &f.dtype, &[])?;
+        seed.deserialize(d).map_err(|e| e.in_field(&f.name))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(match &self.select {
+            Some(s) => s.len().saturating_sub(self.i),
+            None => self.rec.fields().len().saturating_sub(self.i),
+        })
+    }
+}
+
+/// The real and imaginary parts of a complex number.
+struct ComplexSeq {
+    parts: [Float; 2],
+    i: usize,
+    offset: u64,
+    found: PlainType,
+}
+
+impl<'de> SeqAccess<'de> for ComplexSeq {
+    type Error = Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
+        let Some(&v) = self.parts.get(self.i) else {
+            return Ok(None);
+        };
+        let half = self.found.itemsize() as u64 / 2;
+        let d = PartDe {
+            v,
+            offset: self.offset + half * self.i as u64,
+            found: self.found,
+        };
+        let i = self.i;
+        self.i += 1;
+        seed.deserialize(d)
+            .map(Some)
+            .map_err(|e| e.in_field(if i == 0 { "real" } else { "imag" }))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(2 - self.i)
+    }
+}
+
+/// One part of a complex number.
+struct PartDe {
+    v: Float,
+    offset: u64,
+    found: PlainType,
+}
+
+impl PartDe {
+    fn mismatch(&self, want: &str) -> Error {
+        Error::mismatch(want, format!("a part of {}", self.found.typestr())).at_byte(self.offset)
+    }
+}
+
+macro_rules! part_refuse {
+    ($($method:ident ( $($arg:ident : $ty:ty),* ) => $what:expr;)*) => {
+        $(
+            fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* _visitor: V) -> Result<V::Value> {
+                $(let _ = $arg;)*
+                Err(self.mismatch($what))
+            }
+        )*
+    };
+}
+
+impl<'de> de::Deserializer<'de> for PartDe {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        match self.v {
+            Float::F32(v) => visitor.visit_f32(v),
+            Float::F64(v) => visitor.visit_f64(v),
+        }
+    }
+
+    fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        match self.v {
+            Float::F32(v) => visitor.visit_f32(v),
+            Float::F64(_) => Err(self.mismatch("f32")),
+        }
+    }
+
+    fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        match self.v {
+            Float::F32(v) => visitor.visit_f64(v as f64),
+            Float::F64(v) => visitor.visit_f64(v),
+        }
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_unit()
+    }
+
+    part_refuse! {
+        deserialize_bool() => "bool";
+        deserialize_i8() => "i8";
+        deserialize_i16() => "i16";
+        deserialize_i32() => "i32";
+        deserialize_i64() => "i64";
+        deserialize_i128() => "i128";
+        deserialize_u8() => "u8";
+        deserialize_u16() => "u16";
+        deserialize_u32() => "u32";
+        deserialize_u64() => "u64";
+        deserialize_u128() => "u128";
+        deserialize_char() => "char";
+        deserialize_str() => "a string";
+        deserialize_string() => "a string";
+        deserialize_bytes() => "bytes";
+        deserialize_byte_buf() => "bytes";
+        deserialize_unit() => "unit";
+        deserialize_unit_struct(name: &'static str) => "unit struct";
+        deserialize_seq() => "a sequence";
+        deserialize_tuple(len: usize) => "a tuple";
+        deserialize_tuple_struct(name: &'static str, len: usize) => "a tuple struct";
+        deserialize_map() => "a map";
+        deserialize_struct(name: &'static str, fields: &'static [&'static str]) => "a struct";
+        deserialize_enum(name: &'static str, variants: &'static [&'static str]) => "an enum";
+        deserialize_identifier() => "an identifier";
+    }
+
+    fn is_human_readable(&self) -> bool {
+        false
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The element Deserializer
+// ---------------------------------------------------------------------------------------------
+
+macro_rules! de_int {
+    ($($method:ident => $visit:ident, $t:ty, $name:literal, $signed:expr, $bits:expr;)*) => {
+        $(
+            #[inline]
+            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+                let v = self.int($name, $signed, $bits)?;
+                visitor.$visit(v as $t)
+            }
+        )*
+    };
+}
+
+impl<'de> de::Deserializer<'de> for ElemDe<'_, 'de, '_> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let Some(p) = self.plain() else {
+            return match self.dtype {
+                DType::Record(_) if self.dims.is_empty() => {
+                    self.visit_map_value(visitor, None, "a map")
+                }
+                _ => self.visit_seq_value(visitor, false),
+            };
+        };
+        let s = p.order().needs_swap();
+        match p.scalar() {
+            Scalar::Bool => visitor.visit_bool(self.bool()?),
+            Scalar::I8 => visitor.visit_i8(self.arr::<1>(false)?[0] as i8),
+            Scalar::I16 => visitor.visit_i16(i16::from_ne_bytes(self.arr(s)?)),
+            Scalar::I32 => visitor.visit_i32(i32::from_ne_bytes(self.arr(s)?)),
+            Scalar::I64 | Scalar::DateTime(..) | Scalar::TimeDelta(..) => {
+                visitor.visit_i64(i64::from_ne_bytes(self.arr(s)?))
+            }
+            Scalar::U8 => visitor.visit_u8(self.arr::<1>(false)?[0]),
+            Scalar::U16 => visitor.visit_u16(u16::from_ne_bytes(self.arr(s)?)),
+            Scalar::U32 => visitor.visit_u32(u32::from_ne_bytes(self.arr(s)?)),
+            Scalar::U64 => visitor.visit_u64(u64::from_ne_bytes(self.arr(s)?)),
+            Scalar::F16 | Scalar::F32 | Scalar::F64 | Scalar::LongDouble => {
+                match self.float("a float", true)? {
+                    Float::F32(v) => visitor.visit_f32(v),
+                    Float::F64(v) => visitor.visit_f64(v),
+                }
+            }
+            Scalar::Complex64 | Scalar::Complex128 | Scalar::ComplexLongDouble => {
+                self.visit_seq_value(visitor, false)
+            }
+            Scalar::Bytes(_) | Scalar::Void(_) => self.visit_bytes_value(visitor),
+            Scalar::Unicode(_) => visitor.visit_string(self.unicode(p)?),
+        }
+    }
+
+    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_bool(self.bool()?)
+    }
+
+    de_int! {
+        deserialize_i8 => visit_i8, i8, "i8", true, 8;
+        deserialize_i16 => visit_i16, i16, "i16", true, 16;
+        deserialize_i32 => visit_i32, i32, "i32", true, 32;
+        deserialize_i64 => visit_i64, i64, "i64", true, 64;
+        deserialize_i128 => visit_i128, i128, "i128", true, 128;
+        deserialize_u8 => visit_u8, u8, "u8", false, 8;
+        deserialize_u16 => visit_u16, u16, "u16", false, 16;
+        deserialize_u32 => visit_u32, u32, "u32", false, 32;
+        deserialize_u64 => visit_u64, u64, "u64", false, 64;
+        deserialize_u128 => visit_u128, u128, "u128", false, 128;
+    }
+
+    #[inline]
+    fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        match self.float("f32", false)? {
+            Float::F32(v) => visitor.visit_f32(v),
+            Float::F64(v) => visitor.visit_f32(v as f32),
+        }
+    }
+
+    #[inline]
+    fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        match self.float("f64", true)? {
+            Float::F32(v) => visitor.visit_f64(v as f64),
+            Float::F64(v) => visitor.visit_f64(v),
+        }
+    }
+
+    fn deserialize_char<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        match self.plain() {
+            Some(p) if matches!(p.scalar(), Scalar::Unicode(_)) => {
+                let s = self.unicode(p)?;
+                let mut chars = s.chars();
+                match (chars.next(), chars.next()) {
+                    (Some(c), None) => visitor.visit_char(c),
+                    _ => Err(Error::invalid_value(format!(
+                        "expected a single character, found {s:?}"
+                    ))
+                    .at_byte(self.offset)),
+                }
+            }
+            _ => Err(self.mismatch("char")),
+        }
+    }
+
+    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.visit_str_value(visitor, "a string")
+    }
+
+    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.visit_str_value(visitor, "a string")
+    }
+
+    fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.visit_bytes_value(visitor)
+    }
+
+    fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.visit_bytes_value(visitor)
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        let empty = match (self.dtype, self.dims) {
+            (DType::Record(r), []) => r.fields().is_empty(),
+            (DType::Plain(p), []) => p.scalar() == Scalar::Void(0),
+            _ => false,
+        };
+        if empty {
+            visitor.visit_unit()
+        } else {
+            Err(self.mismatch("unit"))
+        }
+    }
+
+    fn deserialize_unit_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        self.deserialize_unit(visitor)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        // `half::f16` deserializes as a newtype struct named "f16" that accepts an f32; give it
+        // the exact value of an `f2`, and refuse narrowing from wider floats.
+        if name == "f16" {
+            return match self.plain() {
+                Some(p) if p.scalar() == Scalar::F16 => match self.float("half::f16", false)? {
+                    Float::F32(v) => visitor.visit_f32(v),
+                    Float::F64(v) => visitor.visit_f64(v),
+                },
+                _ => Err(self.mismatch("half::f16")),
+            };
+        }
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.visit_seq_value(visitor, false)
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value> {
+        match self.seq_len() {
+            Some(n) if n == len as u64 => self.visit_seq_value(visitor, true),
+            _ => Err(self.mismatch(&format!("a tuple of {len}"))),
+        }
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        len: usize,
+        visitor: V,
+    ) -> Result<V::Value> {
+        match self.seq_len() {
+            Some(n) if n == len as u64 => self.visit_seq_value(visitor, true),
+            _ => Err(self.mismatch(&format!("{name} (a tuple of {len})"))),
+        }
+    }
+
+    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.visit_map_value(visitor, None, "a map")
+    }
+
+    #[inline]
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        match (self.dtype, self.dims) {
+            (DType::Record(rec), []) => {
+                let select = self.ctx.select(rec, fields);
+                let select = if select.len() == rec.fields().len() {
+                    None
+                } else {
+                    Some(select)
+                };
+                self.visit_map_value(visitor, select, name)
+            }
+            _ => Err(self.mismatch(name)),
+        }
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        // A unit variant from its name in an `S` or `U` field, as serde_json reads a string.
+        let s = match self.plain() {
+            Some(p) if matches!(p.scalar(), Scalar::Bytes(_)) => {
+                utf8(self.s_bytes().0, self.offset)?.to_owned()
+            }
+            Some(p) if matches!(p.scalar(), Scalar::Unicode(_)) => self.unicode(p)?,
+            _ => return Err(self.mismatch(name)),
+        };
+        visitor.visit_enum(IntoDeserializer::<Error>::into_deserializer(s))
+    }
+
+    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.visit_str_value(visitor, "an identifier")
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_unit()
+    }
+
+    fn is_human_readable(&self) -> bool {
+        false
+    }
+}

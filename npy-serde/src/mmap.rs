@@ -1,0 +1,219 @@
+//! [`MmapArray`]: a `.npy` file mapped into memory, read in place.
+//!
+//! The header is validated when the file is opened; records and whole arrays then deserialize
+//! straight from the mapped pages, and `&str`/`&[u8]` fields borrow from them (zero copy).
+//!
+//! ```no_run
+//! # fn main() -> npy_serde::Result<()> {
+//! use npy_serde::MmapArray;
+//! let map = MmapArray::open("points.npy")?;
+//! let names: Vec<&str> = map.deserialize()?; // an `S` array, borrowed from the map
+//! let third: &str = map.record(2)?;
+//! # let _ = (names, third);
+//! # Ok(())
+//! # }
+//! ```
+
+use std::fs::File;
+use std::path::Path;
+
+use serde::de::Deserialize;
+
+use crate::array::decode_all;
+use crate::de::{Ctx, ElemDe, SliceSource, Source};
+use crate::error::{Error, Result};
+use crate::header::{parse_header, Header, ParsedHeader};
+use crate::read::{data_of, deserialize_data, ReaderBuilder};
+use crate::value::Array;
+
+/// A memory-mapped `.npy` file with a validated header.
+///
+/// # File changes
+///
+/// The map shows the file's current contents. If another process (or this one) writes to the
+/// file while it is mapped, values read later may change; if it truncates the file, touching
+/// the lost pages raises `SIGBUS`. Map only files that nothing modifies while the map exists,
+/// or read them with [`from_path`](crate::from_path) instead, which copies.
+pub struct MmapArray {
+    map: memmap2::Mmap,
+    header: ParsedHeader,
+    data_start: usize,
+    data_len: usize,
+    rb: ReaderBuilder,
+}
+
+impl std::fmt::Debug for MmapArray {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MmapArray")
+            .field("header", &self.header)
+            .field("data_len", &self.data_len)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MmapArray {
+    /// Maps the file at `path` (default limits).
+    pub fn open<P: AsRef<Path>>(path: P) -> Result<MmapArray> {
+        Self::open_with(path, &ReaderBuilder::new())
+    }
+
+    /// Maps the file at `path` with the given reading options.
+    pub fn open_with<P: AsRef<Path>>(path: P, rb: &ReaderBuilder) -> Result<MmapArray> {
+        let file = File::open(path.as_ref())?;
+        // SAFETY: `Mmap::map` is unsafe because the mapped memory can change under us: another
+        // process (or this one) writing the file makes the bytes we read change, and truncating
+        // it makes access to the lost pages raise SIGBUS. This crate never writes through the
+        // map and only ever reads bytes, so any byte values are valid for every decode path (a
+        // changed bool byte is an error, never UB); the caller is told in `MmapArray`'s docs
+        // that the file must not be modified or truncated while mapped.
+        let map = unsafe { memmap2::Mmap::map(&file)? };
+        let header = parse_header(&map, &rb.limits)?;
+        let data = data_of(&map, &header, rb)?;
+        let data_len = data.len();
+        let data_start = header.data_offset as usize;
+        Ok(MmapArray {
+            map,
+            header,
+            data_start,
+            data_len,
+            rb: rb.clone(),
+        })
+    }
+
+    /// The header.
+    pub fn header(&self) -> &Header {
+        &self.header.header
+    }
+
+    /// The header with its version and data offset.
+    pub fn parsed_header(&self) -> &ParsedHeader {
+        &self.header
+    }
+
+    /// Number of elements (product of the shape).
+    pub fn len(&self) -> u64 {
+        // Checked when the map was opened.
+        self.header.header.count().unwrap_or(0)
+    }
+
+    /// True if the array has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The raw data bytes, in storage order (Fortran order if the header says so), in the
+    /// file's byte order.
+    pub fn data(&self) -> &[u8] {
+        &self.map[self.data_start..self.data_start + self.data_len]
+    }
+
+    /// The whole mapped file.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.map
+    }
+
+    /// Deserializes the whole array (nested sequences following the shape), borrowing strings
+    /// and bytes from the map.
+    pub fn deserialize<'a, T: Deserialize<'a>>(&'a self) -> Result<T> {
+        deserialize_data(self.data(), true, &self.header, &self.rb)
+    }
+
+    /// Deserializes element `index` (logical C order: for a Fortran-order array, the element
+    /// whose C-order flat index is `index`).
+    pub fn record<'a, T: Deserialize<'a>>(&'a self, index: u64) -> Result<T> {
+        let len = self.len();
+        if index >= len {
+            return Err(Error::limit(
+                "the record index",
+                len.saturating_sub(1),
+                index,
+            ));
+        }
+        let h = &self.header.header;
+        let mut src = SliceSource::new(
+            self.data(),
+            true,
+            &h.dtype,
+            &h.shape,
+            h.fortran_order,
+            self.header.data_offset,
+        )?;
+        src.seek(index);
+        let mut ctx = self.rb.ctx();
+        let e = src.next_elem()?;
+        T::deserialize(ElemDe {
+            bytes: e.bytes,
+            borrowed: e.borrowed,
+            dtype: &h.dtype,
+            dims: &[],
+            offset: e.offset,
+            ctx: &mut ctx,
+        })
+        .map_err(|err| err.at_record(index))
+    }
+
+    /// Iterates over the elements in logical C order, borrowing from the map.
+    pub fn records<'a, T: Deserialize<'a>>(&'a self) -> Result<MmapRecords<'a, T>> {
+        let h = &self.header.header;
+        Ok(MmapRecords {
+            src: SliceSource::new(
+                self.data(),
+                true,
+                &h.dtype,
+                &h.shape,
+                h.fortran_order,
+                self.header.data_offset,
+            )?,
+            dtype: &h.dtype,
+            ctx: self.rb.ctx(),
+            _t: std::marker::PhantomData,
+        })
+    }
+
+    /// Decodes the whole array into an [`Array`] of [`Value`](crate::Value)s.
+    pub fn to_array(&self) -> Result<Array> {
+        decode_all(self.data(), &self.header, &self.rb)
+    }
+}
+
+/// Iterator over the elements of an [`MmapArray`].
+pub struct MmapRecords<'a, T> {
+    src: SliceSource<'a>,
+    dtype: &'a crate::dtype::DType,
+    ctx: Ctx,
+    _t: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<'a, T: Deserialize<'a>> Iterator for MmapRecords<'a, T> {
+    type Item = Result<T>;
+
+    fn next(&mut self) -> Option<Result<T>> {
+        if self.src.remaining() == 0 {
+            return None;
+        }
+        let e = match self.src.next_elem() {
+            Ok(e) => e,
+            Err(e) => return Some(Err(e)),
+        };
+        let index = e.index;
+        Some(
+            T::deserialize(ElemDe {
+                bytes: e.bytes,
+                borrowed: e.borrowed,
+                dtype: self.dtype,
+                dims: &[],
+                offset: e.offset,
+                ctx: &mut self.ctx,
+            })
+            .map_err(|err| err.at_record(index)),
+        )
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.src.remaining();
+        (
+            usize::try_from(n).unwrap_or(usize::MAX),
+            usize::try_from(n).ok(),
+        )
+    }
+}

@@ -1,0 +1,274 @@
+//! [`RecordReader`]: an iterator over an array's elements, one at a time, in O(element)
+//! memory.
+//!
+//! The data is read in large blocks into one reused buffer and each element is decoded from
+//! that buffer; no per-element `io::Read` call. With a seekable reader,
+//! [`RecordReader::seek_to_record`] jumps to any element.
+//!
+//! ```
+//! # fn main() -> npy_serde::Result<()> {
+//! # let mut file = b"\x93NUMPY\x01\x00\x76\x00".to_vec();
+//! # let dict = "{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }";
+//! # file.extend_from_slice(dict.as_bytes());
+//! # file.resize(127, b' ');
+//! # file.push(b'\n');
+//! # for v in [10i32, 20, 30] { file.extend_from_slice(&v.to_le_bytes()); }
+//! let mut records = npy_serde::RecordReader::<_, i64>::new(std::io::Cursor::new(file))?;
+//! assert_eq!(records.len(), 3);
+//! records.seek_to_record(1)?;
+//! let rest: Vec<i64> = records.collect::<Result<_, _>>()?;
+//! assert_eq!(rest, [20, 30]);
+//! # Ok(())
+//! # }
+//! ```
+
+use std::fmt;
+use std::io::{Read, Seek, SeekFrom};
+use std::marker::PhantomData;
+
+use serde::de::{DeserializeOwned, DeserializeSeed};
+
+use crate::de::{Ctx, ElemDe, FortranWalk};
+use crate::error::{Error, Result};
+use crate::header::{read_header, Header, ParsedHeader};
+use crate::read::{BlockReader, ReaderBuilder};
+
+/// Yields the elements of one `.npy` array as `T`, in logical C order (the array's axes are
+/// flattened; for a 0-d array, one element).
+///
+/// A Fortran-order array with more than one non-trivial axis is read into memory first
+/// (logical C order needs random access); every other array streams in O(block) memory.
+///
+/// After an I/O or end-of-input error the iterator ends; after an error in one element (a type
+/// mismatch, an invalid value), it continues with the next element.
+pub struct RecordReader<R, T> {
+    block: BlockReader<R>,
+    header: ParsedHeader,
+    itemsize: usize,
+    count: u64,
+    next: u64,
+    /// Fortran-order data held in memory, with its walker in logical C order.
+    memory: Option<(Vec<u8>, FortranWalk)>,
+    ctx: Ctx,
+    failed: bool,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<R, T> fmt::Debug for RecordReader<R, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RecordReader")
+            .field("header", &self.header)
+            .field("next", &self.next)
+            .field("count", &self.count)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R: Read, T: DeserializeOwned> RecordReader<R, T> {
+    /// Reads the header from `reader` (default limits) and streams the elements after it.
+    pub fn new(reader: R) -> Result<Self> {
+        Self::with_builder(reader, &ReaderBuilder::new())
+    }
+
+    pub(crate) fn with_builder(mut reader: R, rb: &ReaderBuilder) -> Result<Self> {
+        let header = read_header(&mut reader, &rb.limits)?;
+        Self::build(reader, header, rb)
+    }
+
+    /// Streams the elements of an array whose header was already read: `reader` must be
+    /// positioned at the first data byte (e.g. an `.npz` member after its header).
+    pub fn from_parts(reader: R, header: ParsedHeader) -> Result<Self> {
+        Self::build(reader, header, &ReaderBuilder::new())
+    }
+
+    /// [`from_parts`](Self::from_parts) with options.
+    pub fn from_parts_with(reader: R, header: ParsedHeader, rb: &ReaderBuilder) -> Result<Self> {
+        Self::build(reader, header, rb)
+    }
+
+    /// Like [`from_parts`](Self::from_parts) given just the header's content: byte offsets in
+    /// errors count from the first data byte.
+    pub fn from_reader_with_header(reader: R, header: Header) -> Result<Self> {
+        let version = crate::header::Version::V1_0;
+        Self::build(
+            reader,
+            ParsedHeader {
+                header,
+                version,
+                data_offset: 0,
+            },
+            &ReaderBuilder::new(),
+        )
+    }
+
+    fn build(reader: R, header: ParsedHeader, rb: &ReaderBuilder) -> Result<Self> {
+        let (count, len) = rb.check(&header.header)?;
+        let mut block = BlockReader::new(reader, header.data_offset, len);
+        let h = &header.header;
+        let memory = match h.fortran_order.then(|| FortranWalk::new(&h.shape)) {
+            Some(Some(walk)) => Some((block.read_all()?, walk)),
+            _ => None,
+        };
+        Ok(RecordReader {
+            block,
+            itemsize: h.dtype.itemsize(),
+            header,
+            count,
+            next: 0,
+            memory,
+            ctx: rb.ctx(),
+            failed: false,
+            _t: PhantomData,
+        })
+    }
+}
+
+impl<R, T> RecordReader<R, T> {
+    /// The array's header.
+    pub fn header(&self) -> &Header {
+        &self.header.header
+    }
+
+    /// The header with its version and data offset.
+    pub fn parsed_header(&self) -> &ParsedHeader {
+        &self.header
+    }
+
+    /// Number of elements in the array (the product of its shape).
+    pub fn len(&self) -> u64 {
+        self.count
+    }
+
+    /// True if the array has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Index of the next element to be yielded.
+    pub fn position(&self) -> u64 {
+        self.next
+    }
+
+    /// Elements not yet yielded.
+    pub fn remaining(&self) -> u64 {
+        self.count - self.next.min(self.count)
+    }
+}
+
+impl<R: Read, T> RecordReader<R, T> {
+    /// Skips the elements not yet read and returns the reader, positioned just after the
+    /// array's data (ready for the next array of a stream).
+    pub fn into_inner(mut self) -> Result<R> {
+        if self.memory.is_none() {
+            self.block.drain()?;
+        }
+        Ok(self.block.inner)
+    }
+}
+
+impl<R: Read + Seek, T> RecordReader<R, T> {
+    /// Moves to element `index` (logical C order); `index == len()` moves to the end.
+    ///
+    /// Seeks the underlying reader relative to where the data started (so it works for readers
+    /// positioned anywhere, such as a file with several arrays).
+    pub fn seek_to_record(&mut self, index: u64) -> Result<()> {
+        if index > self.count {
+            return Err(Error::limit("the record index", self.count, index));
+        }
+        self.failed = false;
+        if let Some((_, walk)) = &mut self.memory {
+            if index < self.next {
+                if let Some(w) = FortranWalk::new(&self.header.header.shape) {
+                    *walk = w;
+                }
+                self.next = 0;
+            }
+            while self.next < index {
+                walk.advance();
+                self.next += 1;
+            }
+            return Ok(());
+        }
+        let target = index
+            .checked_mul(self.itemsize as u64)
+            .ok_or_else(|| Error::overflow("the record offset"))?;
+        let here = self.block.inner.stream_position()?;
+        let data_start = here
+            .checked_sub(self.block.read_from_inner())
+            .ok_or_else(|| Error::overflow("the data start"))?;
+        let to = data_start
+            .checked_add(target)
+            .ok_or_else(|| Error::overflow("the record offset"))?;
+        self.block.inner.seek(SeekFrom::Start(to))?;
+        self.block.reset_to(target);
+        self.next = index;
+        Ok(())
+    }
+}
+
+impl<R: Read, T: DeserializeOwned> RecordReader<R, T> {
+    /// Deserializes the next element with a seed (for stateful deserialization).
+    pub fn next_seed<S, V>(&mut self, seed: S) -> Option<Result<V>>
+    where
+        S: for<'de> DeserializeSeed<'de, Value = V>,
+    {
+        if self.failed || self.next >= self.count {
+            return None;
+        }
+        let index = self.next;
+        let dtype = &self.header.header.dtype;
+        let (bytes, offset) = match &mut self.memory {
+            Some((data, walk)) => {
+                let start = (walk.pos() as usize).wrapping_mul(self.itemsize);
+                walk.advance();
+                match data.get(start..start.wrapping_add(self.itemsize)) {
+                    Some(b) => (b, self.header.data_offset + start as u64),
+                    None => {
+                        self.failed = true;
+                        return Some(Err(Error::eof("an element", self.itemsize as u64, 0)));
+                    }
+                }
+            }
+            None => {
+                let offset = self.block.offset();
+                match self.block.next(self.itemsize) {
+                    Ok(b) => (b, offset),
+                    Err(e) => {
+                        self.failed = true;
+                        return Some(Err(e.at_record(index)));
+                    }
+                }
+            }
+        };
+        self.next += 1;
+        let de = ElemDe {
+            bytes,
+            borrowed: None,
+            dtype,
+            dims: &[],
+            offset,
+            ctx: &mut self.ctx,
+        };
+        Some(seed.deserialize(de).map_err(|e| e.at_record(index)))
+    }
+}
+
+impl<R: Read, T: DeserializeOwned> Iterator for RecordReader<R, T> {
+    type Item = Result<T>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Result<T>> {
+        self.next_seed(PhantomData::<T>)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        if self.failed {
+            return (0, Some(0));
+        }
+        let n = self.remaining();
+        (
+            usize::try_from(n).unwrap_or(usize::MAX),
+            usize::try_from(n).ok(),
+        )
+    }
+}
