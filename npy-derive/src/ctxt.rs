@@ -30,6 +30,11 @@ impl Ctxt {
         self.errors.borrow_mut().push(err);
     }
 
+    /// True if no error was recorded yet.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.errors.borrow().is_empty()
+    }
+
     /// All errors combined into one (each keeps its own span), or `Ok` if there were none.
     pub(crate) fn check(self) -> syn::Result<()> {
         let mut errors = self.errors.into_inner().into_iter();

@@ -63,12 +63,29 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
         .map(|f| members(&cx, &container, f))
         .unwrap_or_default();
 
-    if container.transparent {
+    // serde serializes a newtype struct (one unnamed field) as its field, and so do the
+    // reader and writer: its dtype is the field's, as for #[serde(transparent)].
+    let newtype = matches!(fields, Some(Fields::Unnamed(u)) if u.unnamed.len() == 1);
+    let transparent = container.transparent || newtype;
+    let what = if container.transparent {
+        "a #[serde(transparent)] struct"
+    } else {
+        "a newtype struct (serde serializes it as its field)"
+    };
+    if transparent {
         if let Some(span) = container.align {
             cx.error_at(
                 span,
-                "#[npy(align)] has no effect on a #[serde(transparent)] struct, whose dtype is \
-                 its single field's dtype",
+                format!("#[npy(align)] has no effect on {what}: its dtype is its field's dtype"),
+            );
+        }
+        if fields.is_some() && members.len() != 1 && cx.is_empty() {
+            cx.error_spanned_by(
+                &input.ident,
+                format!(
+                    "{what} needs exactly one field in the dtype, found {}",
+                    members.len()
+                ),
             );
         }
     }
@@ -92,23 +109,20 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
 
     let dtype_exprs: Vec<TokenStream> = members.iter().map(|m| field_dtype(&private, m)).collect();
 
-    let body = if container.transparent {
-        // serde checks that exactly one field is serialized; report nothing twice.
-        match dtype_exprs.as_slice() {
-            [e] => quote!(#private::with_order(#e, #order)),
-            _ => return Ok(TokenStream::new()),
-        }
-    } else {
-        let names = members.iter().map(|m| &m.name);
-        let type_name = input.ident.to_string();
-        let aligned = container.align.is_some();
-        quote! {
-            #private::record(
-                #type_name,
-                ::std::vec![#((#names, #dtype_exprs)),*],
-                #aligned,
-                #order,
-            )
+    let body = match (transparent, dtype_exprs.as_slice()) {
+        (true, [e]) => quote!(#private::with_order(#e, #order)),
+        _ => {
+            let names = members.iter().map(|m| &m.name);
+            let type_name = input.ident.to_string();
+            let aligned = container.align.is_some();
+            quote! {
+                #private::record(
+                    #type_name,
+                    ::std::vec![#((#names, #dtype_exprs)),*],
+                    #aligned,
+                    #order,
+                )
+            }
         }
     };
 

@@ -273,6 +273,25 @@ struct Lengths {
 #[derive(Serialize, Deserialize, NpyRecord)]
 struct Empty {}
 
+/// Newtype structs are their field, as serde serializes them.
+#[derive(Serialize, Deserialize, NpyRecord)]
+struct Celsius(f32);
+
+#[derive(Serialize, Deserialize, NpyRecord)]
+#[npy(byte_order = "big")]
+struct BigId(u32);
+
+#[derive(Serialize, Deserialize, NpyRecord)]
+struct Label(#[npy(bytes = 4)] [u8; 4]);
+
+#[derive(Serialize, Deserialize, NpyRecord)]
+struct Reading {
+    t: Celsius,
+    id: BigId,
+    label: Label,
+    history: [Celsius; 2],
+}
+
 /// One struct: its dtype, the descr NumPy prints for the equivalent dtype, and that NumPy
 /// spelling (a Python expression).
 struct Case {
@@ -473,6 +492,11 @@ fn cases() -> Vec<Case> {
             "np.dtype([('len','f8'),('lens','f8',(2,))])",
         ),
         case::<Empty>("Empty", "[]", "np.dtype([])"),
+        case::<Reading>(
+            "Reading",
+            "[('t', '<f4'), ('id', '>u4'), ('label', '|S4'), ('history', '<f4', (2,))]",
+            "np.dtype([('t','f4'),('id','>u4'),('label','S4'),('history','f4',(2,))])",
+        ),
     ]
 }
 
@@ -496,8 +520,11 @@ fn derived_descr_equals_numpys() {
 }
 
 #[test]
-fn transparent_struct_has_its_fields_dtype() {
+fn transparent_and_newtype_structs_have_their_fields_dtype() {
     assert_eq!(Meters::dtype().descr(), "'<f8'");
+    assert_eq!(Celsius::dtype().descr(), "'<f4'");
+    assert_eq!(BigId::dtype().descr(), "'>u4'");
+    assert_eq!(Label::dtype().descr(), "'|S4'");
 }
 
 fn offsets(dt: &DType) -> Vec<usize> {
