@@ -620,10 +620,14 @@ impl<R: Read> MemberReader<'_, R> {
         match e.kind() {
             _ if e.get_ref().is_some_and(|inner| inner.is::<Error>()) => e,
             K::InvalidData | K::InvalidInput | K::UnexpectedEof | K::Other => {
-                let msg = if e.to_string() == "Invalid checksum" {
-                    "CRC-32 mismatch: the member's data is corrupt".to_string()
-                } else {
-                    format!("corrupt member data: {e}")
+                let text = e.to_string();
+                let msg = match text.as_str() {
+                    "Invalid checksum" => "CRC-32 mismatch: the member's data is corrupt".into(),
+                    "File is larger than its declared uncompressed size" => format!(
+                        "holds more than the {} bytes the archive declares",
+                        self.size
+                    ),
+                    _ => format!("corrupt member data: {text}"),
                 };
                 self.error(msg)
             }
