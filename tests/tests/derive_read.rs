@@ -58,7 +58,7 @@ fn record_fixture_reads_into_derived_struct() {
     assert_eq!(recs[2].flag, 255);
     assert_eq!(recs[3].id, i64::MIN);
     assert_eq!(recs[3].x, f64::INFINITY);
-    assert_eq!(recs[3].y, 1.401298464324817e-45);
+    assert_eq!(recs[3].y, f32::from_bits(1)); // the smallest subnormal
     assert_eq!(recs[4].y, f32::NEG_INFINITY);
     assert_eq!(recs[4].v, [2.0, 2.25, 2.5]);
 }
