@@ -45,6 +45,9 @@ pub use read::{
 pub use stream::RecordReader;
 
 // ---- writing (serde Serializer, streaming writer) ----
+pub mod ser;
+pub mod write;
+pub use write::{to_path, to_vec, to_writer, NpyWriter, WriterBuilder};
 
 // ---- npz ----
 pub mod npz;
