@@ -52,7 +52,7 @@
 mod read;
 mod write;
 
-pub use read::{MemberInfo, NpzArchive, NpzMember, NpzReaderBuilder};
+pub use read::{MemberInfo, NpzArchive, NpzMember, NpzReaderBuilder, NpzRecords};
 pub use write::{MemberWriter, NpzStreamWriter, NpzWriter, RawMemberWriter};
 
 use std::fmt;

@@ -5,6 +5,7 @@ use std::fs::File;
 use std::io::{self, BufReader, Cursor, Read, Seek};
 use std::path::Path;
 
+use serde::de::DeserializeOwned;
 use zip::read::ZipFile;
 use zip::ZipArchive;
 
@@ -13,8 +14,11 @@ use super::{
     DEFAULT_MAX_MEMBER_SIZE, MAX_DEFLATE_RATIO,
 };
 use crate::error::{Error, ErrorKind, Result};
-use crate::header::{self, Limits, ParsedHeader};
+use crate::header::{self, Header, Limits, ParsedHeader};
 use crate::pyliteral;
+use crate::read::ReaderBuilder;
+use crate::stream::RecordReader;
+use crate::value::Array;
 
 /// Options for opening an `.npz` archive: the limits applied to untrusted input.
 ///
@@ -40,7 +44,7 @@ use crate::pyliteral;
 pub struct NpzReaderBuilder {
     max_members: usize,
     max_member_size: u64,
-    limits: Limits,
+    reader: ReaderBuilder,
     reject_duplicate_names: bool,
 }
 
@@ -49,7 +53,7 @@ impl Default for NpzReaderBuilder {
         NpzReaderBuilder {
             max_members: DEFAULT_MAX_MEMBERS,
             max_member_size: DEFAULT_MAX_MEMBER_SIZE,
-            limits: Limits::default(),
+            reader: ReaderBuilder::new(),
             reject_duplicate_names: false,
         }
     }
@@ -82,14 +86,21 @@ impl NpzReaderBuilder {
 
     /// The limits used to parse each member's `.npy` header (default: NumPy's).
     pub fn header_limits(mut self, limits: Limits) -> Self {
-        self.limits = limits;
+        self.reader = self.reader.with_limits(limits);
         self
     }
 
     /// Shorthand to set only the `max_header_size` of the header limits (NumPy's
     /// `max_header_size`, default 10000).
     pub fn max_header_size(mut self, bytes: u64) -> Self {
-        self.limits.max_header_size = bytes;
+        self.reader = self.reader.max_header_size(bytes);
+        self
+    }
+
+    /// The options used to read each member's `.npy` data (header limits, data-size limits),
+    /// as for a plain `.npy` file.
+    pub fn reader_options(mut self, reader: ReaderBuilder) -> Self {
+        self.reader = reader;
         self
     }
 
@@ -274,6 +285,11 @@ impl MemberInfo {
 /// assert_eq!((info.name.as_str(), info.compression), ("a.npy", Compression::Deflate));
 /// assert_eq!(npz.header("a")?.header.shape, [3]);
 ///
+/// // Typed, dynamic, streamed or raw.
+/// assert_eq!(npz.read::<Vec<i32>>("a")?, [1, 2, 3]);
+/// assert_eq!(npz.read_array("a")?.values.len(), 3);
+/// let total: i64 = npz.records::<i64>("a")?.map(|r| r.unwrap()).sum();
+/// assert_eq!(total, 6);
 /// let mut member = npz.by_key("a")?;
 /// member.header()?; // consumes the header; what follows is the data
 /// assert_eq!(member.read_raw()?, [1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0]);
@@ -435,7 +451,7 @@ impl<R: Read + Seek> NpzArchive<R> {
                 pos: 0,
                 verified: false,
             },
-            limits: self.options.limits.clone(),
+            options: &self.options.reader,
             header: None,
             header_bytes: Vec::new(),
         })
@@ -446,6 +462,24 @@ impl<R: Read + Seek> NpzArchive<R> {
     pub fn header(&mut self, key: &str) -> Result<ParsedHeader> {
         let mut member = self.by_key(key)?;
         Ok(member.header()?.clone())
+    }
+
+    /// Reads the array of the member for `key` into `T` (see [`crate::read`] for the mapping:
+    /// `Vec<T>` for 1-D, nested `Vec`s or arrays for more dimensions, a struct per record).
+    pub fn read<T: DeserializeOwned>(&mut self, key: &str) -> Result<T> {
+        self.by_key(key)?.deserialize()
+    }
+
+    /// Reads the array of the member for `key` as a dynamically typed [`Array`].
+    pub fn read_array(&mut self, key: &str) -> Result<Array> {
+        self.by_key(key)?.read_array()
+    }
+
+    /// Streams the elements of the member for `key` one at a time, decompressing on the fly:
+    /// memory stays O(record) however large the member (except for Fortran-order arrays of
+    /// more than one dimension, whose logical C order needs the whole array in memory).
+    pub fn records<T: DeserializeOwned>(&mut self, key: &str) -> Result<NpzRecords<'_, R, T>> {
+        self.by_key(key)?.records()
     }
 
     /// All the bytes of the member for `key` (a non-`.npy` member, or a `.npy` member's whole
@@ -476,7 +510,7 @@ impl<R: Read + Seek> NpzArchive<R> {
 pub struct NpzMember<'a, R: Read> {
     info: &'a MemberInfo,
     reader: MemberReader<'a, R>,
-    limits: Limits,
+    options: &'a ReaderBuilder,
     header: Option<ParsedHeader>,
     header_bytes: Vec<u8>,
 }
@@ -521,7 +555,7 @@ impl<'a, R: Read> NpzMember<'a, R> {
                 inner: &mut self.reader,
                 buf: &mut self.header_bytes,
             };
-            let parsed = header::read_header(&mut rec, &self.limits).map_err(lift)?;
+            let parsed = header::read_header(&mut rec, self.options.limits()).map_err(lift)?;
             check_member_size(self.info, &parsed)?;
             self.header = Some(parsed);
         }
@@ -537,6 +571,51 @@ impl<'a, R: Read> NpzMember<'a, R> {
     /// `data_offset` bytes).
     pub fn header_bytes(&self) -> Option<&[u8]> {
         self.header.as_ref().map(|_| self.header_bytes.as_slice())
+    }
+
+    /// Reads the header if needed and checks the member is positioned at its first data byte.
+    fn at_data(&mut self) -> Result<ParsedHeader> {
+        let header = self.header()?.clone();
+        if self.reader.pos != header.data_offset {
+            return Err(zip_error(format!(
+                "cannot read the array of member {}: {} of its data bytes were already read",
+                quote(&self.info.name),
+                self.reader.pos - header.data_offset
+            )));
+        }
+        Ok(header)
+    }
+
+    /// Reads the array into `T` (see [`crate::read`] for the mapping), then checks the rest of
+    /// the member (its length and CRC-32).
+    pub fn deserialize<T: DeserializeOwned>(mut self) -> Result<T> {
+        let header = self.at_data()?;
+        let options = self.options;
+        let value = options
+            .from_reader_with_header(&mut self, &header)
+            .map_err(lift)?;
+        self.drain()?;
+        Ok(value)
+    }
+
+    /// Reads the array as a dynamically typed [`Array`], then checks the rest of the member.
+    pub fn read_array(mut self) -> Result<Array> {
+        let header = self.at_data()?;
+        let options = self.options;
+        let array = options
+            .array_from_reader_with_header(&mut self, &header)
+            .map_err(lift)?;
+        self.drain()?;
+        Ok(array)
+    }
+
+    /// Streams the array's elements (logical C order), decoding the member as they are
+    /// read; see [`NpzArchive::records`].
+    pub fn records<T: DeserializeOwned>(mut self) -> Result<NpzRecords<'a, R, T>> {
+        let header = self.at_data()?;
+        let options = self.options;
+        let inner = RecordReader::from_parts_with(self, header, options).map_err(lift)?;
+        Ok(NpzRecords { inner })
     }
 
     /// The rest of the member's bytes (all of them if nothing was read yet, the array data
@@ -562,6 +641,93 @@ impl<'a, R: Read> NpzMember<'a, R> {
 impl<R: Read> Read for NpzMember<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         self.reader.read(buf)
+    }
+}
+
+/// The elements of one `.npz` member, streamed: an iterator of `Result<T>` (see
+/// [`NpzArchive::records`]). The member's CRC-32 is checked when the last element is read.
+///
+/// ```
+/// use std::io::Write;
+/// use npy_serde::npz::{NpzArchive, NpzWriter};
+/// use npy_serde::Header;
+///
+/// let mut w = NpzWriter::new_compressed(std::io::Cursor::new(Vec::new()));
+/// let mut m = w.start_member("v", &Header::new("<u4".parse()?, vec![1000]))?;
+/// for i in 0..1000u32 {
+///     m.write_all(&i.to_le_bytes())?;
+/// }
+/// m.finish()?;
+/// let bytes = w.finish()?.into_inner();
+///
+/// let mut npz = NpzArchive::from_bytes(&bytes)?;
+/// let records = npz.records::<u32>("v")?;
+/// assert_eq!(records.len(), 1000);
+/// let mut sum = 0u64;
+/// for r in records {
+///     sum += u64::from(r?);
+/// }
+/// assert_eq!(sum, 999 * 1000 / 2);
+/// # Ok::<(), npy_serde::Error>(())
+/// ```
+pub struct NpzRecords<'a, R: Read, T> {
+    inner: RecordReader<NpzMember<'a, R>, T>,
+}
+
+impl<R: Read, T> std::fmt::Debug for NpzRecords<'_, R, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NpzRecords")
+            .field("inner", &self.inner)
+            .finish()
+    }
+}
+
+impl<'a, R: Read, T> NpzRecords<'a, R, T> {
+    /// The array's header.
+    pub fn header(&self) -> &Header {
+        self.inner.header()
+    }
+
+    /// The header with its version and data offset.
+    pub fn parsed_header(&self) -> &ParsedHeader {
+        self.inner.parsed_header()
+    }
+
+    /// Number of elements (the product of the shape).
+    pub fn len(&self) -> u64 {
+        self.inner.len()
+    }
+
+    /// True if the array has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.inner.is_empty()
+    }
+
+    /// Index of the next element.
+    pub fn position(&self) -> u64 {
+        self.inner.position()
+    }
+
+    /// Elements not yet yielded.
+    pub fn remaining(&self) -> u64 {
+        self.inner.remaining()
+    }
+
+    /// Skips the elements not yet read and checks the rest of the member (length, CRC-32).
+    pub fn finish(self) -> Result<()> {
+        self.inner.into_inner().map_err(lift)?.finish()
+    }
+}
+
+impl<R: Read, T: DeserializeOwned> Iterator for NpzRecords<'_, R, T> {
+    type Item = Result<T>;
+
+    fn next(&mut self) -> Option<Result<T>> {
+        self.inner.next().map(|r| r.map_err(lift))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.inner.size_hint()
     }
 }
 
