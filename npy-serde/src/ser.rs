@@ -1662,13 +1662,16 @@ pub(crate) fn infer_shape<T: ?Sized + Serialize>(value: &T, kind: ElemKind) -> R
             v.reverse();
             Ok(v)
         }
-        Probed::Number | Probed::Element => Ok(Vec::new()),
+        Probed::Number | Probed::Element | Probed::Record => Ok(Vec::new()),
     }
 }
 
 enum Probed {
     Number,
+    /// A scalar that is not a number (bool, string, bytes...).
     Element,
+    /// A struct or map (a record element).
+    Record,
     /// Axis lengths, innermost first.
     Dims(Vec<u64>),
 }
@@ -1704,7 +1707,7 @@ impl ProbeSeq {
         match self.kind {
             ElemKind::Complex if first_is_number && self.count == 2 => return Ok(Probed::Element),
             ElemKind::ByteLike if first_is_number => return Ok(Probed::Element),
-            ElemKind::Record if self.tuple && first_is_scalar => return Ok(Probed::Element),
+            ElemKind::Record if self.tuple && first_is_scalar => return Ok(Probed::Record),
             _ => {}
         }
         Ok(Probed::Dims(match self.first {
@@ -1763,7 +1766,7 @@ impl ser::SerializeMap for ProbeElement {
         Ok(())
     }
     fn end(self) -> Result<Probed> {
-        Ok(Probed::Element)
+        Ok(Probed::Record)
     }
 }
 
@@ -1774,7 +1777,7 @@ impl ser::SerializeStruct for ProbeElement {
         Ok(())
     }
     fn end(self) -> Result<Probed> {
-        Ok(Probed::Element)
+        Ok(Probed::Record)
     }
 }
 
@@ -2383,6 +2386,11 @@ mod tests {
         );
         let recs = vec![vec![Inner { x: 1, y: 2 }]; 2];
         assert_eq!(infer_shape(&recs, ElemKind::Record).unwrap(), [2, 1]);
+        // A fixed-size array (a tuple) of structs is an axis, not a positional record.
+        assert_eq!(
+            infer_shape(&[Inner { x: 1, y: 2 }], ElemKind::Record).unwrap(),
+            [1]
+        );
         let mut deep = serde_json::json!(1);
         for _ in 0..70 {
             deep = serde_json::json!([deep]);
