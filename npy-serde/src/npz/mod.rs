@@ -53,7 +53,7 @@ mod read;
 mod write;
 
 pub use read::{MemberInfo, NpzArchive, NpzMember, NpzReaderBuilder, NpzRecords};
-pub use write::{MemberWriter, NpzStreamWriter, NpzWriter, RawMemberWriter};
+pub use write::{MemberWriter, NpzRecordWriter, NpzStreamWriter, NpzWriter, RawMemberWriter};
 
 use std::fmt;
 

@@ -2,12 +2,16 @@
 
 use std::io::{self, Seek, Write};
 
+use serde::Serialize;
 use zip::write::{SimpleFileOptions, StreamWriter};
 use zip::ZipWriter;
 
 use super::{from_zip, name_for_key, positional_key, quote, zip_error, Compression};
 use crate::error::{Error, Result};
 use crate::header::Header;
+use crate::record::NpyRecord;
+use crate::value::Array;
+use crate::write::{NpyWriter, WriterBuilder};
 
 /// Unix permissions NumPy's members get (Python's `zipfile` default for `ZipFile.open(name, "w")`).
 const MEMBER_PERMISSIONS: u32 = 0o600;
@@ -16,7 +20,8 @@ const MEMBER_PERMISSIONS: u32 = 0o600;
 #[derive(Debug)]
 struct Pending {
     name: String,
-    expected: u64,
+    /// Data bytes the member must get, if checked here.
+    expected: Option<u64>,
     written: u64,
 }
 
@@ -43,11 +48,11 @@ impl<Z: Write + Seek> Core<Z> {
 
     fn check_ready(&mut self) -> Result<()> {
         if let Some(p) = self.pending.take() {
+            let of = p.expected.map_or(String::new(), |e| format!(" of its {e}"));
             self.broken = Some(format!(
-                "member {} was not finished: {} of its {} data bytes were written",
+                "member {} was not finished ({} bytes{of} were written)",
                 quote(&p.name),
                 p.written,
-                p.expected
             ));
         }
         match &self.broken {
@@ -76,13 +81,51 @@ impl<Z: Write + Seek> Core<Z> {
         self.zip.write_all(&bytes)?;
         self.pending = Some(Pending {
             name,
-            expected,
+            expected: Some(expected),
             written: 0,
         });
         Ok(MemberWriter {
             zip: &mut self.zip,
             pending: &mut self.pending,
         })
+    }
+
+    /// Starts member `key.npy` whose whole content (header included) a streaming `.npy` writer
+    /// produces; it must be finished through the returned handle.
+    fn start_records(
+        &mut self,
+        key: &str,
+        options: &WriterBuilder,
+        len: u64,
+    ) -> Result<NpzRecordWriter<'_>> {
+        let name = name_for_key(key);
+        self.start_file(&name)?;
+        self.pending = Some(Pending {
+            name,
+            expected: None,
+            written: 0,
+        });
+        let member = MemberWriter {
+            zip: &mut self.zip,
+            pending: &mut self.pending,
+        };
+        // On error the member stays pending, so the archive refuses to continue.
+        let inner = options.writer_with_len(member, len)?;
+        Ok(NpzRecordWriter { inner })
+    }
+
+    /// Writes a whole member with `write`; a failure leaves the archive unusable.
+    fn write_member(
+        &mut self,
+        name: &str,
+        write: impl FnOnce(&mut dyn Write) -> Result<()>,
+    ) -> Result<()> {
+        self.start_file(name)?;
+        let result = write(&mut self.zip);
+        if let Err(e) = &result {
+            self.broken = Some(format!("writing member {} failed: {e}", quote(name)));
+        }
+        result
     }
 
     fn start_raw(&mut self, name: &str) -> Result<RawMemberWriter<'_>> {
@@ -132,7 +175,10 @@ impl std::fmt::Debug for MemberWriter<'_> {
 impl MemberWriter<'_> {
     /// Data bytes still expected.
     pub fn remaining(&self) -> u64 {
-        self.pending.as_ref().map_or(0, |p| p.expected - p.written)
+        self.pending
+            .as_ref()
+            .and_then(|p| p.expected.map(|e| e - p.written))
+            .unwrap_or(0)
     }
 
     /// Checks that all the data was written and completes the member.
@@ -141,15 +187,14 @@ impl MemberWriter<'_> {
             .pending
             .take()
             .ok_or_else(|| zip_error("the member was already finished"))?;
-        if p.written != p.expected {
-            return Err(Error::write(format!(
-                "member {} got {} data bytes, but its header declares {}",
+        match p.expected {
+            Some(e) if e != p.written => Err(Error::write(format!(
+                "member {} got {} data bytes, but its header declares {e}",
                 quote(&p.name),
                 p.written,
-                p.expected
-            )));
+            ))),
+            _ => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -159,12 +204,12 @@ impl Write for MemberWriter<'_> {
             .pending
             .as_mut()
             .ok_or_else(|| io::Error::from(zip_error("the member was already finished")))?;
-        let left = p.expected - p.written;
+        let left = p.expected.map_or(u64::MAX, |e| e - p.written);
         if left == 0 && !buf.is_empty() {
             return Err(Error::write(format!(
                 "member {}: more data than the {} bytes its header declares",
                 quote(&p.name),
-                p.expected
+                p.written
             ))
             .into());
         }
@@ -176,6 +221,50 @@ impl Write for MemberWriter<'_> {
 
     fn flush(&mut self) -> io::Result<()> {
         self.zip.flush()
+    }
+}
+
+/// Streams the records of one member, started with [`NpzWriter::start_records`] (or the
+/// [`NpzStreamWriter`] method): a [`NpyWriter`] for a declared number of records inside the
+/// archive. [`finish`](Self::finish) checks the count and completes the member; if the writer
+/// is dropped before, the archive refuses to continue.
+pub struct NpzRecordWriter<'a> {
+    inner: NpyWriter<MemberWriter<'a>>,
+}
+
+impl std::fmt::Debug for NpzRecordWriter<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NpzRecordWriter")
+            .field("inner", &self.inner)
+            .finish()
+    }
+}
+
+impl NpzRecordWriter<'_> {
+    /// Writes one record.
+    pub fn write<T: Serialize + ?Sized>(&mut self, record: &T) -> Result<()> {
+        self.inner.write(record)
+    }
+
+    /// Writes records from a slice.
+    pub fn write_all<T: Serialize>(&mut self, records: &[T]) -> Result<()> {
+        self.inner.write_all(records)
+    }
+
+    /// Records written so far.
+    pub fn len(&self) -> u64 {
+        self.inner.len()
+    }
+
+    /// True if no record was written yet.
+    pub fn is_empty(&self) -> bool {
+        self.inner.is_empty()
+    }
+
+    /// Writes out buffered records, checks that the declared number was written, and completes
+    /// the member.
+    pub fn finish(self) -> Result<()> {
+        self.inner.finish()?.finish()
     }
 }
 
@@ -222,6 +311,73 @@ macro_rules! writer_methods {
         /// The compression the next member will use.
         pub fn compression(&self) -> Compression {
             self.core.compression
+        }
+
+        /// Adds `records` as member `key.npy`: a 1-D array with the dtype of `T` (a subarray
+        /// dtype such as `[f32; 3]` folds into the shape, as in [`crate::to_writer`]).
+        pub fn add<T: Serialize + NpyRecord>(&mut self, key: &str, records: &[T]) -> Result<()> {
+            self.core
+                .write_member(&name_for_key(key), |w| crate::write::to_writer(w, records))
+        }
+
+        /// Like [`add`](Self::add) with writing options (explicit dtype, shape, byte order,
+        /// Fortran order, header version).
+        pub fn add_with<T: Serialize + NpyRecord>(
+            &mut self,
+            key: &str,
+            options: &WriterBuilder,
+            records: &[T],
+        ) -> Result<()> {
+            self.core
+                .write_member(&name_for_key(key), |w| options.to_writer(w, records))
+        }
+
+        /// Adds a dynamic [`Array`] as member `key.npy`.
+        pub fn add_array(&mut self, key: &str, array: &Array) -> Result<()> {
+            self.core.write_member(&name_for_key(key), |w| {
+                WriterBuilder::new().write_array(w, array)
+            })
+        }
+
+        /// Adds `records` under the next positional key (`arr_0`, `arr_1`, ..., as
+        /// `numpy.savez(file, *arrays)` names them) and returns the key. A keyword member with
+        /// the same name makes this fail, as in NumPy.
+        pub fn add_positional<T: Serialize + NpyRecord>(
+            &mut self,
+            records: &[T],
+        ) -> Result<String> {
+            let key = self.core.next_positional();
+            self.add(&key, records)?;
+            Ok(key)
+        }
+
+        /// Adds a dynamic [`Array`] under the next positional key and returns the key.
+        pub fn add_positional_array(&mut self, array: &Array) -> Result<String> {
+            let key = self.core.next_positional();
+            self.add_array(&key, array)?;
+            Ok(key)
+        }
+
+        /// Starts member `key.npy` holding exactly `len` records of `T`, written one at a time
+        /// through the returned writer (streamed: memory stays O(record) whatever `len`).
+        pub fn start_records<T: NpyRecord>(
+            &mut self,
+            key: &str,
+            len: u64,
+        ) -> Result<NpzRecordWriter<'_>> {
+            self.core
+                .start_records(key, &WriterBuilder::new().record::<T>(), len)
+        }
+
+        /// Like [`start_records`](Self::start_records) with writing options (the dtype must be
+        /// set, by [`WriterBuilder::dtype`] or [`WriterBuilder::record`]).
+        pub fn start_records_with(
+            &mut self,
+            key: &str,
+            options: &WriterBuilder,
+            len: u64,
+        ) -> Result<NpzRecordWriter<'_>> {
+            self.core.start_records(key, options, len)
         }
 
         /// Starts member `key.npy` for `header`, writes the header, and returns a writer for
@@ -276,23 +432,30 @@ macro_rules! writer_methods {
 /// use npy_serde::Header;
 ///
 /// let mut w = NpzWriter::new(std::io::Cursor::new(Vec::new()));
-/// // A member streamed record by record: 1000 little-endian f64s.
-/// let mut m = w.start_member("x", &Header::new("<f8".parse()?, vec![1000]))?;
-/// for i in 0..1000 {
-///     m.write_all(&(i as f64).to_le_bytes())?;
-/// }
-/// m.finish()?;
-/// // Per-member compression, and a positional member (`arr_0`).
+/// // Whole arrays from slices (the dtype comes from `NpyRecord`), like np.savez(f, ids=...).
+/// w.add("ids", &[10u32, 20, 30])?;
+/// w.add("xyz", &[[0.5f32, 1.5, 2.5]])?; // shape (1, 3)
+/// // Per-member compression, and unnamed arrays: arr_0, arr_1, ...
 /// w.set_compression(Compression::Deflate);
-/// let (key, mut m) = w.start_positional(&Header::new("|u1".parse()?, vec![2, 2]))?;
+/// assert_eq!(w.add_positional(&[true, false])?, "arr_0");
+/// // A large member streamed record by record, never held in memory.
+/// let mut r = w.start_records::<f64>("big", 1000)?;
+/// for i in 0..1000 {
+///     r.write(&(i as f64))?;
+/// }
+/// r.finish()?;
+/// // Or raw data bytes under a header you build.
+/// let mut m = w.start_member("raw", &Header::new("|u1".parse()?, vec![2, 2]))?;
 /// m.write_all(&[1, 2, 3, 4])?;
 /// m.finish()?;
-/// assert_eq!(key, "arr_0");
 /// let bytes = w.finish()?.into_inner();
 ///
-/// let npz = NpzArchive::from_bytes(&bytes)?;
-/// assert_eq!(npz.keys().collect::<Vec<_>>(), ["x", "arr_0"]);
+/// let mut npz = NpzArchive::from_bytes(&bytes)?;
+/// assert_eq!(npz.keys().collect::<Vec<_>>(), ["ids", "xyz", "arr_0", "big", "raw"]);
 /// assert_eq!(npz.member("arr_0").unwrap().compression, Compression::Deflate);
+/// assert_eq!(npz.read::<Vec<u32>>("ids")?, [10, 20, 30]);
+/// assert_eq!(npz.read::<Vec<[f32; 3]>>("xyz")?, [[0.5, 1.5, 2.5]]);
+/// assert_eq!(npz.read::<Vec<f64>>("big")?.len(), 1000);
 /// # Ok::<(), npy_serde::Error>(())
 /// ```
 pub struct NpzWriter<W: Write + Seek> {
