@@ -226,9 +226,10 @@ fn member_writer_checks_the_declared_length() {
 
     // Dropped unfinished: the archive refuses to go on, and to finish.
     let mut w = NpzWriter::new(Cursor::new(Vec::new()));
-    let mut m = w.start_member("a", &h).unwrap();
-    m.write_all(&[1, 0]).unwrap();
-    drop(m);
+    {
+        let mut m = w.start_member("a", &h).unwrap();
+        m.write_all(&[1, 0]).unwrap();
+    } // dropped without finish
     let err = w.add("b", &[1u8]).unwrap_err();
     assert_eq!(err.kind().code(), "zip");
     assert!(
