@@ -433,8 +433,11 @@ impl Record {
     /// must have distinct names (and titles): the layouts NumPy can save.
     pub fn new(fields: Vec<Field>, itemsize: usize) -> Result<Record> {
         let mut end = 0usize;
-        for (i, f) in fields.iter().enumerate() {
-            if fields[..i].iter().any(|g| g.name == f.name) {
+        // A set, not a scan of the earlier fields: a hostile header may list 10^5 fields, and
+        // checking each against all the others would take time quadratic in the header.
+        let mut names = std::collections::HashSet::with_capacity(fields.len());
+        for f in fields.iter() {
+            if !names.insert(f.name.as_str()) {
                 return Err(Error::descr(format!(
                     "field {} occurs more than once",
                     pyliteral::repr_str(&f.name)

@@ -72,10 +72,17 @@ pub(crate) fn shorten(s: &str, max: usize) -> String {
     }
 }
 
+/// The deepest nesting of containers the parser accepts whatever the configured limit says.
+///
+/// CPython's parser refuses more than 200 nested brackets ("too many nested parentheses"), so
+/// NumPy cannot read a header nested deeper than this either; the cap bounds the parser's (and
+/// the dtype conversion's) recursion, so a raised `Limits::max_depth` cannot overflow the stack.
+pub(crate) const HARD_MAX_DEPTH: usize = 200;
+
 /// Options of the literal parser.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct LiteralOptions {
-    /// Maximum nesting of containers.
+    /// Maximum nesting of containers (at most [`HARD_MAX_DEPTH`] is used).
     pub max_depth: usize,
     /// Accept Python 2 `L` suffixes on integers (v1.0/v2.0 headers).
     pub allow_long_suffix: bool,
@@ -85,7 +92,7 @@ pub(crate) struct LiteralOptions {
 ///
 /// `base` is the byte offset of `text` in the file, added to error positions.
 pub(crate) fn parse_literal(text: &str, opts: LiteralOptions, base: u64) -> Result<Py> {
-    let mut p = LitParser {
+    let p = LitParser {
         full: text,
         opts,
         base,
@@ -107,6 +114,11 @@ pub(crate) fn parse_literal(text: &str, opts: LiteralOptions, base: u64) -> Resu
 
 fn ws(i: &str) -> IResult<&str, &str> {
     multispace0(i)
+}
+
+/// Skips Python whitespace between tokens.
+fn skip_ws(i: &str) -> &str {
+    i.trim_start_matches([' ', '\t', '\n', '\r'])
 }
 
 struct LitParser<'t> {
@@ -136,7 +148,105 @@ impl<'t> LitParser<'t> {
         )
     }
 
-    fn value(&mut self, i: &'t str, depth: usize) -> Result<(&'t str, Py)> {
+    /// One value. Recursion goes `value` -> `container` -> `value`; both frames are kept small
+    /// (the scalar cases and error formatting live in separate, non-inlined functions) so that
+    /// [`HARD_MAX_DEPTH`] levels fit comfortably in a small thread stack, even in debug builds.
+    fn value(&self, i: &'t str, depth: usize) -> Result<(&'t str, Py)> {
+        match i.as_bytes().first() {
+            Some(b'{' | b'[' | b'(') => self.container(i, depth),
+            _ => self.scalar(i),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn too_deep(&self, i: &str, depth: usize) -> Error {
+        Error::limit(
+            "header nesting depth",
+            self.opts.max_depth.min(HARD_MAX_DEPTH) as u64,
+            depth as u64 + 1,
+        )
+        .at_byte(self.base + self.offset(i) as u64)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn expected_sep(&self, rest: &str, close: char) -> Error {
+        self.expected(rest, &format!("',' or '{close}'"))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn expected_colon(&self, rest: &str) -> Error {
+        self.expected(rest, "':'")
+    }
+
+    /// A dict, list or tuple starting at `i` (which starts with the opening bracket).
+    #[inline(never)]
+    fn container(&self, i: &'t str, depth: usize) -> Result<(&'t str, Py)> {
+        if depth >= self.opts.max_depth.min(HARD_MAX_DEPTH) {
+            return Err(self.too_deep(i, depth));
+        }
+        let start = self.offset(i);
+        let open = i.as_bytes()[0];
+        let (close, is_dict) = match open {
+            b'{' => ('}', true),
+            b'[' => (']', false),
+            _ => (')', false),
+        };
+        let mut rest = &i[1..];
+        let mut items = Vec::new();
+        let mut pairs = Vec::new();
+        let mut saw_comma = false;
+        loop {
+            rest = skip_ws(rest);
+            if let Some(r) = rest.strip_prefix(close) {
+                rest = r;
+                break;
+            }
+            let first = items.is_empty() && pairs.is_empty();
+            if !saw_comma && !first {
+                return Err(self.expected_sep(rest, close));
+            }
+            let (r, v) = self.value(rest, depth + 1)?;
+            rest = skip_ws(r);
+            if is_dict {
+                let Some(r) = rest.strip_prefix(':') else {
+                    return Err(self.expected_colon(rest));
+                };
+                let (r, val) = self.value(skip_ws(r), depth + 1)?;
+                pairs.push((v, val));
+                rest = skip_ws(r);
+            } else {
+                items.push(v);
+            }
+            saw_comma = false;
+            if let Some(r) = rest.strip_prefix(',') {
+                rest = r;
+                saw_comma = true;
+            }
+        }
+        let kind = match open {
+            b'{' => PyKind::Dict(pairs),
+            b'[' => PyKind::List(items),
+            _ => {
+                // `(x)` is just x in parentheses; `(x,)` and `()` are tuples.
+                if items.len() == 1 && !saw_comma {
+                    let mut inner = items.pop().expect("one item");
+                    inner.start = start;
+                    inner.end = self.offset(rest);
+                    return Ok((rest, inner));
+                }
+                PyKind::Tuple(items)
+            }
+        };
+        let end = self.offset(rest);
+        Ok((rest, Py { kind, start, end }))
+    }
+
+    /// A string, integer or name (`True`, `False`, `None`): everything but containers.
+    #[inline(never)]
+    fn scalar(&self, i: &'t str) -> Result<(&'t str, Py)> {
         let start = self.offset(i);
         let mk = |kind, rest: &str, this: &Self| Py {
             kind,
@@ -144,70 +254,6 @@ impl<'t> LitParser<'t> {
             end: this.offset(rest),
         };
         match i.chars().next() {
-            Some('{') | Some('[') | Some('(') => {
-                if depth >= self.opts.max_depth {
-                    return Err(Error::limit(
-                        "header nesting depth",
-                        self.opts.max_depth as u64,
-                        depth as u64 + 1,
-                    )
-                    .at_byte(self.base + start as u64));
-                }
-                let open = i.as_bytes()[0];
-                let (close, is_dict) = match open {
-                    b'{' => ('}', true),
-                    b'[' => (']', false),
-                    _ => (')', false),
-                };
-                let mut rest = &i[1..];
-                let mut items = Vec::new();
-                let mut pairs = Vec::new();
-                let mut saw_comma = false;
-                loop {
-                    rest = ws(rest).map(|(r, _)| r).unwrap_or(rest);
-                    if rest.starts_with(close) {
-                        rest = &rest[1..];
-                        break;
-                    }
-                    let first = items.is_empty() && pairs.is_empty();
-                    if !saw_comma && !first {
-                        return Err(self.expected(rest, &format!("',' or '{close}'")));
-                    }
-                    let (r, v) = self.value(rest, depth + 1)?;
-                    rest = ws(r).map(|(r, _)| r).unwrap_or(r);
-                    if is_dict {
-                        let (r, _) = chr::<_, nom::error::Error<&str>>(':')
-                            .parse(rest)
-                            .map_err(|_| self.expected(rest, "':'"))?;
-                        let r = ws(r).map(|(r, _)| r).unwrap_or(r);
-                        let (r, val) = self.value(r, depth + 1)?;
-                        pairs.push((v, val));
-                        rest = ws(r).map(|(r, _)| r).unwrap_or(r);
-                    } else {
-                        items.push(v);
-                    }
-                    saw_comma = false;
-                    if let Some(r) = rest.strip_prefix(',') {
-                        rest = r;
-                        saw_comma = true;
-                    }
-                }
-                let kind = match open {
-                    b'{' => PyKind::Dict(pairs),
-                    b'[' => PyKind::List(items),
-                    _ => {
-                        // `(x)` is just x in parentheses; `(x,)` and `()` are tuples.
-                        if items.len() == 1 && !saw_comma {
-                            let mut inner = items.pop().expect("one item");
-                            inner.start = start;
-                            inner.end = self.offset(rest);
-                            return Ok((rest, inner));
-                        }
-                        PyKind::Tuple(items)
-                    }
-                };
-                Ok((rest, mk(kind, rest, self)))
-            }
             Some('\'') | Some('"') => {
                 let (mut rest, mut s) = self.string(i)?;
                 // Adjacent string literals concatenate, as in Python.

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Builds every fuzz target and runs each for SECONDS (default 60) after seeding the corpora
+# from tests/fixtures. Exits non-zero if any target crashes (panics, aborts, leaks past the RSS
+# limit, or times out on one input). Crash inputs are left in fuzz/artifacts/<target>/.
+#
+#   bash fuzz/run.sh 60            # every target, 60 s each (what CI runs)
+#   bash fuzz/run.sh 600 header    # only the named targets
+set -euo pipefail
+secs="${1:-60}"
+shift || true
+here="$(cd "$(dirname "$0")" && pwd)"
+cd "$here"
+
+if ! cargo +nightly --version >/dev/null 2>&1; then
+    echo "fuzz/run.sh: a nightly toolchain is needed (rustup toolchain install nightly)" >&2
+    exit 2
+fi
+if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
+    echo "fuzz/run.sh: cargo-fuzz not found, installing it"
+    cargo install cargo-fuzz --locked
+fi
+
+bash "$here/seed.sh"
+cargo +nightly fuzz build
+
+if [ "$#" -gt 0 ]; then
+    targets=("$@")
+else
+    mapfile -t targets < <(cargo +nightly fuzz list)
+fi
+
+# One input may take at most this long (the promise is time linear in the input).
+per_input_timeout="${FUZZ_TIMEOUT:-10}"
+failed=()
+for t in "${targets[@]}"; do
+    echo "=== fuzz target $t for ${secs}s"
+    mkdir -p "corpus/$t" "artifacts/$t"
+    if cargo +nightly fuzz run "$t" "corpus/$t" -- \
+        -max_total_time="$secs" -rss_limit_mb=2048 -timeout="$per_input_timeout" \
+        -dict="$here/npy.dict" -print_final_stats=1; then
+        echo "=== $t: no crash"
+    else
+        echo "=== $t: CRASH (input in fuzz/artifacts/$t/)" >&2
+        failed+=("$t")
+    fi
+done
+
+if [ "${#failed[@]}" -gt 0 ]; then
+    echo "fuzz/run.sh: crashes in: ${failed[*]}" >&2
+    exit 1
+fi
+echo "fuzz/run.sh: all ${#targets[@]} targets ran ${secs}s without a crash"
