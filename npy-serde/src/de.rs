@@ -40,7 +40,7 @@ struct CacheEntry {
     record: usize,
     fields_ptr: usize,
     fields_len: usize,
-    select: Rc<[u32]>,
+    select: Rc<[(u32, usize)]>,
 }
 
 const MAX_CACHE_ENTRIES: usize = 64;
@@ -55,7 +55,7 @@ impl Ctx {
 
     /// The indices of the record's fields whose names occur in `fields` (serde-derive lists
     /// every name and alias there), computed once per record dtype and struct type.
-    fn select(&mut self, rec: &Record, fields: &'static [&'static str]) -> Rc<[u32]> {
+    fn select(&mut self, rec: &Record, fields: &'static [&'static str]) -> Rc<[(u32, usize)]> {
         let key = (
             rec as *const Record as usize,
             fields.as_ptr() as usize,
@@ -66,12 +66,12 @@ impl Ctx {
                 return e.select.clone();
             }
         }
-        let select: Rc<[u32]> = rec
+        let select: Rc<[(u32, usize)]> = rec
             .fields()
             .iter()
             .enumerate()
             .filter(|(_, f)| fields.contains(&f.name.as_str()))
-            .map(|(i, _)| i as u32)
+            .map(|(i, f)| (i as u32, f.dtype.itemsize()))
             .collect();
         if self.cache.len() < MAX_CACHE_ENTRIES {
             self.cache.push(CacheEntry {
@@ -541,7 +541,7 @@ enum Float {
 
 impl<'a, 'de, 'c> ElemDe<'a, 'de, 'c> {
     /// The scalar type, if this is a scalar (not a subarray or record).
-    #[inline]
+    #[inline(always)]
     fn plain(&self) -> Option<PlainType> {
         match self.dtype {
             DType::Plain(p) if self.dims.is_empty() => Some(*p),
@@ -589,7 +589,7 @@ impl<'a, 'de, 'c> ElemDe<'a, 'de, 'c> {
     }
 
     /// A sub-deserializer for `len` bytes at `start` (relative to this value).
-    #[inline]
+    #[inline(always)]
     fn sub<'b>(
         &'b mut self,
         start: usize,
@@ -613,7 +613,7 @@ impl<'a, 'de, 'c> ElemDe<'a, 'de, 'c> {
 
     /// Any integer (or datetime, if `allow_time`) in the file, as i128, with its signedness
     /// and width; `None` if the dtype is not an integer.
-    #[inline]
+    #[inline(always)]
     fn int_value(&self, allow_time: bool) -> Result<Option<(i128, bool, u32)>> {
         let Some(p) = self.plain() else {
             return Ok(None);
@@ -637,7 +637,7 @@ impl<'a, 'de, 'c> ElemDe<'a, 'de, 'c> {
 
     /// An integer for a request of the given signedness and width: the file's integer type
     /// must convert losslessly for every value (`i4` -> `i64`, `u4` -> `i64`; not `i8` -> `u64`).
-    #[inline]
+    #[inline(always)]
     fn int(&self, want: &str, signed: bool, bits: u32) -> Result<i128> {
         if let Some((v, fs, fb)) = self.int_value(signed && bits >= 64)? {
             let ok = if signed {
@@ -654,7 +654,7 @@ impl<'a, 'de, 'c> ElemDe<'a, 'de, 'c> {
 
     /// A float for an `f32` (`wide == false`) or `f64` request: floats no wider than asked
     /// (long double to `f64` rounds to nearest even), and integers whose every value is exact.
-    #[inline]
+    #[inline(always)]
     fn float(&self, want: &str, wide: bool) -> Result<Float> {
         if let Some(p) = self.plain() {
             let s = p.order().needs_swap();
@@ -806,6 +806,11 @@ impl<'a, 'de, 'c> ElemDe<'a, 'de, 'c> {
             }
             let child = if n == 0 {
                 0
+            } else if rest.is_empty() {
+                match base {
+                    DType::Plain(p) => p.itemsize(),
+                    other => other.itemsize(),
+                }
             } else {
                 self.bytes.len() / n as usize
             };
@@ -899,7 +904,7 @@ impl<'a, 'de, 'c> ElemDe<'a, 'de, 'c> {
     fn visit_map_value<V: Visitor<'de>>(
         self,
         visitor: V,
-        select: Option<Rc<[u32]>>,
+        select: Option<Rc<[(u32, usize)]>>,
         want: &str,
     ) -> Result<V::Value> {
         match (self.dtype, self.dims) {
@@ -909,6 +914,7 @@ impl<'a, 'de, 'c> ElemDe<'a, 'de, 'c> {
                 select,
                 i: 0,
                 current: 0,
+                current_size: 0,
             }),
             _ => Err(self.mismatch(want)),
         }
@@ -1131,10 +1137,11 @@ impl<'de> SeqAccess<'de> for FieldSeq<'_, 'de, '_> {
 struct FieldMap<'a, 'de, 'c> {
     de: ElemDe<'a, 'de, 'c>,
     rec: &'a Record,
-    /// Only these field indices (the ones the target struct names), or all.
-    select: Option<Rc<[u32]>>,
+    /// Only these (field index, byte size) pairs (the fields the target struct names), or all.
+    select: Option<Rc<[(u32, usize)]>>,
     i: usize,
     current: usize,
+    current_size: usize,
 }
 
 impl<'de> MapAccess<'de> for FieldMap<'_, 'de, '_> {
@@ -1142,18 +1149,22 @@ impl<'de> MapAccess<'de> for FieldMap<'_, 'de, '_> {
 
     #[inline]
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
-        let idx = match &self.select {
+        let (idx, size) = match &self.select {
             Some(s) => match s.get(self.i) {
-                Some(&k) => k as usize,
+                Some(&(k, size)) => (k as usize, size),
                 None => return Ok(None),
             },
-            None => self.i,
+            None => match self.rec.fields().get(self.i) {
+                Some(f) => (self.i, f.dtype.itemsize()),
+                None => return Ok(None),
+            },
         };
         let Some(f) = self.rec.fields().get(idx) else {
             return Ok(None);
         };
         self.i += 1;
         self.current = idx;
+        self.current_size = size;
         seed.deserialize(de::value::StrDeserializer::<Error>::new(&f.name))
             .map(Some)
     }
@@ -1163,7 +1174,7 @@ impl<'de> MapAccess<'de> for FieldMap<'_, 'de, '_> {
         let Some(f) = self.rec.fields().get(self.current) else {
             return Err(Error::invalid_value("next_value called before next_key"));
         };
-        let d = self.de.sub(f.offset, f.dtype.itemsize(), &f.dtype, &[])?;
+        let d = self.de.sub(f.offset, self.current_size, &f.dtype, &[])?;
         seed.deserialize(d).map_err(|e| e.in_field(&f.name))
     }
 
@@ -1507,12 +1518,7 @@ impl<'de> de::Deserializer<'de> for ElemDe<'_, 'de, '_> {
         match (self.dtype, self.dims) {
             (DType::Record(rec), []) => {
                 let select = self.ctx.select(rec, fields);
-                let select = if select.len() == rec.fields().len() {
-                    None
-                } else {
-                    Some(select)
-                };
-                self.visit_map_value(visitor, select, name)
+                self.visit_map_value(visitor, Some(select), name)
             }
             _ => Err(self.mismatch(name)),
         }

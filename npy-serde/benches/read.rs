@@ -1,0 +1,250 @@
+//! Read throughput: serde into `Vec<f64>`/`Vec<Rec>` from a path, record by record through
+//! `RecordReader`, and from a memory map, versus `np.load` measured in the same run.
+//!
+//! Workloads (written to a temporary directory; page cache warm):
+//! - W1: `<f8`, 20M elements at scale 1
+//! - W2: 5M records `[('id','<i8'),('x','<f8'),('y','<f4'),('flag','u1'),('v','<f4',(3,))]`
+//! - W3: W2 big-endian
+//!
+//! Environment: `NPY_BENCH_SCALE` (float, default 1), `NPY_BENCH_REPS` (default 5),
+//! `NPY_PYTHON` (a Python with NumPy: adds np.load timings and ratios), `NPY_BENCH_KEEP=1`
+//! (keep the files and print their directory).
+//!
+//! Run: `NPY_PYTHON=.venv/bin/python cargo bench -p npy-serde --bench read`
+
+use std::fs::File;
+use std::hint::black_box;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use npy_serde::{DType, Header, MmapArray, RecordReader};
+use serde::Deserialize;
+
+#[derive(Deserialize, Clone, Copy, Debug)]
+#[allow(dead_code)] // fields are read through black_box
+struct Rec {
+    id: i64,
+    x: f64,
+    y: f32,
+    flag: u8,
+    v: [f32; 3],
+}
+
+fn write_file(path: &Path, descr: &str, n: u64, mut fill: impl FnMut(u64, &mut Vec<u8>)) {
+    let dtype: DType = descr.parse().unwrap();
+    let header = Header::new(dtype, vec![n]);
+    let mut w = BufWriter::with_capacity(1 << 20, File::create(path).unwrap());
+    w.write_all(&header.to_bytes().unwrap()).unwrap();
+    let mut buf = Vec::with_capacity(1 << 20);
+    for i in 0..n {
+        fill(i, &mut buf);
+        if buf.len() >= 1 << 20 {
+            w.write_all(&buf).unwrap();
+            buf.clear();
+        }
+    }
+    w.write_all(&buf).unwrap();
+    w.flush().unwrap();
+}
+
+fn w2_fill(big: bool) -> impl FnMut(u64, &mut Vec<u8>) {
+    move |i, b| {
+        macro_rules! put {
+            ($v:expr) => {
+                if big {
+                    b.extend_from_slice(&$v.to_be_bytes())
+                } else {
+                    b.extend_from_slice(&$v.to_le_bytes())
+                }
+            };
+        }
+        put!(i as i64);
+        put!(i as f64 * 0.5);
+        put!(i as f32);
+        b.push((i % 251) as u8);
+        for k in 0..3 {
+            put!((i + k) as f32);
+        }
+    }
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn time<T>(reps: usize, mut f: impl FnMut() -> T) -> Duration {
+    black_box(f()); // warm-up (page cache, allocator)
+    median(
+        (0..reps)
+            .map(|_| {
+                let t = Instant::now();
+                let out = f();
+                let d = t.elapsed();
+                drop(black_box(out));
+                d
+            })
+            .collect(),
+    )
+}
+
+fn gbps(bytes: u64, d: Duration) -> f64 {
+    bytes as f64 / d.as_secs_f64() / 1e9
+}
+
+fn numpy_reference(python: &str, reps: usize, files: &[&Path]) -> Vec<Option<Duration>> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/numpy_ref.py");
+    let out = Command::new(python)
+        .arg(script)
+        .arg(reps.to_string())
+        .args(files)
+        .output();
+    let Ok(out) = out else {
+        eprintln!("cannot run {python}");
+        return vec![None; files.len()];
+    };
+    if !out.status.success() {
+        eprintln!(
+            "numpy_ref.py failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return vec![None; files.len()];
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    files
+        .iter()
+        .map(|f| {
+            text.lines()
+                .find(|l| l.starts_with(&*f.to_string_lossy()))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|s| s.parse::<f64>().ok())
+                .map(Duration::from_secs_f64)
+        })
+        .collect()
+}
+
+fn main() {
+    // `cargo test --benches` runs bench binaries with --bench absent: keep that quick.
+    let scale: f64 = std::env::var("NPY_BENCH_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(if std::env::args().any(|a| a == "--bench") {
+            1.0
+        } else {
+            0.001
+        });
+    let reps: usize = std::env::var("NPY_BENCH_REPS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5);
+    let n1 = ((20_000_000.0 * scale) as u64).max(1);
+    let n2 = ((5_000_000.0 * scale) as u64).max(1);
+
+    let dir: PathBuf = std::env::temp_dir().join(format!("npy-serde-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let w1 = dir.join("w1.npy");
+    let w2 = dir.join("w2.npy");
+    let w3 = dir.join("w3.npy");
+    write_file(&w1, "<f8", n1, |i, b| {
+        b.extend_from_slice(&(i as f64).to_le_bytes())
+    });
+    let w2_descr = "[('id','<i8'),('x','<f8'),('y','<f4'),('flag','u1'),('v','<f4',(3,))]";
+    write_file(&w2, w2_descr, n2, w2_fill(false));
+    write_file(&w3, &w2_descr.replace('<', ">"), n2, w2_fill(true));
+    let b1 = n1 * 8;
+    let b2 = n2 * 33;
+
+    println!("npy-serde read benchmark: W1 {n1} x <f8 ({b1} B), W2/W3 {n2} x 33 B ({b2} B), median of {reps}");
+    let mut rows: Vec<(String, u64, Duration, usize)> = Vec::new();
+    // (label, bytes, time, index of the workload for the np.load ratio)
+    rows.push((
+        "W1 from_path -> Vec<f64>".into(),
+        b1,
+        time(reps, || npy_serde::from_path::<_, Vec<f64>>(&w1).unwrap()),
+        0,
+    ));
+    rows.push((
+        "W1 RecordReader<f64> (sum)".into(),
+        b1,
+        time(reps, || {
+            let r = RecordReader::<_, f64>::new(File::open(&w1).unwrap()).unwrap();
+            r.map(|x| x.unwrap()).sum::<f64>()
+        }),
+        0,
+    ));
+    rows.push((
+        "W1 mmap -> Vec<f64>".into(),
+        b1,
+        time(reps, || {
+            MmapArray::open(&w1)
+                .unwrap()
+                .deserialize::<Vec<f64>>()
+                .unwrap()
+        }),
+        0,
+    ));
+    for (name, path, k) in [("W2", &w2, 1usize), ("W3", &w3, 2)] {
+        rows.push((
+            format!("{name} from_path -> Vec<Rec>"),
+            b2,
+            time(reps, || npy_serde::from_path::<_, Vec<Rec>>(path).unwrap()),
+            k,
+        ));
+        rows.push((
+            format!("{name} from_reader(File) -> Vec<Rec>"),
+            b2,
+            time(reps, || {
+                npy_serde::from_reader::<_, Vec<Rec>>(File::open(path).unwrap()).unwrap()
+            }),
+            k,
+        ));
+        rows.push((
+            format!("{name} RecordReader<Rec> (sum x)"),
+            b2,
+            time(reps, || {
+                let r = RecordReader::<_, Rec>::new(File::open(path).unwrap()).unwrap();
+                r.map(|x| x.unwrap().x).sum::<f64>()
+            }),
+            k,
+        ));
+        rows.push((
+            format!("{name} mmap -> Vec<Rec>"),
+            b2,
+            time(reps, || {
+                MmapArray::open(path)
+                    .unwrap()
+                    .deserialize::<Vec<Rec>>()
+                    .unwrap()
+            }),
+            k,
+        ));
+    }
+
+    let reference = match std::env::var("NPY_PYTHON") {
+        Ok(py) if !py.is_empty() => numpy_reference(&py, reps, &[&w1, &w2, &w3]),
+        _ => vec![None; 3],
+    };
+    for (i, name) in ["W1", "W2", "W3"].iter().enumerate() {
+        if let Some(d) = reference[i] {
+            let bytes = if i == 0 { b1 } else { b2 };
+            println!(
+                "{:<40} {:>7.2} GB/s",
+                format!("{name} np.load"),
+                gbps(bytes, d)
+            );
+        }
+    }
+    for (label, bytes, d, k) in &rows {
+        let ratio = reference[*k]
+            .map(|r| format!("  {:.2}x np.load", r.as_secs_f64() / d.as_secs_f64()))
+            .unwrap_or_default();
+        println!("{label:<40} {:>7.2} GB/s{ratio}", gbps(*bytes, *d));
+    }
+    if std::env::var("NPY_BENCH_KEEP").is_ok_and(|v| v == "1") {
+        println!("files kept in {}", dir.display());
+    } else {
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
