@@ -97,6 +97,20 @@ pub fn limits(g: &Global) -> Limits {
     }
 }
 
+/// A header error as a failure; a header over the size limit names the option that raises it.
+pub fn header_failure(display: &str, e: npy_serde::Error) -> Failure {
+    match e.kind() {
+        npy_serde::ErrorKind::HeaderTooLarge { len, limit } => Failure::file(
+            display,
+            format!(
+                "the header is {len} bytes, more than the limit of {limit} (NumPy's \
+                 max_header_size); raise it with --max-header-size if you trust this file"
+            ),
+        ),
+        _ => Failure::file(display, e),
+    }
+}
+
 /// Opens an archive; members are read in a streaming way, so the library's per-member size
 /// limit (which guards collecting reads) is lifted.
 pub fn open_archive(g: &Global, path: &Path, display: &str) -> CliResult<Archive> {
@@ -197,7 +211,7 @@ impl NpyFile {
         let file_len = meta.is_file().then_some(meta.len());
         let mut reader = BufReader::with_capacity(1 << 16, file);
         let header =
-            read_raw_header(&mut reader, &limits(g)).map_err(|e| Failure::file(display, e))?;
+            read_raw_header(&mut reader, &limits(g)).map_err(|e| header_failure(display, e))?;
         Ok(NpyFile {
             header,
             reader,
@@ -218,13 +232,18 @@ impl NpyFile {
             .saturating_add(self.header.data_len());
         if len < need {
             let have = len.saturating_sub(self.header.parsed.data_offset);
+            let err = npy_serde::Error::new(npy_serde::ErrorKind::UnexpectedEof {
+                what: "the array data",
+                expected: self.header.data_len(),
+                found: have,
+            })
+            .at_byte(len);
             return Err(Failure::file(
                 display,
                 format!(
-                    "truncated data: shape {} of {} needs {} data bytes, the file has {have}",
+                    "{err}: shape {} of {} is truncated",
                     shape_text(&self.header.header().shape),
-                    self.header.dtype(),
-                    self.header.data_len()
+                    self.header.dtype()
                 ),
             ));
         }

@@ -742,7 +742,10 @@ pub fn write_input(
 
 /// Reads a member's header (with its bytes).
 pub fn member_header(m: &mut input::Member<'_>, display: &str) -> CliResult<RawHeader> {
-    let parsed = m.header().map_err(|e| Failure::file(display, e))?.clone();
+    let parsed = m
+        .header()
+        .map_err(|e| input::header_failure(display, e))?
+        .clone();
     let bytes = m.header_bytes().unwrap_or_default().to_vec();
     Ok(RawHeader { parsed, bytes })
 }
@@ -757,7 +760,7 @@ pub fn member_header_if_npy(
     match read {
         Ok(()) => member_header(m, display).map(Some),
         Err(e) if e.kind().code() == "bad_magic" || (e.is_eof() && m.position() < 6) => Ok(None),
-        Err(e) => Err(Failure::file(display, e)),
+        Err(e) => Err(input::header_failure(display, e)),
     }
 }
 
