@@ -1024,3 +1024,48 @@ if sys.argv[3] != "any":
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn zero_byte_elements_in_huge_numbers_do_not_hang() {
+    // 2**40 x 3 empty records: a 128-byte file that NumPy itself would happily describe.
+    let s = Scratch::new("empty");
+    let f = s.file("empty.npy");
+    let header = npy_serde::Header {
+        dtype: "[]".parse().unwrap(),
+        shape: vec![1 << 40, 3],
+        fortran_order: true,
+    };
+    std::fs::write(&f, header.to_bytes().unwrap()).unwrap();
+    let start = std::time::Instant::now();
+    assert_eq!(npy_ok(["check".as_ref(), f.as_os_str()]), "");
+    let info = parse_json(
+        &npy_ok(["info".as_ref(), "--json".as_ref(), f.as_os_str()]),
+        "info",
+    );
+    assert_eq!(info["count"], 3u64 << 40);
+    let head = parse_json(
+        &npy_ok([
+            "cat".as_ref(),
+            "--json".as_ref(),
+            "--head".as_ref(),
+            "1".as_ref(),
+            f.as_os_str(),
+        ]),
+        "head",
+    );
+    assert_eq!(head, serde_json::json!([[{}, {}, {}]]));
+    let out = s.file("c.npy");
+    npy_ok([
+        "convert".as_ref(),
+        f.as_os_str(),
+        out.as_os_str(),
+        "--order".as_ref(),
+        "C".as_ref(),
+    ]);
+    let info = parse_json(
+        &npy_ok(["info".as_ref(), "--json".as_ref(), out.as_os_str()]),
+        "info",
+    );
+    assert_eq!(info["fortran_order"], false);
+    assert!(start.elapsed() < std::time::Duration::from_secs(60));
+}

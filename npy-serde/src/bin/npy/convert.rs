@@ -244,7 +244,8 @@ impl Plan {
             // As numpy.save: an array that is both C- and Fortran-contiguous is saved as C.
             Some(f) => f && layouts_differ(&shape),
         };
-        let transpose = in_fortran != out_fortran && layouts_differ(&shape);
+        // Zero-byte elements have no data to reorder, however many there are.
+        let transpose = in_fortran != out_fortran && layouts_differ(&shape) && dtype.itemsize() > 0;
         let mut swaps = Vec::new();
         let out_dtype = match o.byte_order {
             Some(b) => {

@@ -444,6 +444,38 @@ pub struct Elem<'b> {
 }
 
 impl Elements<'_> {
+    /// Reads the remaining elements without handing them out (checking that they are there).
+    pub fn drain(&mut self) -> npy_serde::Result<()> {
+        match self {
+            Elements::Stream {
+                reader,
+                buf,
+                left,
+                offset,
+                index,
+            } => {
+                let want = left.saturating_mul(buf.len() as u64);
+                let got = io::copy(&mut reader.take(want), &mut io::sink()).map_err(unwrap_io)?;
+                if got < want {
+                    let itemsize = buf.len().max(1) as u64;
+                    return Err(npy_serde::Error::new(npy_serde::ErrorKind::UnexpectedEof {
+                        what: "the array data",
+                        expected: want,
+                        found: got,
+                    })
+                    .at_record(*index + got / itemsize)
+                    .at_byte(*offset + got));
+                }
+                *left = 0;
+                Ok(())
+            }
+            Elements::Random { walk, .. } => {
+                walk.left = 0;
+                Ok(())
+            }
+        }
+    }
+
     /// The next element, or `None` at the end.
     pub fn next(&mut self) -> npy_serde::Result<Option<Elem<'_>>> {
         match self {
