@@ -27,6 +27,7 @@
 //! The serializer reports `is_human_readable() == false`, as binary formats do.
 
 use std::fmt::Display;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::ser::{self, Impossible, Serialize};
 
@@ -43,12 +44,12 @@ use crate::value::Value;
 pub(crate) enum Node {
     /// A scalar. `big` is true for `>` byte order (ignored for one-byte types, `S`, `V`).
     Leaf { scalar: Scalar, big: bool },
-    /// A subarray (nested subarrays flattened into one shape). `strides[d]` is the byte size
-    /// of one item along axis `d`.
+    /// One axis of a subarray: `len` items of `base`, `stride` bytes each (a multi-dimensional
+    /// subarray is nested `Sub`s, outermost axis first).
     Sub {
         base: Box<Node>,
-        shape: Vec<usize>,
-        strides: Vec<usize>,
+        len: usize,
+        stride: usize,
     },
     /// A record.
     Record(RecordPlan),
@@ -65,6 +66,9 @@ pub(crate) struct RecordPlan {
 #[derive(Debug)]
 struct FieldPlan {
     name: String,
+    /// Address of a `&'static str` key already found equal to `name` (0: none yet), so the
+    /// serde-derived keys of a struct match by address after the first record.
+    key_addr: AtomicUsize,
     title: Option<String>,
     start: usize,
     end: usize,
@@ -96,36 +100,18 @@ impl Node {
                 big: p.order() == ByteOrder::Big,
             },
             DType::Array(base, shape) => {
-                let mut shape: Vec<usize> = shape
-                    .iter()
-                    .map(|&d| usize::try_from(d).map_err(|_| Error::overflow("subarray shape")))
-                    .collect::<Result<_>>()?;
-                let mut base_node = Node::compile(base)?;
-                if let Node::Sub {
-                    base: inner,
-                    shape: inner_shape,
-                    ..
-                } = base_node
-                {
-                    shape.extend(inner_shape);
-                    base_node = *inner;
+                let mut node = Node::compile(base)?;
+                let mut stride = base.itemsize();
+                for &d in shape.iter().rev() {
+                    let len = usize::try_from(d).map_err(|_| Error::overflow("subarray shape"))?;
+                    node = Node::Sub {
+                        base: Box::new(node),
+                        len,
+                        stride,
+                    };
+                    stride = stride.saturating_mul(len);
                 }
-                let mut innermost = &**base;
-                while let DType::Array(b, _) = innermost {
-                    innermost = b;
-                }
-                let base_size = innermost.itemsize();
-                let mut strides = vec![0usize; shape.len()];
-                let mut acc = base_size;
-                for d in (0..shape.len()).rev() {
-                    strides[d] = acc;
-                    acc = acc.saturating_mul(shape[d]);
-                }
-                Node::Sub {
-                    base: Box::new(base_node),
-                    shape,
-                    strides,
-                }
+                node
             }
             DType::Record(r) => {
                 let mut fields = Vec::with_capacity(r.fields().len());
@@ -138,6 +124,7 @@ impl Node {
                     let end = f.offset + f.dtype.itemsize();
                     fields.push(FieldPlan {
                         name: f.name.clone(),
+                        key_addr: AtomicUsize::new(0),
                         title: f.title.clone(),
                         start: f.offset,
                         end,
@@ -153,25 +140,37 @@ impl Node {
         })
     }
 
-    /// Describes what this node (with `dims` of subarray still to go) expects, for errors.
-    fn describe(&self, dims: &[usize]) -> String {
-        let inner = match self {
+    /// Describes what this node expects, for errors.
+    fn describe(&self) -> String {
+        match self {
             Node::Leaf { scalar, big } => leaf_typestr(*scalar, *big),
-            Node::Sub { base, shape, .. } => return base.describe(shape),
+            Node::Sub { .. } => {
+                let mut shape = Vec::new();
+                let mut n = self;
+                while let Node::Sub { base, len, .. } = n {
+                    shape.push(*len as u64);
+                    n = base;
+                }
+                format!(
+                    "a subarray of shape {} of {}",
+                    pyliteral::repr_shape(&shape),
+                    n.describe()
+                )
+            }
             Node::Record(r) => {
                 let names: Vec<&str> = r.fields.iter().map(|f| f.name.as_str()).collect();
                 format!("a record with fields ({})", names.join(", "))
             }
-        };
-        if dims.is_empty() {
-            inner
-        } else {
-            let shape: Vec<u64> = dims.iter().map(|&d| d as u64).collect();
-            format!(
-                "a subarray of shape {} of {inner}",
-                pyliteral::repr_shape(&shape)
-            )
         }
+    }
+
+    /// The innermost base of a subarray (the node itself otherwise).
+    fn innermost(&self) -> &Node {
+        let mut n = self;
+        while let Node::Sub { base, .. } = n {
+            n = base;
+        }
+        n
     }
 }
 
@@ -392,12 +391,9 @@ fn put_ustr(buf: &mut [u8], s: &str, n: usize, big: bool) -> Result<()> {
 // ---------------------------------------------------------------------------------------------
 // The element serializer.
 
-/// Serializes one value into `buf`, the bytes of `node` (with `dims` subarray axes still to go:
-/// then the value must be a sequence over `dims[0]`).
+/// Serializes one value into `buf`, the bytes of `node`.
 pub(crate) struct ElemSer<'p, 'b> {
     node: &'p Node,
-    dims: &'p [usize],
-    strides: &'p [usize],
     buf: &'b mut [u8],
 }
 
@@ -405,31 +401,14 @@ impl<'p, 'b> ElemSer<'p, 'b> {
     /// A serializer for one value of `node` into `buf` (exactly the node's itemsize).
     #[inline]
     pub(crate) fn new(node: &'p Node, buf: &'b mut [u8]) -> Self {
-        match node {
-            Node::Sub {
-                base,
-                shape,
-                strides,
-            } => ElemSer {
-                node: base,
-                dims: shape,
-                strides,
-                buf,
-            },
-            _ => ElemSer {
-                node,
-                dims: &[],
-                strides: &[],
-                buf,
-            },
-        }
+        ElemSer { node, buf }
     }
 
     #[cold]
     fn unexpected(&self, what: &str) -> Error {
         Error::write(format!(
             "{what} cannot be stored as {}",
-            self.node.describe(self.dims)
+            self.node.describe()
         ))
     }
 
@@ -437,12 +416,12 @@ impl<'p, 'b> ElemSer<'p, 'b> {
     #[inline]
     fn leaf(&self, what: &str) -> Result<(Scalar, bool)> {
         match self.node {
-            Node::Leaf { scalar, big } if self.dims.is_empty() => Ok((*scalar, *big)),
+            Node::Leaf { scalar, big } => Ok((*scalar, *big)),
             _ => Err(self.unexpected(what)),
         }
     }
 
-    #[inline]
+    #[inline(never)]
     fn int(self, v: i128) -> Result<()> {
         let (scalar, big) = self.leaf("an integer")?;
         let buf = self.buf;
@@ -484,7 +463,7 @@ impl<'p, 'b> ElemSer<'p, 'b> {
         Ok(())
     }
 
-    #[inline]
+    #[inline(never)]
     fn float(self, v: f64) -> Result<()> {
         let (scalar, big) = self.leaf("a float")?;
         match scalar {
@@ -529,25 +508,35 @@ impl<'p, 'b> ElemSer<'p, 'b> {
         }
     }
 
+    #[inline(always)]
     fn compound_seq(self, len: Option<usize>, positional_record: bool) -> Result<ElemSeq<'p, 'b>> {
-        if let Some((&n, rest)) = self.dims.split_first() {
-            if let Some(len) = len {
-                if len != n {
-                    return Err(self.wrong_len(len));
-                }
+        if let Node::Sub {
+            base,
+            len: n,
+            stride,
+        } = self.node
+        {
+            if len.is_none_or(|len| len == *n) {
+                return Ok(ElemSeq {
+                    mode: SeqMode::Sub {
+                        base,
+                        stride: *stride,
+                        len: *n,
+                    },
+                    buf: self.buf,
+                    i: 0,
+                });
             }
-            return Ok(ElemSeq {
-                mode: SeqMode::Sub {
-                    base: self.node,
-                    rest,
-                    strides: &self.strides[1..],
-                    stride: self.strides[0],
-                    len: n,
-                },
-                buf: self.buf,
-                i: 0,
-            });
         }
+        self.compound_seq_slow(len, positional_record)
+    }
+
+    #[inline(never)]
+    fn compound_seq_slow(
+        self,
+        len: Option<usize>,
+        positional_record: bool,
+    ) -> Result<ElemSeq<'p, 'b>> {
         let mode = match self.node {
             Node::Leaf { scalar, big } => match scalar {
                 Scalar::Bytes(n) | Scalar::Void(n) => SeqMode::Bytes {
@@ -566,7 +555,7 @@ impl<'p, 'b> ElemSer<'p, 'b> {
             Node::Record(_) => {
                 return Err(self.unexpected("a sequence (use a struct, a map or a tuple)"))
             }
-            Node::Sub { .. } => unreachable!("ElemSer::new unwraps subarrays"),
+            Node::Sub { .. } => return Err(self.wrong_len(len.unwrap_or(0))),
         };
         Ok(ElemSeq {
             mode,
@@ -579,18 +568,18 @@ impl<'p, 'b> ElemSer<'p, 'b> {
     fn wrong_len(&self, len: usize) -> Error {
         Error::write(format!(
             "a sequence of {len} items cannot be stored as {}",
-            self.node.describe(self.dims)
+            self.node.describe()
         ))
     }
 
     fn record(self, what: &str) -> Result<RecordSer<'p, 'b>> {
         match self.node {
-            Node::Record(rec) if self.dims.is_empty() => Ok(RecordSer {
+            Node::Record(rec) => Ok(RecordSer {
                 rec,
                 buf: self.buf,
                 next: 0,
-                seen: None,
-                pending: None,
+                seen: Vec::new(),
+                pending: usize::MAX,
             }),
             _ => Err(self.unexpected(what)),
         }
@@ -643,9 +632,9 @@ impl<'p, 'b> ser::Serializer for ElemSer<'p, 'b> {
     fn serialize_i32(self, v: i32) -> Result<()> {
         self.int(v.into())
     }
-    #[inline]
+    #[inline(always)]
     fn serialize_i64(self, v: i64) -> Result<()> {
-        if let (Node::Leaf { scalar, big }, true) = (self.node, self.dims.is_empty()) {
+        if let Node::Leaf { scalar, big } = self.node {
             if matches!(
                 scalar,
                 Scalar::I64 | Scalar::DateTime(..) | Scalar::TimeDelta(..)
@@ -660,14 +649,11 @@ impl<'p, 'b> ser::Serializer for ElemSer<'p, 'b> {
     fn serialize_i128(self, v: i128) -> Result<()> {
         self.int(v)
     }
-    #[inline]
+    #[inline(always)]
     fn serialize_u8(self, v: u8) -> Result<()> {
-        if let (
-            Node::Leaf {
-                scalar: Scalar::U8, ..
-            },
-            true,
-        ) = (self.node, self.dims.is_empty())
+        if let Node::Leaf {
+            scalar: Scalar::U8, ..
+        } = self.node
         {
             self.buf[0] = v;
             return Ok(());
@@ -691,20 +677,17 @@ impl<'p, 'b> ser::Serializer for ElemSer<'p, 'b> {
             Ok(v) => self.int(v),
             Err(_) => Err(Error::write(format!(
                 "{v} is out of range for {}",
-                self.node.describe(self.dims)
+                self.node.describe()
             ))),
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn serialize_f32(self, v: f32) -> Result<()> {
-        if let (
-            Node::Leaf {
-                scalar: Scalar::F32,
-                big,
-            },
-            true,
-        ) = (self.node, self.dims.is_empty())
+        if let Node::Leaf {
+            scalar: Scalar::F32,
+            big,
+        } = self.node
         {
             put!(self.buf, v, *big);
             return Ok(());
@@ -712,15 +695,12 @@ impl<'p, 'b> ser::Serializer for ElemSer<'p, 'b> {
         self.float(v.into())
     }
 
-    #[inline]
+    #[inline(always)]
     fn serialize_f64(self, v: f64) -> Result<()> {
-        if let (
-            Node::Leaf {
-                scalar: Scalar::F64,
-                big,
-            },
-            true,
-        ) = (self.node, self.dims.is_empty())
+        if let Node::Leaf {
+            scalar: Scalar::F64,
+            big,
+        } = self.node
         {
             put!(self.buf, v, *big);
             return Ok(());
@@ -738,10 +718,10 @@ impl<'p, 'b> ser::Serializer for ElemSer<'p, 'b> {
     }
 
     fn serialize_bytes(self, v: &[u8]) -> Result<()> {
-        if !self.dims.is_empty() {
+        if let Node::Sub { .. } = self.node {
             // Bytes for a whole `u1`/`i1` subarray.
             if matches!(
-                self.node,
+                self.node.innermost(),
                 Node::Leaf {
                     scalar: Scalar::U8 | Scalar::I8,
                     ..
@@ -772,7 +752,7 @@ impl<'p, 'b> ser::Serializer for ElemSer<'p, 'b> {
         Err(Error::write(format!(
             "None cannot be stored as {}: NumPy arrays have no null \
              (use NaN, a sentinel value or a separate mask field)",
-            self.node.describe(self.dims)
+            self.node.describe()
         )))
     }
 
@@ -798,7 +778,7 @@ impl<'p, 'b> ser::Serializer for ElemSer<'p, 'b> {
             Node::Leaf {
                 scalar: Scalar::Bytes(_) | Scalar::Unicode(_),
                 ..
-            } if self.dims.is_empty() => self.text(variant),
+            } => self.text(variant),
             _ => Err(self.unexpected(&format!("the enum variant `{variant}`"))),
         }
     }
@@ -827,14 +807,17 @@ impl<'p, 'b> ser::Serializer for ElemSer<'p, 'b> {
         Err(self.unexpected(&format!("the enum variant `{name}::{variant}`")))
     }
 
+    #[inline(always)]
     fn serialize_seq(self, len: Option<usize>) -> Result<ElemSeq<'p, 'b>> {
         self.compound_seq(len, false)
     }
 
+    #[inline(always)]
     fn serialize_tuple(self, len: usize) -> Result<ElemSeq<'p, 'b>> {
         self.compound_seq(Some(len), true)
     }
 
+    #[inline(always)]
     fn serialize_tuple_struct(self, _name: &'static str, len: usize) -> Result<ElemSeq<'p, 'b>> {
         self.compound_seq(Some(len), true)
     }
@@ -853,11 +836,18 @@ impl<'p, 'b> ser::Serializer for ElemSer<'p, 'b> {
         self.record("a map")
     }
 
+    #[inline(always)]
     fn serialize_struct(self, name: &'static str, _len: usize) -> Result<RecordSer<'p, 'b>> {
-        if !matches!(self.node, Node::Record(_)) || !self.dims.is_empty() {
-            return Err(self_struct_err(name, self.node, self.dims));
+        match self.node {
+            Node::Record(rec) => Ok(RecordSer {
+                rec,
+                buf: self.buf,
+                next: 0,
+                seen: Vec::new(),
+                pending: usize::MAX,
+            }),
+            _ => Err(self_struct_err(name, self.node)),
         }
-        self.record("a struct")
     }
 
     fn serialize_struct_variant(
@@ -872,10 +862,10 @@ impl<'p, 'b> ser::Serializer for ElemSer<'p, 'b> {
 }
 
 #[cold]
-fn self_struct_err(name: &str, node: &Node, dims: &[usize]) -> Error {
+fn self_struct_err(name: &str, node: &Node) -> Error {
     Error::write(format!(
         "the struct `{name}` cannot be stored as {}",
-        node.describe(dims)
+        node.describe()
     ))
 }
 
@@ -885,8 +875,6 @@ fn self_struct_err(name: &str, node: &Node, dims: &[usize]) -> Error {
 enum SeqMode<'p> {
     Sub {
         base: &'p Node,
-        rest: &'p [usize],
-        strides: &'p [usize],
         stride: usize,
         len: usize,
     },
@@ -907,34 +895,43 @@ pub(crate) struct ElemSeq<'p, 'b> {
     i: usize,
 }
 
+#[cold]
+#[inline(never)]
+fn at_index(e: Error, i: usize) -> Error {
+    e.in_index(i as u64)
+}
+
 impl ElemSeq<'_, '_> {
+    #[inline(always)]
     fn item<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
         let i = self.i;
+        if let SeqMode::Sub { base, stride, len } = self.mode {
+            if i < len {
+                let slot = &mut self.buf[i * stride..(i + 1) * stride];
+                if let Err(e) = value.serialize(ElemSer::new(base, slot)) {
+                    return Err(at_index(e, i));
+                }
+                self.i += 1;
+                return Ok(());
+            }
+        }
+        self.item_slow(value)
+    }
+
+    #[inline(never)]
+    fn item_slow<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
+        let i = self.i;
         match &self.mode {
-            SeqMode::Sub {
-                base,
-                rest,
-                strides,
-                stride,
-                len,
-            } => {
+            SeqMode::Sub { base, stride, len } => {
                 if i >= *len {
                     return Err(Error::write(format!(
                         "more than {len} items for a subarray axis of length {len}"
                     )));
                 }
                 let slot = &mut self.buf[i * stride..(i + 1) * stride];
-                let ser = if rest.is_empty() {
-                    ElemSer::new(base, slot)
-                } else {
-                    ElemSer {
-                        node: base,
-                        dims: rest,
-                        strides,
-                        buf: slot,
-                    }
-                };
-                value.serialize(ser).map_err(|e| e.in_index(i as u64))?;
+                value
+                    .serialize(ElemSer::new(base, slot))
+                    .map_err(|e| e.in_index(i as u64))?;
             }
             SeqMode::Bytes { n, scalar, .. } => {
                 if i >= *n {
@@ -973,7 +970,16 @@ impl ElemSeq<'_, '_> {
         Ok(())
     }
 
+    #[inline(always)]
     fn finish(self) -> Result<()> {
+        match self.mode {
+            SeqMode::Sub { len, .. } if self.i == len => Ok(()),
+            _ => self.finish_slow(),
+        }
+    }
+
+    #[inline(never)]
+    fn finish_slow(self) -> Result<()> {
         let i = self.i;
         match self.mode {
             SeqMode::Sub { len, .. } if i != len => Err(Error::write(format!(
@@ -1009,9 +1015,11 @@ impl ElemSeq<'_, '_> {
 impl ser::SerializeSeq for ElemSeq<'_, '_> {
     type Ok = ();
     type Error = Error;
+    #[inline(always)]
     fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
         self.item(value)
     }
+    #[inline(always)]
     fn end(self) -> Result<()> {
         self.finish()
     }
@@ -1020,9 +1028,11 @@ impl ser::SerializeSeq for ElemSeq<'_, '_> {
 impl ser::SerializeTuple for ElemSeq<'_, '_> {
     type Ok = ();
     type Error = Error;
+    #[inline(always)]
     fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
         self.item(value)
     }
+    #[inline(always)]
     fn end(self) -> Result<()> {
         self.finish()
     }
@@ -1059,22 +1069,54 @@ impl RecordPlan {
     }
 }
 
+#[cold]
+#[inline(never)]
+fn in_field(e: Error, name: &str) -> Error {
+    e.in_field(name)
+}
+
 pub(crate) struct RecordSer<'p, 'b> {
     rec: &'p RecordPlan,
     buf: &'b mut [u8],
-    /// Fields seen so far when they come in dtype order (the fast path).
+    /// Fields seen so far while they come in dtype order (the fast path).
     next: usize,
-    /// Which fields were seen, once they stop coming in order.
-    seen: Option<Vec<bool>>,
-    /// Field index of a map key waiting for its value.
-    pending: Option<usize>,
+    /// Which fields were seen, once they stop coming in order (empty until then).
+    seen: Vec<bool>,
+    /// Field index of a map key waiting for its value (`usize::MAX`: none).
+    pending: usize,
 }
 
 impl RecordSer<'_, '_> {
+    /// The field for a struct's `&'static str` key: by address once seen, else by content.
+    #[inline(always)]
+    fn locate_static(&mut self, key: &'static str) -> Result<usize> {
+        if let Some(f) = self.rec.fields.get(self.next) {
+            if f.key_addr.load(Ordering::Relaxed) == key.as_ptr() as usize
+                && f.name.len() == key.len()
+                && self.seen.is_empty()
+            {
+                self.next += 1;
+                return Ok(self.next - 1);
+            }
+        }
+        self.locate_static_slow(key)
+    }
+
+    #[inline(never)]
+    fn locate_static_slow(&mut self, key: &'static str) -> Result<usize> {
+        let idx = self.locate(key)?;
+        let f = &self.rec.fields[idx];
+        if f.name == key {
+            // Equal content at this address: a `&'static str` never changes.
+            f.key_addr.store(key.as_ptr() as usize, Ordering::Relaxed);
+        }
+        Ok(idx)
+    }
+
     #[inline]
     fn locate(&mut self, key: &str) -> Result<usize> {
         let fields = &self.rec.fields;
-        if self.seen.is_none() && self.next < fields.len() && fields[self.next].name == key {
+        if self.seen.is_empty() && self.next < fields.len() && fields[self.next].name == key {
             self.next += 1;
             return Ok(self.next - 1);
         }
@@ -1090,33 +1132,43 @@ impl RecordSer<'_, '_> {
                 names.join(", ")
             )));
         };
-        let next = self.next;
-        let seen = self
-            .seen
-            .get_or_insert_with(|| (0..self.rec.fields.len()).map(|i| i < next).collect());
-        if seen[idx] {
+        if self.seen.is_empty() {
+            let next = self.next;
+            self.seen = (0..self.rec.fields.len()).map(|i| i < next).collect();
+        }
+        if self.seen[idx] {
             return Err(Error::write(format!(
                 "field `{}` given more than once",
                 self.rec.fields[idx].name
             )));
         }
-        seen[idx] = true;
+        self.seen[idx] = true;
         Ok(idx)
     }
 
-    #[inline]
+    #[inline(always)]
     fn write_field<T: ?Sized + Serialize>(&mut self, idx: usize, value: &T) -> Result<()> {
         let f = &self.rec.fields[idx];
-        value
-            .serialize(ElemSer::new(&f.node, &mut self.buf[f.start..f.end]))
-            .map_err(|e| e.in_field(&f.name))
+        match value.serialize(ElemSer::new(&f.node, &mut self.buf[f.start..f.end])) {
+            Ok(()) => Ok(()),
+            Err(e) => Err(in_field(e, &f.name)),
+        }
     }
 
-    #[inline]
+    #[inline(always)]
     fn finish(self) -> Result<()> {
-        let complete = match &self.seen {
-            None => self.next == self.rec.fields.len(),
-            Some(seen) => seen.iter().all(|&s| s),
+        if self.seen.is_empty() && self.next == self.rec.fields.len() && self.rec.pads.is_empty() {
+            return Ok(());
+        }
+        self.finish_slow()
+    }
+
+    #[inline(never)]
+    fn finish_slow(self) -> Result<()> {
+        let complete = if self.seen.is_empty() {
+            self.next == self.rec.fields.len()
+        } else {
+            self.seen.iter().all(|&s| s)
         };
         if !complete {
             return Err(self.missing());
@@ -1132,9 +1184,12 @@ impl RecordSer<'_, '_> {
             .fields
             .iter()
             .enumerate()
-            .filter(|(i, _)| match &self.seen {
-                None => *i >= self.next,
-                Some(seen) => !seen[*i],
+            .filter(|(i, _)| {
+                if self.seen.is_empty() {
+                    *i >= self.next
+                } else {
+                    !self.seen[*i]
+                }
             })
             .map(|(_, f)| f.name.as_str())
             .collect();
@@ -1149,17 +1204,17 @@ impl ser::SerializeStruct for RecordSer<'_, '_> {
     type Ok = ();
     type Error = Error;
 
-    #[inline]
+    #[inline(always)]
     fn serialize_field<T: ?Sized + Serialize>(
         &mut self,
         key: &'static str,
         value: &T,
     ) -> Result<()> {
-        let idx = self.locate(key)?;
+        let idx = self.locate_static(key)?;
         self.write_field(idx, value)
     }
 
-    #[inline]
+    #[inline(always)]
     fn end(self) -> Result<()> {
         self.finish()
     }
@@ -1171,15 +1226,15 @@ impl ser::SerializeMap for RecordSer<'_, '_> {
 
     fn serialize_key<T: ?Sized + Serialize>(&mut self, key: &T) -> Result<()> {
         let key = key.serialize(KeySer)?;
-        self.pending = Some(self.locate(&key)?);
+        self.pending = self.locate(&key)?;
         Ok(())
     }
 
     fn serialize_value<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
-        let idx = self
-            .pending
-            .take()
-            .ok_or_else(|| Error::write("a map value without a key"))?;
+        let idx = std::mem::replace(&mut self.pending, usize::MAX);
+        if idx == usize::MAX {
+            return Err(Error::write("a map value without a key"));
+        }
         self.write_field(idx, value)
     }
 

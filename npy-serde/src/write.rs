@@ -761,14 +761,18 @@ impl Blocks {
             }
             let room = (self.buf.len() - self.filled) / isz;
             let n = room.min(rest.len());
-            let region = &mut self.buf[self.filled..self.filled + n * isz];
+            let start = self.filled;
             let root = &self.plan.root;
-            for (k, (slot, rec)) in region.chunks_exact_mut(isz).zip(&rest[..n]).enumerate() {
-                if let Err(e) = rec.serialize(ElemSer::new(root, slot)) {
-                    self.filled += k * isz;
+            let buf = &mut self.buf[start..start + n * isz];
+            let mut off = 0;
+            for rec in &rest[..n] {
+                if let Err(e) = rec.serialize(ElemSer::new(root, &mut buf[off..off + isz])) {
+                    let k = off / isz;
+                    self.filled += off;
                     self.count += k as u64;
                     return Err(e.at_record(self.count));
                 }
+                off += isz;
             }
             self.filled += n * isz;
             self.count += n as u64;

@@ -1,0 +1,226 @@
+//! Write throughput: `to_writer` of a whole slice and `NpyWriter` record by record, to a file in
+//! a temporary directory, versus `np.save` of the same arrays measured in the same run.
+//!
+//! Workloads:
+//! - W1: `<f8`, 20M elements at scale 1 (160 MB)
+//! - W2: 5M records `[('id','<i8'),('x','<f8'),('y','<f4'),('flag','u1'),('v','<f4',(3,))]`
+//!   (33 bytes each, 165 MB)
+//!
+//! Environment: `NPY_BENCH_SCALE` (float, default 1), `NPY_BENCH_REPS` (default 5),
+//! `NPY_PYTHON` (a Python with NumPy: adds `np.save` timings, ratios and a byte-identity check).
+//!
+//! Run: `NPY_PYTHON=.venv/bin/python cargo bench -p npy-serde --bench write`
+
+use std::fs::File;
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use npy_serde::{DType, NpyRecord, NpyWriter, Record, Scalar};
+use serde::Serialize;
+
+#[derive(Serialize, Clone, Copy)]
+struct Rec {
+    id: i64,
+    x: f64,
+    y: f32,
+    flag: u8,
+    v: [f32; 3],
+}
+
+/// Written by hand to pin the packed layout NumPy uses for this dtype.
+impl NpyRecord for Rec {
+    fn dtype() -> DType {
+        DType::Record(
+            Record::packed([
+                ("id", DType::scalar(Scalar::I64)),
+                ("x", DType::scalar(Scalar::F64)),
+                ("y", DType::scalar(Scalar::F32)),
+                ("flag", DType::scalar(Scalar::U8)),
+                ("v", <[f32; 3]>::dtype()),
+            ])
+            .expect("valid record"),
+        )
+    }
+}
+
+const NUMPY_SAVE: &str = r#"
+import statistics, sys, time
+import numpy as np
+reps, n1, n2, d = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+a1 = np.arange(n1, dtype='<f8') * 0.5
+dt = np.dtype([('id','<i8'),('x','<f8'),('y','<f4'),('flag','u1'),('v','<f4',(3,))])
+i = np.arange(n2)
+a2 = np.zeros(n2, dtype=dt)
+a2['id'] = i; a2['x'] = i * 0.5; a2['y'] = i; a2['flag'] = i % 251
+a2['v'] = i[:, None] + np.arange(3)
+for name, a in (('W1', a1), ('W2', a2)):
+    p = f'{d}/numpy_{name}.npy'
+    np.save(p, a)
+    ts = []
+    for _ in range(reps):
+        t = time.perf_counter(); np.save(p, a); ts.append(time.perf_counter() - t)
+    print(name, statistics.median(ts), a.nbytes, flush=True)
+"#;
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn time(reps: usize, mut f: impl FnMut()) -> Duration {
+    f(); // warm-up
+    median(
+        (0..reps)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed()
+            })
+            .collect(),
+    )
+}
+
+fn gbps(bytes: u64, d: Duration) -> f64 {
+    bytes as f64 / d.as_secs_f64() / 1e9
+}
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn tempdir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("npy-serde-bench-write-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn stream<T: Serialize + NpyRecord>(path: &Path, data: &[T]) {
+    let mut w = NpyWriter::new::<T>(File::create(path).unwrap()).unwrap();
+    for r in data {
+        w.write(r).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+fn main() {
+    let scale: f64 = env_or("NPY_BENCH_SCALE", 1.0);
+    let reps: usize = env_or("NPY_BENCH_REPS", 5);
+    let n1 = (20e6 * scale) as u64;
+    let n2 = (5e6 * scale) as u64;
+    let dir = tempdir();
+
+    let w1: Vec<f64> = (0..n1).map(|i| i as f64 * 0.5).collect();
+    let w2: Vec<Rec> = (0..n2)
+        .map(|i| Rec {
+            id: i as i64,
+            x: i as f64 * 0.5,
+            y: i as f32,
+            flag: (i % 251) as u8,
+            v: [i as f32, (i + 1) as f32, (i + 2) as f32],
+        })
+        .collect();
+    let b1 = n1 * 8;
+    let b2 = n2 * 33;
+
+    let p1 = dir.join("ours_W1.npy");
+    let p2 = dir.join("ours_W2.npy");
+    let ps = dir.join("stream.npy");
+    let mut ours: Vec<(&str, &str, u64, Duration)> = vec![
+        (
+            "W1",
+            "to_writer",
+            b1,
+            time(reps, || npy_serde::to_path(&p1, black_box(&w1)).unwrap()),
+        ),
+        (
+            "W1",
+            "NpyWriter",
+            b1,
+            time(reps, || stream(&ps, black_box(&w1))),
+        ),
+        (
+            "W2",
+            "to_writer",
+            b2,
+            time(reps, || npy_serde::to_path(&p2, black_box(&w2)).unwrap()),
+        ),
+        (
+            "W2",
+            "NpyWriter",
+            b2,
+            time(reps, || stream(&ps, black_box(&w2))),
+        ),
+    ];
+    // Encoding alone, into memory already touched (no file system).
+    let mut sink = Vec::with_capacity(b2 as usize + 4096);
+    let enc = time(reps, || {
+        sink.clear();
+        npy_serde::to_writer(&mut sink, black_box(&w2)).unwrap();
+    });
+    ours.push(("W2", "to_writer(Vec, reused)", b2, enc));
+    let mut sink = Vec::with_capacity(b1 as usize + 4096);
+    let enc = time(reps, || {
+        sink.clear();
+        npy_serde::to_writer(&mut sink, black_box(&w1)).unwrap();
+    });
+    ours.push(("W1", "to_writer(Vec, reused)", b1, enc));
+
+    println!("npy-serde write, scale {scale}, {reps} reps, medians (payload GB/s)");
+    let numpy: Vec<(String, f64)> = match std::env::var_os("NPY_PYTHON").filter(|p| !p.is_empty()) {
+        None => {
+            println!("(set NPY_PYTHON to compare with np.save)");
+            Vec::new()
+        }
+        Some(py) => {
+            let out = Command::new(py)
+                .args(["-c", NUMPY_SAVE])
+                .arg(reps.to_string())
+                .arg(n1.to_string())
+                .arg(n2.to_string())
+                .arg(&dir)
+                .output()
+                .expect("run NPY_PYTHON");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout)
+                .unwrap()
+                .lines()
+                .map(|l| {
+                    let f: Vec<&str> = l.split_whitespace().collect();
+                    let secs: f64 = f[1].parse().unwrap();
+                    let bytes: f64 = f[2].parse().unwrap();
+                    (f[0].to_string(), bytes / secs / 1e9)
+                })
+                .collect()
+        }
+    };
+    for (name, gb) in &numpy {
+        println!("{name:3} np.save                    {gb:6.2} GB/s");
+    }
+    for (w, what, bytes, d) in &ours {
+        let g = gbps(*bytes, *d);
+        match numpy.iter().find(|(n, _)| n == w) {
+            Some((_, np)) => println!(
+                "{w:3} {what:26} {g:6.2} GB/s  ratio to np.save {:.2}",
+                g / np
+            ),
+            None => println!("{w:3} {what:26} {g:6.2} GB/s"),
+        }
+    }
+    if !numpy.is_empty() {
+        for w in ["W1", "W2"] {
+            let a = std::fs::read(dir.join(format!("ours_{w}.npy"))).unwrap();
+            let b = std::fs::read(dir.join(format!("numpy_{w}.npy"))).unwrap();
+            println!("{w} bytes identical to np.save: {}", a == b);
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
