@@ -1,13 +1,43 @@
 //! `.npz` archives: zip files of `.npy` members, as written by `numpy.savez` and
 //! `numpy.savez_compressed` and read by `numpy.load`.
 //!
-//! - [`NpzArchive`] reads an archive from a path, bytes, or any `Read + Seek`; members are
-//!   looked up by key (`"a"` for member `a.npy`) or by full member name, and read as raw bytes,
-//!   as a parsed [`Header`](crate::Header), or streamed. [`NpzReaderBuilder`] sets the limits
-//!   used for untrusted archives.
+//! - [`NpzArchive`] reads an archive from a path, bytes, or any `Read + Seek`. Members are
+//!   looked up by key (`"a"` for member `a.npy`) or by full member name, and read into any
+//!   `serde` type ([`NpzArchive::read`]), a dynamic [`Array`](crate::Array)
+//!   ([`NpzArchive::read_array`]), streamed record by record with deflate decoded on the fly
+//!   ([`NpzArchive::records`]), or as raw bytes ([`NpzArchive::read_raw`], also for members that
+//!   are not `.npy` files). [`NpzReaderBuilder`] sets the limits used for untrusted archives.
 //! - [`NpzWriter`] (seekable output) and [`NpzStreamWriter`] (any `Write`, e.g. a pipe) write
-//!   archives NumPy loads back; members can be streamed with [`NpzWriter::start_member`]
-//!   without holding them in memory.
+//!   archives NumPy loads back: whole members from slices ([`NpzWriter::add`]) or dynamic arrays
+//!   ([`NpzWriter::add_array`]), unnamed members (`arr_0`, ...), or members streamed one record
+//!   at a time without holding them in memory ([`NpzWriter::start_records`],
+//!   [`NpzWriter::start_member`]), each stored or deflated.
+//!
+//! ```
+//! use npy_serde::npz::{Compression, NpzArchive, NpzWriter};
+//! use npy_serde::NpyRecord;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, NpyRecord, Debug, PartialEq)]
+//! struct Hit { id: u32, energy: f64 }
+//!
+//! let hits = vec![Hit { id: 1, energy: 0.5 }, Hit { id: 2, energy: 1.5 }];
+//! // Like np.savez_compressed(f, hits=..., weights=...).
+//! let mut w = NpzWriter::new_compressed(std::io::Cursor::new(Vec::new()));
+//! w.add("hits", &hits)?;
+//! w.add("weights", &[0.25f32, 0.75])?;
+//! let bytes = w.finish()?.into_inner();
+//!
+//! // Like np.load(f); limits for untrusted input are set on the builder.
+//! let mut npz = NpzArchive::builder().max_member_size(1 << 30).from_bytes(&bytes)?;
+//! assert_eq!(npz.keys().collect::<Vec<_>>(), ["hits", "weights"]);
+//! assert_eq!(npz.member("hits").unwrap().compression, Compression::Deflate);
+//! assert_eq!(npz.read::<Vec<Hit>>("hits")?, hits);
+//! for w in npz.records::<f32>("weights")? {
+//!     assert!(w? < 1.0);
+//! }
+//! # Ok::<(), npy_serde::Error>(())
+//! ```
 //!
 //! # NumPy's conventions
 //!
