@@ -339,6 +339,22 @@ fn corrupt_crc_is_a_zip_error_naming_the_member() {
         let io = m.read(&mut [0u8; 8]).unwrap_err();
         assert!(io.to_string().contains("CRC"), "{io}");
     }
+    // Through the serde reader, the dynamic reader and the streaming reader the error is
+    // still a `Zip` error naming the member (lifted out of the I/O layer).
+    for mut e in [Entry::stored("bad.npy", &a), Entry::deflated("bad.npy", &a)] {
+        e.crc ^= 1;
+        let z = build_zip(&[e]);
+        let mut npz = NpzArchive::from_bytes(&z).unwrap();
+        assert_zip_error(
+            &npz.read::<Vec<f64>>("bad").unwrap_err(),
+            &["bad.npy", "CRC"],
+        );
+        assert_zip_error(&npz.read_array("bad").unwrap_err(), &["bad.npy", "CRC"]);
+        let results: Vec<_> = npz.records::<f64>("bad").unwrap().collect();
+        // The CRC is checked by the read that brings in the member's last bytes.
+        let err = results.iter().find_map(|r| r.as_ref().err()).unwrap();
+        assert_zip_error(err, &["bad.npy", "CRC"]);
+    }
     // Flipped data bytes with the original CRC.
     let mut e = Entry::stored("flip.npy", &a);
     let last = e.stored.len() - 1;
