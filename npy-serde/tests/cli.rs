@@ -1069,3 +1069,60 @@ fn zero_byte_elements_in_huge_numbers_do_not_hang() {
     assert_eq!(info["fortran_order"], false);
     assert!(start.elapsed() < std::time::Duration::from_secs(60));
 }
+
+/// Runs npy with `bytes` on a pipe as standard input.
+#[cfg(target_os = "linux")]
+fn npy_with_stdin(args: &[&str], bytes: Vec<u8>) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_npy"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        // npy may stop reading early (an error): a broken pipe here is fine.
+        let _ = stdin.write_all(&bytes);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    out
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn npy_from_a_pipe() {
+    // A Fortran-order array (read into memory instead of mapped) and --tail (skipped by reading).
+    let e = entries("npy")
+        .iter()
+        .find(|e| e["name"] == "f8_le_2x3_fortran")
+        .unwrap();
+    let bytes = std::fs::read(path_of(e)).unwrap();
+    let out = npy_with_stdin(&["cat", "--json", "/dev/stdin"], bytes.clone());
+    assert!(out.status.success());
+    let got = parse_json(&String::from_utf8_lossy(&out.stdout), "stdin");
+    assert!(json_eq(&got, &e["values"]), "{got}");
+
+    let e = entries("npy")
+        .iter()
+        .find(|e| e["name"] == "i8_le_1d")
+        .unwrap();
+    let bytes = std::fs::read(path_of(e)).unwrap();
+    let out = npy_with_stdin(
+        &["cat", "--json", "--tail", "1", "/dev/stdin"],
+        bytes.clone(),
+    );
+    assert!(out.status.success());
+    let got = parse_json(&String::from_utf8_lossy(&out.stdout), "stdin");
+    let values = e["values"].as_array().unwrap();
+    assert_eq!(got, Json::Array(vec![values[values.len() - 1].clone()]));
+
+    // Truncated on a pipe: a clean error.
+    let out = npy_with_stdin(&["cat", "/dev/stdin"], bytes[..bytes.len() - 4].to_vec());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unexpected end of input"));
+}

@@ -131,20 +131,21 @@ pub fn run(g: &Global, file: &str, member: Option<&str>, json: bool) -> CliResul
     for index in 0..archive.len() {
         let info = archive.members()[index].clone();
         let display = format!("{archive_name}:{}", info.key);
-        // Unreadable members (unsupported compression) are listed without an array.
-        let header = match archive.by_index(index) {
-            Ok(mut m) => member_header_if_npy(&mut m, &display)?,
-            Err(e) if info.compression_supported() => return Err(Failure::file(&display, e)),
-            Err(_) => None,
+        // Members this crate cannot read (other compression methods, encryption) are listed
+        // with the reason and without an array; a bad .npy header is an error.
+        let (header, unreadable) = match archive.by_index(index) {
+            Ok(mut m) => (member_header_if_npy(&mut m, &display)?, None),
+            Err(e) => (None, Some(e.to_string())),
         };
         text.push_str(&format!(
             "\nmember:      {} (key {})\n",
             info.name, info.key
         ));
         member_text(&mut text, &info);
-        match &header {
-            Some(h) => array_text(&mut text, h, "  "),
-            None => text.push_str("  not an .npy array\n"),
+        match (&header, unreadable) {
+            (Some(h), _) => array_text(&mut text, h, "  "),
+            (None, Some(why)) => text.push_str(&format!("  cannot be read: {why}\n")),
+            (None, None) => text.push_str("  not an .npy array\n"),
         }
         members.push(MemberJson {
             name: info.name.clone(),
@@ -161,20 +162,6 @@ pub fn run(g: &Global, file: &str, member: Option<&str>, json: bool) -> CliResul
         out.write_all(text.as_bytes()).map_err(w)?;
     }
     out.flush().map_err(w)
-}
-
-/// Whether the member's compression can be read (stored or deflate).
-trait Readable {
-    fn compression_supported(&self) -> bool;
-}
-
-impl Readable for MemberInfo {
-    fn compression_supported(&self) -> bool {
-        matches!(
-            self.compression,
-            npy_serde::npz::Compression::Stored | npy_serde::npz::Compression::Deflate
-        )
-    }
 }
 
 fn json_line<T: Serialize>(out: &mut dyn Write, v: &T) -> io::Result<()> {

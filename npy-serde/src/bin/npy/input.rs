@@ -74,8 +74,14 @@ pub fn resolve(spec: &str, member: Option<&str>) -> CliResult<Spec> {
 
 /// True if the file starts like a zip archive (local file header, or the end-of-directory
 /// record of an empty archive).
+///
+/// Only regular files are looked at: reading the start of a pipe (`npy cat <(...)`) would
+/// consume it, and an archive needs a seekable file anyway.
 pub fn is_zip(path: &Path) -> io::Result<bool> {
     let mut f = File::open(path)?;
+    if !f.metadata()?.is_file() {
+        return Ok(false);
+    }
     let mut magic = [0u8; 4];
     let mut n = 0;
     while n < 4 {
@@ -250,12 +256,30 @@ impl NpyFile {
         Ok(())
     }
 
-    /// The data, random access: the file's data bytes mapped into memory.
-    pub fn map_data(&self, display: &str) -> CliResult<Bytes> {
+    /// The data, random access: the file's data bytes mapped into memory (read into memory
+    /// from a pipe, which cannot be mapped).
+    pub fn map_data(&mut self, display: &str) -> CliResult<Bytes> {
         self.check_complete(display)?;
         let len = self.header.data_len();
         if len == 0 {
             return Ok(Bytes::Owned(Vec::new()));
+        }
+        if self.file_len.is_none() {
+            let mut data = Vec::new();
+            // Grows with the bytes actually there, not with the declared length.
+            (&mut self.reader)
+                .take(len)
+                .read_to_end(&mut data)
+                .map_err(|e| Failure::file(display, e))?;
+            if (data.len() as u64) < len {
+                let err = npy_serde::Error::new(npy_serde::ErrorKind::UnexpectedEof {
+                    what: "the array data",
+                    expected: len,
+                    found: data.len() as u64,
+                });
+                return Err(Failure::file(display, err));
+            }
+            return Ok(Bytes::Owned(data));
         }
         let len = usize::try_from(len)
             .map_err(|_| Failure::file(display, "the data is too large to map on this machine"))?;
@@ -593,10 +617,22 @@ pub fn file_elements<'a>(
         });
     }
     let skip = start.saturating_mul(itemsize as u64);
-    if skip > 0 {
+    if skip > 0 && file.file_len.is_some() {
         file.reader
             .seek(SeekFrom::Start(data_offset + skip))
             .map_err(|e| Failure::file(display, e))?;
+    } else if skip > 0 {
+        // A pipe: read past the elements not wanted.
+        let got = io::copy(&mut (&mut file.reader).take(skip), &mut io::sink())
+            .map_err(|e| Failure::file(display, e))?;
+        if got < skip {
+            let err = npy_serde::Error::new(npy_serde::ErrorKind::UnexpectedEof {
+                what: "the array data",
+                expected: skip,
+                found: got,
+            });
+            return Err(Failure::file(display, err));
+        }
     }
     Ok(Elements::Stream {
         reader: Box::new(&mut file.reader),
