@@ -424,7 +424,12 @@ macro_rules! writer_methods {
 /// mode `0600`), so archives are reproducible. An archive with no members is the 22-byte
 /// empty zip file, like `numpy.savez(file)`.
 ///
-/// Member names must be unique; adding a key twice is an error.
+/// Member names must be unique; adding a key twice is an error (the archive stays usable).
+/// A member that fails half-way (a value that does not fit the dtype, an I/O error) or a
+/// [`MemberWriter`]/[`NpzRecordWriter`] dropped before its `finish` makes every later call,
+/// including [`finish`](Self::finish), fail. Dropping the writer without `finish` still lets the
+/// zip layer write the central directory; a member left incomplete is then shorter than its
+/// `.npy` header says, which `np.load` and this crate reject when that member is loaded.
 ///
 /// ```
 /// use std::io::Write;
