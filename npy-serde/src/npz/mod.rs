@@ -77,7 +77,7 @@
 //!   zstd or encrypted members give a clear `Zip` error naming the member and its method.
 //!
 //! All errors from the zip layer (corrupt archive, bad CRC, corrupt deflate data, truncated
-//! member) are [`ErrorKind::Zip`](crate::ErrorKind::Zip) errors whose message names the member.
+//! member) are [`ErrorKind::Zip`] errors whose message names the member.
 
 mod read;
 mod write;
