@@ -4,7 +4,7 @@
 //! memory order changes.
 
 use std::fs::File;
-use std::io::{self, BufWriter, IsTerminal, Read, Write};
+use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use npy_serde::{ByteOrder, DType, Header, Scalar, Version};
@@ -43,9 +43,6 @@ pub struct Options {
     pub to: Option<Target>,
 }
 
-/// Data at least this large gets a progress bar (when stderr is a terminal).
-const PROGRESS_MIN_BYTES: u64 = 64 << 20;
-
 /// `npy convert`.
 pub fn run(g: &Global, o: &Options) -> CliResult {
     let target = match o.to {
@@ -81,7 +78,15 @@ pub fn run(g: &Global, o: &Options) -> CliResult {
             } else {
                 Style::Csv { header: true }
             };
-            output::write_input(g, &spec, style, Range::All, &mut sink.writer, &o.output)?;
+            output::write_input(
+                g,
+                &spec,
+                style,
+                Range::All,
+                &mut sink.writer,
+                &o.output,
+                true,
+            )?;
         }
         Target::Npy if zip => {
             let archive_name = spec.path.display().to_string();
@@ -275,16 +280,7 @@ impl Plan {
     }
 
     fn progress(&self) -> Option<indicatif::ProgressBar> {
-        if self.data_len < PROGRESS_MIN_BYTES || !io::stderr().is_terminal() {
-            return None;
-        }
-        let pb = indicatif::ProgressBar::new(self.data_len);
-        if let Ok(style) = indicatif::ProgressStyle::with_template(
-            "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-        ) {
-            pb.set_style(style);
-        }
-        Some(pb)
+        output::progress_bar(self.data_len)
     }
 
     /// Copies the data from a stream in blocks of whole elements, swapping bytes as planned.

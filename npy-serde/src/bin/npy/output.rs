@@ -1,7 +1,7 @@
 //! Printing values: JSON (the documented convention), CSV and plain text, streamed element by
 //! element; and the `cat` command.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 
 use npy_serde::{decode_value, DType, PlainType, Scalar, TimeUnit, Value};
 
@@ -80,11 +80,38 @@ pub struct Printable<'a> {
     pub dtype: DType,
     /// The elements, in logical C order.
     pub elems: Elements<'a>,
+    /// A progress bar counting data bytes (long conversions on a terminal).
+    pub progress: Option<indicatif::ProgressBar>,
+    /// Elements decoded since the bar was last advanced.
+    pub pending: u64,
 }
 
-impl Printable<'_> {
+impl<'a> Printable<'a> {
+    /// An array to print; with `progress`, a bar is shown if the data is large and stderr
+    /// is a terminal.
+    pub fn new(shape: Vec<u64>, dtype: DType, elems: Elements<'a>, progress: bool) -> Self {
+        let bytes = shape
+            .iter()
+            .product::<u64>()
+            .saturating_mul(dtype.itemsize() as u64);
+        Printable {
+            shape,
+            dtype,
+            elems,
+            progress: if progress { progress_bar(bytes) } else { None },
+            pending: 0,
+        }
+    }
+
     fn next_value(&mut self) -> PResult<Value> {
         let dtype = &self.dtype;
+        if let Some(pb) = &self.progress {
+            self.pending += 1;
+            if self.pending == 4096 {
+                pb.inc(self.pending * dtype.itemsize() as u64);
+                self.pending = 0;
+            }
+        }
         match self.elems.next()? {
             Some(e) => {
                 let index = e.index;
@@ -98,6 +125,14 @@ impl Printable<'_> {
                     found: 0,
                 },
             ))),
+        }
+    }
+}
+
+impl Drop for Printable<'_> {
+    fn drop(&mut self) {
+        if let Some(pb) = &self.progress {
+            pb.finish_and_clear();
         }
     }
 }
@@ -612,6 +647,23 @@ fn csv_array(out: &mut dyn Write, p: &mut Printable<'_>, header: bool) -> PResul
     Ok(())
 }
 
+/// Data at least this large gets a progress bar (when stderr is a terminal).
+pub const PROGRESS_MIN_BYTES: u64 = 64 << 20;
+
+/// A progress bar over `total` bytes, if that is a long job and stderr is a terminal.
+pub fn progress_bar(total: u64) -> Option<indicatif::ProgressBar> {
+    if total < PROGRESS_MIN_BYTES || !io::stderr().is_terminal() {
+        return None;
+    }
+    let pb = indicatif::ProgressBar::new(total);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+    ) {
+        pb.set_style(style);
+    }
+    Some(pb)
+}
+
 /// Prints one array in `style`.
 pub fn print_array(out: &mut dyn Write, p: &mut Printable<'_>, style: Style) -> PResult {
     match style {
@@ -634,7 +686,7 @@ pub fn cat(g: &Global, file: &str, member: Option<&str>, style: Style, range: Ra
     let spec = input::resolve(file, member)?;
     let stdout = io::stdout().lock();
     let mut out = BufWriter::with_capacity(1 << 16, stdout);
-    write_input(g, &spec, style, range, &mut out, "standard output")?;
+    write_input(g, &spec, style, range, &mut out, "standard output", false)?;
     out.flush()
         .map_err(|e| Failure::write("standard output", e))
 }
@@ -647,6 +699,7 @@ pub fn write_input(
     range: Range,
     out: &mut dyn Write,
     out_name: &str,
+    progress: bool,
 ) -> CliResult {
     let zip = input::is_zip(&spec.path).map_err(|e| Failure::file(&spec.display, e))?;
     if !zip {
@@ -660,11 +713,7 @@ pub fn write_input(
         let (start, len, shape) = select(&f.header.header().shape, range);
         let dtype = f.header.dtype().clone();
         let elems = input::file_elements(&mut f, &spec.display, start, len)?;
-        let mut p = Printable {
-            shape,
-            dtype,
-            elems,
-        };
+        let mut p = Printable::new(shape, dtype, elems, progress);
         return print_array(out, &mut p, style).map_err(|e| e.fail(&spec.display, out_name));
     }
     let archive_name = spec.path.display().to_string();
@@ -676,11 +725,7 @@ pub fn write_input(
         let header = member_header(&mut m, &spec.display)?;
         let (start, len, shape) = select(&header.header().shape, range);
         let elems = input::member_elements(m, &header, &spec.display, start, len)?;
-        let mut p = Printable {
-            shape,
-            dtype: header.dtype().clone(),
-            elems,
-        };
+        let mut p = Printable::new(shape, header.dtype().clone(), elems, progress);
         return print_array(out, &mut p, style).map_err(|e| e.fail(&spec.display, out_name));
     }
     if matches!(style, Style::Csv { .. }) {
@@ -704,11 +749,7 @@ pub fn write_input(
         };
         let (start, len, shape) = select(&header.header().shape, range);
         let elems = input::member_elements(m, &header, &display, start, len)?;
-        let mut p = Printable {
-            shape,
-            dtype: header.dtype().clone(),
-            elems,
-        };
+        let mut p = Printable::new(shape, header.dtype().clone(), elems, progress);
         match style {
             Style::Json => {
                 out.write_all(if first { b"\n  " } else { b",\n  " })
