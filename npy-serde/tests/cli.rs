@@ -952,6 +952,26 @@ fn convert_extracts_npz_members_and_writes_json() {
                 &spec,
             );
             assert!(json_eq(&got, &m["values"]), "{spec}: {got}");
+            if m["fortran_order"] == Json::Bool(true) {
+                // Transposed from the member's bytes.
+                npy_ok([
+                    "convert".as_ref(),
+                    spec.as_ref(),
+                    out.as_os_str(),
+                    "--order".as_ref(),
+                    "C".as_ref(),
+                ]);
+                let info = parse_json(
+                    &npy_ok(["info".as_ref(), "--json".as_ref(), out.as_os_str()]),
+                    &spec,
+                );
+                assert_eq!(info["fortran_order"], false, "{spec}");
+                let got = parse_json(
+                    &npy_ok(["cat".as_ref(), "--json".as_ref(), out.as_os_str()]),
+                    &spec,
+                );
+                assert!(json_eq(&got, &m["values"]), "{spec}: {got}");
+            }
         }
         // A whole archive needs a member for .npy output...
         let r = npy(["convert".as_ref(), path.as_os_str(), out.as_os_str()]);
