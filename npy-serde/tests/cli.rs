@@ -1146,3 +1146,46 @@ fn npy_from_a_pipe() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unexpected end of input"));
 }
+
+#[test]
+fn an_empty_shape_whose_other_dimensions_overflow() {
+    // (0, 2**40, 2**40): zero elements, though the product of the other axes overflows u64.
+    let s = Scratch::new("zeroshape");
+    let f = s.file("z.npy");
+    let header = npy_serde::Header {
+        dtype: "<f8".parse().unwrap(),
+        shape: vec![0, 1 << 40, 1 << 40],
+        fortran_order: true,
+    };
+    std::fs::write(&f, header.to_bytes().unwrap()).unwrap();
+    assert_eq!(
+        npy_ok(["cat".as_ref(), "--json".as_ref(), f.as_os_str()]),
+        "[]\n"
+    );
+    assert_eq!(
+        npy_ok([
+            "cat".as_ref(),
+            "--tail".as_ref(),
+            "3".as_ref(),
+            f.as_os_str()
+        ]),
+        ""
+    );
+    assert_eq!(npy_ok(["check".as_ref(), f.as_os_str()]), "");
+    let out = s.file("o.npy");
+    npy_ok([
+        "convert".as_ref(),
+        f.as_os_str(),
+        out.as_os_str(),
+        "--order".as_ref(),
+        "C".as_ref(),
+        "--byte-order".as_ref(),
+        "big".as_ref(),
+    ]);
+    let info = parse_json(
+        &npy_ok(["info".as_ref(), "--json".as_ref(), out.as_os_str()]),
+        "info",
+    );
+    assert_eq!(info["count"], 0);
+    assert_eq!(info["descr"], ">f8");
+}

@@ -196,9 +196,28 @@ fn swap_plan(dt: &DType, target: ByteOrder, base: usize, out: &mut Vec<Swap>) {
             }
         }
         DType::Array(b, dims) => {
-            let n = dims.iter().product::<u64>() as usize;
+            if b.itemsize() == 0 {
+                return;
+            }
+            let n = input::product(dims);
+            if let DType::Plain(_) = **b {
+                // One run for the whole subarray (its items are contiguous).
+                let mut one = Vec::new();
+                swap_plan(b, target, base, &mut one);
+                if let Some(s) = one.first() {
+                    push_swap(
+                        out,
+                        Swap {
+                            count: s.count.saturating_mul(n as usize),
+                            ..*s
+                        },
+                    );
+                }
+                return;
+            }
             let size = b.itemsize();
-            for i in 0..n {
+            // Each item has at least one byte, so n is bounded by the element size.
+            for i in 0..n as usize {
                 swap_plan(b, target, base + i * size, out);
             }
         }
@@ -334,7 +353,7 @@ impl Plan {
     /// Writes the elements of `data` (in the input layout) in the output layout.
     fn copy_transposed(&self, data: &Bytes, out: &mut dyn Write, output: &str) -> CliResult {
         let pb = self.progress();
-        let count: u64 = self.shape.iter().product();
+        let count = input::product(&self.shape);
         let mut elem = vec![0u8; self.itemsize];
         let walk = Walk::new(&self.shape, self.in_fortran, self.out_fortran, 0, count);
         for (i, pos) in walk.enumerate() {

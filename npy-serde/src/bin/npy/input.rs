@@ -323,6 +323,15 @@ pub fn member_bytes(member: Member<'_>, display: &str) -> CliResult<Bytes> {
         .map_err(|e| Failure::file(display, e))
 }
 
+/// The number of elements of `dims`, saturating: a shape with a 0 may have other dimensions
+/// whose product overflows, and then the count is 0 anyway.
+pub fn product(dims: &[u64]) -> u64 {
+    if dims.contains(&0) {
+        return 0;
+    }
+    dims.iter().fold(1u64, |acc, &d| acc.saturating_mul(d))
+}
+
 /// Python's tuple repr of a shape: `()`, `(3,)`, `(2, 3)`.
 pub fn shape_text(shape: &[u64]) -> String {
     match shape {

@@ -90,10 +90,7 @@ impl<'a> Printable<'a> {
     /// An array to print; with `progress`, a bar is shown if the data is large and stderr
     /// is a terminal.
     pub fn new(shape: Vec<u64>, dtype: DType, elems: Elements<'a>, progress: bool) -> Self {
-        let bytes = shape
-            .iter()
-            .product::<u64>()
-            .saturating_mul(dtype.itemsize() as u64);
+        let bytes = input::product(&shape).saturating_mul(dtype.itemsize() as u64);
         Printable {
             shape,
             dtype,
@@ -142,7 +139,7 @@ pub fn select(shape: &[u64], range: Range) -> (u64, u64, Vec<u64>) {
     let Some((&n, rest)) = shape.split_first() else {
         return (0, 1, Vec::new());
     };
-    let inner = rest.iter().product::<u64>();
+    let inner = input::product(rest);
     let (r0, r1) = match range {
         Range::All => (0, n),
         Range::Head(k) => (0, k.min(n)),
@@ -150,7 +147,11 @@ pub fn select(shape: &[u64], range: Range) -> (u64, u64, Vec<u64>) {
     };
     let mut out = shape.to_vec();
     out[0] = r1 - r0;
-    (r0 * inner, (r1 - r0) * inner, out)
+    (
+        r0.saturating_mul(inner),
+        (r1 - r0).saturating_mul(inner),
+        out,
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -490,7 +491,7 @@ fn text_scalar(v: &Value, p: PlainType) -> String {
 /// One element per line (prefixed by its index for 2-D and more); a 0-d array is one line.
 fn text_array(out: &mut dyn Write, p: &mut Printable<'_>, indent: &str) -> PResult {
     let shape = p.shape.clone();
-    let count: u64 = shape.iter().product();
+    let count = input::product(&shape);
     let dtype = p.dtype.clone();
     let mut idx = vec![0u64; shape.len()];
     let mut line = String::new();
