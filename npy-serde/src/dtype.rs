@@ -419,11 +419,30 @@ impl Field {
 ///
 /// Bytes not covered by a field are padding: NumPy's descr lists them as `('', '|Vn')` entries,
 /// which this model regenerates from the offsets.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+///
+/// Two records are equal when their layouts are: fields (names, titles, types, offsets) and
+/// itemsize. Whether a record was built with [`Record::aligned`] is not part of equality, as
+/// in NumPy (and a file does not record it).
+#[derive(Clone, Debug)]
 pub struct Record {
     fields: Vec<Field>,
     itemsize: usize,
     aligned: bool,
+}
+
+impl PartialEq for Record {
+    fn eq(&self, other: &Self) -> bool {
+        self.itemsize == other.itemsize && self.fields == other.fields
+    }
+}
+
+impl Eq for Record {}
+
+impl std::hash::Hash for Record {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.fields.hash(state);
+        self.itemsize.hash(state);
+    }
 }
 
 impl Record {
@@ -664,6 +683,7 @@ impl DType {
     }
 
     /// The same dtype with every multi-byte scalar in `order` (layout unchanged).
+    /// `ByteOrder::NotApplicable` means native order, as NumPy's `=` and `|` do for such types.
     pub fn to_byte_order(&self, order: ByteOrder) -> DType {
         match self {
             DType::Plain(p) => DType::Plain(PlainType::new(p.scalar(), order)),
@@ -1010,6 +1030,8 @@ mod tests {
         let offs: Vec<usize> = r.fields().iter().map(|f| f.offset).collect();
         assert_eq!(offs, [0, 4, 8, 16]);
         assert_eq!(r.itemsize(), 24);
+        let parsed = DType::from_descr(&DType::Record(r.clone()).descr()).unwrap();
+        assert_eq!(parsed, DType::Record(r.clone()), "alignment flag is not part of equality");
         assert_eq!(
             DType::Record(r).descr(),
             "[('a', '|u1'), ('', '|V3'), ('b', '<i4'), ('c', '<f8'), ('d', '|u1'), ('', '|V7')]"
