@@ -1031,7 +1031,11 @@ mod tests {
         assert_eq!(offs, [0, 4, 8, 16]);
         assert_eq!(r.itemsize(), 24);
         let parsed = DType::from_descr(&DType::Record(r.clone()).descr()).unwrap();
-        assert_eq!(parsed, DType::Record(r.clone()), "alignment flag is not part of equality");
+        assert_eq!(
+            parsed,
+            DType::Record(r.clone()),
+            "alignment flag is not part of equality"
+        );
         assert_eq!(
             DType::Record(r).descr(),
             "[('a', '|u1'), ('', '|V3'), ('b', '<i4'), ('c', '<f8'), ('d', '|u1'), ('', '|V7')]"
