@@ -52,3 +52,8 @@ pub use write::{to_path, to_vec, to_writer, NpyWriter, WriterBuilder};
 // ---- npz ----
 pub mod npz;
 pub use npz::{NpzArchive, NpzReaderBuilder, NpzStreamWriter, NpzWriter};
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
