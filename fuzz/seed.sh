@@ -38,6 +38,40 @@ add npz "${npz[@]}"
 # roundtrip interprets its input through `arbitrary`; any bytes make a start.
 add roundtrip "${npy[@]:0:20}"
 
+# The records target reads one fixed struct (npy_serde_fuzz::Rec): seed files of exactly its
+# dtype, made with NumPy when a Python with NumPy is at hand (NPY_PYTHON, the repo's .venv, or
+# python3); without one the fuzzer has to find the dtype by itself, which takes longer.
+py=""
+for cand in "${NPY_PYTHON:-}" "$here/../.venv/bin/python" python3; do
+    if [ -n "$cand" ] && "$cand" -c 'import numpy' >/dev/null 2>&1; then
+        py="$cand"
+        break
+    fi
+done
+if [ -n "$py" ]; then
+    mkdir -p "$corpus/records"
+    "$py" - "$corpus/records" <<'PY'
+import io, sys, hashlib, numpy as np
+out = sys.argv[1]
+rec = np.dtype([('id', '<i8'), ('flag', '?'), ('v', '<f4', (3,)), ('name', 'S5'), ('label', '<U3'),
+                ('inner', [('x', '<f4'), ('y', '<i2')]), ('h', 'u1'), ('m', '<u2', (2, 2))])
+arrays = [
+    np.zeros(2, rec),
+    np.array([(1, True, (1, 2, 3), b'ab', 'xé', (0.5, -2), 7, ((1, 2), (3, 4)))], rec),
+    np.zeros(0, rec),
+    np.zeros((), rec),
+    np.zeros((2, 2), rec, order='F'),
+    np.zeros(3, rec.newbyteorder('>')),
+    np.zeros(2, [('h', 'u1'), ('id', '<i4'), ('inner', [('x', '<f2'), ('y', 'i1')])]),
+]
+for a in arrays:
+    b = io.BytesIO()
+    np.save(b, a)
+    data = b.getvalue()
+    open(f"{out}/seed-np-{hashlib.sha1(data).hexdigest()}", "wb").write(data)
+PY
+fi
+
 # Earlier findings are the best seeds for the target that found them.
 for f in "${regress[@]}"; do
     name="$(basename "$f")"

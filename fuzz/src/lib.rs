@@ -1,0 +1,661 @@
+//! The bodies of the fuzz targets, one public function per target, and their helpers.
+//!
+//! Each `fuzz_targets/<name>.rs` is a one-line `fuzz_target!` calling [`header`], [`npy`],
+//! [`npz`], [`records`] or [`roundtrip`]. This file depends only on `npy-serde`, `serde` and
+//! `std`, so that `tests/tests/fuzz_regressions.rs` can include it with `#[path]` and replay
+//! every saved crash input through exactly the code the fuzzer ran, on stable, in `cargo test`.
+//! (For the same reason the roundtrip target decodes its dtype and values from the fuzz bytes
+//! with the small [`ByteSource`] below rather than the `arbitrary` crate.)
+//!
+//! Every function panics on a broken invariant; a returned error from the library is fine.
+
+use std::io::{Cursor, Read};
+
+use npy_serde::dtype::{ByteOrder, DType, Field, Record, Scalar, TimeUnit};
+use npy_serde::header::{parse_header, read_header, Limits};
+use npy_serde::npz::{NpzArchive, NpzReaderBuilder, NpzWriter};
+use npy_serde::{Array, NpyRecord, ReaderBuilder, Value, WriterBuilder};
+use serde::{Deserialize, Serialize};
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+/// A reader of unknown length that hands out at most `chunk` bytes per `read`, like a pipe or
+/// socket (and exercises every short-read path).
+pub struct Chunked<'a> {
+    data: &'a [u8],
+    chunk: usize,
+}
+
+impl<'a> Chunked<'a> {
+    /// A reader over `data` returning at most `chunk` (>= 1) bytes per call.
+    pub fn new(data: &'a [u8], chunk: usize) -> Self {
+        Chunked {
+            data,
+            chunk: chunk.max(1),
+        }
+    }
+}
+
+impl Read for Chunked<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.chunk).min(self.data.len());
+        buf[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
+/// Value equality where every NaN equals every NaN (a NaN's payload may change in a long double
+/// or half conversion, and `NaN != NaN` would make a correct round trip look wrong).
+pub fn same_value(a: &Value, b: &Value) -> bool {
+    fn f(x: f64, y: f64) -> bool {
+        (x.is_nan() && y.is_nan()) || x.to_bits() == y.to_bits()
+    }
+    match (a, b) {
+        (Value::Float(x), Value::Float(y)) => f(*x, *y),
+        (Value::Complex(xr, xi), Value::Complex(yr, yi)) => f(*xr, *yr) && f(*xi, *yi),
+        (Value::List(x), Value::List(y)) => same_values(x, y),
+        (Value::Record(x), Value::Record(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((n, v), (m, w))| n == m && same_value(v, w))
+        }
+        _ => a == b,
+    }
+}
+
+/// [`same_value`] over two slices.
+pub fn same_values(a: &[Value], b: &[Value]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_value(x, y))
+}
+
+fn raised_limits() -> Limits {
+    Limits {
+        max_header_size: 1 << 24,
+        max_depth: 10_000,
+        max_dims: 1024,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// header: bytes -> parse_header / read_header
+// ---------------------------------------------------------------------------------------------
+
+/// Target `header`: `parse_header` on the bytes and `read_header` through a 1-byte-per-read
+/// reader, with NumPy's default limits and with raised ones. They must agree; an accepted
+/// header has a representable data size and a data offset inside the input, and re-writing it
+/// parses back to the same header.
+pub fn header(data: &[u8]) {
+    header_with(data, &Limits::default());
+    header_with(data, &raised_limits());
+}
+
+fn header_with(data: &[u8], limits: &Limits) {
+    let parsed = parse_header(data, limits);
+    let trickled = read_header(&mut Chunked::new(data, 1), limits);
+    match (&parsed, &trickled) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "slice and reader parse differ"),
+        (Err(a), Err(b)) => assert_eq!(a.kind().code(), b.kind().code()),
+        _ => panic!("slice and reader disagree: {parsed:?} vs {trickled:?}"),
+    }
+    let Ok(p) = parsed else { return };
+    assert!(p.data_offset <= data.len() as u64);
+    let len = p
+        .header
+        .data_len()
+        .expect("accepted header with overflowing size");
+    assert!(len <= i64::MAX as u64);
+    // Top-level subarrays cannot be written (NumPy folds them into the shape); others can.
+    if let Ok(bytes) = p.header.to_bytes() {
+        let again = parse_header(&bytes, &raised_limits())
+            .unwrap_or_else(|e| panic!("re-written header does not parse: {e}"));
+        assert_eq!(again.header, p.header);
+        assert_eq!(again.data_offset, bytes.len() as u64);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// npy: bytes -> Array / Value
+// ---------------------------------------------------------------------------------------------
+
+/// Target `npy`: the dynamic `Array` reader from a slice and from a chunked reader (which must
+/// agree), serde into `Value`, and the streaming `RecordReader`, with default options and with
+/// raised header limits plus data-size limits.
+pub fn npy(data: &[u8]) {
+    npy_with(data, &ReaderBuilder::new());
+    npy_with(
+        data,
+        &ReaderBuilder::new()
+            .with_limits(raised_limits())
+            .max_data_size(1 << 20)
+            .max_empty_items(1 << 16),
+    );
+}
+
+fn npy_with(data: &[u8], rb: &ReaderBuilder) {
+    let chunk = 1 + data.last().copied().unwrap_or(0) as usize % 13;
+    let from_slice = rb.array_from_slice(data);
+    let from_reader = rb.read_array(Chunked::new(data, chunk));
+    match (&from_slice, &from_reader) {
+        (Ok(a), Ok(b)) => {
+            assert_eq!(a.dtype, b.dtype);
+            assert_eq!(a.shape, b.shape);
+            assert!(
+                same_values(&a.values, &b.values),
+                "slice and reader values differ"
+            );
+        }
+        (Err(_), Err(_)) => {}
+        _ => panic!(
+            "slice and reader disagree: {:?} vs {:?}",
+            from_slice.as_ref().map(|a| (&a.dtype, &a.shape)),
+            from_reader.as_ref().map(|a| (&a.dtype, &a.shape))
+        ),
+    }
+    if let Ok(a) = &from_slice {
+        let count: u64 = a.shape.iter().product();
+        assert_eq!(a.values.len() as u64, count);
+        let _ = a.to_nested();
+    }
+
+    let _ = rb.from_slice::<Value>(data);
+    let _ = rb.from_reader::<_, Value>(Chunked::new(data, chunk));
+
+    if let Ok(records) = rb.records::<_, Value>(Chunked::new(data, chunk)) {
+        let total = records.len();
+        let mut n = 0u64;
+        for r in records {
+            if r.is_err() {
+                break;
+            }
+            n += 1;
+        }
+        assert!(n <= total);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// records: bytes -> derived structs
+// ---------------------------------------------------------------------------------------------
+
+/// A nested record.
+#[derive(Serialize, Deserialize, NpyRecord, Debug)]
+pub struct Inner {
+    /// `<f4`
+    pub x: f32,
+    /// `<i2`
+    pub y: i16,
+}
+
+/// The record type of the `records` target: most field kinds the derive supports.
+#[derive(Serialize, Deserialize, NpyRecord, Debug)]
+pub struct Rec {
+    /// `<i8`
+    pub id: i64,
+    /// `|b1`
+    pub flag: bool,
+    /// `('<f4', (3,))`
+    pub v: [f32; 3],
+    /// `|S5`
+    #[npy(bytes = 5)]
+    pub name: String,
+    /// `<U3`
+    #[npy(unicode = 3)]
+    pub label: String,
+    /// a nested record
+    pub inner: Inner,
+    /// `|u1`
+    pub h: u8,
+    /// `('<u2', (2, 2))`
+    pub m: [[u16; 2]; 2],
+}
+
+/// Borrows its strings from the input.
+#[derive(Deserialize, Debug)]
+#[allow(dead_code)] // only decoded
+struct Borrowed<'a> {
+    id: i64,
+    name: &'a str,
+    raw: Option<&'a [u8]>,
+}
+
+/// A subset of fields, in another order, some widened.
+#[derive(Deserialize, Debug)]
+#[allow(dead_code)] // only decoded
+struct Subset {
+    h: u16,
+    id: i64,
+    inner: (f64, i32),
+}
+
+fn records_roundtrip(recs: &[Rec]) {
+    let bytes = npy_serde::to_vec(recs).expect("writing what was read");
+    let again: Vec<Rec> = npy_serde::from_slice(&bytes).expect("re-reading what was written");
+    let bytes2 = npy_serde::to_vec(&again).expect("re-writing");
+    assert_eq!(bytes, bytes2, "write -> read -> write changed the bytes");
+}
+
+/// Target `records`: `from_slice::<Vec<Rec>>` (and borrowing, subset, 0-d and nested
+/// variants), the chunked-reader path (which must agree with the slice) and the streaming
+/// reader. What reads successfully is written back and must re-read and re-write identically.
+pub fn records(data: &[u8]) {
+    let chunk = 1 + data.len() % 7;
+    let rb = ReaderBuilder::new().max_data_size(1 << 22);
+    let slice = rb.from_slice::<Vec<Rec>>(data);
+    let reader = rb.from_reader::<_, Vec<Rec>>(Chunked::new(data, chunk));
+    assert_eq!(
+        slice.is_ok(),
+        reader.is_ok(),
+        "slice and reader disagree: {:?} vs {:?}",
+        slice.as_ref().err(),
+        reader.as_ref().err()
+    );
+    if let Ok(recs) = &slice {
+        records_roundtrip(recs);
+    }
+    let _ = rb.from_slice::<Vec<Borrowed>>(data);
+    let _ = rb.from_slice::<Vec<Subset>>(data);
+    let _ = rb.from_slice::<Rec>(data);
+    let _ = rb.from_slice::<Vec<Vec<Rec>>>(data);
+    if let Ok(stream) = rb.records::<_, Rec>(Chunked::new(data, chunk)) {
+        let mut out = Vec::new();
+        for r in stream {
+            match r {
+                Ok(r) => out.push(r),
+                Err(_) => return,
+            }
+        }
+        records_roundtrip(&out);
+    }
+    let _ = Rec::dtype();
+}
+
+// ---------------------------------------------------------------------------------------------
+// npz: bytes -> every member
+// ---------------------------------------------------------------------------------------------
+
+/// Target `npz`: open the bytes as an archive (default limits, and small ones), then read every
+/// member every way the public API offers: header, `Array`, serde `Value`, streamed records,
+/// raw bytes, a member dropped half read; by index and by key.
+pub fn npz(data: &[u8]) {
+    npz_with(&NpzReaderBuilder::new(), data);
+    npz_with(
+        &NpzReaderBuilder::new()
+            .max_members(64)
+            .max_member_size(1 << 20)
+            .max_header_size(1 << 16)
+            .reject_duplicate_names(true),
+        data,
+    );
+}
+
+fn npz_with(builder: &NpzReaderBuilder, data: &[u8]) {
+    let Ok(mut archive) = builder.from_bytes(data) else {
+        return;
+    };
+    let n = archive.len();
+    assert_eq!(archive.members().len(), n);
+    let keys: Vec<String> = archive.keys().map(str::to_string).collect();
+    for i in 0..n {
+        if let Ok(mut m) = archive.by_index(i) {
+            let _ = m.header();
+        }
+        if let Ok(m) = archive.by_index(i) {
+            if let Ok(a) = m.read_array() {
+                assert_eq!(a.values.len() as u64, a.shape.iter().product::<u64>());
+            }
+        }
+        if let Ok(m) = archive.by_index(i) {
+            let _ = m.deserialize::<Value>();
+        }
+        if let Ok(m) = archive.by_index(i) {
+            if let Ok(records) = m.records::<Value>() {
+                for r in records {
+                    if r.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        let size = archive.members()[i].size;
+        if let Ok(m) = archive.by_index(i) {
+            if let Ok(raw) = m.read_raw() {
+                // Reading is checked against the declared size.
+                assert_eq!(raw.len() as u64, size);
+            }
+        }
+        if let Ok(mut m) = archive.by_index(i) {
+            let mut two = [0u8; 2];
+            let _ = m.read(&mut two);
+        }
+    }
+    for k in &keys {
+        let _ = archive.header(k);
+        let _ = archive.read_array(k);
+        let _ = archive.read::<Vec<i64>>(k);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// roundtrip: fuzz bytes -> dtype and values -> write -> read
+// ---------------------------------------------------------------------------------------------
+
+/// Decodes structured choices from fuzz bytes (like `arbitrary::Unstructured`, without the
+/// dependency): every call consumes bytes from the front; an exhausted source yields zeros, so
+/// every input decodes to something.
+pub struct ByteSource<'a> {
+    data: &'a [u8],
+}
+
+impl<'a> ByteSource<'a> {
+    /// A source over the fuzz input.
+    pub fn new(data: &'a [u8]) -> Self {
+        ByteSource { data }
+    }
+
+    /// `N` bytes (zero-filled once the input is exhausted).
+    pub fn bytes<const N: usize>(&mut self) -> [u8; N] {
+        let mut out = [0u8; N];
+        let n = N.min(self.data.len());
+        out[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        out
+    }
+
+    /// A byte.
+    pub fn u8(&mut self) -> u8 {
+        self.bytes::<1>()[0]
+    }
+
+    /// An integer in `0..=max`.
+    pub fn upto(&mut self, max: usize) -> usize {
+        if max == 0 {
+            return 0;
+        }
+        let v = if max < 256 {
+            self.u8() as usize
+        } else {
+            u32::from_le_bytes(self.bytes::<4>()) as usize
+        };
+        v % (max + 1)
+    }
+
+    /// A bool.
+    pub fn bool(&mut self) -> bool {
+        self.u8() & 1 == 1
+    }
+
+    /// 8 bytes as a little-endian `u64`.
+    pub fn u64(&mut self) -> u64 {
+        u64::from_le_bytes(self.bytes::<8>())
+    }
+
+    /// Bytes left.
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// True once every byte is used.
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+}
+
+const UNITS: [TimeUnit; 14] = [
+    TimeUnit::Generic,
+    TimeUnit::Year,
+    TimeUnit::Month,
+    TimeUnit::Week,
+    TimeUnit::Day,
+    TimeUnit::Hour,
+    TimeUnit::Minute,
+    TimeUnit::Second,
+    TimeUnit::Millisecond,
+    TimeUnit::Microsecond,
+    TimeUnit::Nanosecond,
+    TimeUnit::Picosecond,
+    TimeUnit::Femtosecond,
+    TimeUnit::Attosecond,
+];
+
+/// A scalar type (string widths kept small).
+pub fn arbitrary_scalar(u: &mut ByteSource) -> Scalar {
+    use Scalar::*;
+    let time = |u: &mut ByteSource| {
+        let unit = UNITS[u.upto(UNITS.len() - 1)];
+        let mult = if unit == TimeUnit::Generic || u.bool() {
+            1
+        } else {
+            1 + u.upto(999) as u32
+        };
+        (unit, mult)
+    };
+    match u.upto(20) {
+        0 => Bool,
+        1 => I8,
+        2 => I16,
+        3 => I32,
+        4 => I64,
+        5 => U8,
+        6 => U16,
+        7 => U32,
+        8 => U64,
+        9 => F16,
+        10 => F32,
+        11 => F64,
+        12 => LongDouble,
+        13 => Complex64,
+        14 => Complex128,
+        15 => ComplexLongDouble,
+        16 => Bytes(u.upto(9)),
+        17 => Unicode(u.upto(5)),
+        18 => Void(u.upto(9)),
+        19 => {
+            let (t, m) = time(u);
+            DateTime(t, m)
+        }
+        _ => {
+            let (t, m) = time(u);
+            TimeDelta(t, m)
+        }
+    }
+}
+
+/// Field names: mostly identifiers, sometimes ones that need escaping or are not latin-1
+/// (which forces a v3.0 header).
+fn arbitrary_name(u: &mut ByteSource, i: usize) -> String {
+    const PIECES: [&str; 12] = [
+        "a", "x", "id", "pos", "'", "\"", "\\", "é", "π", "名", "\n", " ",
+    ];
+    let n = u.upto(3);
+    let mut s = String::new();
+    for _ in 0..n {
+        s.push_str(PIECES[u.upto(PIECES.len() - 1)]);
+    }
+    // Non-empty and distinct (an empty name is NumPy's padding marker).
+    format!("{s}{i}")
+}
+
+/// A dtype: scalars, subarrays (not at the top level, which NumPy folds into the shape) and
+/// records with padding, titles and nesting, at most `depth` levels deep.
+pub fn arbitrary_dtype(u: &mut ByteSource, depth: u32, top: bool) -> DType {
+    let kind = if depth == 0 { 0 } else { u.upto(4) };
+    match kind {
+        3 if !top => {
+            let base = arbitrary_dtype(u, depth - 1, false);
+            let n = 1 + u.upto(2);
+            let shape: Vec<u64> = (0..n).map(|_| u.upto(3) as u64).collect();
+            // Zero-size bases cannot be subarrays (NumPy refuses them too).
+            DType::array(base.clone(), shape).unwrap_or(base)
+        }
+        3 | 4 => {
+            let n = u.upto(4);
+            let mut fields: Vec<Field> = Vec::with_capacity(n);
+            let mut offset = 0usize;
+            for i in 0..n {
+                offset += u.upto(3);
+                let dt = arbitrary_dtype(u, depth - 1, false);
+                let size = dt.itemsize();
+                let mut f = Field::new(arbitrary_name(u, i), dt, offset);
+                if u.upto(7) == 0 {
+                    f.title = Some(format!("title of {i}"));
+                }
+                fields.push(f);
+                offset += size;
+            }
+            let itemsize = offset + u.upto(3);
+            DType::Record(Record::new(fields, itemsize).expect("a valid layout by construction"))
+        }
+        _ => {
+            let order = [ByteOrder::Little, ByteOrder::Big, ByteOrder::NotApplicable][u.upto(2)];
+            DType::with_order(arbitrary_scalar(u), order)
+        }
+    }
+}
+
+/// IEEE half-precision bits to `f64` (exact).
+pub fn f16_to_f64(bits: u16) -> f64 {
+    let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = ((bits >> 10) & 0x1f) as i32;
+    let mant = (bits & 0x3ff) as f64;
+    match exp {
+        0 => sign * mant * 2f64.powi(-24),
+        31 if mant == 0.0 => sign * f64::INFINITY,
+        31 => f64::NAN,
+        e => sign * (1.0 + mant / 1024.0) * 2f64.powi(e - 15),
+    }
+}
+
+/// A value of `dtype` that survives a write and a read unchanged: strings without trailing
+/// NULs (which NumPy and this crate strip), floats exactly representable in the dtype.
+pub fn arbitrary_value(u: &mut ByteSource, dtype: &DType) -> Value {
+    match dtype {
+        DType::Record(r) => Value::Record(
+            r.fields()
+                .iter()
+                .map(|f| (f.name.clone(), arbitrary_value(u, &f.dtype)))
+                .collect(),
+        ),
+        DType::Array(base, shape) => arbitrary_sub(u, base, shape),
+        DType::Plain(p) => match p.scalar() {
+            Scalar::Bool => Value::Bool(u.bool()),
+            Scalar::I8 => Value::Int(u.u8() as i8 as i64),
+            Scalar::I16 => Value::Int(i16::from_le_bytes(u.bytes()) as i64),
+            Scalar::I32 => Value::Int(i32::from_le_bytes(u.bytes()) as i64),
+            Scalar::I64 => Value::Int(i64::from_le_bytes(u.bytes())),
+            Scalar::U8 => Value::UInt(u.u8() as u64),
+            Scalar::U16 => Value::UInt(u16::from_le_bytes(u.bytes()) as u64),
+            Scalar::U32 => Value::UInt(u32::from_le_bytes(u.bytes()) as u64),
+            Scalar::U64 => Value::UInt(u.u64()),
+            Scalar::F16 => Value::Float(f16_to_f64(u16::from_le_bytes(u.bytes()))),
+            Scalar::F32 => Value::Float(f32::from_bits(u32::from_le_bytes(u.bytes())) as f64),
+            Scalar::F64 | Scalar::LongDouble => Value::Float(f64::from_bits(u.u64())),
+            Scalar::Complex64 => Value::Complex(
+                f32::from_bits(u32::from_le_bytes(u.bytes())) as f64,
+                f32::from_bits(u32::from_le_bytes(u.bytes())) as f64,
+            ),
+            Scalar::Complex128 | Scalar::ComplexLongDouble => {
+                Value::Complex(f64::from_bits(u.u64()), f64::from_bits(u.u64()))
+            }
+            Scalar::Bytes(n) => {
+                let len = u.upto(n);
+                let mut b: Vec<u8> = (0..len).map(|_| u.u8()).collect();
+                while b.last() == Some(&0) {
+                    b.pop();
+                }
+                Value::Bytes(b)
+            }
+            Scalar::Unicode(n) => {
+                let len = u.upto(n);
+                let s: String = (0..len)
+                    .map(|_| {
+                        let c = u32::from_le_bytes(u.bytes()) % 0x11_0000;
+                        char::from_u32(c).unwrap_or('\u{fffd}')
+                    })
+                    .collect();
+                Value::String(s.trim_end_matches('\0').to_string())
+            }
+            Scalar::Void(n) => Value::Void((0..n).map(|_| u.u8()).collect()),
+            Scalar::DateTime(..) => Value::DateTime(i64::from_le_bytes(u.bytes())),
+            Scalar::TimeDelta(..) => Value::TimeDelta(i64::from_le_bytes(u.bytes())),
+        },
+    }
+}
+
+fn arbitrary_sub(u: &mut ByteSource, base: &DType, dims: &[u64]) -> Value {
+    match dims.split_first() {
+        None => arbitrary_value(u, base),
+        Some((&n, rest)) => Value::List((0..n).map(|_| arbitrary_sub(u, base, rest)).collect()),
+    }
+}
+
+/// A whole array: a top-level scalar or record dtype, a small shape, either order, values.
+pub fn arbitrary_array(u: &mut ByteSource) -> Array {
+    let dtype = arbitrary_dtype(u, 3, true);
+    let ndim = u.upto(3);
+    let shape: Vec<u64> = (0..ndim).map(|_| u.upto(4) as u64).collect();
+    let count: u64 = shape.iter().product();
+    let fortran_order = u.bool();
+    let values = (0..count).map(|_| arbitrary_value(u, &dtype)).collect();
+    Array {
+        dtype,
+        shape,
+        fortran_order,
+        values,
+    }
+}
+
+fn check_same(want: &Array, got: npy_serde::Result<Array>, how: &str) {
+    let got = got.unwrap_or_else(|e| panic!("{how}: reading back {}: {e}", want.dtype));
+    assert_eq!(got.dtype, want.dtype, "{how}: dtype");
+    assert_eq!(got.shape, want.shape, "{how}: shape");
+    assert_eq!(got.fortran_order, want.fortran_order, "{how}: order");
+    assert!(
+        same_values(&got.values, &want.values),
+        "{how}: values differ\nwrote {:?}\nread  {:?}",
+        want.values,
+        got.values
+    );
+}
+
+/// Target `roundtrip`: a dtype, shape, order and values decoded from the bytes -> written with
+/// `WriterBuilder::write_array` and as an `.npz` member (stored or deflated) -> read back from
+/// a slice, a chunked reader and the archive -> the same array (NaN-aware); the npz member's
+/// bytes are the `.npy` file's.
+pub fn roundtrip(data: &[u8]) {
+    let mut u = ByteSource::new(data);
+    let array = arbitrary_array(&mut u);
+    let compressed = u.bool();
+    let chunk = 1 + u.upto(15);
+
+    let mut bytes = Vec::new();
+    WriterBuilder::new()
+        .write_array(&mut bytes, &array)
+        .unwrap_or_else(|e| panic!("writing {} {:?}: {e}", array.dtype, array.shape));
+    let parsed = parse_header(&bytes, &Limits::default()).expect("our header parses");
+    assert_eq!(parsed.data_offset % 64, 0);
+    check_same(&array, Array::from_slice(&bytes), "from_slice");
+    check_same(
+        &array,
+        ReaderBuilder::new().read_array(Chunked::new(&bytes, chunk)),
+        "read_array",
+    );
+
+    let mut zip = Cursor::new(Vec::new());
+    let mut w = if compressed {
+        NpzWriter::new_compressed(&mut zip)
+    } else {
+        NpzWriter::new(&mut zip)
+    };
+    w.add_array("a", &array)
+        .expect("adding the array to an npz");
+    w.finish().expect("finishing the npz");
+    let zip = zip.into_inner();
+    let mut archive = NpzArchive::from_bytes(&zip).expect("opening our npz");
+    check_same(&array, archive.read_array("a"), "npz");
+    let raw = archive.read_raw("a").expect("raw member");
+    assert_eq!(raw, bytes, "the npz member is not the .npy file");
+}
