@@ -25,6 +25,7 @@ use std::io::Read;
 
 use crate::dtype::{self, DType};
 use crate::error::{Error, ErrorKind, Result};
+pub use crate::pyliteral::Literal;
 use crate::pyliteral::{self, LiteralOptions, Py, PyKind};
 
 /// The magic string every `.npy` file starts with.
@@ -280,6 +281,47 @@ pub fn parse_header(bytes: &[u8], limits: &Limits) -> Result<ParsedHeader> {
 /// Reads the 8-byte magic and version, the length field, checks the length against
 /// `limits.max_header_size`, and only then reads (and allocates) the header text.
 pub fn read_header<R: Read + ?Sized>(reader: &mut R, limits: &Limits) -> Result<ParsedHeader> {
+    let raw = read_header_text(reader, limits)?;
+    let header = parse_dict(&raw.text, raw.version, limits, raw.text_start)?;
+    Ok(ParsedHeader {
+        header,
+        version: raw.version,
+        data_offset: raw.text_start + raw.len,
+    })
+}
+
+/// The header dict exactly as written, as a Python literal tree, for tools that show what a
+/// file says rather than the normalised [`Header`] (`'i4'` stays `'i4'`, `'|a5'` stays `'|a5'`).
+/// The header is validated first, exactly as [`parse_header`] does.
+///
+/// ```
+/// use npy_serde::header::{header_literal, Limits, Literal};
+/// let mut file = b"\x93NUMPY\x01\x00\x3c\x00".to_vec();
+/// file.extend_from_slice(b"{'descr': 'i4', 'fortran_order': False, 'shape': (2,), }      \n");
+/// let lit = header_literal(&file, &Limits::default())?;
+/// assert_eq!(lit.get("descr"), Some(&Literal::Str("i4".into())));
+/// # Ok::<(), npy_serde::Error>(())
+/// ```
+pub fn header_literal(bytes: &[u8], limits: &Limits) -> Result<Literal> {
+    let mut r = bytes;
+    let raw = read_header_text(&mut r, limits)?;
+    parse_dict(&raw.text, raw.version, limits, raw.text_start)?;
+    let opts = LiteralOptions {
+        max_depth: limits.max_depth,
+        allow_long_suffix: raw.version != Version::V3_0,
+    };
+    pyliteral::parse_literal(&raw.text, opts, raw.text_start)?.to_literal(&raw.text, raw.text_start)
+}
+
+/// The decoded header text and where it stands.
+struct RawText {
+    version: Version,
+    text: String,
+    text_start: u64,
+    len: u64,
+}
+
+fn read_header_text<R: Read + ?Sized>(reader: &mut R, limits: &Limits) -> Result<RawText> {
     let mut pre = [0u8; 8];
     let n = read_full(reader, &mut pre)?;
     if n < 6 || &pre[..6] != MAGIC {
@@ -327,11 +369,11 @@ pub fn read_header<R: Read + ?Sized>(reader: &mut R, limits: &Limits) -> Result<
         })?,
         _ => raw.iter().map(|&b| b as char).collect(),
     };
-    let header = parse_dict(&text, version, limits, text_start)?;
-    Ok(ParsedHeader {
-        header,
+    Ok(RawText {
         version,
-        data_offset: text_start + hlen,
+        text,
+        text_start,
+        len: hlen,
     })
 }
 

@@ -33,6 +33,40 @@ pub(crate) enum PyKind {
     Dict(Vec<(Py, Py)>),
 }
 
+/// A Python literal as written in a `.npy` header, without any normalisation: what the file
+/// says, for tools that show it (see [`header_literal`](crate::header::header_literal)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Literal {
+    /// A string.
+    Str(String),
+    /// An integer.
+    Int(i128),
+    /// `True` / `False`.
+    Bool(bool),
+    /// `None`.
+    None,
+    /// A tuple.
+    Tuple(Vec<Literal>),
+    /// A list.
+    List(Vec<Literal>),
+    /// A dict, pairs in source order (duplicate keys kept).
+    Dict(Vec<(Literal, Literal)>),
+}
+
+impl Literal {
+    /// The value of `key` in a dict (the last one when a key repeats, as in Python).
+    pub fn get(&self, key: &str) -> Option<&Literal> {
+        match self {
+            Literal::Dict(pairs) => pairs
+                .iter()
+                .rev()
+                .find(|(k, _)| matches!(k, Literal::Str(s) if s == key))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+}
+
 /// A value and where it stands in the text (byte offsets, end exclusive).
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Py {
@@ -42,6 +76,31 @@ pub(crate) struct Py {
 }
 
 impl Py {
+    /// The value without spans; integers beyond `i128` are an overflow error.
+    pub fn to_literal(&self, text: &str, base: u64) -> Result<Literal> {
+        let conv = |v: &[Py]| -> Result<Vec<Literal>> {
+            v.iter().map(|p| p.to_literal(text, base)).collect()
+        };
+        Ok(match &self.kind {
+            PyKind::Str(s) => Literal::Str(s.clone()),
+            PyKind::Int(Some(i)) => Literal::Int(*i),
+            PyKind::Int(None) => {
+                return Err(Error::overflow(format!("integer {}", self.snippet(text)))
+                    .at_byte(base + self.start as u64))
+            }
+            PyKind::Bool(b) => Literal::Bool(*b),
+            PyKind::None => Literal::None,
+            PyKind::Tuple(v) => Literal::Tuple(conv(v)?),
+            PyKind::List(v) => Literal::List(conv(v)?),
+            PyKind::Dict(pairs) => Literal::Dict(
+                pairs
+                    .iter()
+                    .map(|(k, v)| Ok((k.to_literal(text, base)?, v.to_literal(text, base)?)))
+                    .collect::<Result<_>>()?,
+            ),
+        })
+    }
+
     /// Short Python type name, for error messages.
     pub fn type_name(&self) -> &'static str {
         match self.kind {

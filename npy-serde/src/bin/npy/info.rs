@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 use npy_serde::npz::MemberInfo;
-use npy_serde::{ByteOrder, DType, PlainType, Scalar, Version};
+use npy_serde::{ByteOrder, DType, PlainType, Scalar};
 
 use crate::input::{self, RawHeader};
 use crate::literal;
@@ -45,9 +45,12 @@ struct ArchiveJson {
 /// The header's descr as written, tuples as lists (the normalised descr if the header text
 /// cannot be re-read, which does not happen for headers the library accepted).
 pub fn descr_json(h: &RawHeader) -> Json {
-    literal::header_descr(&h.text(), h.parsed.version != Version::V3_0)
-        .or_else(|_| literal::descr_text_to_json(&h.dtype().descr()))
-        .unwrap_or_else(|_| Json::String(h.dtype().descr()))
+    // The header was accepted already; its length is below data_offset.
+    let limits = npy_serde::Limits {
+        max_header_size: h.parsed.data_offset,
+        ..npy_serde::Limits::default()
+    };
+    literal::header_descr(&h.bytes, &limits).unwrap_or_else(|_| Json::String(h.dtype().descr()))
 }
 
 /// The JSON info object of an array.

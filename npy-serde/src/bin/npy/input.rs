@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use npy_serde::header::read_header;
 use npy_serde::npz::NpzMember;
-use npy_serde::{DType, Header, Limits, NpzArchive, NpzReaderBuilder, ParsedHeader, Version};
+use npy_serde::{DType, Header, Limits, NpzArchive, NpzReaderBuilder, ParsedHeader};
 
 use crate::{CliResult, Failure, Global};
 
@@ -145,17 +145,6 @@ impl RawHeader {
     /// The dtype.
     pub fn dtype(&self) -> &DType {
         &self.parsed.header.dtype
-    }
-
-    /// The header's dict text (between the length field and the data), decoded as its
-    /// version says (latin-1, or UTF-8 for 3.0).
-    pub fn text(&self) -> String {
-        let start = self.parsed.version.prefix_len().min(self.bytes.len());
-        let body = &self.bytes[start..];
-        match self.parsed.version {
-            Version::V3_0 => String::from_utf8_lossy(body).into_owned(),
-            _ => body.iter().map(|&b| b as char).collect(),
-        }
     }
 
     /// Number of elements (checked when the header was parsed).
