@@ -159,67 +159,64 @@ fn main() {
     println!("npy-serde read benchmark: W1 {n1} x <f8 ({b1} B), W2/W3 {n2} x 33 B ({b2} B), median of {reps}");
     let mut rows: Vec<(String, u64, Duration, usize)> = Vec::new();
     // (label, bytes, time, index of the workload for the np.load ratio)
-    rows.push((
-        "W1 from_path -> Vec<f64>".into(),
-        b1,
-        time(reps, || npy_serde::from_path::<_, Vec<f64>>(&w1).unwrap()),
-        0,
-    ));
-    rows.push((
-        "W1 RecordReader<f64> (sum)".into(),
-        b1,
-        time(reps, || {
+    // `NPY_BENCH_FILTER`: run only the cases whose label contains it (e.g. under callgrind).
+    let filter = std::env::var("NPY_BENCH_FILTER").unwrap_or_default();
+    let mut run =
+        |label: String, bytes: u64, k: usize, f: &mut dyn FnMut() -> Box<dyn std::any::Any>| {
+            if label.contains(&*filter) {
+                rows.push((label, bytes, time(reps, &mut *f), k));
+            }
+        };
+    run("W1 from_path -> Vec<f64>".into(), b1, 0, &mut || {
+        Box::new(npy_serde::from_path::<_, Vec<f64>>(&w1).unwrap())
+    });
+    run("W1 RecordReader<f64> (sum)".into(), b1, 0, &mut || {
+        Box::new({
             let r = RecordReader::<_, f64>::new(File::open(&w1).unwrap()).unwrap();
             r.map(|x| x.unwrap()).sum::<f64>()
-        }),
-        0,
-    ));
-    rows.push((
-        "W1 mmap -> Vec<f64>".into(),
-        b1,
-        time(reps, || {
+        })
+    });
+    run("W1 mmap -> Vec<f64>".into(), b1, 0, &mut || {
+        Box::new({
             MmapArray::open(&w1)
                 .unwrap()
                 .deserialize::<Vec<f64>>()
                 .unwrap()
-        }),
-        0,
-    ));
+        })
+    });
     for (name, path, k) in [("W2", &w2, 1usize), ("W3", &w3, 2)] {
-        rows.push((
-            format!("{name} from_path -> Vec<Rec>"),
-            b2,
-            time(reps, || npy_serde::from_path::<_, Vec<Rec>>(path).unwrap()),
-            k,
-        ));
-        rows.push((
+        run(format!("{name} from_path -> Vec<Rec>"), b2, k, &mut || {
+            Box::new(npy_serde::from_path::<_, Vec<Rec>>(path).unwrap())
+        });
+        run(
             format!("{name} from_reader(File) -> Vec<Rec>"),
             b2,
-            time(reps, || {
-                npy_serde::from_reader::<_, Vec<Rec>>(File::open(path).unwrap()).unwrap()
-            }),
             k,
-        ));
-        rows.push((
+            &mut || {
+                Box::new({
+                    npy_serde::from_reader::<_, Vec<Rec>>(File::open(path).unwrap()).unwrap()
+                })
+            },
+        );
+        run(
             format!("{name} RecordReader<Rec> (sum x)"),
             b2,
-            time(reps, || {
-                let r = RecordReader::<_, Rec>::new(File::open(path).unwrap()).unwrap();
-                r.map(|x| x.unwrap().x).sum::<f64>()
-            }),
             k,
-        ));
-        rows.push((
-            format!("{name} mmap -> Vec<Rec>"),
-            b2,
-            time(reps, || {
+            &mut || {
+                Box::new({
+                    let r = RecordReader::<_, Rec>::new(File::open(path).unwrap()).unwrap();
+                    r.map(|x| x.unwrap().x).sum::<f64>()
+                })
+            },
+        );
+        run(format!("{name} mmap -> Vec<Rec>"), b2, k, &mut || {
+            Box::new({
                 MmapArray::open(path)
                     .unwrap()
                     .deserialize::<Vec<Rec>>()
                     .unwrap()
-            }),
-            k,
-        ));
+            })
+        });
     }
 
     let reference = match std::env::var("NPY_PYTHON") {

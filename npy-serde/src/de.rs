@@ -35,12 +35,12 @@ pub(crate) struct Ctx {
     cache: Vec<CacheEntry>,
 }
 
-/// Which file fields to present for a given (record dtype, struct `fields` list) pair.
+/// How to present a given record dtype to a given struct (`fields` list).
 struct CacheEntry {
     record: usize,
     fields_ptr: usize,
     fields_len: usize,
-    select: Rc<[(u32, usize)]>,
+    plan: StructPlan,
 }
 
 const MAX_CACHE_ENTRIES: usize = 64;
@@ -53,9 +53,10 @@ impl Ctx {
         }
     }
 
-    /// The indices of the record's fields whose names occur in `fields` (serde-derive lists
-    /// every name and alias there), computed once per record dtype and struct type.
-    fn select(&mut self, rec: &Record, fields: &'static [&'static str]) -> Rc<[(u32, usize)]> {
+    /// How to present the record to the struct (serde-derive lists every field name and alias
+    /// in `fields`), computed once per record dtype and struct type.
+    #[inline]
+    fn plan(&mut self, rec: &Record, fields: &'static [&'static str]) -> StructPlan {
         let key = (
             rec as *const Record as usize,
             fields.as_ptr() as usize,
@@ -63,25 +64,29 @@ impl Ctx {
         );
         for e in &self.cache {
             if (e.record, e.fields_ptr, e.fields_len) == key {
-                return e.select.clone();
+                return e.plan.clone_rc();
             }
         }
-        let select: Rc<[(u32, usize)]> = rec
-            .fields()
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| fields.contains(&f.name.as_str()))
-            .map(|(i, f)| (i as u32, f.dtype.itemsize()))
-            .collect();
+        self.plan_slow(rec, fields, key)
+    }
+
+    #[cold]
+    fn plan_slow(
+        &mut self,
+        rec: &Record,
+        fields: &'static [&'static str],
+        key: (usize, usize, usize),
+    ) -> StructPlan {
+        let plan = StructPlan::new(rec, fields);
         if self.cache.len() < MAX_CACHE_ENTRIES {
             self.cache.push(CacheEntry {
                 record: key.0,
                 fields_ptr: key.1,
                 fields_len: key.2,
-                select: select.clone(),
+                plan: plan.clone_rc(),
             });
         }
-        select
+        plan
     }
 }
 
@@ -286,6 +291,7 @@ pub(crate) struct ShapeDe<'s, 'de, S: Source<'de>> {
     pub(crate) dtype: &'s DType,
     pub(crate) dims: &'s [u64],
     pub(crate) ctx: &'s mut Ctx,
+    pub(crate) plan: Plan,
     pub(crate) _de: std::marker::PhantomData<&'de ()>,
 }
 
@@ -296,21 +302,25 @@ impl<'s, 'de, S: Source<'de>> ShapeDe<'s, 'de, S> {
             dtype,
             dims,
             ctx,
+            plan: Plan::of(dtype),
             _de: std::marker::PhantomData,
         }
     }
 
     #[inline]
-    fn leaf<T>(self, f: impl FnOnce(ElemDe<'_, 'de, '_>) -> Result<T>) -> Result<T> {
+    fn leaf<T>(self, f: impl FnOnce(FastDe<'_, 'de, '_>) -> Result<T>) -> Result<T> {
         let e = self.src.next_elem()?;
         let index = e.index;
-        f(ElemDe {
-            bytes: e.bytes,
-            borrowed: e.borrowed,
-            dtype: self.dtype,
-            dims: &[],
-            offset: e.offset,
-            ctx: self.ctx,
+        f(FastDe {
+            de: ElemDe {
+                bytes: e.bytes,
+                borrowed: e.borrowed,
+                dtype: self.dtype,
+                dims: &[],
+                offset: e.offset,
+                ctx: self.ctx,
+            },
+            plan: self.plan,
         })
         .map_err(|err| err.at_record(index))
     }
@@ -341,6 +351,7 @@ impl<'s, 'de, S: Source<'de>> ShapeDe<'s, 'de, S> {
         }
         let mut access = ShapeSeq {
             src: self.src,
+            plan: self.plan,
             dtype: self.dtype,
             dims: rest,
             per_item,
@@ -362,6 +373,7 @@ impl<'s, 'de, S: Source<'de>> ShapeDe<'s, 'de, S> {
 
 struct ShapeSeq<'s, 'de, S: Source<'de>> {
     src: &'s mut S,
+    plan: Plan,
     dtype: &'s DType,
     dims: &'s [u64],
     per_item: u64,
@@ -382,6 +394,7 @@ impl<'de, S: Source<'de>> SeqAccess<'de> for ShapeSeq<'_, 'de, S> {
         self.i += 1;
         seed.deserialize(ShapeDe {
             src: &mut *self.src,
+            plan: self.plan,
             dtype: self.dtype,
             dims: self.dims,
             ctx: &mut *self.ctx,
@@ -1516,10 +1529,15 @@ impl<'de> de::Deserializer<'de> for ElemDe<'_, 'de, '_> {
         visitor: V,
     ) -> Result<V::Value> {
         match (self.dtype, self.dims) {
-            (DType::Record(rec), []) => {
-                let select = self.ctx.select(rec, fields);
-                self.visit_map_value(visitor, Some(select), name)
-            }
+            (DType::Record(rec), []) => match self.ctx.plan(rec, fields) {
+                StructPlan::Seq(plan) => visitor.visit_seq(PlanSeq {
+                    de: self,
+                    rec,
+                    plan,
+                    i: 0,
+                }),
+                StructPlan::Map(select) => self.visit_map_value(visitor, Some(select), name),
+            },
             _ => Err(self.mismatch(name)),
         }
     }
@@ -1551,5 +1569,375 @@ impl<'de> de::Deserializer<'de> for ElemDe<'_, 'de, '_> {
 
     fn is_human_readable(&self) -> bool {
         false
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fast paths: precomputed per-field plans
+// ---------------------------------------------------------------------------------------------
+
+/// A scalar type the fast paths decode directly.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Fast {
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+    F32,
+    F64,
+}
+
+impl Fast {
+    /// The fast kind of a scalar type and whether its bytes need swapping.
+    fn of(p: PlainType) -> Option<(Fast, bool)> {
+        let k = match p.scalar() {
+            Scalar::I8 => Fast::I8,
+            Scalar::I16 => Fast::I16,
+            Scalar::I32 => Fast::I32,
+            Scalar::I64 => Fast::I64,
+            Scalar::U8 => Fast::U8,
+            Scalar::U16 => Fast::U16,
+            Scalar::U32 => Fast::U32,
+            Scalar::U64 => Fast::U64,
+            Scalar::F32 => Fast::F32,
+            Scalar::F64 => Fast::F64,
+            _ => return None,
+        };
+        Some((k, p.order().needs_swap()))
+    }
+}
+
+/// How to decode one value of a dtype, computed once per file (not per element).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Plan {
+    /// A scalar decoded directly when the request is its exact Rust type.
+    Scalar(Fast, bool),
+    /// A 1-D subarray of `n` such scalars, `size` bytes each.
+    Vector {
+        item: Fast,
+        swap: bool,
+        n: usize,
+        size: usize,
+    },
+    /// Anything else: the general [`ElemDe`] path.
+    Other,
+}
+
+impl Plan {
+    /// The plan of a value of `dtype` (with no extra subarray axes).
+    pub(crate) fn of(dtype: &DType) -> Plan {
+        match dtype {
+            DType::Plain(p) => match Fast::of(*p) {
+                Some((k, swap)) => Plan::Scalar(k, swap),
+                None => Plan::Other,
+            },
+            DType::Array(base, shape) => match (&**base, shape.as_slice()) {
+                (DType::Plain(p), &[n]) => match (Fast::of(*p), usize::try_from(n)) {
+                    (Some((item, swap)), Ok(n)) => Plan::Vector {
+                        item,
+                        swap,
+                        n,
+                        size: p.itemsize(),
+                    },
+                    _ => Plan::Other,
+                },
+                _ => Plan::Other,
+            },
+            DType::Record(_) => Plan::Other,
+        }
+    }
+}
+
+/// One field of a record read positionally.
+#[derive(Debug)]
+pub(crate) struct FieldPlan {
+    idx: usize,
+    offset: usize,
+    size: usize,
+    plan: Plan,
+}
+
+/// How a record is presented to a given struct.
+pub(crate) enum StructPlan {
+    /// The file's fields are exactly the struct's, in order: a sequence of field values.
+    Seq(Rc<[FieldPlan]>),
+    /// A map of these (field index, byte size) pairs: the fields the struct names.
+    Map(Rc<[(u32, usize)]>),
+}
+
+impl StructPlan {
+    fn new(rec: &Record, fields: &'static [&'static str]) -> StructPlan {
+        let exact = rec.fields().len() == fields.len()
+            && rec
+                .fields()
+                .iter()
+                .zip(fields)
+                .all(|(f, name)| f.name == *name);
+        if exact {
+            return StructPlan::Seq(
+                rec.fields()
+                    .iter()
+                    .enumerate()
+                    .map(|(idx, f)| FieldPlan {
+                        idx,
+                        offset: f.offset,
+                        size: f.dtype.itemsize(),
+                        plan: Plan::of(&f.dtype),
+                    })
+                    .collect(),
+            );
+        }
+        StructPlan::Map(
+            rec.fields()
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| fields.contains(&f.name.as_str()))
+                .map(|(i, f)| (i as u32, f.dtype.itemsize()))
+                .collect(),
+        )
+    }
+
+    fn clone_rc(&self) -> StructPlan {
+        match self {
+            StructPlan::Seq(s) => StructPlan::Seq(s.clone()),
+            StructPlan::Map(m) => StructPlan::Map(m.clone()),
+        }
+    }
+}
+
+/// Reads an unsigned integer of `N` bytes, swapped if `swap` (one `bswap`, not a byte loop).
+macro_rules! load {
+    ($b:expr, $u:ty, $swap:expr) => {
+        $b.first_chunk::<{ std::mem::size_of::<$u>() }>().map(|a| {
+            let x = <$u>::from_ne_bytes(*a);
+            if $swap {
+                x.swap_bytes()
+            } else {
+                x
+            }
+        })
+    };
+}
+
+/// An element deserializer with its precomputed [`Plan`]: requests for the plan's exact Rust
+/// type decode directly; everything else (and every error) goes through [`ElemDe`].
+pub(crate) struct FastDe<'a, 'de, 'c> {
+    pub(crate) de: ElemDe<'a, 'de, 'c>,
+    pub(crate) plan: Plan,
+}
+
+macro_rules! fast_scalar {
+    ($($method:ident => $visit:ident, $k:ident, $u:ty, $conv:expr;)*) => {
+        $(
+            #[inline]
+            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+                if let Plan::Scalar(Fast::$k, swap) = self.plan {
+                    if let Some(x) = load!(self.de.bytes, $u, swap) {
+                        #[allow(clippy::redundant_closure_call)]
+                        return visitor.$visit(($conv)(x));
+                    }
+                }
+                self.de.$method(visitor)
+            }
+        )*
+    };
+}
+
+macro_rules! fast_forward {
+    ($($method:ident ( $($arg:ident : $ty:ty),* );)*) => {
+        $(
+            #[inline]
+            fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value> {
+                self.de.$method($($arg,)* visitor)
+            }
+        )*
+    };
+}
+
+impl<'de> de::Deserializer<'de> for FastDe<'_, 'de, '_> {
+    type Error = Error;
+
+    fast_scalar! {
+        deserialize_i8 => visit_i8, I8, u8, |x: u8| x as i8;
+        deserialize_i16 => visit_i16, I16, u16, |x: u16| x as i16;
+        deserialize_i32 => visit_i32, I32, u32, |x: u32| x as i32;
+        deserialize_i64 => visit_i64, I64, u64, |x: u64| x as i64;
+        deserialize_u8 => visit_u8, U8, u8, |x: u8| x;
+        deserialize_u16 => visit_u16, U16, u16, |x: u16| x;
+        deserialize_u32 => visit_u32, U32, u32, |x: u32| x;
+        deserialize_u64 => visit_u64, U64, u64, |x: u64| x;
+        deserialize_f32 => visit_f32, F32, u32, f32::from_bits;
+        deserialize_f64 => visit_f64, F64, u64, f64::from_bits;
+    }
+
+    fast_forward! {
+        deserialize_any();
+        deserialize_bool();
+        deserialize_i128();
+        deserialize_u128();
+        deserialize_char();
+        deserialize_str();
+        deserialize_string();
+        deserialize_bytes();
+        deserialize_byte_buf();
+        deserialize_unit();
+        deserialize_unit_struct(name: &'static str);
+        deserialize_map();
+        deserialize_struct(name: &'static str, fields: &'static [&'static str]);
+        deserialize_enum(name: &'static str, variants: &'static [&'static str]);
+        deserialize_identifier();
+        deserialize_ignored_any();
+    }
+
+    #[inline]
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_some(self)
+    }
+
+    #[inline]
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value> {
+        if name == "f16" {
+            self.de.deserialize_newtype_struct(name, visitor)
+        } else {
+            visitor.visit_newtype_struct(self)
+        }
+    }
+
+    #[inline]
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        match self.vector(None) {
+            Ok(seq) => visitor.visit_seq(seq),
+            Err(de) => de.deserialize_seq(visitor),
+        }
+    }
+
+    #[inline]
+    fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value> {
+        match self.vector(Some(len)) {
+            Ok(seq) => visitor.visit_seq(seq),
+            Err(de) => de.deserialize_tuple(len, visitor),
+        }
+    }
+
+    #[inline]
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        len: usize,
+        visitor: V,
+    ) -> Result<V::Value> {
+        match self.vector(Some(len)) {
+            Ok(seq) => visitor.visit_seq(seq),
+            Err(de) => de.deserialize_tuple_struct(name, len, visitor),
+        }
+    }
+
+    fn is_human_readable(&self) -> bool {
+        false
+    }
+}
+
+impl<'a, 'de, 'c> FastDe<'a, 'de, 'c> {
+    /// The items of a planned 1-D subarray (of length `len`, if given), or the general path.
+    #[inline]
+    #[allow(clippy::result_large_err)]
+    fn vector(
+        self,
+        len: Option<usize>,
+    ) -> std::result::Result<VectorSeq<'a, 'de, 'c>, ElemDe<'a, 'de, 'c>> {
+        match self.plan {
+            Plan::Vector {
+                item,
+                swap,
+                n,
+                size,
+            } if len.is_none_or(|l| l == n) && n.checked_mul(size) == Some(self.de.bytes.len()) => {
+                Ok(VectorSeq {
+                    de: self.de,
+                    plan: Plan::Scalar(item, swap),
+                    n,
+                    size,
+                    i: 0,
+                })
+            }
+            _ => Err(self.de),
+        }
+    }
+}
+
+/// The items of a 1-D subarray of plain scalars.
+struct VectorSeq<'a, 'de, 'c> {
+    de: ElemDe<'a, 'de, 'c>,
+    plan: Plan,
+    n: usize,
+    size: usize,
+    i: usize,
+}
+
+impl<'de> SeqAccess<'de> for VectorSeq<'_, 'de, '_> {
+    type Error = Error;
+
+    #[inline]
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
+        if self.i >= self.n {
+            return Ok(None);
+        }
+        let i = self.i;
+        self.i += 1;
+        let (base, dims) = match self.de.dtype {
+            DType::Array(base, _) => (&**base, &[][..]),
+            other => (other, &[][..]),
+        };
+        let d = self.de.sub(i * self.size, self.size, base, dims)?;
+        seed.deserialize(FastDe {
+            de: d,
+            plan: self.plan,
+        })
+        .map(Some)
+        .map_err(|e| e.in_index(i as u64))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.n - self.i)
+    }
+}
+
+/// A record's fields, positionally, for a struct whose fields are exactly the file's.
+struct PlanSeq<'a, 'de, 'c> {
+    de: ElemDe<'a, 'de, 'c>,
+    rec: &'a Record,
+    plan: Rc<[FieldPlan]>,
+    i: usize,
+}
+
+impl<'de> SeqAccess<'de> for PlanSeq<'_, 'de, '_> {
+    type Error = Error;
+
+    #[inline]
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
+        let Some(fp) = self.plan.get(self.i) else {
+            return Ok(None);
+        };
+        let Some(f) = self.rec.fields().get(fp.idx) else {
+            return Ok(None);
+        };
+        self.i += 1;
+        let plan = fp.plan;
+        let d = self.de.sub(fp.offset, fp.size, &f.dtype, &[])?;
+        seed.deserialize(FastDe { de: d, plan })
+            .map(Some)
+            .map_err(|e| e.in_field(&f.name))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.plan.len() - self.i)
     }
 }

@@ -20,7 +20,7 @@ use std::path::Path;
 use serde::de::Deserialize;
 
 use crate::array::decode_all;
-use crate::de::{Ctx, ElemDe, SliceSource, Source};
+use crate::de::{Ctx, ElemDe, FastDe, Plan, SliceSource, Source};
 use crate::error::{Error, Result};
 use crate::header::{parse_header, Header, ParsedHeader};
 use crate::read::{data_of, deserialize_data, ReaderBuilder};
@@ -141,13 +141,16 @@ impl MmapArray {
         src.seek(index);
         let mut ctx = self.rb.ctx();
         let e = src.next_elem()?;
-        T::deserialize(ElemDe {
-            bytes: e.bytes,
-            borrowed: e.borrowed,
-            dtype: &h.dtype,
-            dims: &[],
-            offset: e.offset,
-            ctx: &mut ctx,
+        T::deserialize(FastDe {
+            plan: Plan::of(&h.dtype),
+            de: ElemDe {
+                bytes: e.bytes,
+                borrowed: e.borrowed,
+                dtype: &h.dtype,
+                dims: &[],
+                offset: e.offset,
+                ctx: &mut ctx,
+            },
         })
         .map_err(|err| err.at_record(index))
     }
@@ -197,13 +200,16 @@ impl<'a, T: Deserialize<'a>> Iterator for MmapRecords<'a, T> {
         };
         let index = e.index;
         Some(
-            T::deserialize(ElemDe {
-                bytes: e.bytes,
-                borrowed: e.borrowed,
-                dtype: self.dtype,
-                dims: &[],
-                offset: e.offset,
-                ctx: &mut self.ctx,
+            T::deserialize(FastDe {
+                plan: Plan::of(self.dtype),
+                de: ElemDe {
+                    bytes: e.bytes,
+                    borrowed: e.borrowed,
+                    dtype: self.dtype,
+                    dims: &[],
+                    offset: e.offset,
+                    ctx: &mut self.ctx,
+                },
             })
             .map_err(|err| err.at_record(index)),
         )

@@ -28,7 +28,7 @@ use std::marker::PhantomData;
 
 use serde::de::{DeserializeOwned, DeserializeSeed};
 
-use crate::de::{Ctx, ElemDe, FortranWalk};
+use crate::de::{Ctx, ElemDe, FastDe, FortranWalk, Plan};
 use crate::error::{Error, Result};
 use crate::header::{read_header, Header, ParsedHeader};
 use crate::read::{BlockReader, ReaderBuilder};
@@ -241,13 +241,16 @@ impl<R: Read, T: DeserializeOwned> RecordReader<R, T> {
             }
         };
         self.next += 1;
-        let de = ElemDe {
-            bytes,
-            borrowed: None,
-            dtype,
-            dims: &[],
-            offset,
-            ctx: &mut self.ctx,
+        let de = FastDe {
+            plan: Plan::of(dtype),
+            de: ElemDe {
+                bytes,
+                borrowed: None,
+                dtype,
+                dims: &[],
+                offset,
+                ctx: &mut self.ctx,
+            },
         };
         Some(seed.deserialize(de).map_err(|e| e.at_record(index)))
     }
