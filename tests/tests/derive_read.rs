@@ -6,18 +6,12 @@
 #![cfg(target_endian = "little")]
 
 use std::ffi::OsStr;
-use std::path::PathBuf;
 
 use half::f16;
 use npy_serde::header::{parse_header, Limits};
 use npy_serde::{from_slice, NpyRecord};
-use npy_serde_tests::{fixtures_dir, live_python, run_python};
+use npy_serde_tests::{fixture, live_python, run_python, TempDir, W2};
 use serde::Deserialize;
-
-fn fixture(name: &str) -> Vec<u8> {
-    let path = fixtures_dir().join("npy").join(name);
-    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
 
 /// The file's dtype, as its descr text, equals the derived one.
 fn assert_file_dtype<T: NpyRecord>(bytes: &[u8]) {
@@ -28,18 +22,9 @@ fn assert_file_dtype<T: NpyRecord>(bytes: &[u8]) {
     assert_eq!(file.itemsize(), ours.itemsize());
 }
 
-#[derive(Deserialize, NpyRecord, Debug, PartialEq)]
-struct W2 {
-    id: i64,
-    x: f64,
-    y: f32,
-    flag: u8,
-    v: [f32; 3],
-}
-
 #[test]
 fn record_fixture_reads_into_derived_struct() {
-    let bytes = fixture("rec_w2_le.npy");
+    let bytes = fixture("rec_w2_le");
     assert_file_dtype::<W2>(&bytes);
     let recs: Vec<W2> = from_slice(&bytes).unwrap();
     assert_eq!(recs.len(), 5);
@@ -75,7 +60,7 @@ struct W2Big {
 
 #[test]
 fn big_endian_fixture_matches_byte_order_attribute() {
-    let bytes = fixture("rec_w2_be.npy");
+    let bytes = fixture("rec_w2_be");
     assert_file_dtype::<W2Big>(&bytes);
     let recs: Vec<W2Big> = from_slice(&bytes).unwrap();
     assert_eq!(recs[1].id, -2);
@@ -96,7 +81,7 @@ struct RecAligned {
 #[test]
 fn aligned_fixture_matches_npy_align() {
     // np.dtype([('a','u1'),('b','<i8'),('c','u1'),('d','<f2')], align=True)
-    let bytes = fixture("rec_aligned.npy");
+    let bytes = fixture("rec_aligned");
     assert_file_dtype::<RecAligned>(&bytes);
     let recs: Vec<RecAligned> = from_slice(&bytes).unwrap();
     assert_eq!(
@@ -145,7 +130,7 @@ struct RecNested {
 
 #[test]
 fn nested_fixture_reads_into_nested_structs() {
-    let bytes = fixture("rec_nested.npy");
+    let bytes = fixture("rec_nested");
     assert_file_dtype::<RecNested>(&bytes);
     let recs: Vec<RecNested> = from_slice(&bytes).unwrap();
     assert_eq!(
@@ -178,7 +163,7 @@ struct Polyline {
 
 #[test]
 fn subarray_of_records_fixture() {
-    let bytes = fixture("rec_subarray_of_records.npy");
+    let bytes = fixture("rec_subarray_of_records");
     assert_file_dtype::<Polyline>(&bytes);
     let recs: Vec<Polyline> = from_slice(&bytes).unwrap();
     assert_eq!(
@@ -212,7 +197,7 @@ struct LabelsBorrowed<'a> {
 
 #[test]
 fn string_fixture_reads_into_width_attributed_fields() {
-    let bytes = fixture("rec_str_unicode.npy");
+    let bytes = fixture("rec_str_unicode");
     assert_file_dtype::<Labels>(&bytes);
     assert_file_dtype::<LabelsBorrowed>(&bytes);
     let recs: Vec<Labels> = from_slice(&bytes).unwrap();
@@ -260,17 +245,14 @@ struct Everything {
     raw: [u8; 3],
 }
 
-fn temp_path(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("npy-serde-{}-{name}.npy", std::process::id()))
-}
-
 #[test]
 fn numpy_written_file_reads_into_derived_struct() {
     if live_python().is_none() {
         eprintln!("NPY_PYTHON not set: skipping the live NumPy check");
         return;
     }
-    let path = temp_path("derive-read");
+    let dir = TempDir::new("derive-read");
+    let path = dir.join("everything.npy");
     let descr = Everything::dtype().descr();
     let script = r#"
 import ast, sys
@@ -284,7 +266,6 @@ np.save(sys.argv[2], a)
 "#;
     run_python(script, &[OsStr::new(&descr), path.as_os_str()]);
     let bytes = std::fs::read(&path).unwrap();
-    std::fs::remove_file(&path).ok();
     assert_file_dtype::<Everything>(&bytes);
     let recs: Vec<Everything> = from_slice(&bytes).unwrap();
     assert_eq!(

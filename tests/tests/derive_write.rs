@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use half::f16;
 use npy_serde::header::{parse_header, Limits};
 use npy_serde::{from_slice, to_vec, NpyRecord};
-use npy_serde_tests::{live_python, run_python};
+use npy_serde_tests::{live_python, run_python, TempDir};
 use num_complex::Complex;
 use serde::{Deserialize, Serialize};
 
@@ -162,10 +162,6 @@ fn aligned_padding_bytes_are_zero() {
     }
 }
 
-fn temp_path(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("npy-serde-{}-{name}.npy", std::process::id()))
-}
-
 #[test]
 fn numpy_loads_what_the_derive_writes() {
     if live_python().is_none() {
@@ -177,10 +173,11 @@ fn numpy_loads_what_the_derive_writes() {
         ("stations", to_vec(&stations()).unwrap()),
         ("bigs", to_vec(&bigs()).unwrap()),
     ];
+    let dir = TempDir::new("derive-write");
     let paths: Vec<PathBuf> = files
         .iter()
         .map(|(name, bytes)| {
-            let p = temp_path(&format!("derive-write-{name}"));
+            let p = dir.join(format!("{name}.npy"));
             std::fs::write(&p, bytes).unwrap();
             p
         })
@@ -224,8 +221,5 @@ print("ok")
 "#;
     let args: Vec<&OsStr> = paths.iter().map(|p| p.as_os_str()).collect();
     let out = run_python(script, &args);
-    for p in &paths {
-        std::fs::remove_file(p).ok();
-    }
     assert_eq!(out.trim(), "ok");
 }

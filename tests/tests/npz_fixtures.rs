@@ -10,23 +10,11 @@ use std::io::{Read, Seek};
 use npy_serde::dtype::DType;
 use npy_serde::npz::{Compression, NpzArchive};
 use npy_serde::Value;
-use npy_serde_tests::{fixtures_dir, manifest};
-use serde::Deserialize;
+use npy_serde_tests::{compare, entries, entry, entry_path, entry_shape, unhex, W2};
 use serde_json::Value as Json;
 
-fn npz_entries() -> &'static [Json] {
-    manifest()["npz"].as_array().unwrap()
-}
-
-fn entry(name: &str) -> &'static Json {
-    npz_entries()
-        .iter()
-        .find(|e| e["name"] == name)
-        .unwrap_or_else(|| panic!("no npz fixture {name:?} in the manifest"))
-}
-
 fn path_of(name: &str) -> std::path::PathBuf {
-    fixtures_dir().join(entry(name)["file"].as_str().unwrap())
+    entry_path(entry("npz", name))
 }
 
 fn open(name: &str) -> NpzArchive<std::io::BufReader<File>> {
@@ -64,41 +52,6 @@ fn descr_text(j: &Json) -> String {
     }
 }
 
-/// Compares a decoded value with the manifest's JSON (the `npy cat --json` convention: floats
-/// as numbers or "nan"/"inf"/"-inf", records as objects).
-fn same(v: &Value, j: &Json) -> bool {
-    match (v, j) {
-        (Value::Bool(a), Json::Bool(b)) => a == b,
-        (Value::Int(a), Json::Number(b)) => b.as_i64() == Some(*a),
-        (Value::UInt(a), Json::Number(b)) => b.as_u64() == Some(*a),
-        (Value::Float(a), Json::Number(b)) => b.as_f64() == Some(*a),
-        (Value::Float(a), Json::String(s)) => match s.as_str() {
-            "nan" => a.is_nan(),
-            "inf" => *a == f64::INFINITY,
-            "-inf" => *a == f64::NEG_INFINITY,
-            _ => false,
-        },
-        (Value::String(a), Json::String(b)) => a == b,
-        (Value::List(a), Json::Array(b)) => {
-            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y))
-        }
-        (Value::Record(fields), Json::Object(m)) => {
-            fields.len() == m.len()
-                && fields
-                    .iter()
-                    .all(|(k, x)| m.get(k).is_some_and(|y| same(x, y)))
-        }
-        _ => false,
-    }
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
-
 fn check_values<R: Read + Seek>(
     npz: &mut NpzArchive<R>,
     key: &str,
@@ -108,14 +61,15 @@ fn check_values<R: Read + Seek>(
 ) {
     let a = npz.read_array(key).unwrap_or_else(|e| panic!("{ctx}: {e}"));
     assert_eq!(a.shape, shape, "{ctx}");
-    let nested = a.to_nested();
-    assert!(same(&nested, values), "{ctx}: {nested:?} != {values}");
+    if let Err(d) = compare(&a.to_nested(), values, ctx) {
+        panic!("{d}");
+    }
 }
 
 #[test]
 fn every_fixture_matches_the_manifest() {
     let mut members_checked = 0;
-    for e in npz_entries() {
+    for e in entries("npz") {
         let name = e["name"].as_str().unwrap();
         let bytes = std::fs::read(path_of(name)).unwrap();
         // The same archive through a buffered file, an unbuffered file and a byte slice.
@@ -158,7 +112,7 @@ fn every_fixture_matches_the_manifest() {
             if m["is_npy"].as_bool().unwrap() {
                 assert!(info.has_npy_suffix());
                 let p = from_file.header(key).unwrap();
-                let shape: Vec<u64> = serde_json::from_value(m["shape"].clone()).unwrap();
+                let shape = entry_shape(m);
                 assert_eq!(p.header.shape, shape, "{ctx}");
                 assert_eq!(
                     p.header.fortran_order,
@@ -228,24 +182,15 @@ fn typed_reads_of_savez_archives() {
     assert_eq!(npz.read::<Vec<String>>("sp ace").unwrap(), ["x", "yé"]);
 }
 
-#[derive(Deserialize, Debug, PartialEq)]
-struct Rec {
-    id: i64,
-    x: f64,
-    y: f32,
-    flag: u8,
-    v: [f32; 3],
-}
-
 #[test]
 fn record_arrays_as_structs_both_byte_orders() {
     let mut npz = open("records");
     for key in ["rec", "rec_be"] {
-        let recs: Vec<Rec> = npz.read(key).unwrap();
+        let recs: Vec<W2> = npz.read(key).unwrap();
         assert_eq!(recs.len(), 3);
         assert_eq!(
             recs[1],
-            Rec {
+            W2 {
                 id: 2,
                 x: 0.2,
                 y: -2.0,
@@ -253,8 +198,8 @@ fn record_arrays_as_structs_both_byte_orders() {
                 v: [3.0, 4.0, 5.0]
             }
         );
-        let streamed: Vec<Rec> = npz
-            .records::<Rec>(key)
+        let streamed: Vec<W2> = npz
+            .records::<W2>(key)
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap();

@@ -3,40 +3,12 @@
 //! `np.savez_compressed` and `np.savez` to a non-seekable stream write read back here.
 #![cfg(target_endian = "little")]
 
-use std::ffi::OsStr;
 use std::io::Cursor;
-use std::path::PathBuf;
 
 use npy_serde::npz::{Compression, NpzArchive, NpzStreamWriter, NpzWriter};
-use npy_serde::{Array, NpyRecord, Value};
-use npy_serde_tests::{live_python, run_python};
-use serde::{Deserialize, Serialize};
+use npy_serde::{Array, Value};
+use npy_serde_tests::{live_python, run_python, Sample, TempDir};
 use serde_json::{json, Value as Json};
-
-#[derive(Serialize, Deserialize, NpyRecord, Debug, PartialEq, Clone)]
-struct Sample {
-    id: u32,
-    t: f64,
-    xyz: [f32; 3],
-    ok: bool,
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(label: &str) -> TempDir {
-        let dir =
-            std::env::temp_dir().join(format!("npy-serde-npz-{label}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// `np.load` of the archive: `{"files": [...], "members": {key: {...}}}` with each array's
 /// header descr (as NumPy writes it), shape and `tolist()` values, and raw members as hex.
@@ -155,15 +127,15 @@ fn numpy_loads_what_we_write() {
         eprintln!("NPY_PYTHON not set: skipping live NumPy test");
         return;
     }
-    let dir = TempDir::new("write");
+    let dir = TempDir::new("npz-write");
 
-    let seekable = dir.0.join("seekable.npz");
+    let seekable = dir.join("seekable.npz");
     let mut w = NpzWriter::new(std::fs::File::create(&seekable).unwrap());
     write_for_numpy!(w);
     w.finish().unwrap();
     check_numpy_view(&np_load(&seekable));
 
-    let streamed = dir.0.join("streamed.npz");
+    let streamed = dir.join("streamed.npz");
     let mut out = Vec::new();
     let mut w = NpzStreamWriter::new(&mut out);
     write_for_numpy!(w);
@@ -172,7 +144,7 @@ fn numpy_loads_what_we_write() {
     check_numpy_view(&np_load(&streamed));
 
     // An archive with no members loads as an empty NpzFile.
-    let empty = dir.0.join("empty.npz");
+    let empty = dir.join("empty.npz");
     let w = NpzWriter::new(Cursor::new(Vec::new()));
     std::fs::write(&empty, w.finish().unwrap().into_inner()).unwrap();
     assert_eq!(np_load(&empty)["files"], json!([]));
@@ -255,10 +227,10 @@ fn we_read_what_numpy_writes() {
         eprintln!("NPY_PYTHON not set: skipping live NumPy test");
         return;
     }
-    let dir = TempDir::new("read");
-    run_python(SAVE, &[OsStr::new(&dir.0)]);
+    let dir = TempDir::new("npz-read");
+    run_python(SAVE, &[dir.path().as_os_str()]);
 
-    let mut plain = NpzArchive::open(dir.0.join("plain.npz")).unwrap();
+    let mut plain = NpzArchive::open(dir.join("plain.npz")).unwrap();
     assert!(plain
         .members()
         .iter()
@@ -267,7 +239,7 @@ fn we_read_what_numpy_writes() {
     assert_eq!(plain.read_raw("extra.bin").unwrap(), [0, 1, 2]);
 
     for name in ["compressed.npz", "stream.npz"] {
-        let mut npz = NpzArchive::open(dir.0.join(name)).unwrap();
+        let mut npz = NpzArchive::open(dir.join(name)).unwrap();
         assert!(npz
             .members()
             .iter()

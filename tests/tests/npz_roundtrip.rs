@@ -6,16 +6,8 @@
 use std::io::{Cursor, Write};
 
 use npy_serde::npz::{Compression, NpzArchive, NpzStreamWriter, NpzWriter};
-use npy_serde::{Array, ByteOrder, Header, NpyRecord, Value, WriterBuilder};
-use serde::{Deserialize, Serialize};
-
-#[derive(Serialize, Deserialize, NpyRecord, Debug, PartialEq, Clone)]
-struct Sample {
-    id: u32,
-    t: f64,
-    xyz: [f32; 3],
-    ok: bool,
-}
+use npy_serde::{Array, ByteOrder, Header, Value, WriterBuilder};
+use npy_serde_tests::{Sample, TempDir};
 
 fn samples(n: u32) -> Vec<Sample> {
     (0..n)
@@ -143,7 +135,8 @@ fn streaming_writer_round_trip_uses_data_descriptors() {
 
 #[test]
 fn writing_to_a_file_and_opening_it() {
-    let path = std::env::temp_dir().join(format!("npy-serde-npz-rt-{}.npz", std::process::id()));
+    let dir = TempDir::new("npz-rt");
+    let path = dir.join("everything.npz");
     let file = std::fs::File::create(&path).unwrap();
     let mut w = NpzWriter::new(std::io::BufWriter::new(file));
     write_everything!(w);
@@ -151,7 +144,6 @@ fn writing_to_a_file_and_opening_it() {
     let mut npz = NpzArchive::open(&path).unwrap();
     assert_eq!(npz.read::<Vec<Sample>>("samples").unwrap(), samples(5));
     let bytes = std::fs::read(&path).unwrap();
-    std::fs::remove_file(&path).unwrap();
     check_everything(&bytes);
 }
 

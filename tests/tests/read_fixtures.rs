@@ -2,92 +2,14 @@
 //! values against the manifest, reads some into typed structs, and checks that every malformed
 //! file fails with the manifest's error code.
 //!
-//! JSON conventions of the manifest (see `make_fixtures.py`): `ndarray.tolist()` nesting; floats
-//! as f64 or "nan"/"inf"/"-inf"; complex `[re, im]`; `S` as a latin-1 string, NULs stripped;
-//! `U` as a string; `V` as lowercase hex; datetimes as raw int64 or "NaT"; records as objects.
+//! The values are compared with `npy_serde_tests::compare` (the manifest's JSON convention).
 
 use std::fs;
 use std::io::Cursor;
 
 use npy_serde::{Array, MmapArray, ReaderBuilder, RecordReader, Value};
-use npy_serde_tests::{fixtures_dir, manifest};
+use npy_serde_tests::{compare, entries, entry_path, entry_shape, fixture, W2};
 use serde::Deserialize;
-use serde_json::Value as Json;
-
-fn float_matches(got: f64, want: &Json) -> bool {
-    match want {
-        Json::String(s) => match s.as_str() {
-            "nan" => got.is_nan(),
-            "inf" => got == f64::INFINITY,
-            "-inf" => got == f64::NEG_INFINITY,
-            _ => false,
-        },
-        // serde_json without its `float_roundtrip` feature may parse a decimal one ulp off
-        // (5.960464477539063e-08 becomes ...064e-8), so allow one ulp, same sign.
-        Json::Number(n) => n.as_f64().is_some_and(|w| {
-            w.is_sign_negative() == got.is_sign_negative()
-                && (w.to_bits() as i64).abs_diff(got.to_bits() as i64) <= 1
-        }),
-        _ => false,
-    }
-}
-
-/// Compares a decoded value with the manifest's JSON, returning a description of the first
-/// difference.
-fn compare(got: &Value, want: &Json, path: &str) -> Result<(), String> {
-    let bad = || Err(format!("at {path}: got {got:?}, want {want}"));
-    let ok = match (got, want) {
-        (Value::Bool(b), Json::Bool(w)) => b == w,
-        (Value::Int(i), Json::Number(n)) => n.as_i64() == Some(*i),
-        (Value::UInt(u), Json::Number(n)) => n.as_u64() == Some(*u),
-        (Value::Float(f), w) => float_matches(*f, w),
-        (Value::Complex(re, im), Json::Array(w)) if w.len() == 2 => {
-            float_matches(*re, &w[0]) && float_matches(*im, &w[1])
-        }
-        (Value::Bytes(b), Json::String(s)) => {
-            b.iter().map(|&c| c as char).collect::<String>() == *s
-        }
-        (Value::String(s), Json::String(w)) => s == w,
-        (Value::Void(b), Json::String(hex)) => {
-            b.iter().map(|c| format!("{c:02x}")).collect::<String>() == *hex
-        }
-        (Value::DateTime(t) | Value::TimeDelta(t), Json::String(s)) => {
-            s == "NaT" && *t == Value::NAT
-        }
-        (Value::DateTime(t) | Value::TimeDelta(t), Json::Number(n)) => n.as_i64() == Some(*t),
-        (Value::List(items), Json::Array(w)) => {
-            if items.len() != w.len() {
-                return bad();
-            }
-            for (i, (g, w)) in items.iter().zip(w).enumerate() {
-                compare(g, w, &format!("{path}[{i}]"))?;
-            }
-            true
-        }
-        (Value::Record(fields), Json::Object(w)) => {
-            if fields.len() != w.len() {
-                return bad();
-            }
-            for (name, g) in fields {
-                let Some(wv) = w.get(name) else {
-                    return bad();
-                };
-                compare(g, wv, &format!("{path}.{name}"))?;
-            }
-            true
-        }
-        _ => false,
-    };
-    if ok {
-        Ok(())
-    } else {
-        bad()
-    }
-}
-
-fn entries(kind: &str) -> &'static Vec<Json> {
-    manifest()[kind].as_array().expect("manifest list")
-}
 
 #[test]
 fn every_npy_fixture_reads_with_the_manifest_values() {
@@ -95,7 +17,7 @@ fn every_npy_fixture_reads_with_the_manifest_values() {
     let mut failures = Vec::new();
     for e in entries("npy") {
         let name = e["name"].as_str().unwrap();
-        let path = fixtures_dir().join(e["file"].as_str().unwrap());
+        let path = entry_path(e);
         let bytes = fs::read(&path).unwrap();
         // NumPy's own default max_header_size refuses headers over 10000 bytes too.
         let rb = if e["data_offset"].as_u64().unwrap() > 10_000 {
@@ -129,12 +51,7 @@ fn every_npy_fixture_reads_with_the_manifest_values() {
                     continue;
                 }
             };
-            let shape: Vec<u64> = e["shape"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|d| d.as_u64().unwrap())
-                .collect();
+            let shape = entry_shape(e);
             if a.shape != shape || a.fortran_order != e["fortran_order"].as_bool().unwrap() {
                 failures.push(format!(
                     "{name} ({how}): shape/order {:?}",
@@ -173,7 +90,7 @@ fn every_bad_fixture_fails_with_its_error_code() {
     for e in entries("bad") {
         let name = e["name"].as_str().unwrap();
         let want = e["error"].as_str().unwrap();
-        let path = fixtures_dir().join(e["file"].as_str().unwrap());
+        let path = entry_path(e);
         let bytes = fs::read(&path).unwrap();
         let results = [
             ("from_path", Array::from_path(&path).map(|_| ())),
@@ -207,23 +124,6 @@ fn every_bad_fixture_fails_with_its_error_code() {
         failures.len(),
         failures.join("\n")
     );
-}
-
-fn fixture(name: &str) -> Vec<u8> {
-    let e = entries("npy")
-        .iter()
-        .find(|e| e["name"] == name)
-        .unwrap_or_else(|| panic!("no fixture {name}"));
-    fs::read(fixtures_dir().join(e["file"].as_str().unwrap())).unwrap()
-}
-
-#[derive(Deserialize, Debug, PartialEq, Clone, Copy)]
-struct W2 {
-    id: i64,
-    x: f64,
-    y: f32,
-    flag: u8,
-    v: [f32; 3],
 }
 
 #[test]

@@ -9,78 +9,27 @@
 //! `np.load`, which must see the same dtype, shape and values, and `np.save` of what NumPy loaded
 //! must give back exactly our bytes.
 
-use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::PathBuf;
-use std::sync::OnceLock;
 
 use npy_serde::header::{parse_header, Limits};
 use npy_serde::{
-    Array, ByteOrder, DType, NpyRecord, NpyWriter, PlainType, Scalar, Value, Version, WriterBuilder,
+    Array, ByteOrder, DType, NpyWriter, PlainType, Scalar, Value, Version, WriterBuilder,
 };
-use npy_serde_tests::{fixtures_dir, live_python, manifest, run_python};
+use npy_serde_tests::{
+    entries, entry, entry_path, entry_shape, fixtures_dir, json_datetime, json_float, latin1,
+    live_python, run_python, unhex, TempDir, W2,
+};
 use serde::Serialize;
 use serde_json::{json, Value as Json};
 
 // ---------------------------------------------------------------------------------------------
 // The manifest's JSON convention, turned into `Value`s of a dtype.
 
-/// serde_json (without its `float_roundtrip` feature) may parse a float literal 1 ULP off, so
-/// every float literal of the raw manifest is re-parsed exactly: serde_json's value -> exact.
-fn exact_floats() -> &'static HashMap<u64, f64> {
-    static MAP: OnceLock<HashMap<u64, f64>> = OnceLock::new();
-    MAP.get_or_init(|| {
-        let text = std::fs::read_to_string(fixtures_dir().join("manifest.json")).unwrap();
-        let b = text.as_bytes();
-        let mut map = HashMap::new();
-        let mut i = 0;
-        while i < b.len() {
-            match b[i] {
-                b'"' => {
-                    i += 1;
-                    while b[i] != b'"' {
-                        i += if b[i] == b'\\' { 2 } else { 1 };
-                    }
-                    i += 1;
-                }
-                b'-' | b'0'..=b'9' => {
-                    let start = i;
-                    while i < b.len()
-                        && matches!(b[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
-                    {
-                        i += 1;
-                    }
-                    let tok = &text[start..i];
-                    if tok.contains(['.', 'e', 'E']) {
-                        let approx: f64 = serde_json::from_str(tok).unwrap();
-                        let exact: f64 = tok.parse().unwrap();
-                        let old = map.insert(approx.to_bits(), exact);
-                        assert!(
-                            old.is_none_or(|o: f64| o.to_bits() == exact.to_bits()),
-                            "{tok}"
-                        );
-                    }
-                }
-                _ => i += 1,
-            }
-        }
-        map
-    })
-}
-
-fn json_float(j: &Json) -> f64 {
-    match j {
-        Json::Number(n) => {
-            let v = n.as_f64().expect("a float");
-            exact_floats().get(&v.to_bits()).copied().unwrap_or(v)
-        }
-        Json::String(s) if s == "nan" => f64::NAN,
-        Json::String(s) if s == "inf" => f64::INFINITY,
-        Json::String(s) if s == "-inf" => f64::NEG_INFINITY,
-        other => panic!("not a float: {other}"),
-    }
+fn float(j: &Json) -> f64 {
+    json_float(j).unwrap_or_else(|| panic!("not a float: {j}"))
 }
 
 /// One element of `dt` (a subarray dtype takes nested lists).
@@ -111,24 +60,15 @@ fn plain(p: PlainType, j: &Json) -> Value {
         Scalar::Bool => Value::Bool(j.as_bool().unwrap()),
         Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64 => Value::Int(j.as_i64().unwrap()),
         Scalar::U8 | Scalar::U16 | Scalar::U32 | Scalar::U64 => Value::UInt(j.as_u64().unwrap()),
-        Scalar::F16 | Scalar::F32 | Scalar::F64 | Scalar::LongDouble => Value::Float(json_float(j)),
+        Scalar::F16 | Scalar::F32 | Scalar::F64 | Scalar::LongDouble => Value::Float(float(j)),
         Scalar::Complex64 | Scalar::Complex128 | Scalar::ComplexLongDouble => {
-            Value::Complex(json_float(&j[0]), json_float(&j[1]))
+            Value::Complex(float(&j[0]), float(&j[1]))
         }
-        Scalar::Bytes(_) => Value::Bytes(
-            j.as_str()
-                .unwrap()
-                .chars()
-                .map(|c| u8::try_from(c as u32).expect("latin-1"))
-                .collect(),
-        ),
+        Scalar::Bytes(_) => Value::Bytes(latin1(j.as_str().unwrap()).expect("latin-1")),
         Scalar::Unicode(_) => Value::String(j.as_str().unwrap().to_string()),
-        Scalar::Void(_) => Value::Void(hex(j.as_str().unwrap())),
+        Scalar::Void(_) => Value::Void(unhex(j.as_str().unwrap())),
         Scalar::DateTime(..) | Scalar::TimeDelta(..) => {
-            let v = match j {
-                Json::String(s) if s == "NaT" => Value::NAT,
-                other => other.as_i64().unwrap(),
-            };
+            let v = json_datetime(j).unwrap_or_else(|| panic!("not a datetime: {j}"));
             if matches!(p.scalar(), Scalar::DateTime(..)) {
                 Value::DateTime(v)
             } else {
@@ -136,13 +76,6 @@ fn plain(p: PlainType, j: &Json) -> Value {
             }
         }
     }
-}
-
-fn hex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
 }
 
 /// The array's elements in C order from `tolist()` nesting.
@@ -161,12 +94,7 @@ fn flatten(dt: &DType, shape: &[u64], j: &Json, out: &mut Vec<Value>) {
 fn array_of(entry: &Json) -> Array {
     let dtype = DType::from_descr(entry["descr_repr"].as_str().unwrap())
         .unwrap_or_else(|e| panic!("{}: {e}", entry["name"]));
-    let shape: Vec<u64> = entry["shape"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d.as_u64().unwrap())
-        .collect();
+    let shape = entry_shape(entry);
     let mut values = Vec::new();
     flatten(&dtype, &shape, &entry["values"], &mut values);
     Array {
@@ -198,12 +126,12 @@ fn limits() -> Limits {
 fn fixtures_rebuilt_byte_for_byte() {
     let mut whole = 0;
     let mut data_only = 0;
-    for entry in manifest()["npy"].as_array().unwrap() {
+    for entry in entries("npy") {
         let name = entry["name"].as_str().unwrap();
         if entry["bool_bytes_invalid"].as_bool() == Some(true) {
             continue; // bytes other than 0/1 cannot come from a bool
         }
-        let file = std::fs::read(fixtures_dir().join(entry["file"].as_str().unwrap())).unwrap();
+        let file = std::fs::read(entry_path(entry)).unwrap();
         let array = array_of(entry);
         let mut ours = Vec::new();
         WriterBuilder::new()
@@ -254,13 +182,8 @@ fn fixtures_rebuilt_byte_for_byte() {
 #[test]
 fn typed_values_match_fixtures() {
     fn check<T: Serialize>(name: &str, values: &T) {
-        let entry = manifest()["npy"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["name"] == name)
-            .unwrap_or_else(|| panic!("no fixture {name}"));
-        let file = std::fs::read(fixtures_dir().join(entry["file"].as_str().unwrap())).unwrap();
+        let entry = entry("npy", name);
+        let file = std::fs::read(entry_path(entry)).unwrap();
         let dtype = DType::from_descr(entry["descr_repr"].as_str().unwrap()).unwrap();
         let mut ours = Vec::new();
         WriterBuilder::new()
@@ -311,30 +234,16 @@ fn typed_values_match_fixtures() {
             f64::NAN,
         ],
     );
-    #[derive(Serialize)]
-    struct W2 {
-        id: i64,
-        x: f64,
-        y: f32,
-        flag: u8,
-        v: [f32; 3],
-    }
-    let entry = manifest()["npy"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["name"] == "rec_w2_be")
-        .unwrap();
-    let recs: Vec<W2> = entry["values"]
+    let recs: Vec<W2> = entry("npy", "rec_w2_be")["values"]
         .as_array()
         .unwrap()
         .iter()
         .map(|r| W2 {
             id: r["id"].as_i64().unwrap(),
-            x: json_float(&r["x"]),
-            y: json_float(&r["y"]) as f32,
+            x: float(&r["x"]),
+            y: float(&r["y"]) as f32,
             flag: r["flag"].as_u64().unwrap() as u8,
-            v: [0, 1, 2].map(|i| json_float(&r["v"][i]) as f32),
+            v: [0, 1, 2].map(|i| float(&r["v"][i]) as f32),
         })
         .collect();
     check("rec_w2_be", &recs);
@@ -352,17 +261,8 @@ impl Serialize for Bytes<'_> {
 // ---------------------------------------------------------------------------------------------
 // Live NumPy.
 
-#[derive(Serialize, NpyRecord, Clone, Copy)]
-struct Rec {
-    id: i64,
-    x: f64,
-    y: f32,
-    flag: u8,
-    v: [f32; 3],
-}
-
-fn rec(i: i64) -> Rec {
-    Rec {
+fn rec(i: i64) -> W2 {
+    W2 {
         id: i * 1_000_000_007,
         x: i as f64 * 0.25 - 3.0,
         y: -(i as f32) * 1.5,
@@ -374,15 +274,6 @@ fn rec(i: i64) -> Rec {
 fn rec_json(i: i64) -> Json {
     let r = rec(i);
     json!({"id": r.id, "x": r.x, "y": r.y as f64, "flag": r.flag, "v": r.v.map(f64::from)})
-}
-
-fn temp_dir(test: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "npy-serde-write-numpy-{}-{test}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// For each path: loads it, prints a JSON line (dtype descr and str, shape, Fortran flag,
@@ -425,7 +316,7 @@ fn cases() -> Vec<Case> {
         })
     };
     // Derived records, both byte orders.
-    let recs: Vec<Rec> = (0..7).map(rec).collect();
+    let recs: Vec<W2> = (0..7).map(rec).collect();
     let want: Json = (0..7).map(rec_json).collect();
     add(
         "rec_le",
@@ -447,7 +338,7 @@ fn cases() -> Vec<Case> {
         want.clone(),
     );
     // Records as a 2-D array in Fortran order (transposed on writing).
-    let recs6: Vec<Rec> = (0..6).map(rec).collect();
+    let recs6: Vec<W2> = (0..6).map(rec).collect();
     add(
         "rec_2x3_fortran",
         WriterBuilder::new()
@@ -613,7 +504,7 @@ fn numpy_loads_our_files_and_saves_the_same_bytes() {
         eprintln!("skipped: NPY_PYTHON is not set");
         return;
     }
-    let dir = temp_dir("load");
+    let dir = TempDir::new("write-numpy-load");
     let cases = cases();
     let paths: Vec<PathBuf> = cases
         .iter()
@@ -673,7 +564,6 @@ fn numpy_loads_our_files_and_saves_the_same_bytes() {
             "{name}: np.save of the loaded array differs from our bytes"
         );
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Appending to files NumPy wrote (1-D records and a big-endian scalar array), then loading the
@@ -685,8 +575,7 @@ fn append_to_numpy_files() {
         eprintln!("skipped: NPY_PYTHON is not set");
         return;
     }
-    let dir = temp_dir("append");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("write-numpy-append");
     let recs_path = dir.join("recs.npy");
     let be_path = dir.join("be.npy");
     run_python(
@@ -703,15 +592,15 @@ np.save(sys.argv[2], np.arange(5, dtype='>f8'))
         &[recs_path.as_os_str(), be_path.as_os_str()],
     );
     let mut w = WriterBuilder::new()
-        .record::<Rec>()
+        .record::<W2>()
         .append_path(&recs_path)
         .unwrap();
     assert_eq!(w.len(), 3);
-    let more: Vec<Rec> = (3..12).map(rec).collect();
+    let more: Vec<W2> = (3..12).map(rec).collect();
     w.write_all(&more).unwrap();
     w.finish().unwrap();
     // Bytes equal to writing all 12 at once.
-    let all: Vec<Rec> = (0..12).map(rec).collect();
+    let all: Vec<W2> = (0..12).map(rec).collect();
     assert_eq!(
         std::fs::read(&recs_path).unwrap(),
         npy_serde::to_vec(&all).unwrap()
@@ -749,7 +638,6 @@ np.save(sys.argv[2], np.arange(5, dtype='>f8'))
         let resaved = std::fs::read(p.with_extension("npy.resaved.npy")).unwrap();
         assert_eq!(ours, resaved, "{}", p.display());
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// An unfinished seekable writer leaves a file NumPy refuses as well.
@@ -759,8 +647,7 @@ fn numpy_refuses_an_unfinished_file() {
         eprintln!("skipped: NPY_PYTHON is not set");
         return;
     }
-    let dir = temp_dir("unfinished");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("write-numpy-unfinished");
     let path = dir.join("partial.npy");
     {
         let mut w = NpyWriter::new::<f64>(File::create(&path).unwrap()).unwrap();
@@ -782,5 +669,4 @@ except Exception as e:
         &[path.as_os_str()],
     );
     assert!(out.starts_with("refused"), "{out}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
