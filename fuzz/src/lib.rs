@@ -392,16 +392,6 @@ impl<'a> ByteSource<'a> {
     pub fn u64(&mut self) -> u64 {
         u64::from_le_bytes(self.bytes::<8>())
     }
-
-    /// Bytes left.
-    pub fn len(&self) -> usize {
-        self.data.len()
-    }
-
-    /// True once every byte is used.
-    pub fn is_empty(&self) -> bool {
-        self.data.is_empty()
-    }
 }
 
 const UNITS: [TimeUnit; 14] = [

@@ -10,7 +10,9 @@ use std::cell::Cell;
 use std::io::Read;
 
 use npy_serde::header::{parse_header, read_header, Limits, MAGIC};
-use npy_serde::{Error, Header};
+use npy_serde::npz::{Compression, NpzArchive, NpzReaderBuilder, NpzWriter};
+use npy_serde::{Array, Error, Header, MmapArray, NpyRecord, ReaderBuilder, Value};
+use serde::Deserialize;
 
 // ---------------------------------------------------------------------------------------------
 // Counting allocator
@@ -87,7 +89,8 @@ fn peak_alloc<R>(f: impl FnOnce() -> R) -> (R, u64) {
 
 const MIB: u64 = 1 << 20;
 
-/// Asserts that `f` fails with `code` while allocating less than `budget` bytes beyond its input.
+/// Asserts that `f` fails with `code` (or one of `a|b`) while allocating less than `budget`
+/// bytes.
 fn fails_small<T: std::fmt::Debug>(
     what: &str,
     code: &str,
@@ -97,7 +100,10 @@ fn fails_small<T: std::fmt::Debug>(
     let (r, peak) = peak_alloc(f);
     match r {
         Ok(v) => panic!("{what}: expected {code}, got Ok({v:?})"),
-        Err(e) => assert_eq!(e.kind().code(), code, "{what}: {e}"),
+        Err(e) => assert!(
+            code.split('|').any(|c| c == e.kind().code()),
+            "{what}: expected {code}, got {e}"
+        ),
     }
     assert!(
         peak < budget,
@@ -632,4 +638,466 @@ fn huge_shape_header_costs_nothing() {
     assert!(peak < 64 * 1024, "header parse allocated {peak}");
     let h = Header::new(p.header.dtype.clone(), p.header.shape.clone());
     assert_eq!(h.count().unwrap(), 1_000_000_000_000);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Huge shapes, tiny data: the data readers
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Deserialize, NpyRecord, Debug)]
+#[allow(dead_code)] // only decoded
+struct Rec {
+    a: f64,
+    b: i32,
+}
+
+/// A 10^12-element array header followed by 16 data bytes.
+fn huge_shape(descr: &str, fortran: bool, shape: &str) -> Vec<u8> {
+    npy_dict(
+        descr,
+        if fortran { "True" } else { "False" },
+        shape,
+        &[1; 16],
+    )
+}
+
+#[test]
+fn huge_shape_tiny_data_fails_fast_from_a_slice() {
+    for (descr, fortran, shape) in [
+        ("'<f8'", false, "(1000000000000,)"),
+        ("'<f8'", true, "(1000000, 1000000)"),
+        ("'<f8'", false, "(1000000, 1000000)"),
+        ("[('a', '<f8'), ('b', '<i4')]", false, "(1000000000000,)"),
+        ("'|b1'", false, "(1000000000000000000,)"),
+        ("'<U100'", false, "(10000000000000,)"),
+        ("[('v', '<f8', (1000,))]", false, "(1000000000,)"),
+    ] {
+        let b = huge_shape(descr, fortran, shape);
+        let what = format!("{descr} {shape} fortran={fortran}");
+        fails_small(&format!("{what} Array"), "unexpected_eof", MIB, || {
+            Array::from_slice(&b)
+        });
+        fails_small(&format!("{what} Vec<Value>"), "unexpected_eof", MIB, || {
+            npy_serde::from_slice::<Vec<Value>>(&b)
+        });
+        fails_small(&format!("{what} Value"), "unexpected_eof", MIB, || {
+            npy_serde::from_slice::<Value>(&b)
+        });
+        fails_small(&format!("{what} Vec<f64>"), "unexpected_eof", MIB, || {
+            npy_serde::from_slice::<Vec<f64>>(&b)
+        });
+        fails_small(&format!("{what} Vec<Rec>"), "unexpected_eof", MIB, || {
+            npy_serde::from_slice::<Vec<Rec>>(&b)
+        });
+        // A data-size limit refuses it before anything is read.
+        fails_small(
+            &format!("{what} limited"),
+            "limit_exceeded",
+            64 * 1024,
+            || {
+                ReaderBuilder::new()
+                    .max_data_size(1 << 30)
+                    .array_from_slice(&b)
+            },
+        );
+    }
+}
+
+/// From a `Read`, data arrives through a block buffer of a fixed 1 MiB (plus a page or two),
+/// whatever the declared size: the budget is that constant plus the same 1 MiB as for slices.
+const READER_BUDGET: u64 = 2 * MIB + 16 * 1024;
+
+#[test]
+fn huge_shape_tiny_data_fails_fast_from_a_reader_of_unknown_length() {
+    // A reader yielding a valid header declaring 10^12 elements, then a few bytes.
+    for (descr, fortran, shape) in [
+        ("'<f8'", false, "(1000000000000,)"),
+        ("'<f8'", true, "(1000000, 1000000)"),
+        ("[('a', '<f8'), ('b', '<i4')]", false, "(1000000000000,)"),
+        ("'|u1'", false, "(1000000000000,)"),
+    ] {
+        let b = huge_shape(descr, fortran, shape);
+        let what = format!("{descr} {shape} fortran={fortran}");
+        fails_small(
+            &format!("{what} Array"),
+            "unexpected_eof",
+            READER_BUDGET,
+            || Array::from_reader(chunked(b.clone(), 5)),
+        );
+        fails_small(
+            &format!("{what} Vec<Value>"),
+            "unexpected_eof",
+            READER_BUDGET,
+            || npy_serde::from_reader::<_, Vec<Value>>(chunked(b.clone(), 5)),
+        );
+        fails_small(
+            &format!("{what} Vec<f64>"),
+            if descr == "'<f8'" {
+                "unexpected_eof"
+            } else {
+                "type_mismatch|unexpected_eof"
+            },
+            READER_BUDGET,
+            || npy_serde::from_reader::<_, Vec<f64>>(chunked(b.clone(), 5)),
+        );
+        // Reading element by element, a dtype that is not `Rec`'s fails on the first one (a
+        // Fortran-order array is read whole first, and fails on the missing data).
+        let code = if descr.starts_with('[') {
+            "unexpected_eof"
+        } else {
+            "type_mismatch|unexpected_eof"
+        };
+        fails_small(&format!("{what} Vec<Rec>"), code, READER_BUDGET, || {
+            npy_serde::from_reader::<_, Vec<Rec>>(chunked(b.clone(), 5))
+        });
+        // Streaming: the first records may come out; then the data ends. (A Fortran-order
+        // array needs the whole data for logical C order, so opening the stream fails.)
+        let (r, peak) =
+            peak_alloc(
+                || match ReaderBuilder::new().records::<_, Value>(chunked(b.clone(), 5)) {
+                    Ok(records) => {
+                        assert_eq!(records.len(), 1_000_000_000_000);
+                        records.into_iter().find_map(|r| r.err())
+                    }
+                    Err(e) => Some(e),
+                },
+            );
+        let e = r.expect("the stream must end in an error");
+        assert!(e.is_eof(), "{what}: {e}");
+        assert!(peak < READER_BUDGET, "{what}: streaming allocated {peak}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data content
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn bool_bytes_other_than_0_and_1() {
+    let b = npy_dict("'|b1'", "False", "(4,)", &[0, 1, 2, 255]);
+    for e in [
+        npy_serde::from_slice::<Vec<bool>>(&b).unwrap_err(),
+        npy_serde::from_reader::<_, Vec<bool>>(chunked(b.clone(), 1)).unwrap_err(),
+        npy_serde::from_slice::<Vec<Value>>(&b).unwrap_err(),
+        Array::from_slice(&b).unwrap_err(),
+    ] {
+        assert_eq!(e.kind().code(), "invalid_value", "{e}");
+        assert_eq!(e.position().record, Some(2), "{e}");
+        assert_eq!(e.position().byte, Some(b.len() as u64 - 2), "{e}");
+    }
+    // In a record field too, with the field named.
+    let r = npy_dict("[('x', '|u1'), ('ok', '|b1')]", "False", "(1,)", &[7, 9]);
+    let e = npy_serde::from_slice::<Vec<Value>>(&r).unwrap_err();
+    assert_eq!(e.kind().code(), "invalid_value", "{e}");
+    assert_eq!(e.position().field.as_deref(), Some("ok"), "{e}");
+    // The raw bytes are readable as they are: from a memory map, and as a V1 view.
+    let dir = std::env::temp_dir().join(format!("npy-hostile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bools.npy");
+    std::fs::write(&path, &b).unwrap();
+    let m = MmapArray::open(&path).unwrap();
+    assert_eq!(m.data(), &[0, 1, 2, 255]);
+    drop(m);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let raw = npy_dict("'|V1'", "False", "(4,)", &[0, 1, 2, 255]);
+    let a = Array::from_slice(&raw).unwrap();
+    assert_eq!(a.values[2], Value::Void(vec![2]));
+}
+
+#[test]
+fn object_dtype_through_the_readers() {
+    let b = npy_dict("'|O'", "False", "(1,)", b"\x80\x04K\x01.");
+    for e in [
+        Array::from_slice(&b).unwrap_err(),
+        npy_serde::from_slice::<Value>(&b).unwrap_err(),
+        npy_serde::from_reader::<_, Value>(chunked(b.clone(), 2)).unwrap_err(),
+    ] {
+        assert_eq!(e.kind().code(), "unsupported_dtype", "{e}");
+    }
+}
+
+#[test]
+fn invalid_strings_in_data() {
+    // U: a code point past U+10FFFF and a surrogate.
+    for cp in [0x0011_0000u32, 0xd800, u32::MAX] {
+        let b = npy_dict("'<U1'", "False", "(1,)", &cp.to_le_bytes());
+        for e in [
+            Array::from_slice(&b).unwrap_err(),
+            npy_serde::from_slice::<Vec<String>>(&b).unwrap_err(),
+        ] {
+            assert_eq!(e.kind().code(), "invalid_value", "{cp:#x}: {e}");
+        }
+    }
+    // S into String: must be UTF-8; as bytes it is fine.
+    let b = npy_dict("'|S2'", "False", "(1,)", b"\xff\xfe");
+    assert_eq!(
+        npy_serde::from_slice::<Vec<String>>(&b)
+            .unwrap_err()
+            .kind()
+            .code(),
+        "invalid_value"
+    );
+    let a = Array::from_slice(&b).unwrap();
+    assert_eq!(a.values, [Value::Bytes(vec![0xff, 0xfe])]);
+}
+
+#[test]
+fn truncated_data_at_every_length() {
+    let full = npy_dict(
+        "[('a', '<f8'), ('s', '|S3'), ('v', '>i2', (2,)), ('u', '<U2')]",
+        "False",
+        "(3,)",
+        &[0; 3 * 23],
+    );
+    let data_start = parse_header(&full, &Limits::default()).unwrap().data_offset as usize;
+    Array::from_slice(&full).unwrap();
+    for cut in data_start..full.len() {
+        let b = &full[..cut];
+        for e in [
+            Array::from_slice(b).unwrap_err(),
+            Array::from_reader(chunked(b.to_vec(), 4)).unwrap_err(),
+            npy_serde::from_slice::<Vec<Value>>(b).unwrap_err(),
+            npy_serde::from_reader::<_, Vec<Value>>(chunked(b.to_vec(), 3)).unwrap_err(),
+        ] {
+            assert!(e.is_eof(), "cut at {cut}: {e}");
+        }
+    }
+    // And every prefix of the header is an error too.
+    for cut in 0..data_start {
+        assert!(Array::from_slice(&full[..cut]).is_err(), "cut at {cut}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// npz
+// ---------------------------------------------------------------------------------------------
+
+/// An archive with one member `a` holding `data` as a `|u1` array (stored or deflated).
+fn npz_with(data: &[u8], compression: Compression) -> Vec<u8> {
+    let mut out = std::io::Cursor::new(Vec::new());
+    let mut w = NpzWriter::new(&mut out).with_compression(compression);
+    let mut m = w
+        .start_member(
+            "a",
+            &Header::new("|u1".parse().unwrap(), vec![data.len() as u64]),
+        )
+        .unwrap();
+    std::io::Write::write_all(&mut m, data).unwrap();
+    m.finish().unwrap();
+    w.finish().unwrap();
+    out.into_inner()
+}
+
+/// Offsets of every occurrence of a 4-byte zip signature.
+fn find_sig(zip: &[u8], sig: &[u8; 4]) -> Vec<usize> {
+    zip.windows(4)
+        .enumerate()
+        .filter(|(_, w)| w == sig)
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// The (compressed, uncompressed) size fields of the central directory entry at `cd`, as
+/// offsets into the archive: the 8-byte zip64 extra fields if the entry has them, else the
+/// 4-byte ones.
+fn size_fields(zip: &[u8], cd: usize) -> (usize, usize, usize) {
+    let u16_at = |o: usize| u16::from_le_bytes([zip[o], zip[o + 1]]) as usize;
+    let name_len = u16_at(cd + 28);
+    let extra_len = u16_at(cd + 30);
+    let mut p = cd + 46 + name_len;
+    let end = p + extra_len;
+    while p + 4 <= end {
+        let (id, len) = (u16_at(p), u16_at(p + 2));
+        if id == 1 {
+            // zip64: [uncompressed][compressed] as 8-byte values, present when the 4-byte
+            // field is 0xFFFFFFFF.
+            let mut q = p + 4;
+            let mut fields = (cd + 20, cd + 24, 4);
+            if zip[cd + 24..cd + 28] == [0xff; 4] {
+                fields.1 = q;
+                fields.2 = 8;
+                q += 8;
+            }
+            if zip[cd + 20..cd + 24] == [0xff; 4] {
+                fields.0 = q;
+            }
+            return fields;
+        }
+        p += 4 + len;
+    }
+    (cd + 20, cd + 24, 4)
+}
+
+fn put(zip: &mut [u8], at: usize, width: usize, v: u64) {
+    zip[at..at + width].copy_from_slice(&v.to_le_bytes()[..width]);
+}
+
+#[test]
+fn npz_corrupt_crc() {
+    for c in [Compression::Stored, Compression::Deflate] {
+        let mut zip = npz_with(&[7; 1000], c);
+        // Flip the CRC in the central directory and in the local header.
+        for cd in find_sig(&zip, b"PK\x01\x02") {
+            zip[cd + 16] ^= 0x55;
+        }
+        for lh in find_sig(&zip, b"PK\x03\x04") {
+            zip[lh + 14] ^= 0x55;
+        }
+        let mut a = NpzArchive::from_bytes(&zip).unwrap();
+        let e = a.read_raw("a").unwrap_err();
+        assert_eq!(e.kind().code(), "zip", "{c:?}: {e}");
+        let e = a.read_array("a").unwrap_err();
+        assert_eq!(e.kind().code(), "zip", "{c:?}: {e}");
+        let e = a.read::<Vec<u8>>("a").unwrap_err();
+        assert_eq!(e.kind().code(), "zip", "{c:?}: {e}");
+    }
+    // A corrupt data byte (stored) is caught by the CRC.
+    let mut zip = npz_with(&[7; 1000], Compression::Stored);
+    let at = zip.windows(8).position(|w| w == [7; 8]).unwrap() + 500;
+    zip[at] = 8;
+    let mut a = NpzArchive::from_bytes(&zip).unwrap();
+    assert_eq!(a.read_raw("a").unwrap_err().kind().code(), "zip");
+    assert_eq!(a.read_array("a").unwrap_err().kind().code(), "zip");
+}
+
+#[test]
+fn npz_corrupt_deflate_stream() {
+    let data: Vec<u8> = (0..5000u32).map(|i| (i * 7 % 251) as u8).collect();
+    let good = npz_with(&data, Compression::Deflate);
+    let lh = find_sig(&good, b"PK\x03\x04")[0];
+    let name_len = u16::from_le_bytes([good[lh + 26], good[lh + 27]]) as usize;
+    let extra_len = u16::from_le_bytes([good[lh + 28], good[lh + 29]]) as usize;
+    let start = lh + 30 + name_len + extra_len;
+    let mut failures = 0;
+    for i in 0..64 {
+        let mut zip = good.clone();
+        let at = start + (i * 37) % 400;
+        zip[at] ^= 0xa5;
+        let Ok(mut a) = NpzArchive::from_bytes(&zip) else {
+            continue;
+        };
+        match a.read_raw("a") {
+            Ok(raw) => assert_eq!(raw, {
+                // A flip the deflate format absorbs must still decode to the right bytes
+                // (the CRC guarantees it).
+                NpzArchive::from_bytes(&good)
+                    .unwrap()
+                    .read_raw("a")
+                    .unwrap()
+            }),
+            Err(e) => {
+                assert!(matches!(e.kind().code(), "zip" | "io"), "{e}");
+                failures += 1;
+            }
+        }
+        let _ = a.read_array("a");
+    }
+    assert!(failures > 32, "only {failures} of 64 corruptions detected");
+}
+
+#[test]
+fn npz_bomb_and_lying_sizes() {
+    // 32 MiB of zeros deflate to ~32 KiB.
+    let n = 32 << 20;
+    let bomb = npz_with(&vec![0u8; n], Compression::Deflate);
+    assert!(bomb.len() < 256 * 1024, "{}", bomb.len());
+    // A member-size limit refuses it before inflating anything.
+    fails_small("bomb with a 1 MiB limit", "zip", 256 * 1024, || {
+        NpzReaderBuilder::new()
+            .max_member_size(MIB)
+            .from_bytes(&bomb)?
+            .read_raw("a")
+    });
+    // The directory lies: says the member inflates to 1000 bytes (and to something absurd).
+    for claim in [1000u64, 100, 0] {
+        let mut zip = bomb.clone();
+        for cd in find_sig(&zip, b"PK\x01\x02") {
+            let (_, uncomp, w) = size_fields(&zip, cd);
+            put(&mut zip, uncomp, w, claim);
+        }
+        let what = format!("bomb claiming {claim} bytes");
+        let (r, peak) = peak_alloc(|| -> Result<(), Error> {
+            let mut a = NpzArchive::from_bytes(&zip)?;
+            let raw = a.read_raw("a");
+            let arr = a.read_array("a");
+            match (raw, arr) {
+                (Err(e), _) | (_, Err(e)) => Err(e),
+                _ => Ok(()),
+            }
+        });
+        let e = r.expect_err(&what);
+        assert_eq!(e.kind().code(), "zip", "{what}: {e}");
+        assert!(peak < 4 * MIB, "{what}: allocated {peak}");
+    }
+    // Claims larger than deflate can produce from the compressed bytes (zip64-sized lies).
+    for claim in [u32::MAX as u64 - 1, 1 << 40, u64::MAX] {
+        let mut zip = bomb.clone();
+        for cd in find_sig(&zip, b"PK\x01\x02") {
+            let (_, uncomp, w) = size_fields(&zip, cd);
+            put(&mut zip, uncomp, w, claim);
+        }
+        let what = format!("claiming {claim} bytes");
+        fails_small(&what, "zip", 4 * MIB, || {
+            NpzArchive::from_bytes(&zip)?.read_raw("a")
+        });
+    }
+    // Stored members whose compressed and uncompressed sizes disagree.
+    let stored = npz_with(&[1; 4096], Compression::Stored);
+    for claim in [10u64, 1 << 33, u64::MAX] {
+        let mut zip = stored.clone();
+        for cd in find_sig(&zip, b"PK\x01\x02") {
+            let (_, uncomp, w) = size_fields(&zip, cd);
+            put(&mut zip, uncomp, w, claim);
+        }
+        let what = format!("stored claiming {claim}");
+        fails_small(&what, "zip", MIB, || {
+            NpzArchive::from_bytes(&zip)?.read_array("a")
+        });
+    }
+}
+
+#[test]
+fn npz_member_header_lies() {
+    // A member whose .npy header declares 10^12 elements, with 16 bytes of data.
+    let npy = huge_shape("'<f8'", false, "(1000000000000,)");
+    let mut out = std::io::Cursor::new(Vec::new());
+    let mut w = NpzWriter::new(&mut out);
+    w.add_raw("a.npy", &npy).unwrap();
+    w.finish().unwrap();
+    let zip = out.into_inner();
+    for code_ok in [
+        peak_alloc(|| NpzArchive::from_bytes(&zip).unwrap().read_array("a")),
+        peak_alloc(|| {
+            NpzArchive::from_bytes(&zip)
+                .unwrap()
+                .read::<Vec<f64>>("a")
+                .map(|_| Array::from_slice(&[]).unwrap())
+        }),
+    ] {
+        let (r, peak) = code_ok;
+        let e = r.unwrap_err();
+        assert!(matches!(e.kind().code(), "unexpected_eof" | "zip"), "{e}");
+        assert!(peak < MIB, "{e}: allocated {peak}");
+    }
+}
+
+#[test]
+fn npz_garbage() {
+    for bytes in [
+        &b""[..],
+        b"PK",
+        b"PK\x05\x06",
+        b"PK\x03\x04\x14\x00\x00\x00\x00\x00",
+        b"\x93NUMPY\x01\x00",
+    ] {
+        assert!(NpzArchive::from_bytes(bytes).is_err(), "{bytes:?}");
+    }
+    // An end-of-central-directory record claiming 65535 entries at a bogus offset.
+    let mut eocd = b"PK\x05\x06\x00\x00\x00\x00\xff\xff\xff\xff".to_vec();
+    eocd.extend_from_slice(&u32::MAX.to_le_bytes());
+    eocd.extend_from_slice(&0u32.to_le_bytes());
+    eocd.extend_from_slice(&[0, 0]);
+    fails_small("eocd claiming 65535 entries", "zip", MIB, || {
+        NpzArchive::from_bytes(&eocd).map(|_| ())
+    });
 }
