@@ -13,7 +13,10 @@ use std::path::{Path, PathBuf};
 
 use npy_serde_tests::fixtures_dir;
 
-const TARGETS: [(&str, fn(&[u8])); 5] = [
+/// A fuzz target's body.
+type Target = fn(&[u8]);
+
+const TARGETS: [(&str, Target); 5] = [
     ("header", fuzzlib::header),
     ("npy", fuzzlib::npy),
     ("npz", fuzzlib::npz),
@@ -21,7 +24,7 @@ const TARGETS: [(&str, fn(&[u8])); 5] = [
     ("roundtrip", fuzzlib::roundtrip),
 ];
 
-fn target(name: &str) -> fn(&[u8]) {
+fn target(name: &str) -> Target {
     TARGETS
         .iter()
         .find(|(t, _)| *t == name)
