@@ -308,21 +308,18 @@ impl<'s, 'de, S: Source<'de>> ShapeDe<'s, 'de, S> {
     }
 
     #[inline]
-    fn leaf<T>(self, f: impl FnOnce(FastDe<'_, 'de, '_>) -> Result<T>) -> Result<T> {
+    fn leaf<T>(self, f: impl FnOnce(FastDe<'_, '_, 'de, '_>) -> Result<T>) -> Result<T> {
         let e = self.src.next_elem()?;
         let index = e.index;
-        f(FastDe {
-            de: ElemDe {
-                bytes: e.bytes,
-                borrowed: e.borrowed,
-                dtype: self.dtype,
-                dims: &[],
-                offset: e.offset,
-                ctx: self.ctx,
-            },
-            plan: self.plan,
-        })
-        .map_err(|err| err.at_record(index))
+        let mut de = ElemDe {
+            bytes: e.bytes,
+            borrowed: e.borrowed,
+            dtype: self.dtype,
+            dims: &[],
+            offset: e.offset,
+            ctx: self.ctx,
+        };
+        f(FastDe::whole(&mut de, self.plan)).map_err(|err| err.at_record(index))
     }
 
     fn mismatch(&self, expected: &str) -> Error {
@@ -423,23 +420,74 @@ macro_rules! shape_forward {
     };
 }
 
+/// Reads an unsigned integer of `N` bytes, swapped if `swap` (one `bswap`, not a byte loop).
+macro_rules! load {
+    ($b:expr, $u:ty, $swap:expr) => {
+        $b.first_chunk::<{ std::mem::size_of::<$u>() }>().map(|a| {
+            let x = <$u>::from_ne_bytes(*a);
+            if $swap {
+                x.swap_bytes()
+            } else {
+                x
+            }
+        })
+    };
+}
+
+macro_rules! shape_fast {
+    ($($method:ident => $visit:ident, $k:ident, $u:ty, $conv:expr, $what:expr;)*) => {
+        $(
+            #[inline]
+            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+                if !self.dims.is_empty() {
+                    return Err(self.mismatch($what));
+                }
+                if let Plan::Scalar(Fast::$k, swap) = self.plan {
+                    let e = self.src.next_elem()?;
+                    let index = e.index;
+                    let r = match load!(e.bytes, $u, swap) {
+                        #[allow(clippy::redundant_closure_call)]
+                        Some(x) => visitor.$visit(($conv)(x)),
+                        None => {
+                            let mut de = ElemDe {
+                                bytes: e.bytes,
+                                borrowed: e.borrowed,
+                                dtype: self.dtype,
+                                dims: &[],
+                                offset: e.offset,
+                                ctx: self.ctx,
+                            };
+                            de::Deserializer::$method(FastDe::whole(&mut de, self.plan), visitor)
+                        }
+                    };
+                    return r.map_err(|err| err.at_record(index));
+                }
+                self.leaf(|d| d.$method(visitor))
+            }
+        )*
+    };
+}
+
 impl<'de, S: Source<'de>> de::Deserializer<'de> for ShapeDe<'_, 'de, S> {
     type Error = Error;
 
+    shape_fast! {
+        deserialize_i8 => visit_i8, I8, u8, |x: u8| x as i8, "i8";
+        deserialize_i16 => visit_i16, I16, u16, |x: u16| x as i16, "i16";
+        deserialize_i32 => visit_i32, I32, u32, |x: u32| x as i32, "i32";
+        deserialize_i64 => visit_i64, I64, u64, |x: u64| x as i64, "i64";
+        deserialize_u8 => visit_u8, U8, u8, |x: u8| x, "u8";
+        deserialize_u16 => visit_u16, U16, u16, |x: u16| x, "u16";
+        deserialize_u32 => visit_u32, U32, u32, |x: u32| x, "u32";
+        deserialize_u64 => visit_u64, U64, u64, |x: u64| x, "u64";
+        deserialize_f32 => visit_f32, F32, u32, f32::from_bits, "f32";
+        deserialize_f64 => visit_f64, F64, u64, f64::from_bits, "f64";
+    }
+
     shape_forward! {
         deserialize_bool() => "bool";
-        deserialize_i8() => "i8";
-        deserialize_i16() => "i16";
-        deserialize_i32() => "i32";
-        deserialize_i64() => "i64";
         deserialize_i128() => "i128";
-        deserialize_u8() => "u8";
-        deserialize_u16() => "u16";
-        deserialize_u32() => "u32";
-        deserialize_u64() => "u64";
         deserialize_u128() => "u128";
-        deserialize_f32() => "f32";
-        deserialize_f64() => "f64";
         deserialize_char() => "char";
         deserialize_str() => "a string";
         deserialize_string() => "a string";
@@ -1709,25 +1757,82 @@ impl StructPlan {
     }
 }
 
-/// Reads an unsigned integer of `N` bytes, swapped if `swap` (one `bswap`, not a byte loop).
-macro_rules! load {
-    ($b:expr, $u:ty, $swap:expr) => {
-        $b.first_chunk::<{ std::mem::size_of::<$u>() }>().map(|a| {
-            let x = <$u>::from_ne_bytes(*a);
-            if $swap {
-                x.swap_bytes()
-            } else {
-                x
-            }
-        })
-    };
+/// An element deserializer for `len` bytes at `start` of its parent value, with a precomputed
+/// [`Plan`]: requests for the plan's exact Rust type decode directly from the parent's bytes;
+/// everything else (and every error) goes through an [`ElemDe`] built only then.
+pub(crate) struct FastDe<'p, 'a, 'de, 'c> {
+    parent: &'p mut ElemDe<'a, 'de, 'c>,
+    start: usize,
+    len: usize,
+    dtype: &'a DType,
+    plan: Plan,
 }
 
-/// An element deserializer with its precomputed [`Plan`]: requests for the plan's exact Rust
-/// type decode directly; everything else (and every error) goes through [`ElemDe`].
-pub(crate) struct FastDe<'a, 'de, 'c> {
-    pub(crate) de: ElemDe<'a, 'de, 'c>,
-    pub(crate) plan: Plan,
+impl<'p, 'a, 'de, 'c> FastDe<'p, 'a, 'de, 'c> {
+    /// The whole of `de` (which has no extra subarray axes).
+    #[inline]
+    pub(crate) fn whole(de: &'p mut ElemDe<'a, 'de, 'c>, plan: Plan) -> Self {
+        FastDe {
+            start: 0,
+            len: de.bytes.len(),
+            dtype: de.dtype,
+            parent: de,
+            plan,
+        }
+    }
+
+    /// The general deserializer for this value.
+    #[inline]
+    fn elem(self) -> Result<ElemDe<'p, 'de, 'p>> {
+        self.parent.sub(self.start, self.len, self.dtype, &[])
+    }
+
+    /// This value's bytes from its first.
+    #[inline(always)]
+    fn bytes(&self) -> &[u8] {
+        self.parent.bytes.get(self.start..).unwrap_or(&[])
+    }
+
+    /// The items of a planned 1-D subarray (of length `len`, if given), or `None`.
+    #[inline]
+    fn vector(self, len: Option<usize>) -> std::result::Result<Result<VectorSeq<'p, 'de>>, Self> {
+        match (self.plan, self.dtype) {
+            (
+                Plan::Vector {
+                    item,
+                    swap,
+                    n,
+                    size,
+                },
+                DType::Array(base, _),
+            ) if len.is_none_or(|l| l == n) && n.checked_mul(size) == Some(self.len) => {
+                let base: &'p DType = base;
+                Ok(self
+                    .parent
+                    .sub(self.start, self.len, self.dtype, &[])
+                    .map(|de| VectorSeq {
+                        de,
+                        base,
+                        plan: Plan::Scalar(item, swap),
+                        n,
+                        size,
+                        i: 0,
+                    }))
+            }
+            _ => Err(self),
+        }
+    }
+}
+
+/// The general path of a [`FastDe`], kept out of line.
+#[cold]
+#[inline(never)]
+fn slow<'p, 'de, R, V>(
+    d: FastDe<'p, '_, 'de, '_>,
+    visitor: V,
+    f: impl FnOnce(ElemDe<'p, 'de, 'p>, V) -> Result<R>,
+) -> Result<R> {
+    f(d.elem()?, visitor)
 }
 
 macro_rules! fast_scalar {
@@ -1736,12 +1841,12 @@ macro_rules! fast_scalar {
             #[inline]
             fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
                 if let Plan::Scalar(Fast::$k, swap) = self.plan {
-                    if let Some(x) = load!(self.de.bytes, $u, swap) {
+                    if let Some(x) = load!(self.bytes(), $u, swap) {
                         #[allow(clippy::redundant_closure_call)]
                         return visitor.$visit(($conv)(x));
                     }
                 }
-                self.de.$method(visitor)
+                slow(self, visitor, |d, v| d.$method(v))
             }
         )*
     };
@@ -1752,13 +1857,13 @@ macro_rules! fast_forward {
         $(
             #[inline]
             fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value> {
-                self.de.$method($($arg,)* visitor)
+                self.elem()?.$method($($arg,)* visitor)
             }
         )*
     };
 }
 
-impl<'de> de::Deserializer<'de> for FastDe<'_, 'de, '_> {
+impl<'de> de::Deserializer<'de> for FastDe<'_, '_, 'de, '_> {
     type Error = Error;
 
     fast_scalar! {
@@ -1805,7 +1910,7 @@ impl<'de> de::Deserializer<'de> for FastDe<'_, 'de, '_> {
         visitor: V,
     ) -> Result<V::Value> {
         if name == "f16" {
-            self.de.deserialize_newtype_struct(name, visitor)
+            self.elem()?.deserialize_newtype_struct(name, visitor)
         } else {
             visitor.visit_newtype_struct(self)
         }
@@ -1814,16 +1919,16 @@ impl<'de> de::Deserializer<'de> for FastDe<'_, 'de, '_> {
     #[inline]
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         match self.vector(None) {
-            Ok(seq) => visitor.visit_seq(seq),
-            Err(de) => de.deserialize_seq(visitor),
+            Ok(seq) => visitor.visit_seq(seq?),
+            Err(d) => slow(d, visitor, |d, v| d.deserialize_seq(v)),
         }
     }
 
     #[inline]
     fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value> {
         match self.vector(Some(len)) {
-            Ok(seq) => visitor.visit_seq(seq),
-            Err(de) => de.deserialize_tuple(len, visitor),
+            Ok(seq) => visitor.visit_seq(seq?),
+            Err(d) => slow(d, visitor, |d, v| d.deserialize_tuple(len, v)),
         }
     }
 
@@ -1835,8 +1940,8 @@ impl<'de> de::Deserializer<'de> for FastDe<'_, 'de, '_> {
         visitor: V,
     ) -> Result<V::Value> {
         match self.vector(Some(len)) {
-            Ok(seq) => visitor.visit_seq(seq),
-            Err(de) => de.deserialize_tuple_struct(name, len, visitor),
+            Ok(seq) => visitor.visit_seq(seq?),
+            Err(d) => slow(d, visitor, |d, v| d.deserialize_tuple_struct(name, len, v)),
         }
     }
 
@@ -1845,44 +1950,17 @@ impl<'de> de::Deserializer<'de> for FastDe<'_, 'de, '_> {
     }
 }
 
-impl<'a, 'de, 'c> FastDe<'a, 'de, 'c> {
-    /// The items of a planned 1-D subarray (of length `len`, if given), or the general path.
-    #[inline]
-    #[allow(clippy::result_large_err)]
-    fn vector(
-        self,
-        len: Option<usize>,
-    ) -> std::result::Result<VectorSeq<'a, 'de, 'c>, ElemDe<'a, 'de, 'c>> {
-        match self.plan {
-            Plan::Vector {
-                item,
-                swap,
-                n,
-                size,
-            } if len.is_none_or(|l| l == n) && n.checked_mul(size) == Some(self.de.bytes.len()) => {
-                Ok(VectorSeq {
-                    de: self.de,
-                    plan: Plan::Scalar(item, swap),
-                    n,
-                    size,
-                    i: 0,
-                })
-            }
-            _ => Err(self.de),
-        }
-    }
-}
-
 /// The items of a 1-D subarray of plain scalars.
-struct VectorSeq<'a, 'de, 'c> {
-    de: ElemDe<'a, 'de, 'c>,
+struct VectorSeq<'a, 'de> {
+    de: ElemDe<'a, 'de, 'a>,
+    base: &'a DType,
     plan: Plan,
     n: usize,
     size: usize,
     i: usize,
 }
 
-impl<'de> SeqAccess<'de> for VectorSeq<'_, 'de, '_> {
+impl<'de> SeqAccess<'de> for VectorSeq<'_, 'de> {
     type Error = Error;
 
     #[inline]
@@ -1892,14 +1970,12 @@ impl<'de> SeqAccess<'de> for VectorSeq<'_, 'de, '_> {
         }
         let i = self.i;
         self.i += 1;
-        let (base, dims) = match self.de.dtype {
-            DType::Array(base, _) => (&**base, &[][..]),
-            other => (other, &[][..]),
-        };
-        let d = self.de.sub(i * self.size, self.size, base, dims)?;
         seed.deserialize(FastDe {
-            de: d,
+            start: i * self.size,
+            len: self.size,
+            dtype: self.base,
             plan: self.plan,
+            parent: &mut self.de,
         })
         .map(Some)
         .map_err(|e| e.in_index(i as u64))
@@ -1930,11 +2006,15 @@ impl<'de> SeqAccess<'de> for PlanSeq<'_, 'de, '_> {
             return Ok(None);
         };
         self.i += 1;
-        let plan = fp.plan;
-        let d = self.de.sub(fp.offset, fp.size, &f.dtype, &[])?;
-        seed.deserialize(FastDe { de: d, plan })
-            .map(Some)
-            .map_err(|e| e.in_field(&f.name))
+        seed.deserialize(FastDe {
+            start: fp.offset,
+            len: fp.size,
+            dtype: &f.dtype,
+            plan: fp.plan,
+            parent: &mut self.de,
+        })
+        .map(Some)
+        .map_err(|e| e.in_field(&f.name))
     }
 
     fn size_hint(&self) -> Option<usize> {

@@ -141,9 +141,8 @@ impl MmapArray {
         src.seek(index);
         let mut ctx = self.rb.ctx();
         let e = src.next_elem()?;
-        T::deserialize(FastDe {
-            plan: Plan::of(&h.dtype),
-            de: ElemDe {
+        T::deserialize(FastDe::whole(
+            &mut ElemDe {
                 bytes: e.bytes,
                 borrowed: e.borrowed,
                 dtype: &h.dtype,
@@ -151,7 +150,8 @@ impl MmapArray {
                 offset: e.offset,
                 ctx: &mut ctx,
             },
-        })
+            Plan::of(&h.dtype),
+        ))
         .map_err(|err| err.at_record(index))
     }
 
@@ -200,9 +200,8 @@ impl<'a, T: Deserialize<'a>> Iterator for MmapRecords<'a, T> {
         };
         let index = e.index;
         Some(
-            T::deserialize(FastDe {
-                plan: Plan::of(self.dtype),
-                de: ElemDe {
+            T::deserialize(FastDe::whole(
+                &mut ElemDe {
                     bytes: e.bytes,
                     borrowed: e.borrowed,
                     dtype: self.dtype,
@@ -210,7 +209,8 @@ impl<'a, T: Deserialize<'a>> Iterator for MmapRecords<'a, T> {
                     offset: e.offset,
                     ctx: &mut self.ctx,
                 },
-            })
+                Plan::of(self.dtype),
+            ))
             .map_err(|err| err.at_record(index)),
         )
     }

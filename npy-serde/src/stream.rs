@@ -241,17 +241,15 @@ impl<R: Read, T: DeserializeOwned> RecordReader<R, T> {
             }
         };
         self.next += 1;
-        let de = FastDe {
-            plan: Plan::of(dtype),
-            de: ElemDe {
-                bytes,
-                borrowed: None,
-                dtype,
-                dims: &[],
-                offset,
-                ctx: &mut self.ctx,
-            },
+        let mut de = ElemDe {
+            bytes,
+            borrowed: None,
+            dtype,
+            dims: &[],
+            offset,
+            ctx: &mut self.ctx,
         };
+        let de = FastDe::whole(&mut de, Plan::of(dtype));
         Some(seed.deserialize(de).map_err(|e| e.at_record(index)))
     }
 }
