@@ -170,6 +170,45 @@ impl Header {
             })
     }
 
+    /// How many values that occupy no data bytes a nested decoding of the whole array makes:
+    /// elements of a zero-size dtype (empty records, `V0`, `S0`, `U0`), zero-size fields and
+    /// subarrays inside larger elements, and the axis lists above a zero-length axis, counting
+    /// each value at every level of nesting (a `List` or `Record` and what it holds).
+    ///
+    /// Everything else a reader produces is paid for by data bytes that must be present; these
+    /// values are not, so a tiny file can declare billions of them (shape `(10**12, 0)`, or
+    /// `[('a', [('b', [], (4000,))], (4000,))]`). Readers bound this count by their
+    /// `max_empty_items` before decoding anything. Saturates at `u64::MAX`.
+    ///
+    /// ```
+    /// use npy_serde::{DType, Header};
+    /// let h = Header::new("[]".parse::<DType>()?, vec![3]);
+    /// assert_eq!(h.empty_value_count(), 3 + 1); // 3 empty records and the list holding them
+    /// let h = Header::new("<f8".parse::<DType>()?, vec![1_000_000_000_000, 0]);
+    /// assert_eq!(h.empty_value_count(), 1 + 1_000_000_000_000);
+    /// let h = Header::new("<f8".parse::<DType>()?, vec![1_000_000]);
+    /// assert_eq!(h.empty_value_count(), 0); // a million floats, all paid for by data
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
+    pub fn empty_value_count(&self) -> u64 {
+        let count = self.count().unwrap_or(u64::MAX);
+        if self.dtype.itemsize() == 0 || count == 0 {
+            // Every list and element above the first zero-length axis (or every one, for a
+            // zero-size dtype) holds no data.
+            let mut total = 0u64;
+            let mut level = 1u64;
+            for &d in &self.shape {
+                total = total.saturating_add(level);
+                if d == 0 {
+                    return total;
+                }
+                level = level.saturating_mul(d);
+            }
+            return total.saturating_add(level.saturating_mul(all_values(&self.dtype)));
+        }
+        count.saturating_mul(empty_values(&self.dtype))
+    }
+
     /// The header dict text before padding, as `numpy.lib.format` builds it.
     fn dict_text(&self) -> Result<String> {
         if let DType::Array(..) = self.dtype {
@@ -222,6 +261,44 @@ impl Header {
             }
         }
         Err(last_err.expect("at least one candidate version"))
+    }
+}
+
+/// Values one element of `dtype` decodes to, containers included (saturating).
+fn all_values(dtype: &DType) -> u64 {
+    match dtype {
+        DType::Plain(_) => 1,
+        DType::Record(r) => r
+            .fields()
+            .iter()
+            .fold(1u64, |acc, f| acc.saturating_add(all_values(&f.dtype))),
+        DType::Array(base, shape) => {
+            let mut total = 0u64;
+            let mut level = 1u64;
+            for &d in shape {
+                total = total.saturating_add(level);
+                level = level.saturating_mul(d);
+            }
+            total.saturating_add(level.saturating_mul(all_values(base)))
+        }
+    }
+}
+
+/// Values of one element of `dtype` that occupy no bytes (saturating).
+fn empty_values(dtype: &DType) -> u64 {
+    if dtype.itemsize() == 0 {
+        return all_values(dtype);
+    }
+    match dtype {
+        DType::Plain(_) => 0,
+        DType::Record(r) => r
+            .fields()
+            .iter()
+            .fold(0u64, |acc, f| acc.saturating_add(empty_values(&f.dtype))),
+        DType::Array(base, shape) => shape
+            .iter()
+            .fold(1u64, |acc, &d| acc.saturating_mul(d))
+            .saturating_mul(empty_values(base)),
     }
 }
 
@@ -688,6 +765,40 @@ mod tests {
         assert_eq!(
             parse_header(&v3, &big).unwrap_err().kind().code(),
             "limit_exceeded"
+        );
+    }
+
+    #[test]
+    fn empty_value_counts() {
+        let h = |descr: &str, shape: &[u64]| {
+            Header::new(descr.parse::<DType>().unwrap(), shape.to_vec()).empty_value_count()
+        };
+        assert_eq!(h("<f8", &[]), 0);
+        assert_eq!(h("<f8", &[5, 7]), 0);
+        assert_eq!(h("[]", &[]), 1);
+        assert_eq!(h("|V0", &[4]), 5);
+        assert_eq!(h("[]", &[2, 3]), 1 + 2 + 6);
+        // Lists above a zero-length axis; nothing below it.
+        assert_eq!(h("<f8", &[0]), 1);
+        assert_eq!(h("<f8", &[10, 0, 99]), 1 + 10);
+        assert_eq!(h("<f8", &[u64::MAX, 0]), u64::MAX);
+        // Zero-size parts of non-empty elements: per element, times the count.
+        assert_eq!(h("[('a', [], (4000,)), ('b', '|u1')]", &[10]), 10 * 4001);
+        assert_eq!(h("[('a', '|S0'), ('b', '|u1')]", &[3]), 3);
+        assert_eq!(
+            h("[('a', [('b', [], (4000,)), ('c', '|u1')], (4000,))]", &[5]),
+            5 * 4000 * 4001
+        );
+        // A record whose only field is an empty subarray is itself zero-size: the axis list,
+        // each record, its subarray list and the two empty inner lists.
+        assert_eq!(h("[('a', '<f4', (2, 0))]", &[3]), 1 + 3 * (1 + 1 + 2));
+        // Everything saturates.
+        assert_eq!(
+            h(
+                "[('a', [('b', [], (1000000000,))], (1000000000, 1000000000))]",
+                &[1 << 40]
+            ),
+            u64::MAX
         );
     }
 
