@@ -113,6 +113,12 @@ pub(crate) trait Source<'de> {
     fn next_elem(&mut self) -> Result<Elem<'_, 'de>>;
     /// Skips `n` elements.
     fn skip(&mut self, n: u64) -> Result<()>;
+    /// The next element's bytes and index when they are at hand without any work (no refill,
+    /// no Fortran walk, no error); otherwise `None` and nothing is consumed.
+    #[inline]
+    fn next_bytes(&mut self) -> Option<(&[u8], u64)> {
+        None
+    }
 }
 
 /// Walks a Fortran-order array in logical C order: keeps the C multi-index and the matching
@@ -263,6 +269,18 @@ impl<'de> Source<'de> for SliceSource<'de> {
             index,
             offset: self.base + start as u64,
         })
+    }
+
+    #[inline]
+    fn next_bytes(&mut self) -> Option<(&[u8], u64)> {
+        let index = self.next;
+        if index >= self.count || self.fortran.is_some() {
+            return None;
+        }
+        let start = (index as usize).wrapping_mul(self.itemsize);
+        let bytes = self.data.get(start..start.wrapping_add(self.itemsize))?;
+        self.next += 1;
+        Some((bytes, index))
     }
 
     fn skip(&mut self, n: u64) -> Result<()> {
@@ -442,7 +460,20 @@ macro_rules! shape_fast {
                 if !self.dims.is_empty() {
                     return Err(self.mismatch($what));
                 }
-                if let Plan::Scalar(Fast::$k, swap) = self.plan {
+                if let Some(swap) = self.plan.scalar(Fast::$k) {
+                    if let Some((b, index)) = self.src.next_bytes() {
+                        if let Some(x) = load!(b, $u, swap) {
+                            #[allow(clippy::redundant_closure_call)]
+                            return visitor.$visit::<Error>(($conv)(x)).map_err(|err| err.at_record(index));
+                        }
+                        // A planned scalar's element has exactly its bytes.
+                        return Err(Error::eof(
+                            "an element",
+                            std::mem::size_of::<$u>() as u64,
+                            b.len() as u64,
+                        )
+                        .at_record(index));
+                    }
                     let e = self.src.next_elem()?;
                     let index = e.index;
                     let r = match load!(e.bytes, $u, swap) {
@@ -1659,44 +1690,78 @@ impl Fast {
     }
 }
 
-/// How to decode one value of a dtype, computed once per file (not per element).
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Plan {
-    /// A scalar decoded directly when the request is its exact Rust type.
-    Scalar(Fast, bool),
-    /// A 1-D subarray of `n` such scalars, `size` bytes each.
-    Vector {
-        item: Fast,
-        swap: bool,
-        n: usize,
-        size: usize,
-    },
-    /// Anything else: the general [`ElemDe`] path.
-    Other,
+/// How to decode one value of a dtype, computed once per file (not per element): a scalar
+/// decoded directly when the request is its exact Rust type, a 1-D subarray of such scalars,
+/// or anything else (the general [`ElemDe`] path). Eight bytes, passed in a register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Plan {
+    /// `Fast as u8`, with [`Plan::VECTOR`] set for a subarray; [`Plan::OTHER`] otherwise.
+    code: u8,
+    swap: bool,
+    /// Subarray length.
+    n: u32,
 }
 
 impl Plan {
+    const VECTOR: u8 = 0x80;
+    const OTHER: u8 = 0xff;
+
     /// The plan of a value of `dtype` (with no extra subarray axes).
     pub(crate) fn of(dtype: &DType) -> Plan {
+        let other = Plan {
+            code: Plan::OTHER,
+            swap: false,
+            n: 0,
+        };
         match dtype {
             DType::Plain(p) => match Fast::of(*p) {
-                Some((k, swap)) => Plan::Scalar(k, swap),
-                None => Plan::Other,
+                Some((k, swap)) => Plan {
+                    code: k as u8,
+                    swap,
+                    n: 0,
+                },
+                None => other,
             },
             DType::Array(base, shape) => match (&**base, shape.as_slice()) {
-                (DType::Plain(p), &[n]) => match (Fast::of(*p), usize::try_from(n)) {
-                    (Some((item, swap)), Ok(n)) => Plan::Vector {
-                        item,
+                (DType::Plain(p), &[n]) => match (Fast::of(*p), u32::try_from(n)) {
+                    (Some((k, swap)), Ok(n)) => Plan {
+                        code: k as u8 | Plan::VECTOR,
                         swap,
                         n,
-                        size: p.itemsize(),
                     },
-                    _ => Plan::Other,
+                    _ => other,
                 },
-                _ => Plan::Other,
+                _ => other,
             },
-            DType::Record(_) => Plan::Other,
+            DType::Record(_) => other,
         }
+    }
+
+    /// `Some(swap)` if this is a scalar of kind `k`.
+    #[inline(always)]
+    fn scalar(self, k: Fast) -> Option<bool> {
+        (self.code == k as u8).then_some(self.swap)
+    }
+
+    /// For a 1-D subarray plan: the items' plan, their count and byte size.
+    #[inline(always)]
+    fn vector(self) -> Option<(Plan, usize, usize)> {
+        if self.code & Plan::VECTOR == 0 || self.code == Plan::OTHER {
+            return None;
+        }
+        let code = self.code & !Plan::VECTOR;
+        let size = match code {
+            c if c == Fast::I8 as u8 || c == Fast::U8 as u8 => 1,
+            c if c == Fast::I16 as u8 || c == Fast::U16 as u8 => 2,
+            c if c == Fast::I32 as u8 || c == Fast::U32 as u8 || c == Fast::F32 as u8 => 4,
+            _ => 8,
+        };
+        let item = Plan {
+            code,
+            swap: self.swap,
+            n: 0,
+        };
+        Some((item, self.n as usize, size))
     }
 }
 
@@ -1761,6 +1826,8 @@ impl StructPlan {
 /// [`Plan`]: requests for the plan's exact Rust type decode directly from the parent's bytes;
 /// everything else (and every error) goes through an [`ElemDe`] built only then.
 pub(crate) struct FastDe<'p, 'a, 'de, 'c> {
+    /// This value's bytes (at least `len`; only read by the fast path).
+    bytes: &'a [u8],
     parent: &'p mut ElemDe<'a, 'de, 'c>,
     start: usize,
     len: usize,
@@ -1773,6 +1840,7 @@ impl<'p, 'a, 'de, 'c> FastDe<'p, 'a, 'de, 'c> {
     #[inline]
     pub(crate) fn whole(de: &'p mut ElemDe<'a, 'de, 'c>, plan: Plan) -> Self {
         FastDe {
+            bytes: de.bytes,
             start: 0,
             len: de.bytes.len(),
             dtype: de.dtype,
@@ -1787,33 +1855,22 @@ impl<'p, 'a, 'de, 'c> FastDe<'p, 'a, 'de, 'c> {
         self.parent.sub(self.start, self.len, self.dtype, &[])
     }
 
-    /// This value's bytes from its first.
-    #[inline(always)]
-    fn bytes(&self) -> &[u8] {
-        self.parent.bytes.get(self.start..).unwrap_or(&[])
-    }
-
     /// The items of a planned 1-D subarray (of length `len`, if given), or `None`.
     #[inline]
     fn vector(self, len: Option<usize>) -> std::result::Result<Result<VectorSeq<'p, 'de>>, Self> {
-        match (self.plan, self.dtype) {
-            (
-                Plan::Vector {
-                    item,
-                    swap,
-                    n,
-                    size,
-                },
-                DType::Array(base, _),
-            ) if len.is_none_or(|l| l == n) && n.checked_mul(size) == Some(self.len) => {
+        match (self.plan.vector(), self.dtype) {
+            (Some((plan, n, size)), DType::Array(base, _))
+                if len.is_none_or(|l| l == n) && n.checked_mul(size) == Some(self.len) =>
+            {
                 let base: &'p DType = base;
                 Ok(self
                     .parent
                     .sub(self.start, self.len, self.dtype, &[])
                     .map(|de| VectorSeq {
+                        data: de.bytes,
                         de,
                         base,
-                        plan: Plan::Scalar(item, swap),
+                        plan,
                         n,
                         size,
                         i: 0,
@@ -1840,8 +1897,8 @@ macro_rules! fast_scalar {
         $(
             #[inline]
             fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-                if let Plan::Scalar(Fast::$k, swap) = self.plan {
-                    if let Some(x) = load!(self.bytes(), $u, swap) {
+                if let Some(swap) = self.plan.scalar(Fast::$k) {
+                    if let Some(x) = load!(self.bytes, $u, swap) {
                         #[allow(clippy::redundant_closure_call)]
                         return visitor.$visit(($conv)(x));
                     }
@@ -1952,6 +2009,7 @@ impl<'de> de::Deserializer<'de> for FastDe<'_, '_, 'de, '_> {
 
 /// The items of a 1-D subarray of plain scalars.
 struct VectorSeq<'a, 'de> {
+    data: &'a [u8],
     de: ElemDe<'a, 'de, 'a>,
     base: &'a DType,
     plan: Plan,
@@ -1970,8 +2028,10 @@ impl<'de> SeqAccess<'de> for VectorSeq<'_, 'de> {
         }
         let i = self.i;
         self.i += 1;
+        let start = i * self.size;
         seed.deserialize(FastDe {
-            start: i * self.size,
+            bytes: self.data.get(start..).unwrap_or(&[]),
+            start,
             len: self.size,
             dtype: self.base,
             plan: self.plan,
@@ -2007,6 +2067,7 @@ impl<'de> SeqAccess<'de> for PlanSeq<'_, 'de, '_> {
         };
         self.i += 1;
         seed.deserialize(FastDe {
+            bytes: self.de.bytes.get(fp.offset..).unwrap_or(&[]),
             start: fp.offset,
             len: fp.size,
             dtype: &f.dtype,

@@ -438,6 +438,18 @@ impl<R: Read> BlockReader<R> {
         Ok(&self.buf[s..s + n])
     }
 
+    /// The next `n` bytes if they are already buffered.
+    #[inline]
+    pub(crate) fn try_next(&mut self, n: usize) -> Option<&[u8]> {
+        let s = self.start;
+        let e = s.checked_add(n)?;
+        if e > self.end {
+            return None;
+        }
+        self.start = e;
+        self.buf.get(s..e)
+    }
+
     /// Skips `n` bytes.
     pub(crate) fn skip(&mut self, mut n: u64) -> Result<()> {
         let buffered = ((self.end - self.start) as u64).min(n);
@@ -514,6 +526,17 @@ impl<'de, R: Read> Source<'de> for BlockSource<R> {
             index,
             offset,
         })
+    }
+
+    #[inline]
+    fn next_bytes(&mut self) -> Option<(&[u8], u64)> {
+        let index = self.next;
+        if index >= self.count {
+            return None;
+        }
+        let b = self.block.try_next(self.itemsize)?;
+        self.next += 1;
+        Some((b, index))
     }
 
     fn skip(&mut self, n: u64) -> Result<()> {
