@@ -1857,39 +1857,40 @@ impl<'p, 'a, 'de, 'c> FastDe<'p, 'a, 'de, 'c> {
 
     /// The items of a planned 1-D subarray (of length `len`, if given), or `None`.
     #[inline]
-    fn vector(self, len: Option<usize>) -> std::result::Result<Result<VectorSeq<'p, 'de>>, Self> {
-        match (self.plan.vector(), self.dtype) {
-            (Some((plan, n, size)), DType::Array(base, _))
+    fn vector(self, len: Option<usize>) -> std::result::Result<VectorSeq<'p, 'a, 'de, 'c>, Self> {
+        match (self.plan.vector(), self.dtype, self.bytes.get(..self.len)) {
+            (Some((plan, n, size)), DType::Array(base, _), Some(data))
                 if len.is_none_or(|l| l == n) && n.checked_mul(size) == Some(self.len) =>
             {
-                let base: &'p DType = base;
-                Ok(self
-                    .parent
-                    .sub(self.start, self.len, self.dtype, &[])
-                    .map(|de| VectorSeq {
-                        data: de.bytes,
-                        de,
-                        base,
-                        plan,
-                        n,
-                        size,
-                        i: 0,
-                    }))
+                Ok(VectorSeq {
+                    data,
+                    parent: self.parent,
+                    start: self.start,
+                    base,
+                    plan,
+                    n,
+                    size,
+                    i: 0,
+                })
             }
             _ => Err(self),
         }
     }
 }
 
-/// The general path of a [`FastDe`], kept out of line.
+/// The general path of a [`FastDe`], kept out of line. Takes the fields separately (in
+/// registers) so that the fast path need not build a `FastDe` in memory.
 #[cold]
 #[inline(never)]
-fn slow<'p, 'de, R, V>(
-    d: FastDe<'p, '_, 'de, '_>,
+fn slow<'p, 'a, 'de, 'c, R, V>(
+    parent: &'p mut ElemDe<'a, 'de, 'c>,
+    start: usize,
+    len: usize,
+    dtype: &'a DType,
     visitor: V,
     f: impl FnOnce(ElemDe<'p, 'de, 'p>, V) -> Result<R>,
 ) -> Result<R> {
-    f(d.elem()?, visitor)
+    f(parent.sub(start, len, dtype, &[])?, visitor)
 }
 
 macro_rules! fast_scalar {
@@ -1903,7 +1904,7 @@ macro_rules! fast_scalar {
                         return visitor.$visit(($conv)(x));
                     }
                 }
-                slow(self, visitor, |d, v| d.$method(v))
+                slow(self.parent, self.start, self.len, self.dtype, visitor, |d, v| d.$method(v))
             }
         )*
     };
@@ -1976,16 +1977,20 @@ impl<'de> de::Deserializer<'de> for FastDe<'_, '_, 'de, '_> {
     #[inline]
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         match self.vector(None) {
-            Ok(seq) => visitor.visit_seq(seq?),
-            Err(d) => slow(d, visitor, |d, v| d.deserialize_seq(v)),
+            Ok(seq) => visitor.visit_seq(seq),
+            Err(d) => slow(d.parent, d.start, d.len, d.dtype, visitor, |d, v| {
+                d.deserialize_seq(v)
+            }),
         }
     }
 
     #[inline]
     fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value> {
         match self.vector(Some(len)) {
-            Ok(seq) => visitor.visit_seq(seq?),
-            Err(d) => slow(d, visitor, |d, v| d.deserialize_tuple(len, v)),
+            Ok(seq) => visitor.visit_seq(seq),
+            Err(d) => slow(d.parent, d.start, d.len, d.dtype, visitor, |d, v| {
+                d.deserialize_tuple(len, v)
+            }),
         }
     }
 
@@ -1997,8 +2002,10 @@ impl<'de> de::Deserializer<'de> for FastDe<'_, '_, 'de, '_> {
         visitor: V,
     ) -> Result<V::Value> {
         match self.vector(Some(len)) {
-            Ok(seq) => visitor.visit_seq(seq?),
-            Err(d) => slow(d, visitor, |d, v| d.deserialize_tuple_struct(name, len, v)),
+            Ok(seq) => visitor.visit_seq(seq),
+            Err(d) => slow(d.parent, d.start, d.len, d.dtype, visitor, |d, v| {
+                d.deserialize_tuple_struct(name, len, v)
+            }),
         }
     }
 
@@ -2008,9 +2015,12 @@ impl<'de> de::Deserializer<'de> for FastDe<'_, '_, 'de, '_> {
 }
 
 /// The items of a 1-D subarray of plain scalars.
-struct VectorSeq<'a, 'de> {
+struct VectorSeq<'p, 'a, 'de, 'c> {
+    /// The subarray's bytes.
     data: &'a [u8],
-    de: ElemDe<'a, 'de, 'a>,
+    parent: &'p mut ElemDe<'a, 'de, 'c>,
+    /// Offset of the subarray in the parent.
+    start: usize,
     base: &'a DType,
     plan: Plan,
     n: usize,
@@ -2018,7 +2028,7 @@ struct VectorSeq<'a, 'de> {
     i: usize,
 }
 
-impl<'de> SeqAccess<'de> for VectorSeq<'_, 'de> {
+impl<'de> SeqAccess<'de> for VectorSeq<'_, '_, 'de, '_> {
     type Error = Error;
 
     #[inline]
@@ -2028,14 +2038,14 @@ impl<'de> SeqAccess<'de> for VectorSeq<'_, 'de> {
         }
         let i = self.i;
         self.i += 1;
-        let start = i * self.size;
+        let at = i * self.size;
         seed.deserialize(FastDe {
-            bytes: self.data.get(start..).unwrap_or(&[]),
-            start,
+            bytes: self.data.get(at..).unwrap_or(&[]),
+            start: self.start + at,
             len: self.size,
             dtype: self.base,
             plan: self.plan,
-            parent: &mut self.de,
+            parent: &mut *self.parent,
         })
         .map(Some)
         .map_err(|e| e.in_index(i as u64))
