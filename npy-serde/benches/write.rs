@@ -7,7 +7,8 @@
 //!   (33 bytes each, 165 MB)
 //!
 //! Environment: `NPY_BENCH_SCALE` (float, default 1), `NPY_BENCH_REPS` (default 5),
-//! `NPY_PYTHON` (a Python with NumPy: adds `np.save` timings, ratios and a byte-identity check).
+//! `NPY_PYTHON` (a Python with NumPy: adds `np.save` timings, ratios and a byte-identity check),
+//! `NPY_BENCH_FILTER` (time only the cases whose label, e.g. `W2 to_writer`, contains it).
 //!
 //! Run: `NPY_PYTHON=.venv/bin/python cargo bench -p npy-serde --bench write`
 
@@ -67,6 +68,14 @@ for name, a in (('W1', a1), ('W2', a2)):
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
+}
+
+/// Times `f` unless `NPY_BENCH_FILTER` is set and `label` does not contain it (then zero).
+fn time_if(label: &str, reps: usize, f: impl FnMut()) -> Duration {
+    match std::env::var("NPY_BENCH_FILTER") {
+        Ok(filter) if !label.contains(&*filter) => Duration::ZERO,
+        _ => time(reps, f),
+    }
 }
 
 fn time(reps: usize, mut f: impl FnMut()) -> Duration {
@@ -135,36 +144,40 @@ fn main() {
             "W1",
             "to_writer",
             b1,
-            time(reps, || npy_serde::to_path(&p1, black_box(&w1)).unwrap()),
+            time_if("W1 to_writer", reps, || {
+                npy_serde::to_path(&p1, black_box(&w1)).unwrap()
+            }),
         ),
         (
             "W1",
             "NpyWriter",
             b1,
-            time(reps, || stream(&ps, black_box(&w1))),
+            time_if("W1 NpyWriter", reps, || stream(&ps, black_box(&w1))),
         ),
         (
             "W2",
             "to_writer",
             b2,
-            time(reps, || npy_serde::to_path(&p2, black_box(&w2)).unwrap()),
+            time_if("W2 to_writer", reps, || {
+                npy_serde::to_path(&p2, black_box(&w2)).unwrap()
+            }),
         ),
         (
             "W2",
             "NpyWriter",
             b2,
-            time(reps, || stream(&ps, black_box(&w2))),
+            time_if("W2 NpyWriter", reps, || stream(&ps, black_box(&w2))),
         ),
     ];
     // Encoding alone, into memory already touched (no file system).
     let mut sink = Vec::with_capacity(b2 as usize + 4096);
-    let enc = time(reps, || {
+    let enc = time_if("W2 encode", reps, || {
         sink.clear();
         npy_serde::to_writer(&mut sink, black_box(&w2)).unwrap();
     });
     ours.push(("W2", "to_writer(Vec, reused)", b2, enc));
     let mut sink = Vec::with_capacity(b1 as usize + 4096);
-    let enc = time(reps, || {
+    let enc = time_if("W1 encode", reps, || {
         sink.clear();
         npy_serde::to_writer(&mut sink, black_box(&w1)).unwrap();
     });

@@ -1087,21 +1087,8 @@ pub(crate) struct RecordSer<'p, 'b> {
 }
 
 impl RecordSer<'_, '_> {
-    /// The field for a struct's `&'static str` key: by address once seen, else by content.
-    #[inline(always)]
-    fn locate_static(&mut self, key: &'static str) -> Result<usize> {
-        if let Some(f) = self.rec.fields.get(self.next) {
-            if f.key_addr.load(Ordering::Relaxed) == key.as_ptr() as usize
-                && f.name.len() == key.len()
-                && self.seen.is_empty()
-            {
-                self.next += 1;
-                return Ok(self.next - 1);
-            }
-        }
-        self.locate_static_slow(key)
-    }
-
+    /// The field for a struct's `&'static str` key, by content; remembers the key's address
+    /// for the positional fast path of `serialize_field`.
     #[inline(never)]
     fn locate_static_slow(&mut self, key: &'static str) -> Result<usize> {
         let idx = self.locate(key)?;
@@ -1210,7 +1197,22 @@ impl ser::SerializeStruct for RecordSer<'_, '_> {
         key: &'static str,
         value: &T,
     ) -> Result<()> {
-        let idx = self.locate_static(key)?;
+        // The common case, fields in dtype order with keys already seen: write the field found
+        // by the positional guess directly (no second lookup by index).
+        if let Some(f) = self.rec.fields.get(self.next) {
+            if f.key_addr.load(Ordering::Relaxed) == key.as_ptr() as usize
+                && f.name.len() == key.len()
+                && self.seen.is_empty()
+            {
+                self.next += 1;
+                let r = match self.buf.get_mut(f.start..f.end) {
+                    Some(slot) => value.serialize(ElemSer::new(&f.node, slot)),
+                    None => Err(Error::write("a field outside its record")),
+                };
+                return r.map_err(|e| in_field(e, &f.name));
+            }
+        }
+        let idx = self.locate_static_slow(key)?;
         self.write_field(idx, value)
     }
 
