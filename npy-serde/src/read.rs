@@ -54,6 +54,12 @@
 //! Because file fields the struct does not name are never shown to it,
 //! `#[serde(deny_unknown_fields)]` has no effect.
 //!
+//! When the file's fields are exactly the struct's fields (the `fields` list serde passes to
+//! `deserialize_struct`), in the same order, the record is handed to the struct's visitor as a
+//! sequence of field values instead (`visit_seq`), which skips matching keys; `serde_derive`
+//! structs accept both forms. A hand-written `Deserialize` that calls `deserialize_struct`
+//! must therefore implement `visit_seq` as well as `visit_map`, as serde's own impls do.
+//!
 //! # Untrusted input
 //!
 //! Declared sizes are checked (with overflow checks) against the bytes actually available
@@ -1245,6 +1251,140 @@ pub(crate) mod tests {
             .collect();
         assert_eq!(got.len(), 3);
         assert!(got[2].as_ref().unwrap_err().is_eof());
+    }
+
+    /// Records whose fields are exactly the struct's take the positional fast path; the values,
+    /// conversions and error positions must be those of the by-name path.
+    #[test]
+    fn exact_field_structs_read_positionally_with_the_same_results() {
+        fn rec_bytes(order: char) -> Vec<u8> {
+            let mut d = Vec::new();
+            for i in 0..3u32 {
+                macro_rules! put {
+                    ($v:expr) => {
+                        if order == '>' {
+                            d.extend_from_slice(&$v.to_be_bytes())
+                        } else {
+                            d.extend_from_slice(&$v.to_le_bytes())
+                        }
+                    };
+                }
+                put!(i as i64 - 1);
+                put!(i as f64 * 0.5);
+                put!(i as f32 + 0.25);
+                d.push(i as u8 + 7);
+                for k in 0..3 {
+                    put!((i * 10 + k) as f32);
+                }
+            }
+            let descr = "[('id','<i8'),('x','<f8'),('y','<f4'),('flag','u1'),('v','<f4',(3,))]"
+                .replace('<', &order.to_string());
+            npy(&descr, &[3], false, &d)
+        }
+        #[derive(Deserialize, Debug, PartialEq)]
+        struct Exact {
+            id: i64,
+            x: f64,
+            y: f32,
+            flag: u8,
+            v: [f32; 3],
+        }
+        #[derive(Deserialize, Debug, PartialEq)]
+        struct Reordered {
+            v: Vec<f32>,
+            flag: u8,
+            y: f32,
+            x: f64,
+            id: i64,
+        }
+        #[derive(Deserialize, Debug, PartialEq)]
+        struct Widened {
+            id: Option<i64>,
+            x: f64,
+            y: f64,
+            flag: u16,
+            v: (f64, f32, f64),
+        }
+        for order in ['<', '>'] {
+            let file = rec_bytes(order);
+            let exact: Vec<Exact> = from_slice(&file).unwrap();
+            let by_name: Vec<Reordered> = from_slice(&file).unwrap();
+            let widened: Vec<Widened> = from_slice(&file).unwrap();
+            let streamed: Vec<Exact> = from_reader(Trickle {
+                data: &file,
+                step: 5,
+            })
+            .unwrap();
+            assert_eq!(exact, streamed);
+            for (i, ((e, r), w)) in exact.iter().zip(&by_name).zip(&widened).enumerate() {
+                let i = i as u32;
+                let want = Exact {
+                    id: i as i64 - 1,
+                    x: i as f64 * 0.5,
+                    y: i as f32 + 0.25,
+                    flag: i as u8 + 7,
+                    v: [(i * 10) as f32, (i * 10 + 1) as f32, (i * 10 + 2) as f32],
+                };
+                assert_eq!(e, &want);
+                assert_eq!(
+                    (r.id, r.x, r.y, r.flag, &r.v[..]),
+                    (e.id, e.x, e.y, e.flag, &e.v[..])
+                );
+                assert_eq!(w.id, Some(e.id));
+                assert_eq!((w.y, w.flag), (e.y as f64, e.flag as u16));
+                assert_eq!(w.v, (e.v[0] as f64, e.v[1], e.v[2] as f64));
+            }
+
+            #[derive(Deserialize, Debug)]
+            #[allow(dead_code)]
+            struct BadY {
+                id: i64,
+                x: f64,
+                y: i16,
+                flag: u8,
+                v: [f32; 3],
+            }
+            let start = parse_header(&file, &Limits::default()).unwrap().data_offset;
+            for e in [
+                from_slice::<Vec<BadY>>(&file).unwrap_err(),
+                from_reader::<_, Vec<BadY>>(Trickle {
+                    data: &file,
+                    step: 3,
+                })
+                .unwrap_err(),
+            ] {
+                assert_eq!(e.kind().code(), "type_mismatch");
+                assert_eq!(e.position().field.as_deref(), Some("y"));
+                assert_eq!(e.position().record, Some(0));
+                assert_eq!(e.position().byte, Some(start + 16));
+            }
+            #[derive(Deserialize, Debug)]
+            #[allow(dead_code)]
+            struct BadV {
+                id: i64,
+                x: f64,
+                y: f32,
+                flag: u8,
+                v: [f32; 2],
+            }
+            assert_eq!(
+                code(from_slice::<Vec<BadV>>(&file)),
+                "type_mismatch",
+                "a subarray of 3 is not a [f32; 2]"
+            );
+            #[derive(Deserialize, Debug)]
+            #[allow(dead_code)]
+            struct BadItem {
+                id: i64,
+                x: f64,
+                y: f32,
+                flag: u8,
+                v: [i32; 3],
+            }
+            let e = from_slice::<Vec<BadItem>>(&file).unwrap_err();
+            assert_eq!(e.position().field.as_deref(), Some("v[0]"));
+            assert_eq!(e.position().byte, Some(start + 21));
+        }
     }
 
     #[test]
