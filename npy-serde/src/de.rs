@@ -452,6 +452,32 @@ macro_rules! load {
     };
 }
 
+/// The element path of [`ShapeDe`] when the element's bytes are not at hand or the request is
+/// not the planned type: out of line, its inputs passed as arguments (in registers) so that
+/// the fast path keeps nothing in memory for it.
+#[cold]
+#[inline(never)]
+fn shape_slow<'de, S: Source<'de>, V, R>(
+    src: &mut S,
+    dtype: &DType,
+    ctx: &mut Ctx,
+    plan: Plan,
+    visitor: V,
+    f: impl FnOnce(FastDe<'_, '_, 'de, '_>, V) -> Result<R>,
+) -> Result<R> {
+    let e = src.next_elem()?;
+    let index = e.index;
+    let mut de = ElemDe {
+        bytes: e.bytes,
+        borrowed: e.borrowed,
+        dtype,
+        dims: &[],
+        offset: e.offset,
+        ctx,
+    };
+    f(FastDe::whole(&mut de, plan), visitor).map_err(|err| err.at_record(index))
+}
+
 macro_rules! shape_fast {
     ($($method:ident => $visit:ident, $k:ident, $u:ty, $conv:expr, $what:expr;)*) => {
         $(
@@ -474,26 +500,8 @@ macro_rules! shape_fast {
                         )
                         .at_record(index));
                     }
-                    let e = self.src.next_elem()?;
-                    let index = e.index;
-                    let r = match load!(e.bytes, $u, swap) {
-                        #[allow(clippy::redundant_closure_call)]
-                        Some(x) => visitor.$visit(($conv)(x)),
-                        None => {
-                            let mut de = ElemDe {
-                                bytes: e.bytes,
-                                borrowed: e.borrowed,
-                                dtype: self.dtype,
-                                dims: &[],
-                                offset: e.offset,
-                                ctx: self.ctx,
-                            };
-                            de::Deserializer::$method(FastDe::whole(&mut de, self.plan), visitor)
-                        }
-                    };
-                    return r.map_err(|err| err.at_record(index));
                 }
-                self.leaf(|d| d.$method(visitor))
+                shape_slow(self.src, self.dtype, self.ctx, self.plan, visitor, |d, v| d.$method(v))
             }
         )*
     };

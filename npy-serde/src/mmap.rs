@@ -168,6 +168,7 @@ impl MmapArray {
                 self.header.data_offset,
             )?,
             dtype: &h.dtype,
+            plan: Plan::of(&h.dtype),
             ctx: self.rb.ctx(),
             _t: std::marker::PhantomData,
         })
@@ -183,6 +184,8 @@ impl MmapArray {
 pub struct MmapRecords<'a, T> {
     src: SliceSource<'a>,
     dtype: &'a crate::dtype::DType,
+    /// The element's decode plan, computed once.
+    plan: Plan,
     ctx: Ctx,
     _t: std::marker::PhantomData<fn() -> T>,
 }
@@ -190,6 +193,7 @@ pub struct MmapRecords<'a, T> {
 impl<'a, T: Deserialize<'a>> Iterator for MmapRecords<'a, T> {
     type Item = Result<T>;
 
+    #[inline]
     fn next(&mut self) -> Option<Result<T>> {
         if self.src.remaining() == 0 {
             return None;
@@ -209,7 +213,7 @@ impl<'a, T: Deserialize<'a>> Iterator for MmapRecords<'a, T> {
                     offset: e.offset,
                     ctx: &mut self.ctx,
                 },
-                Plan::of(self.dtype),
+                self.plan,
             ))
             .map_err(|err| err.at_record(index)),
         )

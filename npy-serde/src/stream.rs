@@ -50,6 +50,8 @@ pub struct RecordReader<R, T> {
     /// Fortran-order data held in memory, with its walker in logical C order.
     memory: Option<(Vec<u8>, FortranWalk)>,
     ctx: Ctx,
+    /// The element's decode plan, computed once.
+    plan: Plan,
     failed: bool,
     _t: PhantomData<fn() -> T>,
 }
@@ -111,6 +113,7 @@ impl<R: Read, T: DeserializeOwned> RecordReader<R, T> {
         };
         Ok(RecordReader {
             block,
+            plan: Plan::of(&h.dtype),
             itemsize: h.dtype.itemsize(),
             header,
             count,
@@ -208,6 +211,7 @@ impl<R: Read + Seek, T> RecordReader<R, T> {
 
 impl<R: Read, T: DeserializeOwned> RecordReader<R, T> {
     /// Deserializes the next element with a seed (for stateful deserialization).
+    #[inline]
     pub fn next_seed<S, V>(&mut self, seed: S) -> Option<Result<V>>
     where
         S: for<'de> DeserializeSeed<'de, Value = V>,
@@ -249,7 +253,7 @@ impl<R: Read, T: DeserializeOwned> RecordReader<R, T> {
             offset,
             ctx: &mut self.ctx,
         };
-        let de = FastDe::whole(&mut de, Plan::of(dtype));
+        let de = FastDe::whole(&mut de, self.plan);
         Some(seed.deserialize(de).map_err(|e| e.at_record(index)))
     }
 }
