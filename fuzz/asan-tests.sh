@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs the tests that reach the crate's `unsafe` code under AddressSanitizer (Miri cannot be
+# installed here). The only `unsafe` blocks map files into memory:
+#   - npy_serde::MmapArray::open_with (npy-serde/src/mmap.rs), reached by the npy-serde-tests
+#     read_fixtures (every fixture through MmapArray), hostile and fuzz_regressions tests;
+#   - the `npy` CLI's mapped input (npy-serde/src/bin/npy/input.rs), reached by the CLI tests.
+# Needs a nightly toolchain (rustup toolchain install nightly). Builds into target/asan so the
+# normal build is untouched.
+#
+#   bash fuzz/asan-tests.sh            # all of the above
+#   bash fuzz/asan-tests.sh -- NAME    # extra arguments go to the test binaries
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+host="$(rustc +nightly -vV | sed -n 's/^host: //p')"
+# --target makes RUSTFLAGS apply to the tests and the library only, not to build scripts and
+# proc macros (which cannot be built with a sanitizer).
+export RUSTFLAGS="-Zsanitizer=address ${RUSTFLAGS:-}"
+export RUSTDOCFLAGS="-Zsanitizer=address"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target/asan}"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1}"
+
+echo "=== npy-serde-tests under ASan ($host)"
+cargo +nightly test --target "$host" -p npy-serde-tests \
+    --test read_fixtures --test hostile --test fuzz_regressions "$@"
+echo "=== npy CLI tests under ASan"
+cargo +nightly test --target "$host" -p npy-serde --features cli --test cli "$@"
+echo "=== asan-tests: no AddressSanitizer report"
