@@ -174,7 +174,7 @@ impl WriterBuilder {
         records: &[T],
     ) -> Result<()> {
         let elem = self.element_dtype(|| Some(T::dtype()))?;
-        self.write_flat(writer, elem, None, records, self.fortran_order)
+        self.write_flat(writer, elem, None, records, self.fortran_order, |_| {})
     }
 
     /// Like [`to_writer`](Self::to_writer), returning the bytes.
@@ -191,7 +191,10 @@ impl WriterBuilder {
         records: &[T],
     ) -> Result<()> {
         let file = File::create(path)?;
-        self.to_writer(file, records)
+        let elem = self.element_dtype(|| Some(T::dtype()))?;
+        self.write_flat(&file, elem, None, records, self.fortran_order, |len| {
+            preallocate(&file, len)
+        })
     }
 
     /// Writes any `Serialize` value as an array of the builder's [`dtype`](Self::dtype)
@@ -293,6 +296,7 @@ impl WriterBuilder {
             Some(shape),
             &array.values,
             self.fortran_order || array.fortran_order,
+            |_| {},
         )
     }
 
@@ -510,6 +514,7 @@ impl WriterBuilder {
 
     /// Writes records laid out one after the other (each of dtype `elem`) as an array whose
     /// full shape is `shape` (default: `(len,) + subarray shape`).
+    /// Writes the header and `records`; `prealloc` is told the total byte count first.
     fn write_flat<W: Write, T: Serialize>(
         &self,
         mut writer: W,
@@ -517,6 +522,7 @@ impl WriterBuilder {
         shape: Option<Vec<u64>>,
         records: &[T],
         fortran: bool,
+        prealloc: impl FnOnce(u64),
     ) -> Result<()> {
         let (base, sub) = fold(&elem);
         let n = records.len() as u64;
@@ -548,21 +554,51 @@ impl WriterBuilder {
         }
         let data_len = header.data_len()?;
         let mut blocks = Blocks::new(Plan::new(&elem)?, self.block_size(), Some(n));
+        let head = header.to_bytes_with_version(self.version)?;
+        prealloc((head.len() as u64).saturating_add(data_len));
         if fortran && needs_transpose(&header.shape) {
             let mut data = Vec::with_capacity(usize::try_from(data_len).unwrap_or(0));
             blocks.push_all(&mut data, records)?;
             blocks.flush(&mut data)?;
             let data = c_to_f(&data, &header.shape, base.itemsize());
-            writer.write_all(&header.to_bytes_with_version(self.version)?)?;
+            writer.write_all(&head)?;
             writer.write_all(&data)?;
         } else {
-            writer.write_all(&header.to_bytes_with_version(self.version)?)?;
+            writer.write_all(&head)?;
             blocks.push_all(&mut writer, records)?;
             blocks.flush(&mut writer)?;
         }
         writer.flush()?;
         Ok(())
     }
+}
+
+/// Files at least this large are preallocated before writing.
+const PREALLOCATE_MIN: u64 = 1 << 20;
+
+/// Asks the file system to allocate the first `len` bytes of `file` up front, as NumPy does
+/// before `np.save` writes: on ext4 writing 160 MB into the page cache in 1 MiB `write`s
+/// measured 0.9-1.0 GB/s without and 2.5-3.1 GB/s with it (loaded 2-core VM).
+///
+/// Linux `fallocate` with `FALLOC_FL_KEEP_SIZE`: the file's size is left alone (the writes
+/// set it), so an error or a short write never leaves zeros behind. Best effort: a file
+/// system without support, or another platform, simply skips it.
+fn preallocate(file: &File, len: u64) {
+    if len < PREALLOCATE_MIN {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        if let Ok(len) = libc::off_t::try_from(len) {
+            // SAFETY: `fallocate` takes plain integers and touches no memory of ours; the
+            // descriptor is open for the whole call because `file` is borrowed. Failure only
+            // sets errno, which we ignore (the writes then allocate as they go).
+            let _ = unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, len) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (file, len);
 }
 
 /// Splits a subarray dtype into its base and shape (nested subarrays flattened); any other
@@ -1468,6 +1504,60 @@ mod tests {
             std::process::id(),
             std::thread::current().id()
         ))
+    }
+
+    /// `to_path` preallocates large files: the result must be byte-identical to `to_vec`, with
+    /// exactly the written length (no preallocated tail), also when writing fails half-way.
+    #[test]
+    fn to_path_preallocation_leaves_exact_files() {
+        let path = temp_path("prealloc");
+        let vals: Vec<f64> = (0..300_000).map(|i| i as f64 * 0.25).collect();
+        to_path(&path, &vals).unwrap();
+        let on_disk = std::fs::read(&path).unwrap();
+        assert_eq!(on_disk, to_vec(&vals).unwrap());
+        assert!(on_disk.len() as u64 >= PREALLOCATE_MIN);
+        // Overwriting with a smaller array truncates; no bytes of the old file remain.
+        let small: Vec<f64> = vals[..1000].to_vec();
+        to_path(&path, &small).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), to_vec(&small).unwrap());
+
+        // A record that cannot be encoded stops the write: the file holds only what was
+        // written (header and the blocks before the bad record), never the preallocated size.
+        let rows: Vec<(i64, String)> = (0..200_000)
+            .map(|i| {
+                (
+                    i,
+                    if i == 150_000 {
+                        "x".repeat(9)
+                    } else {
+                        "ok".into()
+                    },
+                )
+            })
+            .collect();
+        let builder = WriterBuilder::new().dtype("[('a','<i8'),('s','S4')]".parse().unwrap());
+        let e = builder
+            .clone()
+            .serialize(File::create(&path).unwrap(), &rows)
+            .unwrap_err();
+        assert_eq!(e.position().record, Some(150_000));
+        #[derive(serde::Serialize)]
+        struct Row {
+            a: i64,
+            s: String,
+        }
+        impl crate::NpyRecord for Row {
+            fn dtype() -> DType {
+                "[('a','<i8'),('s','S4')]".parse().unwrap()
+            }
+        }
+        let rows: Vec<Row> = rows.into_iter().map(|(a, s)| Row { a, s }).collect();
+        let e = to_path(&path, &rows).unwrap_err();
+        assert_eq!(e.position().record, Some(150_000));
+        let len = std::fs::metadata(&path).unwrap().len();
+        assert!(len < 128 + 12 * 200_000, "{len}");
+        assert_eq!((len - 128) % 12, 0, "whole records only: {len}");
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]
