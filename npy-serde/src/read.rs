@@ -1305,9 +1305,26 @@ pub(crate) mod tests {
             flag: u16,
             v: (f64, f32, f64),
         }
+        #[derive(Deserialize, Debug, PartialEq)]
+        struct Skipping {
+            id: i64,
+            x: f64,
+            #[serde(skip_deserializing)]
+            extra: u32,
+            y: f32,
+            flag: u8,
+            v: [f32; 3],
+        }
         for order in ['<', '>'] {
             let file = rec_bytes(order);
             let exact: Vec<Exact> = from_slice(&file).unwrap();
+            let skipping: Vec<Skipping> = from_slice(&file).unwrap();
+            for (s, e) in skipping.iter().zip(&exact) {
+                assert_eq!(
+                    (s.id, s.x, s.extra, s.y, s.flag, s.v),
+                    (e.id, e.x, 0, e.y, e.flag, e.v)
+                );
+            }
             let by_name: Vec<Reordered> = from_slice(&file).unwrap();
             let widened: Vec<Widened> = from_slice(&file).unwrap();
             let streamed: Vec<Exact> = from_reader(Trickle {
