@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 
 /// Default limit on the number of items of a zero-byte element type (`V0`, an empty record) in
 /// one array or subarray: their count is not bounded by the size of the data.
-pub(crate) const DEFAULT_MAX_EMPTY_ITEMS: u64 = 1 << 24;
+pub(crate) const DEFAULT_MAX_EMPTY_ITEMS: u64 = 1 << 20;
 
 // ---------------------------------------------------------------------------------------------
 // Shared per-deserialization state

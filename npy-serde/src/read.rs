@@ -164,8 +164,11 @@ impl ReaderBuilder {
         self
     }
 
-    /// Largest element count accepted for zero-byte element types (`V0`, empty records), whose
-    /// count is not bounded by the data size (default 2^24).
+    /// Largest number of values without data bytes accepted (default 2^20): elements of
+    /// zero-byte types (`V0`, empty records), zero-size fields and subarrays, and the lists
+    /// above a zero-length axis (a `(1000000, 0)` array has 1,000,001). Unlike every other
+    /// value, their number is not bounded by the data present; see
+    /// [`Header::empty_value_count`].
     pub fn max_empty_items(mut self, count: u64) -> Self {
         self.max_empty_items = count;
         self
@@ -195,11 +198,16 @@ impl ReaderBuilder {
                 return Err(Error::limit("the array data size", max, len));
             }
         }
-        if header.dtype.itemsize() == 0 && count > self.max_empty_items {
+        // Values no data byte pays for (zero-size elements and fields, lists above a
+        // zero-length axis) are bounded here, once for the whole array, before decoding: a
+        // per-level check lets nested zero-size subarrays multiply past any limit.
+        let empty = header.empty_value_count();
+        if empty > self.max_empty_items {
             return Err(Error::limit(
-                "the number of zero-byte array elements",
+                "the number of values without data bytes (zero-size elements or fields, or \
+                 lists above a zero-length axis)",
                 self.max_empty_items,
-                count,
+                empty,
             ));
         }
         Ok((count, len))

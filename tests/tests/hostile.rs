@@ -782,6 +782,66 @@ fn huge_shape_tiny_data_fails_fast_from_a_reader_of_unknown_length() {
     }
 }
 
+#[test]
+fn values_without_data_are_bounded() {
+    // Values that no data byte pays for: zero-size elements, zero-size subarrays nested inside
+    // (a per-level check would let them multiply), and the lists above a zero-length axis.
+    // Each case is a file of ~150 bytes; each must fail before decoding anything.
+    for (descr, shape) in [
+        ("[]", "(1000000000000000,)"),
+        ("'|V0'", "(1000000000000000,)"),
+        ("[]", "(2000000,)"),
+        ("'<f8'", "(10000000, 0)"),
+        ("'<f8'", "(1000000000000000000, 0)"),
+        ("'|u1'", "(1, 1000000000000000000, 0, 5)"),
+        ("[('a', [], (1000000000,))]", "(1000000,)"),
+        ("[('a', [], (1000000000, 1000000000))]", "(1,)"),
+        ("[('a', [], (4000,))]", "(4000,)"),
+        ("[('a', [], (2000000,))]", "(1,)"),
+        (
+            "[('a', [('b', [], (4000,)), ('c', '|u1')], (4000,))]",
+            "(1,)",
+        ),
+        ("[('a', [], (1100000,)), ('b', '|u1')]", "(1,)"),
+    ] {
+        let b = npy_dict(descr, "False", shape, &[0; 4000]);
+        let what = format!("{descr} {shape}");
+        fails_small(&format!("{what} Array"), "limit_exceeded", MIB, || {
+            Array::from_slice(&b)
+        });
+        fails_small(&format!("{what} Value"), "limit_exceeded", MIB, || {
+            npy_serde::from_slice::<Value>(&b)
+        });
+        fails_small(&format!("{what} reader"), "limit_exceeded", MIB, || {
+            Array::from_reader(chunked(b.clone(), 3))
+        });
+        fails_small(&format!("{what} stream"), "limit_exceeded", MIB, || {
+            ReaderBuilder::new()
+                .records::<_, Value>(chunked(b.clone(), 3))
+                .map(|_| ())
+        });
+        let h = parse_header(&b, &Limits::default()).unwrap().header;
+        assert!(h.empty_value_count() > 1 << 20, "{what}");
+    }
+    // Realistic empty arrays are fine: a million rows of nothing, a few empty records, and an
+    // empty field in each of many records; a raised limit reads bigger ones.
+    for (descr, shape, n) in [
+        ("'<f8'", "(1000000, 0)", 1_000_000),
+        ("[]", "(1000,)", 1000),
+        ("[('a', '|S0'), ('b', '|u1')]", "(4000,)", 4000),
+    ] {
+        let b = npy_dict(descr, "False", shape, &[0; 4000]);
+        let a = Array::from_slice(&b).unwrap_or_else(|e| panic!("{descr} {shape}: {e}"));
+        assert_eq!(a.shape[0], n);
+    }
+    let b = npy_dict("[]", "False", "(2000000,)", &[]);
+    let a = ReaderBuilder::new()
+        .max_empty_items(1 << 22)
+        .array_from_slice(&b)
+        .unwrap();
+    assert_eq!(a.values.len(), 2_000_000);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Data content
 // ---------------------------------------------------------------------------------------------
