@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Runs the tests that reach the crate's `unsafe` code under AddressSanitizer (Miri cannot be
-# installed here). The only `unsafe` blocks map files into memory:
-#   - npy_serde::MmapArray::open_with (npy-serde/src/mmap.rs), reached by the npy-serde-tests
-#     read_fixtures (every fixture through MmapArray), hostile and fuzz_regressions tests;
-#   - the `npy` CLI's mapped input (npy-serde/src/bin/npy/input.rs), reached by the CLI tests.
+# installed here). The `unsafe` blocks (grep -rn unsafe npy-serde/src):
+#   - npy_serde::MmapArray::open_with (npy-serde/src/mmap.rs) maps a file, reached by the
+#     npy-serde-tests read_fixtures (every fixture through MmapArray), hostile and
+#     fuzz_regressions tests;
+#   - the `npy` CLI's mapped input (npy-serde/src/bin/npy/input.rs), reached by the CLI tests;
+#   - libc::fallocate in WriterBuilder::to_path (npy-serde/src/write.rs), reached by the
+#     write module's unit tests.
 # Needs a nightly toolchain (rustup toolchain install nightly). Builds into target/asan so the
 # normal build is untouched.
 #
@@ -23,6 +26,8 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stac
 echo "=== npy-serde-tests under ASan ($host)"
 cargo +nightly test --target "$host" -p npy-serde-tests \
     --test read_fixtures --test hostile --test fuzz_regressions "$@"
+echo "=== npy-serde write unit tests (to_path) under ASan"
+cargo +nightly test --target "$host" -p npy-serde --lib write:: "$@"
 echo "=== npy CLI tests under ASan"
 cargo +nightly test --target "$host" -p npy-serde --features cli --test cli "$@"
 echo "=== asan-tests: no AddressSanitizer report"
