@@ -11,19 +11,6 @@ use npy_serde::{Array, ReaderBuilder, Value, WriterBuilder};
 use npy_serde_tests::strategies;
 use proptest::prelude::*;
 
-/// IEEE half-precision bits to `f64` (exact), for values an `f2` holds.
-fn f16_to_f64(bits: u16) -> f64 {
-    let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exp = ((bits >> 10) & 0x1f) as i32;
-    let mant = (bits & 0x3ff) as f64;
-    match exp {
-        0 => sign * mant * 2f64.powi(-24),
-        31 if mant == 0.0 => sign * f64::INFINITY,
-        31 => f64::NAN,
-        e => sign * (1.0 + mant / 1024.0) * 2f64.powi(e - 15),
-    }
-}
-
 /// Any bit pattern as a float: NaNs (with payloads), infinities, subnormals, zeros.
 fn f64_bits() -> impl Strategy<Value = f64> {
     any::<u64>().prop_map(f64::from_bits)
@@ -57,7 +44,7 @@ fn value(dtype: &DType) -> BoxedStrategy<Value> {
             Scalar::U32 => any::<u32>().prop_map(|v| Value::UInt(v as u64)).boxed(),
             Scalar::U64 => any::<u64>().prop_map(Value::UInt).boxed(),
             Scalar::F16 => any::<u16>()
-                .prop_map(|b| Value::Float(f16_to_f64(b)))
+                .prop_map(|b| Value::Float(half::f16::from_bits(b).to_f64()))
                 .boxed(),
             Scalar::F32 => f32_bits().prop_map(Value::Float).boxed(),
             Scalar::F64 | Scalar::LongDouble => f64_bits().prop_map(Value::Float).boxed(),
