@@ -12,12 +12,15 @@
 //!
 //! Nothing here performs I/O: every element's bytes are already in memory when it is decoded.
 
-use std::rc::Rc;
+use std::cell::OnceCell;
 
-use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{
+    self, Deserialize, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor,
+};
 
-use crate::dtype::{ByteOrder, DType, PlainType, Record, Scalar};
+use crate::dtype::{ByteOrder, DType, Field, PlainType, Record, Scalar};
 use crate::error::{Error, Result};
+use crate::fast::{LastPlan, RowDe};
 
 /// Default limit on the number of items of a zero-byte element type (`V0`, an empty record) in
 /// one array or subarray: their count is not bounded by the size of the data.
@@ -28,65 +31,68 @@ pub(crate) const DEFAULT_MAX_EMPTY_ITEMS: u64 = 1 << 20;
 // ---------------------------------------------------------------------------------------------
 
 /// State shared by all element deserializers of one array: limits and the per-struct field
-/// selection cache.
+/// selection cache. Shared (`&Ctx`) by every deserializer of the array: the cache only grows,
+/// so a plan found once can be borrowed for as long as the `Ctx` lives, with no per-record
+/// reference counting.
 pub(crate) struct Ctx {
     /// Largest count of zero-byte items accepted in one sequence.
     pub(crate) max_empty_items: u64,
-    cache: Vec<CacheEntry>,
+    plans: [OnceCell<CacheEntry>; MAX_CACHE_ENTRIES],
 }
 
-/// How to present a given record dtype to a given struct (`fields` list).
+/// How to present a given record dtype (by address) to a given struct (`fields` list).
 struct CacheEntry {
-    record: usize,
-    fields_ptr: usize,
-    fields_len: usize,
+    key: (usize, usize, usize),
     plan: StructPlan,
 }
 
-const MAX_CACHE_ENTRIES: usize = 64;
+const MAX_CACHE_ENTRIES: usize = 32;
 
 impl Ctx {
     pub(crate) fn new(max_empty_items: u64) -> Ctx {
         Ctx {
             max_empty_items,
-            cache: Vec::new(),
+            plans: std::array::from_fn(|_| OnceCell::new()),
         }
     }
 
     /// How to present the record to the struct (serde-derive lists every field name and alias
-    /// in `fields`), computed once per record dtype and struct type.
+    /// in `fields`), computed once per record dtype and struct type; `None` once the cache is
+    /// full (the caller computes the plan itself).
     #[inline]
-    fn plan(&mut self, rec: &Record, fields: &'static [&'static str]) -> StructPlan {
+    pub(crate) fn plan(
+        &self,
+        rec: &Record,
+        fields: &'static [&'static str],
+    ) -> Option<&StructPlan> {
         let key = (
             rec as *const Record as usize,
             fields.as_ptr() as usize,
             fields.len(),
         );
-        for e in &self.cache {
-            if (e.record, e.fields_ptr, e.fields_len) == key {
-                return e.plan.clone_rc();
+        for cell in &self.plans {
+            match cell.get() {
+                Some(e) if e.key == key => return Some(&e.plan),
+                Some(_) => {}
+                None => return Some(Ctx::insert(cell, rec, fields, key)),
             }
         }
-        self.plan_slow(rec, fields, key)
+        None
     }
 
     #[cold]
-    fn plan_slow(
-        &mut self,
+    fn insert<'c>(
+        cell: &'c OnceCell<CacheEntry>,
         rec: &Record,
         fields: &'static [&'static str],
         key: (usize, usize, usize),
-    ) -> StructPlan {
-        let plan = StructPlan::new(rec, fields);
-        if self.cache.len() < MAX_CACHE_ENTRIES {
-            self.cache.push(CacheEntry {
-                record: key.0,
-                fields_ptr: key.1,
-                fields_len: key.2,
-                plan: plan.clone_rc(),
-            });
-        }
-        plan
+    ) -> &'c StructPlan {
+        &cell
+            .get_or_init(|| CacheEntry {
+                key,
+                plan: StructPlan::new(rec, fields),
+            })
+            .plan
     }
 }
 
@@ -119,6 +125,23 @@ pub(crate) trait Source<'de> {
     fn next_bytes(&mut self) -> Option<(&[u8], u64)> {
         None
     }
+    /// The next elements (at least one), when they are stored one after another in logical C
+    /// order: as many as are at hand. `Ok(None)` when there are none left, or when the source
+    /// cannot hand out runs (a Fortran-order walk); then use [`Source::next_elem`].
+    fn next_run(&mut self) -> Result<Option<Run<'_, 'de>>> {
+        Ok(None)
+    }
+}
+
+/// Consecutive whole elements, from [`Source::next_run`].
+pub(crate) struct Run<'s, 'de> {
+    pub(crate) bytes: &'s [u8],
+    /// The same bytes when they live as long as the input (see [`Elem::borrowed`]).
+    pub(crate) borrowed: Option<&'de [u8]>,
+    /// Index of the first element.
+    pub(crate) index: u64,
+    /// Stream offset of the first byte.
+    pub(crate) offset: u64,
 }
 
 /// Walks a Fortran-order array in logical C order: keeps the C multi-index and the matching
@@ -288,6 +311,29 @@ impl<'de> Source<'de> for SliceSource<'de> {
         self.seek(target);
         Ok(())
     }
+
+    fn next_run(&mut self) -> Result<Option<Run<'_, 'de>>> {
+        let index = self.next;
+        if index >= self.count || self.fortran.is_some() {
+            return Ok(None);
+        }
+        let data = self.data;
+        let (start, end) = ((index as usize).wrapping_mul(self.itemsize), data.len());
+        let Some(bytes) = data.get(start..end).filter(|b| b.len() >= self.itemsize) else {
+            // Fewer bytes than elements: the element path reports it.
+            return Ok(None);
+        };
+        let n = (bytes.len() / self.itemsize.max(1)) as u64;
+        self.next += n.min(self.count - index);
+        let len = ((self.next - index) as usize) * self.itemsize;
+        let bytes = &bytes[..len];
+        Ok(Some(Run {
+            bytes,
+            borrowed: self.borrowable.then_some(bytes),
+            index,
+            offset: self.base + start as u64,
+        }))
+    }
 }
 
 /// The element count of a shape, checked.
@@ -308,13 +354,13 @@ pub(crate) struct ShapeDe<'s, 'de, S: Source<'de>> {
     pub(crate) src: &'s mut S,
     pub(crate) dtype: &'s DType,
     pub(crate) dims: &'s [u64],
-    pub(crate) ctx: &'s mut Ctx,
+    pub(crate) ctx: &'s Ctx,
     pub(crate) plan: Plan,
     pub(crate) _de: std::marker::PhantomData<&'de ()>,
 }
 
 impl<'s, 'de, S: Source<'de>> ShapeDe<'s, 'de, S> {
-    pub(crate) fn new(src: &'s mut S, dtype: &'s DType, dims: &'s [u64], ctx: &'s mut Ctx) -> Self {
+    pub(crate) fn new(src: &'s mut S, dtype: &'s DType, dims: &'s [u64], ctx: &'s Ctx) -> Self {
         ShapeDe {
             src,
             dtype,
@@ -386,13 +432,101 @@ impl<'s, 'de, S: Source<'de>> ShapeDe<'s, 'de, S> {
     }
 }
 
+/// Every element of `src` (`count` of them, in logical C order) deserialized as a `T`, into a
+/// `Vec` allocated once at its final size (see [`crate::vecalloc`]). `count` must be bounded
+/// by the data present, as the header checks make it.
+pub(crate) fn collect_elements<'de, S: Source<'de>, T: Deserialize<'de>>(
+    src: &mut S,
+    dtype: &DType,
+    count: u64,
+    ctx: &Ctx,
+) -> Result<Vec<T>> {
+    let mut out = crate::vecalloc::vec_for::<T>(count);
+    let plan = Plan::of(dtype);
+    let size = dtype.itemsize();
+    let mut done = 0u64;
+    let mut fast_ok = true;
+    let last = LastPlan::default();
+    if size > 0 {
+        // Runs of consecutive elements: one loop over each run's bytes, first through the
+        // fast tier (see `crate::fast`); after its first miss, through the general path
+        // (which decodes the missed element again).
+        while let Some(run) = src.next_run()? {
+            let mut index = run.index;
+            if fast_ok {
+                for chunk in run.bytes.chunks_exact(size) {
+                    match T::deserialize(RowDe {
+                        bytes: chunk,
+                        dtype,
+                        plan,
+                        ctx,
+                        last: &last,
+                    }) {
+                        Ok(v) => out.push(v),
+                        Err(_) => {
+                            fast_ok = false;
+                            break;
+                        }
+                    }
+                    index += 1;
+                }
+            }
+            if !fast_ok {
+                // Resume at the missed element (`index`).
+                let first = (index - run.index) as usize;
+                let mut de = ElemDe {
+                    bytes: &[],
+                    borrowed: None,
+                    dtype,
+                    dims: &[],
+                    offset: run.offset + (first * size) as u64,
+                    ctx,
+                };
+                let mut borrowed = run
+                    .borrowed
+                    .map(|b| b.get(first * size..).unwrap_or(&[]).chunks_exact(size));
+                let missed = run.bytes.get(first * size..).unwrap_or(&[]);
+                for chunk in missed.chunks_exact(size) {
+                    de.bytes = chunk;
+                    de.borrowed = borrowed.as_mut().and_then(Iterator::next);
+                    out.push(element(&mut de, plan, index)?);
+                    de.offset += size as u64;
+                    index += 1;
+                }
+            }
+            done = index;
+        }
+    }
+    for _ in done..count {
+        out.push(T::deserialize(ShapeDe {
+            src: &mut *src,
+            dtype,
+            dims: &[],
+            ctx,
+            plan,
+            _de: std::marker::PhantomData,
+        })?);
+    }
+    Ok(out)
+}
+
+/// One element from `de`, errors marked with its index.
+#[inline(always)]
+fn element<'de, T: Deserialize<'de>>(
+    de: &mut ElemDe<'_, 'de, '_>,
+    plan: Plan,
+    index: u64,
+) -> Result<T> {
+    T::deserialize(FastDe::whole(de, plan)).map_err(|e| e.at_record(index))
+}
+
 struct ShapeSeq<'s, 'de, S: Source<'de>> {
     src: &'s mut S,
     plan: Plan,
     dtype: &'s DType,
     dims: &'s [u64],
     per_item: u64,
-    ctx: &'s mut Ctx,
+    ctx: &'s Ctx,
     n: u64,
     i: u64,
     _de: std::marker::PhantomData<&'de ()>,
@@ -412,7 +546,7 @@ impl<'de, S: Source<'de>> SeqAccess<'de> for ShapeSeq<'_, 'de, S> {
             plan: self.plan,
             dtype: self.dtype,
             dims: self.dims,
-            ctx: &mut *self.ctx,
+            ctx: self.ctx,
             _de: std::marker::PhantomData,
         })
         .map(Some)
@@ -438,17 +572,20 @@ macro_rules! shape_forward {
     };
 }
 
-/// Reads an unsigned integer of `N` bytes, swapped if `swap` (one `bswap`, not a byte loop).
-macro_rules! load {
-    ($b:expr, $u:ty, $swap:expr) => {
-        $b.first_chunk::<{ std::mem::size_of::<$u>() }>().map(|a| {
-            let x = <$u>::from_ne_bytes(*a);
-            if $swap {
-                x.swap_bytes()
-            } else {
-                x
-            }
-        })
+/// Reads the unsigned integer of `size_of::<$u>()` bytes at `$at` of `$b`, swapped if `$swap`
+/// (one `bswap`); `None` if the bytes are not there.
+macro_rules! load_at {
+    ($b:expr, $at:expr, $u:ty, $swap:expr) => {
+        $b.get($at..$at.wrapping_add(std::mem::size_of::<$u>()))
+            .and_then(|c| <[u8; std::mem::size_of::<$u>()]>::try_from(c).ok())
+            .map(|a| {
+                let x = <$u>::from_ne_bytes(a);
+                if $swap {
+                    x.swap_bytes()
+                } else {
+                    x
+                }
+            })
     };
 }
 
@@ -460,7 +597,7 @@ macro_rules! load {
 fn shape_slow<'de, S: Source<'de>, V, R>(
     src: &mut S,
     dtype: &DType,
-    ctx: &mut Ctx,
+    ctx: &Ctx,
     plan: Plan,
     visitor: V,
     f: impl FnOnce(FastDe<'_, '_, 'de, '_>, V) -> Result<R>,
@@ -488,7 +625,7 @@ macro_rules! shape_fast {
                 }
                 if let Some(swap) = self.plan.scalar(Fast::$k) {
                     if let Some((b, index)) = self.src.next_bytes() {
-                        if let Some(x) = load!(b, $u, swap) {
+                        if let Some(x) = load_at!(b, 0usize, $u, swap) {
                             #[allow(clippy::redundant_closure_call)]
                             return visitor.$visit::<Error>(($conv)(x)).map_err(|err| err.at_record(index));
                         }
@@ -629,7 +766,7 @@ pub(crate) struct ElemDe<'a, 'de, 'c> {
     pub(crate) dtype: &'a DType,
     pub(crate) dims: &'a [u64],
     pub(crate) offset: u64,
-    pub(crate) ctx: &'c mut Ctx,
+    pub(crate) ctx: &'c Ctx,
 }
 
 /// A float read from the data, remembering its width for `deserialize_any`.
@@ -707,7 +844,7 @@ impl<'a, 'de, 'c> ElemDe<'a, 'de, 'c> {
             dtype,
             dims,
             offset: self.offset + start as u64,
-            ctx: &mut *self.ctx,
+            ctx: self.ctx,
         })
     }
 
@@ -1004,7 +1141,7 @@ impl<'a, 'de, 'c> ElemDe<'a, 'de, 'c> {
     fn visit_map_value<V: Visitor<'de>>(
         self,
         visitor: V,
-        select: Option<Rc<[(u32, usize)]>>,
+        select: Option<&[(u32, usize)]>,
         want: &str,
     ) -> Result<V::Value> {
         match (self.dtype, self.dims) {
@@ -1234,17 +1371,17 @@ impl<'de> SeqAccess<'de> for FieldSeq<'_, 'de, '_> {
 }
 
 /// A record as a map from field name to value.
-struct FieldMap<'a, 'de, 'c> {
+struct FieldMap<'a, 'de, 'c, 's> {
     de: ElemDe<'a, 'de, 'c>,
     rec: &'a Record,
     /// Only these (field index, byte size) pairs (the fields the target struct names), or all.
-    select: Option<Rc<[(u32, usize)]>>,
+    select: Option<&'s [(u32, usize)]>,
     i: usize,
     current: usize,
     current_size: usize,
 }
 
-impl<'de> MapAccess<'de> for FieldMap<'_, 'de, '_> {
+impl<'de> MapAccess<'de> for FieldMap<'_, 'de, '_, '_> {
     type Error = Error;
 
     #[inline]
@@ -1616,15 +1753,10 @@ impl<'de> de::Deserializer<'de> for ElemDe<'_, 'de, '_> {
         visitor: V,
     ) -> Result<V::Value> {
         match (self.dtype, self.dims) {
-            (DType::Record(rec), []) => match self.ctx.plan(rec, fields) {
-                StructPlan::Seq(plan) => visitor.visit_seq(PlanSeq {
-                    de: self,
-                    rec,
-                    plan,
-                    i: 0,
-                }),
-                StructPlan::Map(select) => self.visit_map_value(visitor, Some(select), name),
-            },
+            (DType::Record(_), []) => {
+                let mut de = self;
+                FastDe::whole(&mut de, Plan::OTHER).deserialize_struct(name, fields, visitor)
+            }
             _ => Err(self.mismatch(name)),
         }
     }
@@ -1706,35 +1838,46 @@ pub(crate) struct Plan {
     /// `Fast as u8`, with [`Plan::VECTOR`] set for a subarray; [`Plan::OTHER`] otherwise.
     code: u8,
     swap: bool,
+    /// Byte size of the scalar (of one item, for a subarray).
+    size: u8,
     /// Subarray length.
     n: u32,
 }
 
 impl Plan {
     const VECTOR: u8 = 0x80;
-    const OTHER: u8 = 0xff;
+    const OTHER_CODE: u8 = 0xff;
+    /// The general path.
+    pub(crate) const OTHER: Plan = Plan {
+        code: Plan::OTHER_CODE,
+        swap: false,
+        size: 0,
+        n: 0,
+    };
 
     /// The plan of a value of `dtype` (with no extra subarray axes).
     pub(crate) fn of(dtype: &DType) -> Plan {
-        let other = Plan {
-            code: Plan::OTHER,
-            swap: false,
-            n: 0,
+        let other = Plan::OTHER;
+        let scalar = |p: &PlainType| {
+            let (k, swap) = Fast::of(*p)?;
+            Some((k as u8, swap, u8::try_from(p.itemsize()).ok()?))
         };
         match dtype {
-            DType::Plain(p) => match Fast::of(*p) {
-                Some((k, swap)) => Plan {
-                    code: k as u8,
+            DType::Plain(p) => match scalar(p) {
+                Some((code, swap, size)) => Plan {
+                    code,
                     swap,
+                    size,
                     n: 0,
                 },
                 None => other,
             },
             DType::Array(base, shape) => match (&**base, shape.as_slice()) {
-                (DType::Plain(p), &[n]) => match (Fast::of(*p), u32::try_from(n)) {
-                    (Some((k, swap)), Ok(n)) => Plan {
-                        code: k as u8 | Plan::VECTOR,
+                (DType::Plain(p), &[n]) => match (scalar(p), u32::try_from(n)) {
+                    (Some((code, swap, size)), Ok(n)) => Plan {
+                        code: code | Plan::VECTOR,
                         swap,
+                        size,
                         n,
                     },
                     _ => other,
@@ -1747,47 +1890,40 @@ impl Plan {
 
     /// `Some(swap)` if this is a scalar of kind `k`.
     #[inline(always)]
-    fn scalar(self, k: Fast) -> Option<bool> {
+    pub(crate) fn scalar(self, k: Fast) -> Option<bool> {
         (self.code == k as u8).then_some(self.swap)
     }
 
     /// For a 1-D subarray plan: the items' plan, their count and byte size.
     #[inline(always)]
-    fn vector(self) -> Option<(Plan, usize, usize)> {
-        if self.code & Plan::VECTOR == 0 || self.code == Plan::OTHER {
+    pub(crate) fn vector(self) -> Option<(Plan, usize, usize)> {
+        if self.code & Plan::VECTOR == 0 || self.code == Plan::OTHER_CODE {
             return None;
         }
-        let code = self.code & !Plan::VECTOR;
-        let size = match code {
-            c if c == Fast::I8 as u8 || c == Fast::U8 as u8 => 1,
-            c if c == Fast::I16 as u8 || c == Fast::U16 as u8 => 2,
-            c if c == Fast::I32 as u8 || c == Fast::U32 as u8 || c == Fast::F32 as u8 => 4,
-            _ => 8,
-        };
         let item = Plan {
-            code,
-            swap: self.swap,
+            code: self.code & !Plan::VECTOR,
             n: 0,
+            ..self
         };
-        Some((item, self.n as usize, size))
+        Some((item, self.n as usize, self.size as usize))
     }
 }
 
-/// One field of a record read positionally.
+/// One field of a record read positionally: its byte range in the record and its plan.
 #[derive(Debug)]
 pub(crate) struct FieldPlan {
-    idx: usize,
-    offset: usize,
-    size: usize,
-    plan: Plan,
+    pub(crate) offset: usize,
+    pub(crate) size: usize,
+    pub(crate) plan: Plan,
 }
 
 /// How a record is presented to a given struct.
 pub(crate) enum StructPlan {
-    /// The file's fields are exactly the struct's, in order: a sequence of field values.
-    Seq(Rc<[FieldPlan]>),
+    /// The file's fields are exactly the struct's, in order: a sequence of field values (one
+    /// [`FieldPlan`] per field of the record, in the same order).
+    Seq(Box<[FieldPlan]>),
     /// A map of these (field index, byte size) pairs: the fields the struct names.
-    Map(Rc<[(u32, usize)]>),
+    Map(Box<[(u32, usize)]>),
 }
 
 impl StructPlan {
@@ -1802,9 +1938,7 @@ impl StructPlan {
             return StructPlan::Seq(
                 rec.fields()
                     .iter()
-                    .enumerate()
-                    .map(|(idx, f)| FieldPlan {
-                        idx,
+                    .map(|f| FieldPlan {
                         offset: f.offset,
                         size: f.dtype.itemsize(),
                         plan: Plan::of(&f.dtype),
@@ -1821,26 +1955,20 @@ impl StructPlan {
                 .collect(),
         )
     }
-
-    fn clone_rc(&self) -> StructPlan {
-        match self {
-            StructPlan::Seq(s) => StructPlan::Seq(s.clone()),
-            StructPlan::Map(m) => StructPlan::Map(m.clone()),
-        }
-    }
 }
 
-/// An element deserializer for `len` bytes at `start` of its parent value, with a precomputed
-/// [`Plan`]: requests for the plan's exact Rust type decode directly from the parent's bytes;
-/// everything else (and every error) goes through an [`ElemDe`] built only then.
+/// A deserializer for the value at `start..start + len` of `bytes` (its parent's bytes), with
+/// a precomputed [`Plan`]: requests for the plan's exact Rust type decode directly from
+/// `bytes`, and so do records read positionally and 1-D subarrays of such scalars; everything
+/// else (and every error) goes through an [`ElemDe`] built from `parent` only then.
 pub(crate) struct FastDe<'p, 'a, 'de, 'c> {
-    /// This value's bytes (at least `len`; only read by the fast path).
+    /// The parent's bytes (only read by the fast paths).
     bytes: &'a [u8],
-    parent: &'p mut ElemDe<'a, 'de, 'c>,
     start: usize,
     len: usize,
     dtype: &'a DType,
     plan: Plan,
+    parent: &'p mut ElemDe<'a, 'de, 'c>,
 }
 
 impl<'p, 'a, 'de, 'c> FastDe<'p, 'a, 'de, 'c> {
@@ -1866,16 +1994,14 @@ impl<'p, 'a, 'de, 'c> FastDe<'p, 'a, 'de, 'c> {
     /// The items of a planned 1-D subarray (of length `len`, if given), or `None`.
     #[inline]
     fn vector(self, len: Option<usize>) -> std::result::Result<VectorSeq<'p, 'a, 'de, 'c>, Self> {
-        match (self.plan.vector(), self.dtype, self.bytes.get(..self.len)) {
-            (Some((plan, n, size)), DType::Array(base, _), Some(data))
-                if len.is_none_or(|l| l == n) && n.checked_mul(size) == Some(self.len) =>
-            {
+        match (self.plan.vector(), self.dtype) {
+            (Some((item, n, size)), DType::Array(base, _)) if len.is_none_or(|l| l == n) => {
                 Ok(VectorSeq {
-                    data,
+                    bytes: self.bytes,
+                    at: self.start,
                     parent: self.parent,
-                    start: self.start,
                     base,
-                    plan,
+                    item,
                     n,
                     size,
                     i: 0,
@@ -1907,7 +2033,7 @@ macro_rules! fast_scalar {
             #[inline]
             fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
                 if let Some(swap) = self.plan.scalar(Fast::$k) {
-                    if let Some(x) = load!(self.bytes, $u, swap) {
+                    if let Some(x) = load_at!(self.bytes, self.start, $u, swap) {
                         #[allow(clippy::redundant_closure_call)]
                         return visitor.$visit(($conv)(x));
                     }
@@ -1958,10 +2084,42 @@ impl<'de> de::Deserializer<'de> for FastDe<'_, '_, 'de, '_> {
         deserialize_unit();
         deserialize_unit_struct(name: &'static str);
         deserialize_map();
-        deserialize_struct(name: &'static str, fields: &'static [&'static str]);
         deserialize_enum(name: &'static str, variants: &'static [&'static str]);
         deserialize_identifier();
         deserialize_ignored_any();
+    }
+
+    /// A record read positionally (see [`StructPlan::Seq`]) decodes its fields straight from
+    /// the parent's bytes, without building a general deserializer for the record.
+    #[inline]
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        let DType::Record(rec) = self.dtype else {
+            return self.elem()?.deserialize_struct(name, fields, visitor);
+        };
+        let ctx = self.parent.ctx;
+        let owned;
+        let plan = match ctx.plan(rec, fields) {
+            Some(plan) => plan,
+            None => {
+                owned = StructPlan::new(rec, fields);
+                &owned
+            }
+        };
+        match plan {
+            StructPlan::Seq(plan) => visitor.visit_seq(PlanSeq {
+                bytes: self.bytes,
+                base: self.start,
+                parent: self.parent,
+                fields: rec.fields().iter(),
+                plan: plan.iter(),
+            }),
+            StructPlan::Map(select) => self.elem()?.visit_map_value(visitor, Some(select), name),
+        }
     }
 
     #[inline]
@@ -2022,15 +2180,14 @@ impl<'de> de::Deserializer<'de> for FastDe<'_, '_, 'de, '_> {
     }
 }
 
-/// The items of a 1-D subarray of plain scalars.
+/// The items of a 1-D subarray of plain scalars: `n` items of `size` bytes from `at` of the
+/// parent's `bytes`.
 struct VectorSeq<'p, 'a, 'de, 'c> {
-    /// The subarray's bytes.
-    data: &'a [u8],
+    bytes: &'a [u8],
+    at: usize,
     parent: &'p mut ElemDe<'a, 'de, 'c>,
-    /// Offset of the subarray in the parent.
-    start: usize,
     base: &'a DType,
-    plan: Plan,
+    item: Plan,
     n: usize,
     size: usize,
     i: usize,
@@ -2045,14 +2202,15 @@ impl<'de> SeqAccess<'de> for VectorSeq<'_, '_, 'de, '_> {
             return Ok(None);
         }
         let i = self.i;
+        let at = self.at;
         self.i += 1;
-        let at = i * self.size;
+        self.at = at.wrapping_add(self.size);
         seed.deserialize(FastDe {
-            bytes: self.data.get(at..).unwrap_or(&[]),
-            start: self.start + at,
+            bytes: self.bytes,
+            start: at,
             len: self.size,
             dtype: self.base,
-            plan: self.plan,
+            plan: self.item,
             parent: &mut *self.parent,
         })
         .map(Some)
@@ -2064,39 +2222,38 @@ impl<'de> SeqAccess<'de> for VectorSeq<'_, '_, 'de, '_> {
     }
 }
 
-/// A record's fields, positionally, for a struct whose fields are exactly the file's.
-struct PlanSeq<'a, 'de, 'c> {
-    de: ElemDe<'a, 'de, 'c>,
-    rec: &'a Record,
-    plan: Rc<[FieldPlan]>,
-    i: usize,
+/// A record's fields, positionally, for a struct whose fields are exactly the file's: the
+/// record is at `base` of the parent's `bytes`, and `plan` has one entry per field of `rec`.
+struct PlanSeq<'p, 'a, 'de, 'c, 's> {
+    bytes: &'a [u8],
+    base: usize,
+    parent: &'p mut ElemDe<'a, 'de, 'c>,
+    /// The record's fields not yet handed out, and their plans.
+    fields: std::slice::Iter<'a, Field>,
+    plan: std::slice::Iter<'s, FieldPlan>,
 }
 
-impl<'de> SeqAccess<'de> for PlanSeq<'_, 'de, '_> {
+impl<'de> SeqAccess<'de> for PlanSeq<'_, '_, 'de, '_, '_> {
     type Error = Error;
 
     #[inline]
     fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
-        let Some(fp) = self.plan.get(self.i) else {
+        let (Some(f), Some(fp)) = (self.fields.next(), self.plan.next()) else {
             return Ok(None);
         };
-        let Some(f) = self.rec.fields().get(fp.idx) else {
-            return Ok(None);
-        };
-        self.i += 1;
         seed.deserialize(FastDe {
-            bytes: self.de.bytes.get(fp.offset..).unwrap_or(&[]),
-            start: fp.offset,
+            bytes: self.bytes,
+            start: self.base.wrapping_add(fp.offset),
             len: fp.size,
             dtype: &f.dtype,
             plan: fp.plan,
-            parent: &mut self.de,
+            parent: &mut *self.parent,
         })
         .map(Some)
         .map_err(|e| e.in_field(&f.name))
     }
 
     fn size_hint(&self) -> Option<usize> {
-        Some(self.plan.len() - self.i)
+        Some(self.fields.len())
     }
 }

@@ -34,13 +34,16 @@ pub use npy_derive::NpyRecord;
 // ---- reading (serde Deserializer, streaming reader, mmap) ----
 mod array;
 mod de;
+mod fast;
 pub mod mmap;
 pub mod read;
 pub mod stream;
+mod vecalloc;
 pub use array::{decode_value, read_array};
 pub use mmap::{MmapArray, MmapRecords};
 pub use read::{
-    from_path, from_reader, from_reader_with_header, from_slice, longdouble_to_f64, ReaderBuilder,
+    from_path, from_reader, from_reader_with_header, from_slice, longdouble_to_f64, vec_from_path,
+    vec_from_reader, vec_from_slice, ReaderBuilder,
 };
 pub use stream::RecordReader;
 

@@ -23,7 +23,7 @@ use crate::array::decode_all;
 use crate::de::{Ctx, ElemDe, FastDe, Plan, SliceSource, Source};
 use crate::error::{Error, Result};
 use crate::header::{parse_header, Header, ParsedHeader};
-use crate::read::{data_of, deserialize_data, ReaderBuilder};
+use crate::read::{data_of, deserialize_data, vec_from_data, ReaderBuilder};
 use crate::value::Array;
 
 /// A memory-mapped `.npy` file with a validated header.
@@ -116,6 +116,13 @@ impl MmapArray {
     /// and bytes from the map.
     pub fn deserialize<'a, T: Deserialize<'a>>(&'a self) -> Result<T> {
         deserialize_data(self.data(), true, &self.header, &self.rb)
+    }
+
+    /// Deserializes every element, in logical C order, into a `Vec` allocated once at its
+    /// final size (see [`vec_from_reader`](crate::vec_from_reader)), borrowing strings and
+    /// bytes from the map.
+    pub fn to_vec<'a, T: Deserialize<'a>>(&'a self) -> Result<Vec<T>> {
+        vec_from_data(self.data(), true, &self.header, &self.rb)
     }
 
     /// Deserializes element `index` (logical C order: for a Fortran-order array, the element

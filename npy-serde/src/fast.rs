@@ -1,0 +1,278 @@
+//! The fast tier of element decoding.
+//!
+//! When the caller owns the `T::deserialize` call for each element (reading a whole array
+//! into a `Vec`, streaming records), each element is first offered to [`RowDe`]: a minimal
+//! deserializer that only knows the exact, planned cases (a scalar requested as its own Rust
+//! type, a record read positionally into a struct with the same fields, 1-D subarrays of
+//! scalars) and carries no error context. Anything else, and any error at all, is a *miss*:
+//! the caller decodes the same element again through the general deserializer, which handles
+//! every conversion and reports errors with their position, and keeps using the general path
+//! for the rest of the array.
+//!
+//! The point is code size: with nothing but the planned cases and a one-word miss, the whole
+//! per-element path (serde's derived visitor included) is small enough for the compiler to
+//! inline into the caller's loop and hoist the plan checks out of it. On W2 (20M 33-byte
+//! records into `Vec<Rec>`) the general path spends several hundred instructions per record.
+//!
+//! Deserializing twice is safe for any `Deserialize` impl: a miss only discards a partly
+//! built value.
+
+use std::cell::Cell;
+use std::slice;
+
+use serde::de::{self, DeserializeSeed, SeqAccess, Visitor};
+
+use crate::de::{Ctx, Fast, FieldPlan, Plan, StructPlan};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+
+/// The error of a miss: never shown to users (the element is decoded again).
+#[cold]
+#[inline(never)]
+fn miss() -> Error {
+    <Error as de::Error>::custom("not on the fast path")
+}
+
+/// One whole element.
+pub(crate) struct RowDe<'a, 'c> {
+    pub(crate) bytes: &'a [u8],
+    pub(crate) dtype: &'a DType,
+    pub(crate) plan: Plan,
+    pub(crate) ctx: &'c Ctx,
+    /// The struct plan of the previous element, keyed by serde's `fields` list: every element
+    /// of the array has the same record dtype, so this skips the `Ctx` lookup.
+    pub(crate) last: &'c LastPlan<'c>,
+}
+
+/// See [`RowDe::last`].
+pub(crate) type LastPlan<'c> = Cell<Option<(*const &'static str, &'c [FieldPlan])>>;
+
+/// A value at `at` of its parent's `bytes`: a record field or a subarray item.
+struct ValDe<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    plan: Plan,
+}
+
+/// A record's fields, positionally.
+struct RowSeq<'a, 's> {
+    bytes: &'a [u8],
+    fields: slice::Iter<'s, FieldPlan>,
+}
+
+/// The items of a 1-D subarray of scalars.
+struct ItemSeq<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    item: Plan,
+    left: usize,
+    size: usize,
+}
+
+/// Reads the unsigned integer of `size_of::<$u>()` bytes at `$at` of `$b`, swapped if `$swap`.
+macro_rules! load {
+    ($b:expr, $at:expr, $u:ty, $swap:expr) => {
+        $b.get($at..)
+            .and_then(|c| c.first_chunk::<{ std::mem::size_of::<$u>() }>())
+            .map(|a| {
+                let x = <$u>::from_ne_bytes(*a);
+                if $swap {
+                    x.swap_bytes()
+                } else {
+                    x
+                }
+            })
+    };
+}
+
+/// The scalar, option, newtype and subarray methods, shared by [`RowDe`] (at 0) and
+/// [`ValDe`] (at `self.at`).
+macro_rules! planned {
+    ($at:expr) => {
+        planned! { @scalars $at;
+            deserialize_i8 => visit_i8, I8, u8, |x: u8| x as i8;
+            deserialize_i16 => visit_i16, I16, u16, |x: u16| x as i16;
+            deserialize_i32 => visit_i32, I32, u32, |x: u32| x as i32;
+            deserialize_i64 => visit_i64, I64, u64, |x: u64| x as i64;
+            deserialize_u8 => visit_u8, U8, u8, |x: u8| x;
+            deserialize_u16 => visit_u16, U16, u16, |x: u16| x;
+            deserialize_u32 => visit_u32, U32, u32, |x: u32| x;
+            deserialize_u64 => visit_u64, U64, u64, |x: u64| x;
+            deserialize_f32 => visit_f32, F32, u32, f32::from_bits;
+            deserialize_f64 => visit_f64, F64, u64, f64::from_bits;
+        }
+
+        #[inline]
+        fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+            visitor.visit_some(self)
+        }
+
+        #[inline]
+        fn deserialize_newtype_struct<V: Visitor<'de>>(
+            self,
+            name: &'static str,
+            visitor: V,
+        ) -> Result<V::Value> {
+            // `half::f16` is a newtype around an f32 that the general path makes exact.
+            if name == "f16" {
+                return Err(miss());
+            }
+            visitor.visit_newtype_struct(self)
+        }
+
+        #[inline]
+        fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+            match self.plan.vector() {
+                Some((item, n, size)) => visitor.visit_seq(ItemSeq {
+                    bytes: self.bytes,
+                    at: $at(&self),
+                    item,
+                    left: n,
+                    size,
+                }),
+                None => Err(miss()),
+            }
+        }
+
+        #[inline]
+        fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value> {
+            match self.plan.vector() {
+                Some((item, n, size)) if n == len => visitor.visit_seq(ItemSeq {
+                    bytes: self.bytes,
+                    at: $at(&self),
+                    item,
+                    left: n,
+                    size,
+                }),
+                _ => Err(miss()),
+            }
+        }
+
+        #[inline]
+        fn deserialize_tuple_struct<V: Visitor<'de>>(
+            self,
+            _name: &'static str,
+            len: usize,
+            visitor: V,
+        ) -> Result<V::Value> {
+            self.deserialize_tuple(len, visitor)
+        }
+
+        fn deserialize_any<V: Visitor<'de>>(self, _visitor: V) -> Result<V::Value> {
+            Err(miss())
+        }
+
+        fn is_human_readable(&self) -> bool {
+            false
+        }
+    };
+    (@scalars $at:expr; $($method:ident => $visit:ident, $k:ident, $u:ty, $conv:expr;)*) => {
+        $(
+            #[inline]
+            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+                if let Some(swap) = self.plan.scalar(Fast::$k) {
+                    if let Some(x) = load!(self.bytes, $at(&self), $u, swap) {
+                        #[allow(clippy::redundant_closure_call)]
+                        return visitor.$visit(($conv)(x));
+                    }
+                }
+                Err(miss())
+            }
+        )*
+    };
+}
+
+impl<'de> de::Deserializer<'de> for RowDe<'_, '_> {
+    type Error = Error;
+
+    planned!(|_: &Self| 0usize);
+
+    #[inline]
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        let plan = match self.last.get() {
+            Some((key, plan)) if key == fields.as_ptr() => plan,
+            _ => match (self.dtype, fields.len()) {
+                // A struct with no fields could share its (dangling) `fields` pointer.
+                (DType::Record(rec), 1..) => match self.ctx.plan(rec, fields) {
+                    Some(StructPlan::Seq(plan)) => {
+                        self.last.set(Some((fields.as_ptr(), plan)));
+                        plan
+                    }
+                    _ => return Err(miss()),
+                },
+                _ => return Err(miss()),
+            },
+        };
+        visitor.visit_seq(RowSeq {
+            bytes: self.bytes,
+            fields: plan.iter(),
+        })
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i128 u128 char str string bytes byte_buf unit unit_struct map enum identifier
+        ignored_any
+    }
+}
+
+impl<'de> de::Deserializer<'de> for ValDe<'_> {
+    type Error = Error;
+
+    planned!(|d: &Self| d.at);
+
+    serde::forward_to_deserialize_any! {
+        bool i128 u128 char str string bytes byte_buf unit unit_struct map struct enum
+        identifier ignored_any
+    }
+}
+
+impl<'de> SeqAccess<'de> for RowSeq<'_, '_> {
+    type Error = Error;
+
+    #[inline]
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
+        match self.fields.next() {
+            Some(f) => seed
+                .deserialize(ValDe {
+                    bytes: self.bytes,
+                    at: f.offset,
+                    plan: f.plan,
+                })
+                .map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.fields.len())
+    }
+}
+
+impl<'de> SeqAccess<'de> for ItemSeq<'_> {
+    type Error = Error;
+
+    #[inline]
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
+        if self.left == 0 {
+            return Ok(None);
+        }
+        self.left -= 1;
+        let at = self.at;
+        self.at = at.wrapping_add(self.size);
+        seed.deserialize(ValDe {
+            bytes: self.bytes,
+            at,
+            plan: self.item,
+        })
+        .map(Some)
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.left)
+    }
+}
