@@ -65,19 +65,38 @@ impl Ctx {
         rec: &Record,
         fields: &'static [&'static str],
     ) -> Option<&StructPlan> {
+        self.cached(self.plan_index(rec, fields)?)
+    }
+
+    /// The cache slot of [`Ctx::plan`]'s plan, filling it if needed.
+    #[inline]
+    pub(crate) fn plan_index(
+        &self,
+        rec: &Record,
+        fields: &'static [&'static str],
+    ) -> Option<usize> {
         let key = (
             rec as *const Record as usize,
             fields.as_ptr() as usize,
             fields.len(),
         );
-        for cell in &self.plans {
+        for (i, cell) in self.plans.iter().enumerate() {
             match cell.get() {
-                Some(e) if e.key == key => return Some(&e.plan),
+                Some(e) if e.key == key => return Some(i),
                 Some(_) => {}
-                None => return Some(Ctx::insert(cell, rec, fields, key)),
+                None => {
+                    Ctx::insert(cell, rec, fields, key);
+                    return Some(i);
+                }
             }
         }
         None
+    }
+
+    /// The plan in cache slot `i`.
+    #[inline]
+    pub(crate) fn cached(&self, i: usize) -> Option<&StructPlan> {
+        self.plans.get(i)?.get().map(|e| &e.plan)
     }
 
     #[cold]
@@ -123,6 +142,11 @@ pub(crate) trait Source<'de> {
     /// no Fortran walk, no error); otherwise `None` and nothing is consumed.
     #[inline]
     fn next_bytes(&mut self) -> Option<(&[u8], u64)> {
+        None
+    }
+    /// The bytes [`Source::next_bytes`] would return, without consuming them.
+    #[inline]
+    fn peek_bytes(&mut self) -> Option<&[u8]> {
         None
     }
     /// The next elements (at least one), when they are stored one after another in logical C
@@ -259,6 +283,17 @@ impl<'de> SliceSource<'de> {
         self.next = index;
     }
 
+    /// The next element's bytes, in C order without a walk.
+    #[inline]
+    fn at_hand(&self) -> Option<&'de [u8]> {
+        let index = self.next;
+        if index >= self.count || self.fortran.is_some() {
+            return None;
+        }
+        let start = (index as usize).wrapping_mul(self.itemsize);
+        self.data.get(start..start.wrapping_add(self.itemsize))
+    }
+
     /// Number of elements not yet handed out.
     pub(crate) fn remaining(&self) -> u64 {
         self.count - self.next.min(self.count)
@@ -297,13 +332,14 @@ impl<'de> Source<'de> for SliceSource<'de> {
     #[inline]
     fn next_bytes(&mut self) -> Option<(&[u8], u64)> {
         let index = self.next;
-        if index >= self.count || self.fortran.is_some() {
-            return None;
-        }
-        let start = (index as usize).wrapping_mul(self.itemsize);
-        let bytes = self.data.get(start..start.wrapping_add(self.itemsize))?;
+        let bytes = self.at_hand()?;
         self.next += 1;
         Some((bytes, index))
+    }
+
+    #[inline]
+    fn peek_bytes(&mut self) -> Option<&[u8]> {
+        self.at_hand()
     }
 
     fn skip(&mut self, n: u64) -> Result<()> {
@@ -419,6 +455,8 @@ impl<'s, 'de, S: Source<'de>> ShapeDe<'s, 'de, S> {
             ctx: self.ctx,
             n,
             i: 0,
+            fast: true,
+            last: LastPlan::default(),
             _de: std::marker::PhantomData,
         };
         let value = visitor.visit_seq(&mut access)?;
@@ -529,6 +567,9 @@ struct ShapeSeq<'s, 'de, S: Source<'de>> {
     ctx: &'s Ctx,
     n: u64,
     i: u64,
+    /// Whether elements still go to the fast tier first (see `crate::fast`).
+    fast: bool,
+    last: LastPlan,
     _de: std::marker::PhantomData<&'de ()>,
 }
 
@@ -550,6 +591,32 @@ impl<'de, S: Source<'de>> SeqAccess<'de> for ShapeSeq<'_, 'de, S> {
             _de: std::marker::PhantomData,
         })
         .map(Some)
+    }
+
+    /// Serde's `Vec` (and most sequence impls) ask for elements this way, with a seed that can
+    /// be used twice: the innermost axis tries each element on the fast tier first.
+    #[inline]
+    fn next_element<T: Deserialize<'de>>(&mut self) -> Result<Option<T>> {
+        if self.fast && self.dims.is_empty() && self.i < self.n {
+            if let Some(bytes) = self.src.peek_bytes() {
+                let fast = T::deserialize(RowDe {
+                    bytes,
+                    dtype: self.dtype,
+                    plan: self.plan,
+                    ctx: self.ctx,
+                    last: &self.last,
+                });
+                match fast {
+                    Ok(v) => {
+                        self.src.next_bytes();
+                        self.i += 1;
+                        return Ok(Some(v));
+                    }
+                    Err(_) => self.fast = false,
+                }
+            }
+        }
+        self.next_element_seed(std::marker::PhantomData)
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -1915,6 +1982,11 @@ pub(crate) struct FieldPlan {
     pub(crate) offset: usize,
     pub(crate) size: usize,
     pub(crate) plan: Plan,
+    /// For the fast tier (`crate::fast`): the offset as a `u32` (so that adding a scalar's
+    /// size cannot overflow and one comparison bounds the read) and the plan, which is
+    /// [`Plan::OTHER`] when the field does not end below 4 GiB.
+    pub(crate) at: u32,
+    pub(crate) fast: Plan,
 }
 
 /// How a record is presented to a given struct.
@@ -1938,10 +2010,21 @@ impl StructPlan {
             return StructPlan::Seq(
                 rec.fields()
                     .iter()
-                    .map(|f| FieldPlan {
-                        offset: f.offset,
-                        size: f.dtype.itemsize(),
-                        plan: Plan::of(&f.dtype),
+                    .map(|f| {
+                        let size = f.dtype.itemsize();
+                        let plan = Plan::of(&f.dtype);
+                        let end = f.offset.checked_add(size).map(u32::try_from);
+                        let (at, fast) = match (u32::try_from(f.offset), end) {
+                            (Ok(at), Some(Ok(_))) => (at, plan),
+                            _ => (0, Plan::OTHER),
+                        };
+                        FieldPlan {
+                            offset: f.offset,
+                            size,
+                            plan,
+                            at,
+                            fast,
+                        }
                     })
                     .collect(),
             );

@@ -39,19 +39,22 @@ pub(crate) struct RowDe<'a, 'c> {
     pub(crate) dtype: &'a DType,
     pub(crate) plan: Plan,
     pub(crate) ctx: &'c Ctx,
-    /// The struct plan of the previous element, keyed by serde's `fields` list: every element
-    /// of the array has the same record dtype, so this skips the `Ctx` lookup.
-    pub(crate) last: &'c LastPlan<'c>,
+    /// The struct plan of the previous element (its `Ctx` slot), keyed by serde's `fields`
+    /// list: every element of the array has the same record dtype, so this skips the search.
+    pub(crate) last: &'c LastPlan,
 }
 
 /// See [`RowDe::last`].
-pub(crate) type LastPlan<'c> = Cell<Option<(*const &'static str, &'c [FieldPlan])>>;
+pub(crate) type LastPlan = Cell<Option<(*const &'static str, usize)>>;
 
-/// A value at `at` of its parent's `bytes`: a record field or a subarray item.
-struct ValDe<'a> {
+/// A value at `at` of its parent's `bytes`: a record field or a subarray item. Offsets are
+/// `u32` (fields ending below 4 GiB; see `FieldPlan::at`): `at as usize + size` cannot
+/// overflow, so one comparison bounds each read.
+struct ValDe<'a, 's> {
     bytes: &'a [u8],
-    at: usize,
-    plan: Plan,
+    at: u32,
+    /// Borrowed, so that checking it reads single bytes.
+    plan: &'s Plan,
 }
 
 /// A record's fields, positionally.
@@ -63,19 +66,28 @@ struct RowSeq<'a, 's> {
 /// The items of a 1-D subarray of scalars.
 struct ItemSeq<'a> {
     bytes: &'a [u8],
-    at: usize,
+    at: u32,
     item: Plan,
     left: usize,
-    size: usize,
+    size: u32,
+}
+
+/// Whether a subarray of `n` items of `size` bytes at `at` ends below 4 GiB, so that its
+/// items' `u32` offsets cannot wrap.
+#[inline(always)]
+fn fits(at: usize, n: usize, size: usize) -> bool {
+    n.checked_mul(size)
+        .and_then(|len| len.checked_add(at))
+        .is_some_and(|end| u32::try_from(end).is_ok())
 }
 
 /// Reads the unsigned integer of `size_of::<$u>()` bytes at `$at` of `$b`, swapped if `$swap`.
 macro_rules! load {
     ($b:expr, $at:expr, $u:ty, $swap:expr) => {
-        $b.get($at..)
-            .and_then(|c| c.first_chunk::<{ std::mem::size_of::<$u>() }>())
+        $b.get($at..$at + std::mem::size_of::<$u>())
+            .and_then(|c| <[u8; std::mem::size_of::<$u>()]>::try_from(c).ok())
             .map(|a| {
-                let x = <$u>::from_ne_bytes(*a);
+                let x = <$u>::from_ne_bytes(a);
                 if $swap {
                     x.swap_bytes()
                 } else {
@@ -123,26 +135,26 @@ macro_rules! planned {
         #[inline]
         fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
             match self.plan.vector() {
-                Some((item, n, size)) => visitor.visit_seq(ItemSeq {
+                Some((item, n, size)) if fits($at(&self), n, size) => visitor.visit_seq(ItemSeq {
                     bytes: self.bytes,
-                    at: $at(&self),
+                    at: $at(&self) as u32,
                     item,
                     left: n,
-                    size,
+                    size: size as u32,
                 }),
-                None => Err(miss()),
+                _ => Err(miss()),
             }
         }
 
         #[inline]
         fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value> {
             match self.plan.vector() {
-                Some((item, n, size)) if n == len => visitor.visit_seq(ItemSeq {
+                Some((item, n, size)) if n == len && fits($at(&self), n, size) => visitor.visit_seq(ItemSeq {
                     bytes: self.bytes,
-                    at: $at(&self),
+                    at: $at(&self) as u32,
                     item,
                     left: n,
-                    size,
+                    size: size as u32,
                 }),
                 _ => Err(miss()),
             }
@@ -170,13 +182,16 @@ macro_rules! planned {
         $(
             #[inline]
             fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-                if let Some(swap) = self.plan.scalar(Fast::$k) {
-                    if let Some(x) = load!(self.bytes, $at(&self), $u, swap) {
-                        #[allow(clippy::redundant_closure_call)]
-                        return visitor.$visit(($conv)(x));
-                    }
+                let x = match self.plan.scalar(Fast::$k) {
+                    Some(false) => load!(self.bytes, $at(&self), $u, false),
+                    Some(true) => load!(self.bytes, $at(&self), $u, true),
+                    None => None,
+                };
+                match x {
+                    #[allow(clippy::redundant_closure_call)]
+                    Some(x) => visitor.$visit(($conv)(x)),
+                    None => Err(miss()),
                 }
-                Err(miss())
             }
         )*
     };
@@ -194,24 +209,25 @@ impl<'de> de::Deserializer<'de> for RowDe<'_, '_> {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value> {
-        let plan = match self.last.get() {
-            Some((key, plan)) if key == fields.as_ptr() => plan,
+        let slot = match self.last.get() {
+            Some((key, slot)) if key == fields.as_ptr() => slot,
             _ => match (self.dtype, fields.len()) {
                 // A struct with no fields could share its (dangling) `fields` pointer.
-                (DType::Record(rec), 1..) => match self.ctx.plan(rec, fields) {
-                    Some(StructPlan::Seq(plan)) => {
-                        self.last.set(Some((fields.as_ptr(), plan)));
-                        plan
-                    }
-                    _ => return Err(miss()),
-                },
+                (DType::Record(rec), 1..) => {
+                    let slot = self.ctx.plan_index(rec, fields).ok_or_else(miss)?;
+                    self.last.set(Some((fields.as_ptr(), slot)));
+                    slot
+                }
                 _ => return Err(miss()),
             },
         };
-        visitor.visit_seq(RowSeq {
-            bytes: self.bytes,
-            fields: plan.iter(),
-        })
+        match self.ctx.cached(slot) {
+            Some(StructPlan::Seq(plan)) => visitor.visit_seq(RowSeq {
+                bytes: self.bytes,
+                fields: plan.iter(),
+            }),
+            _ => Err(miss()),
+        }
     }
 
     serde::forward_to_deserialize_any! {
@@ -220,10 +236,10 @@ impl<'de> de::Deserializer<'de> for RowDe<'_, '_> {
     }
 }
 
-impl<'de> de::Deserializer<'de> for ValDe<'_> {
+impl<'de> de::Deserializer<'de> for ValDe<'_, '_> {
     type Error = Error;
 
-    planned!(|d: &Self| d.at);
+    planned!(|d: &Self| d.at as usize);
 
     serde::forward_to_deserialize_any! {
         bool i128 u128 char str string bytes byte_buf unit unit_struct map struct enum
@@ -240,8 +256,8 @@ impl<'de> SeqAccess<'de> for RowSeq<'_, '_> {
             Some(f) => seed
                 .deserialize(ValDe {
                     bytes: self.bytes,
-                    at: f.offset,
-                    plan: f.plan,
+                    at: f.at,
+                    plan: &f.fast,
                 })
                 .map(Some),
             None => Ok(None),
@@ -263,11 +279,13 @@ impl<'de> SeqAccess<'de> for ItemSeq<'_> {
         }
         self.left -= 1;
         let at = self.at;
+        // No overflow: the subarray ends below 4 GiB (a wrapped offset would fail the bounds
+        // check anyway).
         self.at = at.wrapping_add(self.size);
         seed.deserialize(ValDe {
             bytes: self.bytes,
             at,
-            plan: self.item,
+            plan: &self.item,
         })
         .map(Some)
     }

@@ -605,6 +605,16 @@ impl<R: Read> BlockReader<R> {
         self.buf.get(s..e)
     }
 
+    /// The next `n` bytes if they are already buffered, without consuming them.
+    #[inline]
+    pub(crate) fn peek(&self, n: usize) -> Option<&[u8]> {
+        let e = self.start.checked_add(n)?;
+        if e > self.end {
+            return None;
+        }
+        self.buf.get(self.start..e)
+    }
+
     /// Skips `n` bytes.
     pub(crate) fn skip(&mut self, mut n: u64) -> Result<()> {
         let buffered = ((self.end - self.start) as u64).min(n);
@@ -692,6 +702,14 @@ impl<'de, R: Read> Source<'de> for BlockSource<R> {
         let b = self.block.try_next(self.itemsize)?;
         self.next += 1;
         Some((b, index))
+    }
+
+    #[inline]
+    fn peek_bytes(&mut self) -> Option<&[u8]> {
+        if self.next >= self.count {
+            return None;
+        }
+        self.block.peek(self.itemsize)
     }
 
     fn next_run(&mut self) -> Result<Option<Run<'_, 'de>>> {
