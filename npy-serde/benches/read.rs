@@ -1,9 +1,11 @@
-//! Read throughput: serde into `Vec<f64>`/`Vec<Rec>` from a path, record by record through
-//! `RecordReader`, and from a memory map, versus `np.load` measured in the same run.
+//! Read throughput: serde into `Vec<f64>`/`Vec<Rec>` from a path (`from_path::<Vec<_>>`, and
+//! `vec_from_path`, which allocates the `Vec` once), record by record through `RecordReader`,
+//! and from a memory map, versus `np.load` measured in the same run.
 //!
-//! Workloads (written to a temporary directory; page cache warm):
-//! - W1: `<f8`, 20M elements at scale 1
-//! - W2: 5M records `[('id','<i8'),('x','<f8'),('y','<f4'),('flag','u1'),('v','<f4',(3,))]`
+//! Workloads (written to a temporary directory; page cache warm), at scale 1:
+//! - W1: `<f8`, 100M elements (800 MB)
+//! - W2: 20M records `[('id','<i8'),('x','<f8'),('y','<f4'),('flag','u1'),('v','<f4',(3,))]`
+//!   (660 MB)
 //! - W3: W2 big-endian
 //!
 //! Environment: `NPY_BENCH_SCALE` (float, default 1), `NPY_BENCH_REPS` (default 5),
@@ -139,8 +141,8 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(5);
-    let n1 = ((20_000_000.0 * scale) as u64).max(1);
-    let n2 = ((5_000_000.0 * scale) as u64).max(1);
+    let n1 = ((100_000_000.0 * scale) as u64).max(1);
+    let n2 = ((20_000_000.0 * scale) as u64).max(1);
 
     let dir: PathBuf = std::env::temp_dir().join(format!("npy-serde-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -170,6 +172,9 @@ fn main() {
     run("W1 from_path -> Vec<f64>".into(), b1, 0, &mut || {
         Box::new(npy_serde::from_path::<_, Vec<f64>>(&w1).unwrap())
     });
+    run("W1 vec_from_path -> Vec<f64>".into(), b1, 0, &mut || {
+        Box::new(npy_serde::vec_from_path::<_, f64>(&w1).unwrap())
+    });
     run("W1 RecordReader<f64> (sum)".into(), b1, 0, &mut || {
         Box::new({
             let r = RecordReader::<_, f64>::new(File::open(&w1).unwrap()).unwrap();
@@ -187,6 +192,9 @@ fn main() {
     for (name, path, k) in [("W2", &w2, 1usize), ("W3", &w3, 2)] {
         run(format!("{name} from_path -> Vec<Rec>"), b2, k, &mut || {
             Box::new(npy_serde::from_path::<_, Vec<Rec>>(path).unwrap())
+        });
+        run(format!("{name} vec_from_path -> Vec<Rec>"), b2, k, &mut || {
+            Box::new(npy_serde::vec_from_path::<_, Rec>(path).unwrap())
         });
         run(
             format!("{name} from_reader(File) -> Vec<Rec>"),
@@ -216,6 +224,9 @@ fn main() {
                     .deserialize::<Vec<Rec>>()
                     .unwrap()
             })
+        });
+        run(format!("{name} mmap to_vec -> Vec<Rec>"), b2, k, &mut || {
+            Box::new(MmapArray::open(path).unwrap().to_vec::<Rec>().unwrap())
         });
     }
 

@@ -1,10 +1,10 @@
 //! Write throughput: `to_writer` of a whole slice and `NpyWriter` record by record, to a file in
 //! a temporary directory, versus `np.save` of the same arrays measured in the same run.
 //!
-//! Workloads:
-//! - W1: `<f8`, 20M elements at scale 1 (160 MB)
-//! - W2: 5M records `[('id','<i8'),('x','<f8'),('y','<f4'),('flag','u1'),('v','<f4',(3,))]`
-//!   (33 bytes each, 165 MB)
+//! Workloads, at scale 1 (the sizes):
+//! - W1: `<f8`, 100M elements (800 MB)
+//! - W2: 20M records `[('id','<i8'),('x','<f8'),('y','<f4'),('flag','u1'),('v','<f4',(3,))]`
+//!   (33 bytes each, 660 MB)
 //!
 //! Environment: `NPY_BENCH_SCALE` (float, default 1), `NPY_BENCH_REPS` (default 5),
 //! `NPY_PYTHON` (a Python with NumPy: adds `np.save` timings, ratios and a byte-identity check),
@@ -119,8 +119,8 @@ fn stream<T: Serialize + NpyRecord>(path: &Path, data: &[T]) {
 fn main() {
     let scale: f64 = env_or("NPY_BENCH_SCALE", 1.0);
     let reps: usize = env_or("NPY_BENCH_REPS", 5);
-    let n1 = (20e6 * scale) as u64;
-    let n2 = (5e6 * scale) as u64;
+    let n1 = (100e6 * scale) as u64;
+    let n2 = (20e6 * scale) as u64;
     let dir = tempdir();
 
     let w1: Vec<f64> = (0..n1).map(|i| i as f64 * 0.5).collect();

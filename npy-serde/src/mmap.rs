@@ -21,6 +21,7 @@ use serde::de::Deserialize;
 
 use crate::array::decode_all;
 use crate::de::{Ctx, ElemDe, FastDe, Plan, SliceSource, Source};
+use crate::fast::{LastPlan, RowDe};
 use crate::error::{Error, Result};
 use crate::header::{parse_header, Header, ParsedHeader};
 use crate::read::{data_of, deserialize_data, vec_from_data, ReaderBuilder};
@@ -177,6 +178,8 @@ impl MmapArray {
             dtype: &h.dtype,
             plan: Plan::of(&h.dtype),
             ctx: self.rb.ctx(),
+            fast: true,
+            last: LastPlan::default(),
             _t: std::marker::PhantomData,
         })
     }
@@ -194,6 +197,9 @@ pub struct MmapRecords<'a, T> {
     /// The element's decode plan, computed once.
     plan: Plan,
     ctx: Ctx,
+    /// Whether elements still go to the fast tier first.
+    fast: bool,
+    last: LastPlan,
     _t: std::marker::PhantomData<fn() -> T>,
 }
 
@@ -204,6 +210,26 @@ impl<'a, T: Deserialize<'a>> Iterator for MmapRecords<'a, T> {
     fn next(&mut self) -> Option<Result<T>> {
         if self.src.remaining() == 0 {
             return None;
+        }
+        // The fast tier first (see `crate::fast`); a miss decodes the element again below and
+        // turns the fast tier off for the rest of the array.
+        if self.fast {
+            if let Some(bytes) = self.src.peek_bytes() {
+                let fast = T::deserialize(RowDe {
+                    bytes,
+                    dtype: self.dtype,
+                    plan: self.plan,
+                    ctx: &self.ctx,
+                    last: &self.last,
+                });
+                match fast {
+                    Ok(v) => {
+                        self.src.next_bytes();
+                        return Some(Ok(v));
+                    }
+                    Err(_) => self.fast = false,
+                }
+            }
         }
         let e = match self.src.next_elem() {
             Ok(e) => e,

@@ -29,6 +29,7 @@ use std::marker::PhantomData;
 use serde::de::{DeserializeOwned, DeserializeSeed};
 
 use crate::de::{Ctx, ElemDe, FastDe, FortranWalk, Plan};
+use crate::fast::{LastPlan, RowDe};
 use crate::error::{Error, Result};
 use crate::header::{read_header, Header, ParsedHeader};
 use crate::read::{BlockReader, ReaderBuilder};
@@ -53,6 +54,9 @@ pub struct RecordReader<R, T> {
     /// The element's decode plan, computed once.
     plan: Plan,
     failed: bool,
+    /// Whether elements still go to the fast tier first.
+    fast: bool,
+    last: LastPlan,
     _t: PhantomData<fn() -> T>,
 }
 
@@ -121,6 +125,8 @@ impl<R: Read, T: DeserializeOwned> RecordReader<R, T> {
             memory,
             ctx: rb.ctx(),
             failed: false,
+            fast: true,
+            last: LastPlan::default(),
             _t: PhantomData,
         })
     }
@@ -263,6 +269,27 @@ impl<R: Read, T: DeserializeOwned> Iterator for RecordReader<R, T> {
 
     #[inline]
     fn next(&mut self) -> Option<Result<T>> {
+        // The fast tier first (see `crate::fast`); a miss decodes the element again below and
+        // turns the fast tier off for the rest of the array.
+        if self.fast && !self.failed && self.memory.is_none() && self.next < self.count {
+            if let Some(bytes) = self.block.peek(self.itemsize) {
+                let fast = T::deserialize(RowDe {
+                    bytes,
+                    dtype: &self.header.header.dtype,
+                    plan: self.plan,
+                    ctx: &self.ctx,
+                    last: &self.last,
+                });
+                match fast {
+                    Ok(v) => {
+                        self.block.try_next(self.itemsize);
+                        self.next += 1;
+                        return Some(Ok(v));
+                    }
+                    Err(_) => self.fast = false,
+                }
+            }
+        }
         self.next_seed(PhantomData::<T>)
     }
 
