@@ -1,11 +1,11 @@
 """np.load reference timings for the npy-serde read benchmark.
 
 Usage: python numpy_ref.py REPS FILE [FILE ...]
-Prints one line per file: "<path> <median seconds> <data bytes>".
+Prints one line per file: "<path> <best seconds> <data bytes>" (the best of REPS loads after a
+warm-up: on a noisy machine interference only adds time).
 Run by benches/read.rs when NPY_PYTHON is set, or by hand on the files it leaves with
 NPY_BENCH_KEEP=1.
 """
-import statistics
 import sys
 import time
 
@@ -24,7 +24,7 @@ def main() -> None:
             times.append(time.perf_counter() - t)
             nbytes = a.nbytes
             del a
-        print(path, statistics.median(times), nbytes, flush=True)
+        print(path, min(times), nbytes, flush=True)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,8 @@
 //!   (660 MB)
 //! - W3: W2 big-endian
 //!
+//! Times are the best of `NPY_BENCH_REPS` runs after a warm-up, on both sides.
+//!
 //! Environment: `NPY_BENCH_SCALE` (float, default 1), `NPY_BENCH_REPS` (default 5),
 //! `NPY_PYTHON` (a Python with NumPy: adds np.load timings and ratios), `NPY_BENCH_KEEP=1`
 //! (keep the files and print their directory).
@@ -72,24 +74,20 @@ fn w2_fill(big: bool) -> impl FnMut(u64, &mut Vec<u8>) {
     }
 }
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
+/// Best of `reps` runs after a warm-up: on a shared, noisy machine interference only ever adds
+/// time, so the minimum is the most repeatable estimate (numpy_ref.py does the same).
 fn time<T>(reps: usize, mut f: impl FnMut() -> T) -> Duration {
     black_box(f()); // warm-up (page cache, allocator)
-    median(
-        (0..reps)
-            .map(|_| {
-                let t = Instant::now();
-                let out = f();
-                let d = t.elapsed();
-                drop(black_box(out));
-                d
-            })
-            .collect(),
-    )
+    (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            let out = f();
+            let d = t.elapsed();
+            drop(black_box(out));
+            d
+        })
+        .min()
+        .unwrap_or_default()
 }
 
 fn gbps(bytes: u64, d: Duration) -> f64 {
@@ -158,7 +156,12 @@ fn main() {
     let b1 = n1 * 8;
     let b2 = n2 * 33;
 
-    println!("npy-serde read benchmark: W1 {n1} x <f8 ({b1} B), W2/W3 {n2} x 33 B ({b2} B), median of {reps}");
+    let python = std::env::var("NPY_PYTHON").ok().filter(|p| !p.is_empty());
+    let before = match &python {
+        Some(py) => numpy_reference(py, reps, &[&w1, &w2, &w3]),
+        None => vec![None; 3],
+    };
+    println!("npy-serde read benchmark: W1 {n1} x <f8 ({b1} B), W2/W3 {n2} x 33 B ({b2} B), best of {reps}");
     let mut rows: Vec<(String, u64, Duration, usize)> = Vec::new();
     // (label, bytes, time, index of the workload for the np.load ratio)
     // `NPY_BENCH_FILTER`: run only the cases whose label contains it (e.g. under callgrind).
@@ -230,9 +233,18 @@ fn main() {
         });
     }
 
-    let reference = match std::env::var("NPY_PYTHON") {
-        Ok(py) if !py.is_empty() => numpy_reference(&py, reps, &[&w1, &w2, &w3]),
-        _ => vec![None; 3],
+    // np.load runs before and after our cases (the best of both counts), so that a slow
+    // phase of the machine does not favour either side.
+    let reference: Vec<Option<Duration>> = match &python {
+        Some(py) => numpy_reference(py, reps, &[&w1, &w2, &w3])
+            .into_iter()
+            .zip(before)
+            .map(|(a, b)| match (a, b) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            })
+            .collect(),
+        None => vec![None; 3],
     };
     for (i, name) in ["W1", "W2", "W3"].iter().enumerate() {
         if let Some(d) = reference[i] {

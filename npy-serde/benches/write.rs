@@ -47,7 +47,7 @@ impl NpyRecord for Rec {
 }
 
 const NUMPY_SAVE: &str = r#"
-import statistics, sys, time
+import sys, time
 import numpy as np
 reps, n1, n2, d = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 a1 = np.arange(n1, dtype='<f8') * 0.5
@@ -62,13 +62,8 @@ for name, a in (('W1', a1), ('W2', a2)):
     ts = []
     for _ in range(reps):
         t = time.perf_counter(); np.save(p, a); ts.append(time.perf_counter() - t)
-    print(name, statistics.median(ts), a.nbytes, flush=True)
+    print(name, min(ts), a.nbytes, flush=True)
 "#;
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
 
 /// Times `f` unless `NPY_BENCH_FILTER` is set and `label` does not contain it (then zero).
 fn time_if(label: &str, reps: usize, f: impl FnMut()) -> Duration {
@@ -78,17 +73,17 @@ fn time_if(label: &str, reps: usize, f: impl FnMut()) -> Duration {
     }
 }
 
+/// Best of `reps` runs after a warm-up: interference on a shared machine only adds time.
 fn time(reps: usize, mut f: impl FnMut()) -> Duration {
     f(); // warm-up
-    median(
-        (0..reps)
-            .map(|_| {
-                let t = Instant::now();
-                f();
-                t.elapsed()
-            })
-            .collect(),
-    )
+    (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .min()
+        .unwrap_or_default()
 }
 
 fn gbps(bytes: u64, d: Duration) -> f64 {
@@ -183,7 +178,7 @@ fn main() {
     });
     ours.push(("W1", "to_writer(Vec, reused)", b1, enc));
 
-    println!("npy-serde write, scale {scale}, {reps} reps, medians (payload GB/s)");
+    println!("npy-serde write, scale {scale}, best of {reps} (payload GB/s)");
     let numpy: Vec<(String, f64)> = match std::env::var_os("NPY_PYTHON").filter(|p| !p.is_empty()) {
         None => {
             println!("(set NPY_PYTHON to compare with np.save)");

@@ -1902,9 +1902,10 @@ impl Fast {
 /// or anything else (the general [`ElemDe`] path). Eight bytes, passed in a register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Plan {
-    /// `Fast as u8`, with [`Plan::VECTOR`] set for a subarray; [`Plan::OTHER`] otherwise.
+    /// `Fast as u8`, with [`Plan::SWAP`] set if the bytes need swapping and [`Plan::VECTOR`]
+    /// for a subarray; [`Plan::OTHER`]'s code otherwise. Byte order is part of the code so
+    /// that the common case (native order, exact type) is a single comparison.
     code: u8,
-    swap: bool,
     /// Byte size of the scalar (of one item, for a subarray).
     size: u8,
     /// Subarray length.
@@ -1913,11 +1914,11 @@ pub(crate) struct Plan {
 
 impl Plan {
     const VECTOR: u8 = 0x80;
+    const SWAP: u8 = 0x40;
     const OTHER_CODE: u8 = 0xff;
     /// The general path.
     pub(crate) const OTHER: Plan = Plan {
         code: Plan::OTHER_CODE,
-        swap: false,
         size: 0,
         n: 0,
     };
@@ -1927,23 +1928,18 @@ impl Plan {
         let other = Plan::OTHER;
         let scalar = |p: &PlainType| {
             let (k, swap) = Fast::of(*p)?;
-            Some((k as u8, swap, u8::try_from(p.itemsize()).ok()?))
+            let code = if swap { k as u8 | Plan::SWAP } else { k as u8 };
+            Some((code, u8::try_from(p.itemsize()).ok()?))
         };
         match dtype {
             DType::Plain(p) => match scalar(p) {
-                Some((code, swap, size)) => Plan {
-                    code,
-                    swap,
-                    size,
-                    n: 0,
-                },
+                Some((code, size)) => Plan { code, size, n: 0 },
                 None => other,
             },
             DType::Array(base, shape) => match (&**base, shape.as_slice()) {
                 (DType::Plain(p), &[n]) => match (scalar(p), u32::try_from(n)) {
-                    (Some((code, swap, size)), Ok(n)) => Plan {
+                    (Some((code, size)), Ok(n)) => Plan {
                         code: code | Plan::VECTOR,
-                        swap,
                         size,
                         n,
                     },
@@ -1958,7 +1954,13 @@ impl Plan {
     /// `Some(swap)` if this is a scalar of kind `k`.
     #[inline(always)]
     pub(crate) fn scalar(self, k: Fast) -> Option<bool> {
-        (self.code == k as u8).then_some(self.swap)
+        if self.code == k as u8 {
+            Some(false)
+        } else if self.code == k as u8 | Plan::SWAP {
+            Some(true)
+        } else {
+            None
+        }
     }
 
     /// For a 1-D subarray plan: the items' plan, their count and byte size.
