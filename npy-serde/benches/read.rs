@@ -196,9 +196,12 @@ fn main() {
         run(format!("{name} from_path -> Vec<Rec>"), b2, k, &mut || {
             Box::new(npy_serde::from_path::<_, Vec<Rec>>(path).unwrap())
         });
-        run(format!("{name} vec_from_path -> Vec<Rec>"), b2, k, &mut || {
-            Box::new(npy_serde::vec_from_path::<_, Rec>(path).unwrap())
-        });
+        run(
+            format!("{name} vec_from_path -> Vec<Rec>"),
+            b2,
+            k,
+            &mut || Box::new(npy_serde::vec_from_path::<_, Rec>(path).unwrap()),
+        );
         run(
             format!("{name} from_reader(File) -> Vec<Rec>"),
             b2,
@@ -228,9 +231,12 @@ fn main() {
                     .unwrap()
             })
         });
-        run(format!("{name} mmap to_vec -> Vec<Rec>"), b2, k, &mut || {
-            Box::new(MmapArray::open(path).unwrap().to_vec::<Rec>().unwrap())
-        });
+        run(
+            format!("{name} mmap to_vec -> Vec<Rec>"),
+            b2,
+            k,
+            &mut || Box::new(MmapArray::open(path).unwrap().to_vec::<Rec>().unwrap()),
+        );
     }
 
     // np.load runs before and after our cases (the best of both counts), so that a slow

@@ -21,8 +21,8 @@ use serde::de::Deserialize;
 
 use crate::array::decode_all;
 use crate::de::{Ctx, ElemDe, FastDe, Plan, SliceSource, Source};
-use crate::fast::{LastPlan, RowDe};
 use crate::error::{Error, Result};
+use crate::fast::{LastPlan, RowDe};
 use crate::header::{parse_header, Header, ParsedHeader};
 use crate::read::{data_of, deserialize_data, vec_from_data, ReaderBuilder};
 use crate::value::Array;

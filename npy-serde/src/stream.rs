@@ -29,8 +29,8 @@ use std::marker::PhantomData;
 use serde::de::{DeserializeOwned, DeserializeSeed};
 
 use crate::de::{Ctx, ElemDe, FastDe, FortranWalk, Plan};
-use crate::fast::{LastPlan, RowDe};
 use crate::error::{Error, Result};
+use crate::fast::{LastPlan, RowDe};
 use crate::header::{read_header, Header, ParsedHeader};
 use crate::read::{BlockReader, ReaderBuilder};
 
