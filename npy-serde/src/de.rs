@@ -144,6 +144,8 @@ pub(crate) trait Source<'de> {
     fn next_bytes(&mut self) -> Option<(&[u8], u64)> {
         None
     }
+    /// Index (logical C order) of the next element.
+    fn index(&self) -> u64;
     /// The bytes [`Source::next_bytes`] would return, without consuming them.
     #[inline]
     fn peek_bytes(&mut self) -> Option<&[u8]> {
@@ -342,6 +344,10 @@ impl<'de> Source<'de> for SliceSource<'de> {
         self.at_hand()
     }
 
+    fn index(&self) -> u64 {
+        self.next
+    }
+
     fn skip(&mut self, n: u64) -> Result<()> {
         let target = self.next.saturating_add(n).min(self.count);
         self.seek(target);
@@ -471,15 +477,17 @@ impl<'s, 'de, S: Source<'de>> ShapeDe<'s, 'de, S> {
 }
 
 /// Every element of `src` (`count` of them, in logical C order) deserialized as a `T`, into a
-/// `Vec` allocated once at its final size (see [`crate::vecalloc`]). `count` must be bounded
-/// by the data present, as the header checks make it.
+/// `Vec` with room for `reserve` elements up front (see [`crate::vecalloc`]): `count` when the
+/// data is known to be there, so that the `Vec` is allocated once at its final size; less when
+/// the header's count is still unproven, so that a lying header costs nothing.
 pub(crate) fn collect_elements<'de, S: Source<'de>, T: Deserialize<'de>>(
     src: &mut S,
     dtype: &DType,
     count: u64,
+    reserve: u64,
     ctx: &Ctx,
 ) -> Result<Vec<T>> {
-    let mut out = crate::vecalloc::vec_for::<T>(count);
+    let mut out = crate::vecalloc::vec_for::<T>(reserve.min(count));
     let plan = Plan::of(dtype);
     let size = dtype.itemsize();
     let mut done = 0u64;
@@ -582,6 +590,9 @@ impl<'de, S: Source<'de>> SeqAccess<'de> for ShapeSeq<'_, 'de, S> {
             return Ok(None);
         }
         self.i += 1;
+        // An element's own `Deserialize` can fail after our deserializer returned (a
+        // `try_from` conversion, say): name the element here too.
+        let index = self.dims.is_empty().then(|| self.src.index());
         seed.deserialize(ShapeDe {
             src: &mut *self.src,
             plan: self.plan,
@@ -591,6 +602,10 @@ impl<'de, S: Source<'de>> SeqAccess<'de> for ShapeSeq<'_, 'de, S> {
             _de: std::marker::PhantomData,
         })
         .map(Some)
+        .map_err(|e| match index {
+            Some(index) => e.at_record(index),
+            None => e,
+        })
     }
 
     /// Serde's `Vec` (and most sequence impls) ask for elements this way, with a seed that can

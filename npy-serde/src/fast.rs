@@ -296,3 +296,105 @@ impl<'de> SeqAccess<'de> for ItemSeq<'_> {
         Some(self.left)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    /// Deserializes `bytes` as one element of `descr` on the fast tier.
+    fn fast<'de, T: Deserialize<'de>>(descr: &str, bytes: &[u8]) -> Result<T> {
+        let dtype: DType = descr.parse().unwrap();
+        let ctx = Ctx::new(1 << 20);
+        let last = LastPlan::default();
+        T::deserialize(RowDe {
+            bytes,
+            dtype: &dtype,
+            plan: Plan::of(&dtype),
+            ctx: &ctx,
+            last: &last,
+        })
+    }
+
+    #[derive(Deserialize, Debug, PartialEq)]
+    struct Rec {
+        id: i64,
+        y: f32,
+        v: [u16; 2],
+    }
+
+    fn rec_bytes(big: bool) -> Vec<u8> {
+        let mut b = Vec::new();
+        if big {
+            b.extend(7i64.to_be_bytes());
+            b.extend(1.5f32.to_be_bytes());
+            b.extend(3u16.to_be_bytes());
+            b.extend(4u16.to_be_bytes());
+        } else {
+            b.extend(7i64.to_le_bytes());
+            b.extend(1.5f32.to_le_bytes());
+            b.extend(3u16.to_le_bytes());
+            b.extend(4u16.to_le_bytes());
+        }
+        b
+    }
+
+    const REC_LE: &str = "[('id', '<i8'), ('y', '<f4'), ('v', '<u2', (2,))]";
+    const REC_BE: &str = "[('id', '>i8'), ('y', '>f4'), ('v', '>u2', (2,))]";
+
+    #[test]
+    fn exact_scalars_in_both_byte_orders() {
+        assert_eq!(fast::<f64>("<f8", &1.5f64.to_le_bytes()).unwrap(), 1.5);
+        assert_eq!(fast::<f64>(">f8", &1.5f64.to_be_bytes()).unwrap(), 1.5);
+        assert_eq!(fast::<i16>(">i2", &(-2i16).to_be_bytes()).unwrap(), -2);
+        assert_eq!(fast::<u8>("|u1", &[9]).unwrap(), 9);
+        assert_eq!(fast::<Option<u8>>("|u1", &[9]).unwrap(), Some(9));
+    }
+
+    #[test]
+    fn records_and_subarrays() {
+        let want = Rec {
+            id: 7,
+            y: 1.5,
+            v: [3, 4],
+        };
+        assert_eq!(fast::<Rec>(REC_LE, &rec_bytes(false)).unwrap(), want);
+        assert_eq!(fast::<Rec>(REC_BE, &rec_bytes(true)).unwrap(), want);
+        assert_eq!(
+            fast::<Vec<u16>>("('<u2', (3,))", &[1, 0, 2, 0, 3, 0]).unwrap(),
+            [1, 2, 3]
+        );
+        assert_eq!(
+            fast::<(u16, u16)>("('<u2', (2,))", &[1, 0, 2, 0]).unwrap(),
+            (1, 2)
+        );
+    }
+
+    /// Everything outside the exact cases is a miss (an error), never a wrong value or panic:
+    /// the general path then decodes the element.
+    #[test]
+    fn everything_else_misses() {
+        // Conversions, even lossless ones.
+        assert!(fast::<f64>("<f4", &1.5f32.to_le_bytes()).is_err());
+        assert!(fast::<i64>("<i4", &1i32.to_le_bytes()).is_err());
+        // Types the fast tier does not decode.
+        assert!(fast::<bool>("|b1", &[1]).is_err());
+        assert!(fast::<String>("|S2", b"ab").is_err());
+        assert!(fast::<half::f16>("<f2", &[0, 0x3c]).is_err());
+        // Fields by name (another order), or fewer of them.
+        #[derive(Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Swapped {
+            y: f32,
+            id: i64,
+            v: [u16; 2],
+        }
+        assert!(fast::<Swapped>(REC_LE, &rec_bytes(false)).is_err());
+        // A subarray of another length.
+        assert!(fast::<[u16; 3]>("('<u2', (2,))", &[1, 0, 2, 0]).is_err());
+        // Short input: a miss, not a panic.
+        assert!(fast::<Rec>(REC_LE, &rec_bytes(false)[..15]).is_err());
+        assert!(fast::<f64>("<f8", &[0; 4]).is_err());
+        assert!(fast::<Vec<u16>>("('<u2', (3,))", &[1, 0, 2]).is_err());
+    }
+}

@@ -266,7 +266,7 @@ impl ReaderBuilder {
         reader: R,
         header: &ParsedHeader,
     ) -> Result<T> {
-        self.read_data(reader, header, Whole::<T>(PhantomData))
+        self.read_data(reader, header, Whole::<T>(PhantomData), false)
     }
 
     /// [`vec_from_reader`] with these options.
@@ -282,7 +282,8 @@ impl ReaderBuilder {
         reader: R,
         header: &ParsedHeader,
     ) -> Result<Vec<T>> {
-        self.read_data(reader, header, Elements::<T>(PhantomData))
+        // The data may not exist: reserve only as elements arrive.
+        self.read_data(reader, header, Elements::<T>(PhantomData), false)
     }
 
     /// [`vec_from_slice`] with these options.
@@ -294,15 +295,18 @@ impl ReaderBuilder {
     /// [`vec_from_path`] with these options.
     pub fn vec_from_path<P: AsRef<Path>, T: DeserializeOwned>(&self, path: P) -> Result<Vec<T>> {
         let (file, header) = open_checked(path.as_ref(), self)?;
-        self.vec_from_reader_with_header(file, &header)
+        // The file holds all the data (checked): reserve for all of it at once.
+        self.read_data(file, &header, Elements::<T>(PhantomData), true)
     }
 
-    /// Decodes the data that follows `header` in `reader` as `what` asks.
+    /// Decodes the data that follows `header` in `reader` as `what` asks; `present` says that
+    /// the data is known to be all there (a file whose size was checked).
     fn read_data<R: Read, W: for<'de> Decode<'de, Out = O>, O>(
         &self,
         reader: R,
         header: &ParsedHeader,
         what: W,
+        present: bool,
     ) -> Result<O> {
         let h = &header.header;
         let (count, len) = self.check(h)?;
@@ -313,7 +317,7 @@ impl ReaderBuilder {
             let data = block.read_all()?;
             let mut src =
                 SliceSource::new(&data, false, &h.dtype, &h.shape, true, header.data_offset)?;
-            return what.decode(&mut src, h, count, &mut ctx);
+            return what.decode(&mut src, h, count, true, &mut ctx);
         }
         let mut src = BlockSource {
             block,
@@ -321,7 +325,7 @@ impl ReaderBuilder {
             count,
             next: 0,
         };
-        let value = what.decode(&mut src, h, count, &mut ctx)?;
+        let value = what.decode(&mut src, h, count, present, &mut ctx)?;
         src.block.drain()?;
         Ok(value)
     }
@@ -411,11 +415,12 @@ fn decode_slice<'de, W: Decode<'de>>(
         header.data_offset,
     )?;
     let count = src.remaining();
-    what.decode(&mut src, h, count, &mut rb.ctx())
+    what.decode(&mut src, h, count, true, &mut rb.ctx())
 }
 
 /// What to make of an array's elements: the whole array as one `T` following its shape
-/// ([`Whole`]), or a flat `Vec` of its elements ([`Elements`]).
+/// ([`Whole`]), or a flat `Vec` of its elements ([`Elements`]). `present` says that the
+/// `count` elements' bytes are known to exist (not merely declared by the header).
 trait Decode<'de> {
     type Out;
     fn decode<S: Source<'de>>(
@@ -423,6 +428,7 @@ trait Decode<'de> {
         src: &mut S,
         header: &Header,
         count: u64,
+        present: bool,
         ctx: &mut Ctx,
     ) -> Result<Self::Out>;
 }
@@ -431,7 +437,14 @@ struct Whole<T>(PhantomData<fn() -> T>);
 
 impl<'de, T: Deserialize<'de>> Decode<'de> for Whole<T> {
     type Out = T;
-    fn decode<S: Source<'de>>(self, src: &mut S, h: &Header, _: u64, ctx: &mut Ctx) -> Result<T> {
+    fn decode<S: Source<'de>>(
+        self,
+        src: &mut S,
+        h: &Header,
+        _: u64,
+        _: bool,
+        ctx: &mut Ctx,
+    ) -> Result<T> {
         T::deserialize(ShapeDe::new(src, &h.dtype, &h.shape, ctx))
     }
 }
@@ -445,9 +458,16 @@ impl<'de, T: Deserialize<'de>> Decode<'de> for Elements<T> {
         src: &mut S,
         h: &Header,
         count: u64,
+        present: bool,
         ctx: &mut Ctx,
     ) -> Result<Vec<T>> {
-        collect_elements(src, &h.dtype, count, ctx)
+        // Declared but unproven data gets at most 1 MiB up front (as serde's own `Vec` impl);
+        // the `Vec` then grows as elements arrive.
+        let reserve = match present {
+            true => count,
+            false => count.min((1 << 20) / std::mem::size_of::<T>().max(1) as u64),
+        };
+        collect_elements(src, &h.dtype, count, reserve, ctx)
     }
 }
 
@@ -702,6 +722,10 @@ impl<'de, R: Read> Source<'de> for BlockSource<R> {
         let b = self.block.try_next(self.itemsize)?;
         self.next += 1;
         Some((b, index))
+    }
+
+    fn index(&self) -> u64 {
+        self.next
     }
 
     #[inline]
