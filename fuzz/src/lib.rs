@@ -163,6 +163,8 @@ fn npy_with(data: &[u8], rb: &ReaderBuilder) {
 
     let _ = rb.from_slice::<Value>(data);
     let _ = rb.from_reader::<_, Value>(Chunked::new(data, chunk));
+    let _ = rb.vec_from_slice::<Value>(data);
+    let _ = rb.vec_from_reader::<_, Value>(Chunked::new(data, chunk));
 
     if let Ok(records) = rb.records::<_, Value>(Chunked::new(data, chunk)) {
         let total = records.len();
@@ -263,6 +265,26 @@ pub fn records(data: &[u8]) {
     if let (true, Ok(recs)) = (exact, &slice) {
         records_roundtrip(recs);
     }
+    // The flat readers (fast tier first, general path after a miss) agree with the nested
+    // one on 1-D arrays: the same records, or an error of the same kind.
+    let flat = rb.vec_from_slice::<Rec>(data);
+    let flat_reader = rb.vec_from_reader::<_, Rec>(Chunked::new(data, chunk));
+    assert_eq!(
+        flat.is_ok(),
+        flat_reader.is_ok(),
+        "flat slice and reader disagree: {:?} vs {:?}",
+        flat.as_ref().err(),
+        flat_reader.as_ref().err()
+    );
+    let one_d = parse_header(data, &Limits::default()).is_ok_and(|p| p.header.shape.len() == 1);
+    if one_d {
+        match (&slice, &flat) {
+            (Ok(a), Ok(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}")),
+            (Err(a), Err(b)) => assert_eq!(a.kind().code(), b.kind().code(), "{a} vs {b}"),
+            (a, b) => panic!("nested and flat readers disagree: {a:?} vs {b:?}"),
+        }
+    }
+    let _ = rb.vec_from_slice::<Borrowed>(data);
     let _ = rb.from_slice::<Vec<Borrowed>>(data);
     let _ = rb.from_slice::<Vec<Subset>>(data);
     let _ = rb.from_slice::<Rec>(data);
