@@ -54,6 +54,19 @@
 //! Because file fields the struct does not name are never shown to it,
 //! `#[serde(deny_unknown_fields)]` has no effect.
 //!
+//! # Big arrays
+//!
+//! [`vec_from_path`], [`vec_from_reader`], [`vec_from_slice`] (and
+//! [`MmapArray::to_vec`](crate::MmapArray::to_vec)) read every element into a `Vec` allocated
+//! once at its final size, backed by huge pages from 4 MiB, which `from_*::<Vec<T>>` cannot do
+//! through serde's `Vec` impl; prefer them for large files. From a plain reader, whose data is
+//! not known to exist, the `Vec` grows as elements arrive instead.
+//!
+//! Elements are first decoded on a fast path that handles only exact requests (a scalar as its
+//! own Rust type, a struct whose fields are the file's fields in order, 1-D subarrays); any
+//! other request decodes the element again through the general path described here, which then
+//! serves the rest of the array. Results and errors are the same either way.
+//!
 //! When the file's fields are exactly the struct's fields (the `fields` list serde passes to
 //! `deserialize_struct`), in the same order, the record is handed to the struct's visitor as a
 //! sequence of field values instead (`visit_seq`), which skips matching keys; `serde_derive`
