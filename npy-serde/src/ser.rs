@@ -1,5 +1,5 @@
 //! The serde side of writing: a `Serializer` that encodes one array element into its bytes,
-//! driven by a per-dtype [`Plan`] compiled once, plus the shape-level serializers used when the
+//! driven by a per-dtype `Plan` compiled once, plus the shape-level serializers used when the
 //! array's shape comes from nested sequences, and `impl Serialize for Value`.
 //!
 //! # How Rust values map onto a dtype

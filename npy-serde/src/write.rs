@@ -13,7 +13,7 @@
 //! The bytes are those `numpy.save` writes for the same array: the header is NumPy's (sorted
 //! keys, growth-axis padding, 64-byte alignment), padding bytes inside records are zero and
 //! strings are NUL-padded. How Rust values convert into each dtype (lossless conversions only) is
-//! described in the [`ser`](crate::ser) module.
+//! described in the [`ser`] module.
 //!
 //! ```
 //! let bytes = npy_serde::to_vec(&vec![[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]])?;
