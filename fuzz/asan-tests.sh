@@ -6,7 +6,10 @@
 #     fuzz_regressions tests;
 #   - the `npy` CLI's mapped input (npy-serde/src/bin/npy/input.rs), reached by the CLI tests;
 #   - libc::fallocate in WriterBuilder::to_path (npy-serde/src/write.rs), reached by the
-#     write module's unit tests.
+#     write module's unit tests;
+#   - libc::madvise(MADV_HUGEPAGE) on a new Vec's spare capacity (npy-serde/src/vecalloc.rs),
+#     reached by its unit tests and by the npy-serde-tests read_vec tests (every vec_from_*
+#     entry point).
 # Needs a nightly toolchain (rustup toolchain install nightly). Builds into target/asan so the
 # normal build is untouched.
 #
@@ -25,9 +28,9 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stac
 
 echo "=== npy-serde-tests under ASan ($host)"
 cargo +nightly test --target "$host" -p npy-serde-tests \
-    --test read_fixtures --test hostile --test fuzz_regressions "$@"
-echo "=== npy-serde write unit tests (to_path) under ASan"
-cargo +nightly test --target "$host" -p npy-serde --lib write:: "$@"
+    --test read_fixtures --test hostile --test fuzz_regressions --test read_vec "$@"
+echo "=== npy-serde write (to_path) and vecalloc unit tests under ASan"
+cargo +nightly test --target "$host" -p npy-serde --lib -- write:: vecalloc:: fast:: "$@"
 echo "=== npy CLI tests under ASan"
 cargo +nightly test --target "$host" -p npy-serde --features cli --test cli "$@"
 echo "=== asan-tests: no AddressSanitizer report"

@@ -74,8 +74,11 @@ struct ItemSeq<'a> {
 }
 
 /// The items of the subarray at `at` of `bytes`, given its plan's [`Plan::vector`] and the
-/// length serde asks for, if any. Only subarrays ending below 4 GiB, so that the items' `u32`
-/// offsets cannot wrap.
+/// length serde asks for, if any.
+///
+/// Item offsets are `u32`, so `bytes` must be shorter than 4 GiB: then every in-bounds offset
+/// is below 2^32, and walking the items in order meets an out-of-bounds item (a miss) before
+/// an offset could wrap.
 #[inline(always)]
 fn items(
     bytes: &[u8],
@@ -84,18 +87,17 @@ fn items(
     len: Option<usize>,
 ) -> Result<ItemSeq<'_>> {
     match vector {
-        Some((item, n, size)) if len.is_none_or(|l| l == n) => {
-            let end = n.checked_mul(size).and_then(|l| l.checked_add(at));
-            match (end.map(u32::try_from), u32::try_from(size)) {
-                (Some(Ok(_)), Ok(size)) => Ok(ItemSeq {
-                    bytes,
-                    at: at as u32,
-                    item,
-                    left: n,
-                    size,
-                }),
-                _ => Err(miss()),
-            }
+        Some((item, n, size))
+            if len.is_none_or(|l| l == n) && u32::try_from(bytes.len()).is_ok() =>
+        {
+            Ok(ItemSeq {
+                bytes,
+                at: at as u32,
+                item,
+                left: n,
+                // At most 16: a scalar's size.
+                size: size as u32,
+            })
         }
         _ => Err(miss()),
     }
