@@ -46,7 +46,8 @@ pub(crate) struct RowDe<'a, 'c> {
 }
 
 /// See [`RowDe::last`].
-pub(crate) type LastPlan = Cell<Option<(*const &'static str, usize)>>;
+/// The key is the address of serde's `fields` list (an integer, so that readers stay `Send`).
+pub(crate) type LastPlan = Cell<Option<(usize, usize)>>;
 
 /// A value at `at` of its parent's `bytes`: a record field or a subarray item. Offsets are
 /// `u32` (fields ending below 4 GiB; see `FieldPlan::at`): `at as usize + size` cannot
@@ -214,12 +215,12 @@ impl<'de> de::Deserializer<'de> for RowDe<'_, '_> {
         visitor: V,
     ) -> Result<V::Value> {
         let slot = match self.last.get() {
-            Some((key, slot)) if key == fields.as_ptr() => slot,
+            Some((key, slot)) if key == fields.as_ptr() as usize => slot,
             _ => match (self.dtype, fields.len()) {
                 // A struct with no fields could share its (dangling) `fields` pointer.
                 (DType::Record(rec), 1..) => {
                     let slot = self.ctx.plan_index(rec, fields).ok_or_else(miss)?;
-                    self.last.set(Some((fields.as_ptr(), slot)));
+                    self.last.set(Some((fields.as_ptr() as usize, slot)));
                     slot
                 }
                 _ => return Err(miss()),

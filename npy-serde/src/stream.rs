@@ -304,3 +304,16 @@ impl<R: Read, T: DeserializeOwned> Iterator for RecordReader<R, T> {
         )
     }
 }
+
+#[cfg(test)]
+mod send_tests {
+    /// Readers can move to another thread (their per-array caches hold no `Rc` or pointers).
+    #[test]
+    fn readers_are_send() {
+        fn send<T: Send>() {}
+        send::<super::RecordReader<std::fs::File, f64>>();
+        send::<crate::MmapArray>();
+        send::<crate::MmapRecords<'static, f64>>();
+        send::<crate::ReaderBuilder>();
+    }
+}
