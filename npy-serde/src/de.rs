@@ -543,15 +543,19 @@ pub(crate) fn collect_elements<'de, S: Source<'de>, T: Deserialize<'de>>(
             done = index;
         }
     }
+    // Element by element: Fortran-order walks, zero-size elements, short data (which this
+    // path reports).
     for _ in done..count {
-        out.push(T::deserialize(ShapeDe {
+        let index = src.index();
+        let value = T::deserialize(ShapeDe {
             src: &mut *src,
             dtype,
             dims: &[],
             ctx,
             plan,
             _de: std::marker::PhantomData,
-        })?);
+        });
+        out.push(value.map_err(|e| e.at_record(index))?);
     }
     Ok(out)
 }
