@@ -1904,3 +1904,23 @@ fn lossy_scalar_requests_fail_like_from_slice() {
     assert_eq!(want.position().record, Some(3210));
     assert_all_err(vec_all::<bool>(&file, &path), &want);
 }
+
+/// Fortran-order arrays go element by element (a walk, not runs): an error raised by the
+/// element's own conversion still names the element, by its C-order index, from every entry
+/// point; and the nested reader names the same one.
+#[test]
+fn fortran_conversion_errors_name_the_c_order_element() {
+    // 3 x 4, stored column by column: storage position of C index i*4+j is j*3+i.
+    let mut data = vec![1u8; 12];
+    let (i, j) = (2usize, 1usize); // C index 9
+    data[j * 3 + i] = 42;
+    let file = npy("|u1", &[3, 4], true, &data);
+    let want_record = Some(9);
+    let slice = npy_serde::vec_from_slice::<Not42>(&file).unwrap_err();
+    assert_eq!(slice.position().record, want_record, "{slice}");
+    let reader = npy_serde::vec_from_reader::<_, Not42>(Cursor::new(&file)).unwrap_err();
+    assert_eq!(reader.position().record, want_record, "{reader}");
+    let nested = npy_serde::from_slice::<Vec<Vec<Not42>>>(&file).unwrap_err();
+    assert_eq!(nested.position().record, want_record, "{nested}");
+    assert_eq!(slice.kind().code(), nested.kind().code());
+}
