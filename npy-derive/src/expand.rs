@@ -107,22 +107,37 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
         }
     };
 
-    let dtype_exprs: Vec<TokenStream> = members.iter().map(|m| field_dtype(&private, m)).collect();
+    let dtype_exprs: Vec<TokenStream> = members
+        .iter()
+        .map(|m| field_dtype(&krate, &private, m))
+        .collect();
+    let layout_exprs: Vec<TokenStream> = members
+        .iter()
+        .map(|m| field_layout(&krate, &private, m))
+        .collect();
+    let aligned = container.align.is_some();
 
-    let body = match (transparent, dtype_exprs.as_slice()) {
-        (true, [e]) => quote!(#private::with_order(#e, #order)),
+    let (body, layout) = match (transparent, dtype_exprs.as_slice(), layout_exprs.as_slice()) {
+        (true, [e], [l]) => (
+            quote!(#private::with_order(#e, #order)),
+            quote!(#l.with_order(#order)),
+        ),
         _ => {
             let names = members.iter().map(|m| &m.name);
             let type_name = input.ident.to_string();
-            let aligned = container.align.is_some();
-            quote! {
-                #private::record(
-                    #type_name,
-                    ::std::vec![#((#names, #dtype_exprs)),*],
-                    #aligned,
-                    #order,
-                )
-            }
+            (
+                quote! {
+                    #private::record(
+                        #type_name,
+                        ::std::vec![#((#names, #dtype_exprs)),*],
+                        #aligned,
+                        #order,
+                    )
+                },
+                quote! {
+                    #private::Layout::record(&[#(&#layout_exprs),*], #aligned).with_order(#order)
+                },
+            )
         }
     };
 
@@ -135,15 +150,20 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
             fn dtype() -> #krate::DType {
                 #body
             }
+
+            #[doc(hidden)]
+            const LAYOUT: #private::Layout = #layout;
         }
     })
 }
 
-fn field_dtype(private: &TokenStream, m: &Member) -> TokenStream {
+fn field_dtype(krate: &syn::Path, private: &TokenStream, m: &Member) -> TokenStream {
     let ty = m.ty;
     let span = ty.span();
     match m.source {
-        Source::Trait => quote_spanned!(span=> #private::field::<#ty>()),
+        // The same path and span as `field_layout`'s, so that a type without `NpyRecord` is
+        // reported once.
+        Source::Trait => quote_spanned!(span=> <#ty as #krate::NpyRecord>::dtype()),
         Source::String(w) => {
             let scalar = match w {
                 Width::Bytes(n) => quote!(#private::Scalar::Bytes(#n)),
@@ -151,6 +171,16 @@ fn field_dtype(private: &TokenStream, m: &Member) -> TokenStream {
             };
             quote_spanned!(span=> #private::string_field::<#ty>(#scalar))
         }
+    }
+}
+
+/// A field's compile-time layout: its type's, or opaque for a string (which the exact tier does
+/// not decode, so neither does it decode the record).
+fn field_layout(krate: &syn::Path, private: &TokenStream, m: &Member) -> TokenStream {
+    let ty = m.ty;
+    match m.source {
+        Source::Trait => quote_spanned!(ty.span()=> <#ty as #krate::NpyRecord>::LAYOUT),
+        Source::String(_) => quote!(#private::Layout::OPAQUE),
     }
 }
 

@@ -20,6 +20,7 @@ use serde::de::{
 
 use crate::dtype::{ByteOrder, DType, Field, PlainType, Record, Scalar};
 use crate::error::{Error, Result};
+use crate::exact::ExactTier;
 use crate::fast::{LastPlan, RowDe};
 
 /// Default limit on the number of items of a zero-byte element type (`V0`, an empty record) in
@@ -486,6 +487,7 @@ pub(crate) fn collect_elements<'de, S: Source<'de>, T: Deserialize<'de>>(
     count: u64,
     reserve: u64,
     ctx: &Ctx,
+    mut exact: Option<ExactTier<T>>,
 ) -> Result<Vec<T>> {
     let mut out = crate::vecalloc::vec_for::<T>(reserve.min(count));
     let plan = Plan::of(dtype);
@@ -495,12 +497,23 @@ pub(crate) fn collect_elements<'de, S: Source<'de>, T: Deserialize<'de>>(
     let last = LastPlan::default();
     if size > 0 {
         // Runs of consecutive elements: one loop over each run's bytes, first through the
-        // fast tier (see `crate::fast`); after its first miss, through the general path
-        // (which decodes the missed element again).
+        // exact tier (`crate::exact`, when `T`'s layout is the file's), then the fast tier
+        // (`crate::fast`); after a tier's first miss, the next one takes over for the rest of
+        // the array, and the general path last (which decodes the missed element again).
         while let Some(run) = src.next_run()? {
             let mut index = run.index;
+            if let Some(t) = &exact {
+                let n = (t.run)(run.bytes, &t.plan, &mut out);
+                index += n as u64;
+                // No overflow: `n` whole elements of `run.bytes` were decoded.
+                if n * size < run.bytes.len() {
+                    exact = None;
+                }
+            }
             if fast_ok {
-                for chunk in run.bytes.chunks_exact(size) {
+                let first = (index - run.index) as usize;
+                let rest = run.bytes.get(first * size..).unwrap_or(&[]);
+                for chunk in rest.chunks_exact(size) {
                     match T::deserialize(RowDe {
                         bytes: chunk,
                         dtype,

@@ -34,7 +34,9 @@ pub use npy_derive::NpyRecord;
 // ---- reading (serde Deserializer, streaming reader, mmap) ----
 mod array;
 mod de;
+mod exact;
 mod fast;
+mod layout;
 pub mod mmap;
 pub mod read;
 pub mod stream;
@@ -42,8 +44,9 @@ mod vecalloc;
 pub use array::{decode_value, read_array};
 pub use mmap::{MmapArray, MmapRecords};
 pub use read::{
-    from_path, from_reader, from_reader_with_header, from_slice, longdouble_to_f64, vec_from_path,
-    vec_from_reader, vec_from_slice, ReaderBuilder,
+    from_path, from_reader, from_reader_with_header, from_slice, longdouble_to_f64,
+    records_from_path, records_from_reader, records_from_slice, vec_from_path, vec_from_reader,
+    vec_from_slice, ReaderBuilder,
 };
 pub use stream::RecordReader;
 

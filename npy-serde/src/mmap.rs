@@ -24,8 +24,9 @@ use crate::de::{Ctx, ElemDe, FastDe, Plan, SliceSource, Source};
 use crate::error::{Error, Result};
 use crate::fast::{LastPlan, RowDe};
 use crate::header::{parse_header, Header, ParsedHeader};
-use crate::read::{data_of, deserialize_data, vec_from_data, ReaderBuilder};
+use crate::read::{data_of, deserialize_data, vec_from_data, Elements, ReaderBuilder};
 use crate::value::Array;
+use crate::NpyRecord;
 
 /// A memory-mapped `.npy` file with a validated header.
 ///
@@ -123,7 +124,35 @@ impl MmapArray {
     /// final size (see [`vec_from_reader`](crate::vec_from_reader)), borrowing strings and
     /// bytes from the map.
     pub fn to_vec<'a, T: Deserialize<'a>>(&'a self) -> Result<Vec<T>> {
-        vec_from_data(self.data(), true, &self.header, &self.rb)
+        vec_from_data(self.data(), true, &self.header, &self.rb, Elements::plain())
+    }
+
+    /// Every element into a `Vec<T>` for a type that knows its dtype, as
+    /// [`records_from_reader`](crate::records_from_reader) reads them: [`to_vec`](Self::to_vec)
+    /// plus the exact-layout tier when the file's element layout is `T::dtype()`'s. Reading a
+    /// memory map this way is the fastest way to a `Vec` of records.
+    ///
+    /// ```
+    /// # use npy_serde::{MmapArray, NpyRecord};
+    /// # use serde::{Deserialize, Serialize};
+    /// #[derive(Serialize, Deserialize, NpyRecord)]
+    /// struct Rec { id: i64, x: f64 }
+    ///
+    /// # let path = std::env::temp_dir().join(format!("to-records-{}.npy", std::process::id()));
+    /// npy_serde::to_path(&path, &[Rec { id: 1, x: 0.5 }, Rec { id: 2, x: 1.5 }])?;
+    /// let recs: Vec<Rec> = MmapArray::open(&path)?.to_records()?;
+    /// assert_eq!(recs[1].x, 1.5);
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
+    pub fn to_records<'a, T: Deserialize<'a> + NpyRecord>(&'a self) -> Result<Vec<T>> {
+        vec_from_data(
+            self.data(),
+            true,
+            &self.header,
+            &self.rb,
+            Elements::records(),
+        )
     }
 
     /// Deserializes element `index` (logical C order: for a Fortran-order array, the element

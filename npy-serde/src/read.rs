@@ -90,8 +90,10 @@ use serde::de::{Deserialize, DeserializeOwned};
 pub use crate::de::longdouble_to_f64;
 use crate::de::{collect_elements, Ctx, Elem, FortranWalk, Run, ShapeDe, SliceSource, Source};
 use crate::error::{Error, Result};
+use crate::exact::{self, TierFn};
 use crate::header::{parse_header, read_header, Header, Limits, ParsedHeader};
 use crate::stream::RecordReader;
+use crate::NpyRecord;
 
 /// Reads one array from `reader` into `T`, leaving the reader just after the array's data (so
 /// arrays saved back to back read in turn).
@@ -159,6 +161,51 @@ pub fn vec_from_slice<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<Vec<
 /// [`vec_from_reader`] for the `.npy` file at `path`.
 pub fn vec_from_path<P: AsRef<Path>, T: DeserializeOwned>(path: P) -> Result<Vec<T>> {
     ReaderBuilder::new().vec_from_path(path)
+}
+
+/// Reads every element of the array from `reader` into a `Vec<T>` for a type that knows its
+/// dtype (`#[derive(Deserialize, NpyRecord)]`): [`vec_from_reader`], with the same results and
+/// errors, plus an exact-layout tier when the file's element layout is `T::dtype()`'s.
+///
+/// On that tier each record decodes through `T`'s `Deserialize` impl with every check against
+/// the layout resolved at compile time, which makes it about as fast as a hand-written decoder
+/// (several times faster than [`vec_from_reader`] on records of scalars). It engages when the
+/// file's dtype has `T::dtype()`'s fields, types, offsets and itemsize, in the same byte order
+/// or in the opposite one throughout, and serde's field list for the struct is the file's field
+/// names in order. Otherwise, and from the first element the tier cannot decode exactly (a
+/// bool byte other than 0 or 1, a hand-written `Deserialize` asking for another type), the
+/// array continues as [`vec_from_reader`] reads it.
+///
+/// ```
+/// use npy_serde::NpyRecord;
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Debug, PartialEq, Serialize, Deserialize, NpyRecord)]
+/// struct Rec { id: i64, x: f64, v: [f32; 3] }
+///
+/// let rows = vec![Rec { id: 1, x: 0.5, v: [1.0, 2.0, 3.0] }, Rec { id: 2, x: -1.5, v: [0.0; 3] }];
+/// let file = npy_serde::to_vec(&rows)?;
+/// let back: Vec<Rec> = npy_serde::records_from_reader(file.as_slice())?;
+/// assert_eq!(back, rows);
+/// # Ok::<(), npy_serde::Error>(())
+/// ```
+pub fn records_from_reader<R: Read, T: DeserializeOwned + NpyRecord>(reader: R) -> Result<Vec<T>> {
+    ReaderBuilder::new().records_from_reader(reader)
+}
+
+/// [`records_from_reader`] for a whole `.npy` file in memory.
+pub fn records_from_slice<'de, T: Deserialize<'de> + NpyRecord>(
+    bytes: &'de [u8],
+) -> Result<Vec<T>> {
+    ReaderBuilder::new().records_from_slice(bytes)
+}
+
+/// [`records_from_reader`] for the `.npy` file at `path`, with the `Vec` allocated once at its
+/// final size (as [`vec_from_path`]).
+pub fn records_from_path<P: AsRef<Path>, T: DeserializeOwned + NpyRecord>(
+    path: P,
+) -> Result<Vec<T>> {
+    ReaderBuilder::new().records_from_path(path)
 }
 
 /// Reading options: header limits (as NumPy's `max_header_size`) and data-size limits.
@@ -296,20 +343,49 @@ impl ReaderBuilder {
         header: &ParsedHeader,
     ) -> Result<Vec<T>> {
         // The data may not exist: reserve only as elements arrive.
-        self.read_data(reader, header, Elements::<T>(PhantomData), false)
+        self.read_data(reader, header, Elements::<T>::plain(), false)
     }
 
     /// [`vec_from_slice`] with these options.
     pub fn vec_from_slice<'de, T: Deserialize<'de>>(&self, bytes: &'de [u8]) -> Result<Vec<T>> {
         let header = parse_header(bytes, &self.limits)?;
-        vec_from_data(data_of(bytes, &header, self)?, true, &header, self)
+        let data = data_of(bytes, &header, self)?;
+        vec_from_data(data, true, &header, self, Elements::plain())
     }
 
     /// [`vec_from_path`] with these options.
     pub fn vec_from_path<P: AsRef<Path>, T: DeserializeOwned>(&self, path: P) -> Result<Vec<T>> {
         let (file, header) = open_checked(path.as_ref(), self)?;
         // The file holds all the data (checked): reserve for all of it at once.
-        self.read_data(file, &header, Elements::<T>(PhantomData), true)
+        self.read_data(file, &header, Elements::<T>::plain(), true)
+    }
+
+    /// [`records_from_reader`] with these options.
+    pub fn records_from_reader<R: Read, T: DeserializeOwned + NpyRecord>(
+        &self,
+        mut reader: R,
+    ) -> Result<Vec<T>> {
+        let header = read_header(&mut reader, &self.limits)?;
+        self.read_data(reader, &header, Elements::<T>::records(), false)
+    }
+
+    /// [`records_from_slice`] with these options.
+    pub fn records_from_slice<'de, T: Deserialize<'de> + NpyRecord>(
+        &self,
+        bytes: &'de [u8],
+    ) -> Result<Vec<T>> {
+        let header = parse_header(bytes, &self.limits)?;
+        let data = data_of(bytes, &header, self)?;
+        vec_from_data(data, true, &header, self, Elements::records())
+    }
+
+    /// [`records_from_path`] with these options.
+    pub fn records_from_path<P: AsRef<Path>, T: DeserializeOwned + NpyRecord>(
+        &self,
+        path: P,
+    ) -> Result<Vec<T>> {
+        let (file, header) = open_checked(path.as_ref(), self)?;
+        self.read_data(file, &header, Elements::<T>::records(), true)
     }
 
     /// Decodes the data that follows `header` in `reader` as `what` asks; `present` says that
@@ -406,8 +482,9 @@ pub(crate) fn vec_from_data<'de, T: Deserialize<'de>>(
     borrowable: bool,
     header: &ParsedHeader,
     rb: &ReaderBuilder,
+    elements: Elements<T>,
 ) -> Result<Vec<T>> {
-    decode_slice(data, borrowable, header, rb, Elements::<T>(PhantomData))
+    decode_slice(data, borrowable, header, rb, elements)
 }
 
 /// Decodes an array's data bytes (already checked to be complete) as `what` asks.
@@ -462,7 +539,27 @@ impl<'de, T: Deserialize<'de>> Decode<'de> for Whole<T> {
     }
 }
 
-struct Elements<T>(PhantomData<fn() -> T>);
+/// Every element into a flat `Vec`, with the exact tier for `T` if it has one.
+pub(crate) struct Elements<T> {
+    tier: TierFn<T>,
+}
+
+impl<T> Elements<T> {
+    /// Without the exact tier (any `T`).
+    pub(crate) fn plain() -> Self {
+        Elements { tier: |_| None }
+    }
+
+    /// With the exact tier of `T`'s compile-time layout.
+    pub(crate) fn records<'de>() -> Self
+    where
+        T: Deserialize<'de> + NpyRecord,
+    {
+        Elements {
+            tier: exact::tier::<T>,
+        }
+    }
+}
 
 impl<'de, T: Deserialize<'de>> Decode<'de> for Elements<T> {
     type Out = Vec<T>;
@@ -480,7 +577,7 @@ impl<'de, T: Deserialize<'de>> Decode<'de> for Elements<T> {
             true => count,
             false => count.min((1 << 20) / std::mem::size_of::<T>().max(1) as u64),
         };
-        collect_elements(src, &h.dtype, count, reserve, ctx)
+        collect_elements(src, &h.dtype, count, reserve, ctx, (self.tier)(&h.dtype))
     }
 }
 

@@ -14,6 +14,7 @@
 //! ```
 
 use crate::dtype::{DType, Scalar};
+use crate::layout::{Kind, Layout};
 
 /// A Rust type with a fixed NumPy dtype.
 #[diagnostic::on_unimplemented(
@@ -26,30 +27,40 @@ use crate::dtype::{DType, Scalar};
 pub trait NpyRecord {
     /// The dtype of one value of this type.
     fn dtype() -> DType;
+
+    /// [`dtype`](NpyRecord::dtype)'s layout as a compile-time constant, for the exact decoding
+    /// tier of [`records_from_path`](crate::records_from_path) and its siblings. Not a public
+    /// API: implemented here and by `#[derive(NpyRecord)]`. The default (opaque) is always
+    /// correct, only slower; a layout that is not `dtype()`'s only means the tier never engages.
+    #[doc(hidden)]
+    const LAYOUT: Layout = Layout::OPAQUE;
 }
 
 macro_rules! scalar_impls {
-    ($($t:ty => $s:expr),* $(,)?) => {
+    ($($t:ty => $s:expr $(, $k:ident)?);* $(;)?) => {
         $(impl NpyRecord for $t {
             fn dtype() -> DType {
                 DType::scalar($s)
             }
+            $(const LAYOUT: Layout = Layout::leaf(Kind::$k);)?
         })*
     };
 }
 
 scalar_impls! {
-    bool => Scalar::Bool,
-    i8 => Scalar::I8, i16 => Scalar::I16, i32 => Scalar::I32, i64 => Scalar::I64,
-    u8 => Scalar::U8, u16 => Scalar::U16, u32 => Scalar::U32, u64 => Scalar::U64,
-    f32 => Scalar::F32, f64 => Scalar::F64,
-    half::f16 => Scalar::F16,
+    bool => Scalar::Bool, Bool;
+    i8 => Scalar::I8, I8; i16 => Scalar::I16, I16; i32 => Scalar::I32, I32;
+    i64 => Scalar::I64, I64;
+    u8 => Scalar::U8, U8; u16 => Scalar::U16, U16; u32 => Scalar::U32, U32;
+    u64 => Scalar::U64, U64;
+    f32 => Scalar::F32, F32; f64 => Scalar::F64, F64;
+    half::f16 => Scalar::F16;
 }
 
 #[cfg(feature = "complex")]
 scalar_impls! {
-    num_complex::Complex<f32> => Scalar::Complex64,
-    num_complex::Complex<f64> => Scalar::Complex128,
+    num_complex::Complex<f32> => Scalar::Complex64;
+    num_complex::Complex<f64> => Scalar::Complex128;
 }
 
 /// `[T; N]` is a subarray; nested arrays flatten into one multi-dimensional subarray, as NumPy
@@ -66,6 +77,8 @@ impl<T: NpyRecord, const N: usize> NpyRecord for [T; N] {
             other => DType::Array(Box::new(other), vec![N as u64]),
         }
     }
+
+    const LAYOUT: Layout = Layout::array(&T::LAYOUT, N);
 }
 
 /// Support for the code `#[derive(NpyRecord)]` generates. Not a public API: its contents may
@@ -75,6 +88,7 @@ pub mod __private {
     use std::borrow::Cow;
 
     pub use crate::dtype::{ByteOrder, DType, Record, Scalar};
+    pub use crate::layout::Layout;
 
     /// Rust types that may hold a fixed-width NumPy string field (`#[npy(bytes = N)]` or
     /// `#[npy(unicode = N)]`).
@@ -101,9 +115,10 @@ pub mod __private {
         DType::scalar(scalar)
     }
 
-    /// The dtype of a field of type `T`.
-    pub fn field<T: super::NpyRecord + ?Sized>() -> DType {
-        T::dtype()
+    /// The layout of `dtype` as the exact tier sees a file's (for tests that a derived
+    /// `LAYOUT` is its `dtype()`'s).
+    pub fn layout_of(dtype: &DType) -> Layout {
+        Layout::of(dtype)
     }
 
     /// Builds a derived struct's record dtype.

@@ -297,6 +297,10 @@ struct Reading {
 struct Case {
     name: &'static str,
     dtype: DType,
+    /// `T::LAYOUT` (the exact tier's compile-time layout) is the layout of `T::dtype()`.
+    layout_matches: bool,
+    /// ... and it is not opaque.
+    layout_exact: bool,
     numpy_descr: &'static str,
     numpy_spelling: &'static str,
 }
@@ -306,9 +310,12 @@ fn case<T: NpyRecord>(
     numpy_descr: &'static str,
     numpy_spelling: &'static str,
 ) -> Case {
+    let layout = npy_serde::record::__private::layout_of(&T::dtype());
     Case {
         name,
         dtype: T::dtype(),
+        layout_matches: T::LAYOUT == layout,
+        layout_exact: T::LAYOUT.is_exact(),
         numpy_descr,
         numpy_spelling,
     }
@@ -517,6 +524,39 @@ fn derived_descr_equals_numpys() {
         assert_eq!(back.itemsize(), c.dtype.itemsize(), "{}", c.name);
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The exact reading tier's compile-time layout (`NpyRecord::LAYOUT`, composed by the derive)
+/// equals the one built from the derived dtype at run time, for every case; it is opaque exactly
+/// where the dtype holds a type that tier does not decode.
+#[test]
+fn derived_layouts_are_their_dtypes_layouts() {
+    let mut exact = Vec::new();
+    for c in cases() {
+        assert!(
+            c.layout_matches,
+            "{}: LAYOUT differs from {}",
+            c.name,
+            c.dtype.descr()
+        );
+        if c.layout_exact {
+            exact.push(c.name);
+        }
+    }
+    let opaque: Vec<&str> = cases()
+        .iter()
+        .map(|c| c.name)
+        .filter(|n| !exact.contains(n))
+        .collect();
+    // Strings, f2, complex: no exact layout.
+    for c in cases() {
+        let d = c.dtype.descr();
+        let inexact = ["|S", "<U", "<f2", "<c", ">c"]
+            .iter()
+            .any(|k| d.contains(k));
+        assert_eq!(inexact, !c.layout_exact, "{}: {d}", c.name);
+    }
+    assert!(exact.len() > 10, "exact: {exact:?}, opaque: {opaque:?}");
 }
 
 #[test]

@@ -1,0 +1,435 @@
+//! Element layouts as compile-time constants: the plan of the exact decoding tier
+//! (`crate::exact`).
+//!
+//! A [`Layout`] is a flat tape of [`Step`]s describing one element: a record or subarray is a
+//! *sequence* step followed by its items' steps, a scalar is a *leaf* step with its byte offset
+//! in the element. The same `const fn`s build it for a Rust type at compile time
+//! ([`NpyRecord::LAYOUT`](crate::NpyRecord::LAYOUT), composed by `#[derive(NpyRecord)]`) and for
+//! a file's dtype at run time ([`Layout::of`]); when the two are equal, a deserializer
+//! specialized on the type's constant layout reads the file, and every check it makes on a
+//! step folds away at compile time.
+//!
+//! Layouts only describe what the exact tier decodes: booleans, integers and `f32`/`f64` in
+//! either byte order, records and subarrays of them, at offsets below 4 GiB, in at most
+//! [`MAX_STEPS`] steps. Anything else is [`Layout::OPAQUE`], and such elements go through the
+//! other tiers.
+
+use crate::dtype::{ByteOrder, DType, Scalar};
+
+/// The most steps a layout holds (a record of 63 scalars, a `[f64; 63]`, ...); larger elements
+/// are opaque and take the other tiers. Bounds the size of every `LAYOUT` constant.
+pub const MAX_STEPS: usize = 64;
+
+/// What a step decodes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+pub enum Kind {
+    /// A record: `arg` fields follow.
+    Record,
+    /// A subarray axis: `arg` items follow.
+    Array,
+    /// `|b1`: one byte, 0 or 1.
+    Bool,
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+    F32,
+    F64,
+}
+
+impl Kind {
+    /// Byte size of a leaf (0 for sequences).
+    pub const fn size(self) -> u32 {
+        match self {
+            Kind::Record | Kind::Array => 0,
+            Kind::Bool | Kind::I8 | Kind::U8 => 1,
+            Kind::I16 | Kind::U16 => 2,
+            Kind::I32 | Kind::U32 | Kind::F32 => 4,
+            Kind::I64 | Kind::U64 | Kind::F64 => 8,
+        }
+    }
+
+    /// The leaf kind of a scalar type, if the exact tier decodes it.
+    fn of(s: Scalar) -> Option<Kind> {
+        Some(match s {
+            Scalar::Bool => Kind::Bool,
+            Scalar::I8 => Kind::I8,
+            Scalar::I16 => Kind::I16,
+            Scalar::I32 => Kind::I32,
+            Scalar::I64 => Kind::I64,
+            Scalar::U8 => Kind::U8,
+            Scalar::U16 => Kind::U16,
+            Scalar::U32 => Kind::U32,
+            Scalar::U64 => Kind::U64,
+            Scalar::F32 => Kind::F32,
+            Scalar::F64 => Kind::F64,
+            _ => return None,
+        })
+    }
+}
+
+/// One step of a [`Layout`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Step {
+    pub(crate) kind: Kind,
+    /// For a multi-byte leaf: its bytes are in the opposite of native order.
+    pub(crate) swap: bool,
+    /// Index of the step just after this value's steps (its next sibling).
+    pub(crate) end: u16,
+    /// A leaf's byte offset in the element; a sequence's item count.
+    pub(crate) arg: u32,
+}
+
+const BLANK: Step = Step {
+    kind: Kind::Record,
+    swap: false,
+    end: 0,
+    arg: 0,
+};
+
+/// The layout of one element; see the [module docs](self).
+#[derive(Clone, Copy, Debug)]
+pub struct Layout {
+    pub(crate) steps: [Step; MAX_STEPS],
+    /// Steps in use; 0 for an opaque layout.
+    pub(crate) len: u16,
+    /// The element's itemsize.
+    pub(crate) size: u32,
+    /// Its alignment in an `align=True` record (as [`DType::alignment`]).
+    align: u32,
+}
+
+impl PartialEq for Layout {
+    /// Same steps and itemsize (alignment is not part of a file, as for [`Record`](crate::Record)).
+    fn eq(&self, other: &Layout) -> bool {
+        self.len == other.len
+            && self.size == other.size
+            && self.steps[..self.len as usize] == other.steps[..other.len as usize]
+    }
+}
+
+impl Layout {
+    /// Not decoded by the exact tier.
+    pub const OPAQUE: Layout = Layout {
+        steps: [BLANK; MAX_STEPS],
+        len: 0,
+        size: 0,
+        align: 1,
+    };
+
+    /// True unless [`OPAQUE`](Layout::OPAQUE).
+    #[inline]
+    pub const fn is_exact(&self) -> bool {
+        self.len > 0
+    }
+
+    /// A scalar of `kind` in native byte order (`kind` must be a leaf kind).
+    pub const fn leaf(kind: Kind) -> Layout {
+        let size = kind.size();
+        if size == 0 {
+            return Layout::OPAQUE;
+        }
+        let mut out = Layout::OPAQUE;
+        out.steps[0] = Step {
+            kind,
+            swap: false,
+            end: 1,
+            arg: 0,
+        };
+        out.len = 1;
+        out.size = size;
+        out.align = size;
+        out
+    }
+
+    /// A subarray of `n` items of `item` (`[T; N]`; nest for more axes).
+    pub const fn array(item: &Layout, n: usize) -> Layout {
+        let per = item.len as usize;
+        if per == 0 || n > u32::MAX as usize {
+            return Layout::OPAQUE;
+        }
+        let (Some(steps), Some(size)) = (per.checked_mul(n), (item.size as usize).checked_mul(n))
+        else {
+            return Layout::OPAQUE;
+        };
+        if steps >= MAX_STEPS || size > u32::MAX as usize {
+            return Layout::OPAQUE;
+        }
+        let mut out = Layout::OPAQUE;
+        out.steps[0] = Step {
+            kind: Kind::Array,
+            swap: false,
+            end: (steps + 1) as u16,
+            arg: n as u32,
+        };
+        out.len = 1;
+        let mut i = 0;
+        while i < n {
+            out = out.push(item, i * item.size as usize);
+            i += 1;
+        }
+        out.size = size as u32;
+        out.align = item.align;
+        out
+    }
+
+    /// A record of `fields` laid out as `#[derive(NpyRecord)]` and NumPy do: packed, or
+    /// C-aligned (`align=True`: each field at a multiple of its alignment, the itemsize rounded
+    /// up to the largest).
+    pub const fn record(fields: &[&Layout], aligned: bool) -> Layout {
+        let mut offsets = [0usize; MAX_STEPS];
+        if fields.len() >= MAX_STEPS {
+            return Layout::OPAQUE;
+        }
+        let mut offset = 0usize;
+        let mut max_align = 1usize;
+        let mut i = 0;
+        while i < fields.len() {
+            let f = fields[i];
+            if aligned {
+                let a = f.align as usize;
+                if a > max_align {
+                    max_align = a;
+                }
+                offset = offset.div_ceil(a) * a;
+            }
+            offsets[i] = offset;
+            offset += f.size as usize;
+            i += 1;
+        }
+        let size = if aligned {
+            offset.div_ceil(max_align) * max_align
+        } else {
+            offset
+        };
+        let mut out = Layout::placed(fields, &offsets, size);
+        out.align = if aligned { max_align as u32 } else { 1 };
+        out
+    }
+
+    /// A record of `fields` at `offsets` (parallel to `fields`) in an itemsize of `size`.
+    const fn placed(fields: &[&Layout], offsets: &[usize], size: usize) -> Layout {
+        if fields.len() > offsets.len() || size > u32::MAX as usize {
+            return Layout::OPAQUE;
+        }
+        let mut out = Layout::OPAQUE;
+        out.steps[0] = Step {
+            kind: Kind::Record,
+            swap: false,
+            end: 0,
+            arg: fields.len() as u32,
+        };
+        out.len = 1;
+        let mut i = 0;
+        while i < fields.len() {
+            let f = fields[i];
+            if f.len == 0 || out.len as usize + f.len as usize > MAX_STEPS {
+                return Layout::OPAQUE;
+            }
+            match offsets[i].checked_add(f.size as usize) {
+                Some(end) if end <= size => {}
+                _ => return Layout::OPAQUE,
+            }
+            out = out.push(f, offsets[i]);
+            i += 1;
+        }
+        out.steps[0].end = out.len;
+        out.size = size as u32;
+        out.align = 1;
+        out
+    }
+
+    /// Appends `item`'s steps with its leaves moved by `offset` bytes (room checked by the
+    /// caller; `offset + item.size` fits in `u32`).
+    const fn push(mut self, item: &Layout, offset: usize) -> Layout {
+        let base = self.len;
+        let mut j = 0;
+        while j < item.len as usize {
+            let mut s = item.steps[j];
+            s.end += base;
+            if !matches!(s.kind, Kind::Record | Kind::Array) {
+                s.arg += offset as u32;
+            }
+            self.steps[base as usize + j] = s;
+            j += 1;
+        }
+        self.len += item.len;
+        self
+    }
+
+    /// This layout with every multi-byte leaf in byte order `order` (a container's
+    /// `#[npy(byte_order = ...)]`); `None` leaves it as it is.
+    pub const fn with_order(self, order: Option<ByteOrder>) -> Layout {
+        match order {
+            None | Some(ByteOrder::NotApplicable) => self,
+            Some(o) => {
+                let swap = !matches!(
+                    (o, ByteOrder::NATIVE),
+                    (ByteOrder::Little, ByteOrder::Little) | (ByteOrder::Big, ByteOrder::Big)
+                );
+                self.map_swap(swap, false)
+            }
+        }
+    }
+
+    /// This layout with the byte order of every multi-byte leaf reversed.
+    pub(crate) const fn flipped(self) -> Layout {
+        self.map_swap(true, true)
+    }
+
+    /// Sets (`xor == false`) or toggles (`xor == true`) `swap` on every multi-byte leaf.
+    const fn map_swap(mut self, swap: bool, xor: bool) -> Layout {
+        let mut j = 0;
+        while j < self.len as usize {
+            let s = &mut self.steps[j];
+            if s.kind.size() > 1 {
+                s.swap = if xor { s.swap ^ swap } else { swap };
+            }
+            j += 1;
+        }
+        self
+    }
+
+    /// The layout of a file's element dtype ([`OPAQUE`](Layout::OPAQUE) if the exact tier
+    /// cannot decode it).
+    pub(crate) fn of(dtype: &DType) -> Layout {
+        match dtype {
+            DType::Plain(p) => match Kind::of(p.scalar()) {
+                Some(k) => Layout::leaf(k).map_swap(p.order().needs_swap(), false),
+                None => Layout::OPAQUE,
+            },
+            DType::Array(base, shape) => {
+                let mut out = Layout::of(base);
+                for &n in shape.iter().rev() {
+                    out = match usize::try_from(n) {
+                        Ok(n) => Layout::array(&out, n),
+                        Err(_) => Layout::OPAQUE,
+                    };
+                }
+                out
+            }
+            DType::Record(r) => {
+                let fields = r.fields();
+                if fields.len() >= MAX_STEPS {
+                    return Layout::OPAQUE;
+                }
+                let layouts: Vec<Layout> = fields.iter().map(|f| Layout::of(&f.dtype)).collect();
+                let refs: Vec<&Layout> = layouts.iter().collect();
+                let offsets: Vec<usize> = fields.iter().map(|f| f.offset).collect();
+                Layout::placed(&refs, &offsets, r.itemsize())
+            }
+        }
+    }
+
+    /// The steps in use.
+    #[inline]
+    pub(crate) fn steps(&self) -> &[Step] {
+        &self.steps[..self.len as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::NpyRecord;
+
+    fn of(descr: &str) -> Layout {
+        Layout::of(&descr.parse().unwrap())
+    }
+
+    #[test]
+    fn rust_types_match_their_dtypes() {
+        fn check<T: NpyRecord>() {
+            let from_dtype = Layout::of(&T::dtype());
+            assert!(T::LAYOUT.is_exact(), "{}", T::dtype().descr());
+            assert_eq!(T::LAYOUT, from_dtype, "{}", T::dtype().descr());
+        }
+        check::<bool>();
+        check::<i8>();
+        check::<u16>();
+        check::<i32>();
+        check::<u64>();
+        check::<f32>();
+        check::<f64>();
+        check::<[f32; 3]>();
+        check::<[[i16; 2]; 3]>();
+        check::<[u8; 0]>();
+    }
+
+    #[test]
+    fn w2_tape() {
+        let l = of("[('id','<i8'),('x','<f8'),('y','<f4'),('flag','u1'),('v','<f4',(3,))]");
+        let kinds: Vec<(Kind, u32, u16)> =
+            l.steps().iter().map(|s| (s.kind, s.arg, s.end)).collect();
+        assert_eq!(
+            kinds,
+            [
+                (Kind::Record, 5, 9),
+                (Kind::I64, 0, 2),
+                (Kind::F64, 8, 3),
+                (Kind::F32, 16, 4),
+                (Kind::U8, 20, 5),
+                (Kind::Array, 3, 9),
+                (Kind::F32, 21, 7),
+                (Kind::F32, 25, 8),
+                (Kind::F32, 29, 9),
+            ]
+        );
+        assert_eq!(l.size, 33);
+        assert!(l.steps().iter().all(|s| !s.swap));
+        let be = of("[('id','>i8'),('x','>f8'),('y','>f4'),('flag','u1'),('v','>f4',(3,))]");
+        assert_ne!(be, l);
+        assert_eq!(be, l.flipped());
+        assert!(!be.steps()[4].swap, "single bytes never swap");
+    }
+
+    #[test]
+    fn const_records_match_numpy_layouts() {
+        const I64: Layout = Layout::leaf(Kind::I64);
+        const U8: Layout = Layout::leaf(Kind::U8);
+        const F32: Layout = Layout::leaf(Kind::F32);
+        const V: Layout = Layout::array(&F32, 3);
+        const PACKED: Layout = Layout::record(&[&I64, &U8, &V], false);
+        const ALIGNED: Layout = Layout::record(&[&U8, &I64, &U8], true);
+        const BIG: Layout = Layout::record(&[&I64, &U8], false).with_order(Some(ByteOrder::Big));
+        assert_eq!(PACKED, of("[('a','<i8'),('b','u1'),('c','<f4',(3,))]"));
+        // align=True: u1 at 0, i8 at 8, u1 at 16, itemsize 24.
+        assert_eq!(
+            ALIGNED,
+            of("[('a','u1'),('','|V7'),('b','<i8'),('c','u1'),('','|V7')]")
+        );
+        assert_eq!(BIG, of("[('a','>i8'),('b','u1')]"));
+        const NESTED: Layout = Layout::record(&[&U8, &ALIGNED], true);
+        let nested = of("[('p','u1'),('','|V7'),\
+             ('q',[('a','u1'),('','|V7'),('b','<i8'),('c','u1'),('','|V7')])]");
+        assert_eq!(NESTED, nested);
+    }
+
+    #[test]
+    fn what_stays_opaque() {
+        for descr in [
+            "<f2",
+            "<c8",
+            "|S4",
+            "<U2",
+            "|V8",
+            "<M8[s]",
+            "<f16",
+            "[('a','<i4'),('s','|S3')]",
+            "('<f8', (64,))",
+        ] {
+            assert!(!of(descr).is_exact(), "{descr}");
+        }
+        assert!(of("('<f8', (63,))").is_exact());
+        // Padding is part of the offsets and the itemsize.
+        let padded = of("[('','|V4'),('a','<i4'),('','|V4')]");
+        assert_eq!(padded.size, 12);
+        assert_eq!(padded.steps()[1].arg, 4);
+        assert_ne!(padded, of("[('a','<i4')]"));
+    }
+}
