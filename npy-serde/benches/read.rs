@@ -1,6 +1,8 @@
-//! Read throughput: serde into `Vec<f64>`/`Vec<Rec>` from a path (`from_path::<Vec<_>>`, and
-//! `vec_from_path`, which allocates the `Vec` once), record by record through `RecordReader`,
-//! and from a memory map, versus `np.load` measured in the same run.
+//! Read throughput: serde into `Vec<f64>`/`Vec<Rec>` from a path (`from_path::<Vec<_>>`,
+//! `vec_from_path`, which allocates the `Vec` once, and `records_from_path`, which adds the
+//! exact-layout tier of `NpyRecord` types), record by record through `RecordReader`, and from
+//! a memory map (`deserialize`, `to_vec`, `to_records`), versus `np.load` measured in the same
+//! run.
 //!
 //! Workloads (written to a temporary directory; page cache warm), at scale 1:
 //! - W1: `<f8`, 100M elements (800 MB)
@@ -23,10 +25,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use npy_serde::{DType, Header, MmapArray, RecordReader};
+use npy_serde::{DType, Header, MmapArray, NpyRecord, RecordReader};
 use serde::Deserialize;
 
-#[derive(Deserialize, Clone, Copy, Debug)]
+/// `Deserialize` drives every case; `NpyRecord` (its dtype is W2's) is what lets
+/// `records_from_path`/`to_records` use the exact tier.
+#[derive(Deserialize, NpyRecord, Clone, Copy, Debug)]
 #[allow(dead_code)] // fields are read through black_box
 struct Rec {
     id: i64,
@@ -178,6 +182,12 @@ fn main() {
     run("W1 vec_from_path -> Vec<f64>".into(), b1, 0, &mut || {
         Box::new(npy_serde::vec_from_path::<_, f64>(&w1).unwrap())
     });
+    run(
+        "W1 records_from_path -> Vec<f64>".into(),
+        b1,
+        0,
+        &mut || Box::new(npy_serde::records_from_path::<_, f64>(&w1).unwrap()),
+    );
     run("W1 RecordReader<f64> (sum)".into(), b1, 0, &mut || {
         Box::new({
             let r = RecordReader::<_, f64>::new(File::open(&w1).unwrap()).unwrap();
@@ -192,6 +202,9 @@ fn main() {
                 .unwrap()
         })
     });
+    run("W1 mmap to_records -> Vec<f64>".into(), b1, 0, &mut || {
+        Box::new(MmapArray::open(&w1).unwrap().to_records::<f64>().unwrap())
+    });
     for (name, path, k) in [("W2", &w2, 1usize), ("W3", &w3, 2)] {
         run(format!("{name} from_path -> Vec<Rec>"), b2, k, &mut || {
             Box::new(npy_serde::from_path::<_, Vec<Rec>>(path).unwrap())
@@ -201,6 +214,12 @@ fn main() {
             b2,
             k,
             &mut || Box::new(npy_serde::vec_from_path::<_, Rec>(path).unwrap()),
+        );
+        run(
+            format!("{name} records_from_path -> Vec<Rec>"),
+            b2,
+            k,
+            &mut || Box::new(npy_serde::records_from_path::<_, Rec>(path).unwrap()),
         );
         run(
             format!("{name} from_reader(File) -> Vec<Rec>"),
@@ -236,6 +255,12 @@ fn main() {
             b2,
             k,
             &mut || Box::new(MmapArray::open(path).unwrap().to_vec::<Rec>().unwrap()),
+        );
+        run(
+            format!("{name} mmap to_records -> Vec<Rec>"),
+            b2,
+            k,
+            &mut || Box::new(MmapArray::open(path).unwrap().to_records::<Rec>().unwrap()),
         );
     }
 

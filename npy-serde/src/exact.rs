@@ -24,38 +24,9 @@ use std::marker::PhantomData;
 use serde::de::{self, Deserialize, DeserializeSeed, SeqAccess, Visitor};
 
 use crate::dtype::DType;
+use crate::fast::{miss, Miss, Result};
 use crate::layout::{Kind, Layout, Step, MAX_STEPS};
 use crate::NpyRecord;
-
-/// The tier's only error: not decoded here (the element is decoded again by the other tiers,
-/// which report real errors). Zero-sized, so that `Result<T, Miss>` is `T` plus a flag, which
-/// the optimizer keeps in registers; with the crate's boxed error overlaid on `T`, each record
-/// went through a stack temporary.
-#[derive(Debug)]
-pub(crate) struct Miss;
-
-impl std::fmt::Display for Miss {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("not on the exact tier")
-    }
-}
-
-impl std::error::Error for Miss {}
-
-impl de::Error for Miss {
-    #[cold]
-    fn custom<M: std::fmt::Display>(_msg: M) -> Self {
-        Miss
-    }
-}
-
-type Result<T> = std::result::Result<T, Miss>;
-
-#[cold]
-#[inline(never)]
-fn miss() -> Miss {
-    Miss
-}
 
 /// The per-array state of the exact tier: the file's field names per record step, to check
 /// serde's `fields` lists against, and which lists were found equal (by address).

@@ -25,13 +25,36 @@ use serde::de::{self, DeserializeSeed, SeqAccess, Visitor};
 
 use crate::de::{Ctx, Fast, FieldPlan, Plan, StructPlan};
 use crate::dtype::DType;
-use crate::error::{Error, Result};
 
-/// The error of a miss: never shown to users (the element is decoded again).
+/// The only error of the fast and exact tiers: not decoded here. Never shown to users (the
+/// element is decoded again by the general path, which reports real errors). Zero-sized, so
+/// that `Result<T, Miss>` is `T` plus a flag, which the optimizer keeps in registers; with the
+/// crate's boxed error overlaid on `T`, every element went through a stack temporary, whose
+/// narrow stores the copy into the `Vec` then read back wide (a store-forwarding stall).
+#[derive(Debug)]
+pub(crate) struct Miss;
+
+impl std::fmt::Display for Miss {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("not on the fast path")
+    }
+}
+
+impl std::error::Error for Miss {}
+
+impl de::Error for Miss {
+    #[cold]
+    fn custom<M: std::fmt::Display>(_msg: M) -> Self {
+        Miss
+    }
+}
+
+pub(crate) type Result<T> = std::result::Result<T, Miss>;
+
 #[cold]
 #[inline(never)]
-fn miss() -> Error {
-    <Error as de::Error>::custom("not on the fast path")
+pub(crate) fn miss() -> Miss {
+    Miss
 }
 
 /// One whole element.
@@ -203,7 +226,7 @@ macro_rules! planned {
 }
 
 impl<'de> de::Deserializer<'de> for RowDe<'_, '_> {
-    type Error = Error;
+    type Error = Miss;
 
     planned!(|_: &Self| 0usize);
 
@@ -242,7 +265,7 @@ impl<'de> de::Deserializer<'de> for RowDe<'_, '_> {
 }
 
 impl<'de> de::Deserializer<'de> for ValDe<'_, '_> {
-    type Error = Error;
+    type Error = Miss;
 
     planned!(|d: &Self| d.at as usize);
 
@@ -253,7 +276,7 @@ impl<'de> de::Deserializer<'de> for ValDe<'_, '_> {
 }
 
 impl<'de> SeqAccess<'de> for RowSeq<'_, '_> {
-    type Error = Error;
+    type Error = Miss;
 
     #[inline]
     fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
@@ -275,7 +298,7 @@ impl<'de> SeqAccess<'de> for RowSeq<'_, '_> {
 }
 
 impl<'de> SeqAccess<'de> for ItemSeq<'_> {
-    type Error = Error;
+    type Error = Miss;
 
     #[inline]
     fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
