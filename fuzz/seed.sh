@@ -64,6 +64,14 @@ arrays = [
     np.zeros(3, rec.newbyteorder('>')),
     np.zeros(2, [('h', 'u1'), ('id', '<i4'), ('inner', [('x', '<f2'), ('y', 'i1')])]),
 ]
+# npy_serde_fuzz::Pod, which records_from_* read on their exact tier.
+pod = np.dtype([('id', '<i8'), ('flag', '?'), ('v', '<f4', (3,)), ('inner', [('x', '<f4'), ('y', '<i2')]),
+                ('h', 'u1'), ('m', '<u2', (2, 2))])
+arrays += [
+    np.array([(1, True, (1, 2, 3), (0.5, -2), 7, ((1, 2), (3, 4)))] * 3, pod),
+    np.array([(-5, False, (0, -1, 2.5), (1e30, 300), 255, ((9, 8), (7, 6)))] * 2, pod.newbyteorder('>')),
+    np.zeros((2, 3), pod, order='F'),
+]
 for a in arrays:
     b = io.BytesIO()
     np.save(b, a)

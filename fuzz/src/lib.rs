@@ -215,6 +215,24 @@ pub struct Rec {
     pub m: [[u16; 2]; 2],
 }
 
+/// `Rec` without its strings: a type with a constant layout, which `records_from_*` decode on
+/// their exact tier when the file's dtype is this one (in either byte order).
+#[derive(Serialize, Deserialize, NpyRecord, Debug)]
+pub struct Pod {
+    /// `<i8`
+    pub id: i64,
+    /// `|b1`
+    pub flag: bool,
+    /// `('<f4', (3,))`
+    pub v: [f32; 3],
+    /// a nested record
+    pub inner: Inner,
+    /// `|u1`
+    pub h: u8,
+    /// `('<u2', (2, 2))`
+    pub m: [[u16; 2]; 2],
+}
+
 /// Borrows its strings from the input.
 #[derive(Deserialize, Debug)]
 #[allow(dead_code)] // only decoded
@@ -284,6 +302,25 @@ pub fn records(data: &[u8]) {
             (a, b) => panic!("nested and flat readers disagree: {a:?} vs {b:?}"),
         }
     }
+    // The exact tier (`records_from_*`) gives exactly what the flat readers give, from the
+    // same source: the same values, or the same error.
+    let same = |what: &str, a: &npy_serde::Result<Vec<Pod>>, b: &npy_serde::Result<Vec<Pod>>| {
+        match (a, b) {
+            (Ok(a), Ok(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}"), "{what}"),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{what}"),
+            (a, b) => panic!("{what}: {a:?} vs {b:?}"),
+        }
+    };
+    same(
+        "records_from_slice vs vec_from_slice",
+        &rb.records_from_slice::<Pod>(data),
+        &rb.vec_from_slice::<Pod>(data),
+    );
+    same(
+        "records_from_reader vs vec_from_reader",
+        &rb.records_from_reader::<_, Pod>(Chunked::new(data, chunk)),
+        &rb.vec_from_reader::<_, Pod>(Chunked::new(data, chunk)),
+    );
     let _ = rb.vec_from_slice::<Borrowed>(data);
     let _ = rb.from_slice::<Vec<Borrowed>>(data);
     let _ = rb.from_slice::<Vec<Subset>>(data);

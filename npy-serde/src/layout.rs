@@ -92,7 +92,7 @@ const BLANK: Step = Step {
     arg: 0,
 };
 
-/// The layout of one element; see the [module docs](self).
+/// The layout of one element: a flat tape of steps (see `layout.rs`).
 #[derive(Clone, Copy, Debug)]
 pub struct Layout {
     pub(crate) steps: [Step; MAX_STEPS],

@@ -67,6 +67,13 @@
 //! other request decodes the element again through the general path described here, which then
 //! serves the rest of the array. Results and errors are the same either way.
 //!
+//! For types that also derive [`NpyRecord`] (so that their layout is a compile-time constant),
+//! [`records_from_path`], [`records_from_reader`], [`records_from_slice`] and
+//! [`MmapArray::to_records`](crate::MmapArray::to_records) add an *exact* tier in front: when
+//! the file's element layout is the type's, every check of the decoding is resolved at compile
+//! time and a record costs about what a hand-written decoder spends on it (on 33-byte records,
+//! 2-3x less than `vec_from_*`). Results and errors are again those of `vec_from_*`.
+//!
 //! When the file's fields are exactly the struct's fields (the `fields` list serde passes to
 //! `deserialize_struct`), in the same order, the record is handed to the struct's visitor as a
 //! sequence of field values instead (`visit_seq`), which skips matching keys; `serde_derive`
