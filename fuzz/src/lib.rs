@@ -304,13 +304,13 @@ pub fn records(data: &[u8]) {
     }
     // The exact tier (`records_from_*`) gives exactly what the flat readers give, from the
     // same source: the same values, or the same error.
-    let same = |what: &str, a: &npy_serde::Result<Vec<Pod>>, b: &npy_serde::Result<Vec<Pod>>| {
-        match (a, b) {
+    let same =
+        |what: &str, a: &npy_serde::Result<Vec<Pod>>, b: &npy_serde::Result<Vec<Pod>>| match (a, b)
+        {
             (Ok(a), Ok(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}"), "{what}"),
             (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{what}"),
             (a, b) => panic!("{what}: {a:?} vs {b:?}"),
-        }
-    };
+        };
     same(
         "records_from_slice vs vec_from_slice",
         &rb.records_from_slice::<Pod>(data),

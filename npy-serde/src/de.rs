@@ -45,6 +45,15 @@ pub(crate) struct Ctx {
 struct CacheEntry {
     key: (usize, usize, usize),
     plan: StructPlan,
+    /// Set (once, for the rest of the array) when `plan` is positional but the struct's
+    /// visitor took fewer fields than it was offered: see [`Ctx::read_by_name`].
+    by_name: OnceCell<StructPlan>,
+}
+
+impl CacheEntry {
+    fn plan(&self) -> &StructPlan {
+        self.by_name.get().unwrap_or(&self.plan)
+    }
 }
 
 const MAX_CACHE_ENTRIES: usize = 32;
@@ -97,7 +106,23 @@ impl Ctx {
     /// The plan in cache slot `i`.
     #[inline]
     pub(crate) fn cached(&self, i: usize) -> Option<&StructPlan> {
-        self.plans.get(i)?.get().map(|e| &e.plan)
+        self.plans.get(i)?.get().map(CacheEntry::plan)
+    }
+
+    /// From now on, present the record in slot `i` to its struct by name.
+    ///
+    /// Reading positionally stands in for reading by name when serde's `fields` list is the
+    /// record's names in order, and the struct's visitor takes every field. One that takes
+    /// fewer is either a hand-written visitor that stops early (by name it gets the same
+    /// values) or a derived struct with a `#[serde(alias)]`, which serde lists in `fields`
+    /// too, so that its fields are not the first items (by name, such a file gives the
+    /// aliased field twice, and serde reports that). The fast tiers detect it on the first
+    /// element, miss, and call this before the general path decodes that element again.
+    #[cold]
+    pub(crate) fn read_by_name(&self, i: usize, rec: &Record, fields: &'static [&'static str]) {
+        if let Some(e) = self.plans.get(i).and_then(OnceCell::get) {
+            e.by_name.get_or_init(|| StructPlan::by_name(rec, fields));
+        }
     }
 
     #[cold]
@@ -111,6 +136,7 @@ impl Ctx {
             .get_or_init(|| CacheEntry {
                 key,
                 plan: StructPlan::new(rec, fields),
+                by_name: OnceCell::new(),
             })
             .plan
     }
@@ -2063,6 +2089,11 @@ impl StructPlan {
                     .collect(),
             );
         }
+        StructPlan::by_name(rec, fields)
+    }
+
+    /// The fields of `rec` the struct names, by name.
+    fn by_name(rec: &Record, fields: &'static [&'static str]) -> StructPlan {
         StructPlan::Map(
             rec.fields()
                 .iter()

@@ -284,7 +284,14 @@ impl<'de, T: NpyRecord, const FLIP: bool> de::Deserializer<'de> for ExactDe<'_, 
         // by position gives what reading by name would).
         match step::<T>(self.at) {
             Some(s) if s.kind == Kind::Record && self.plan.fields_match(self.at, fields) => {
-                visitor.visit_seq(self.items(Some(fields.len()))?)
+                // Only if the visitor takes every field (see `Ctx::read_by_name`, which the fast
+                // tier calls when it decodes this element again).
+                let mut seq = self.items(Some(fields.len()))?;
+                let value = visitor.visit_seq(&mut seq)?;
+                match seq.left {
+                    0 => Ok(value),
+                    _ => Err(miss()),
+                }
             }
             _ => Err(miss()),
         }

@@ -250,10 +250,22 @@ impl<'de> de::Deserializer<'de> for RowDe<'_, '_> {
             },
         };
         match self.ctx.cached(slot) {
-            Some(StructPlan::Seq(plan)) => visitor.visit_seq(RowSeq {
-                bytes: self.bytes,
-                fields: plan.iter(),
-            }),
+            Some(StructPlan::Seq(plan)) => {
+                let mut seq = RowSeq {
+                    bytes: self.bytes,
+                    fields: plan.iter(),
+                };
+                let value = visitor.visit_seq(&mut seq)?;
+                if seq.fields.len() == 0 {
+                    return Ok(value);
+                }
+                // The visitor took fewer fields than serde's list names: by name from now on
+                // (see `Ctx::read_by_name`).
+                if let DType::Record(rec) = self.dtype {
+                    self.ctx.read_by_name(slot, rec, fields);
+                }
+                Err(miss())
+            }
             _ => Err(miss()),
         }
     }

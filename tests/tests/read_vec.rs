@@ -1269,7 +1269,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for Item<'a> {
                     .next_element()?
                     .ok_or_else(|| serde::de::Error::invalid_length(0, &self))?;
                 if n != 0 {
-                    // `s` is left unread.
+                    // `s` is skipped (a visitor that stopped here would be read by name from
+                    // the first element on: see `read_records.rs`).
+                    seq.next_element::<IgnoredAny>()?;
                     return Ok(Item::Num(n));
                 }
                 let s: &'de str = seq
@@ -1283,8 +1285,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for Item<'a> {
             ) -> Result<Item<'de>, A::Error> {
                 let mut n = None;
                 let mut s = None;
-                while let Some(k) = map.next_key::<&str>()? {
-                    match k {
+                // Owned keys: field names come from the header, not from the data.
+                while let Some(k) = map.next_key::<String>()? {
+                    match k.as_str() {
                         "n" => n = Some(map.next_value::<u8>()?),
                         "s" => s = Some(map.next_value::<&'de str>()?),
                         _ => {
