@@ -78,7 +78,12 @@
 //! `deserialize_struct`), in the same order, the record is handed to the struct's visitor as a
 //! sequence of field values instead (`visit_seq`), which skips matching keys; `serde_derive`
 //! structs accept both forms. A hand-written `Deserialize` that calls `deserialize_struct`
-//! must therefore implement `visit_seq` as well as `visit_map`, as serde's own impls do.
+//! must therefore implement `visit_seq` as well as `visit_map`, as serde's own impls do. A
+//! struct whose visitor takes fewer fields than `fields` names (a derived struct with a
+//! `#[serde(alias)]`, which serde lists in `fields`, or a visitor that stops early) is read by
+//! name instead, from the element where that is seen on: with the flat readers
+//! (`vec_from_*`, `records_from_*`), streaming and `from_*::<Vec<T>>` that is the first
+//! element.
 //!
 //! # Untrusted input
 //!
