@@ -313,6 +313,50 @@ pub fn run_python(script: &str, args: &[&OsStr]) -> String {
     String::from_utf8(out.stdout).expect("python printed non-UTF-8 output")
 }
 
+/// A reader that returns at most `step` bytes per `read` call, so that elements straddle the
+/// reads and the block reader's runs end at odd places.
+pub struct Trickle<'a> {
+    pub data: &'a [u8],
+    pub step: usize,
+}
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.step).min(self.data.len());
+        buf[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
+/// A reader that logs each `read` call as (stream offset, bytes returned).
+pub struct Logged<R> {
+    pub inner: R,
+    pub reads: Vec<(u64, usize)>,
+}
+
+impl<R: std::io::Read> std::io::Read for Logged<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let at = self.reads.iter().map(|r| r.1 as u64).sum();
+        let n = self.inner.read(buf)?;
+        self.reads.push((at, n));
+        Ok(n)
+    }
+}
+
+/// A whole `.npy` file as `numpy.save` writes it: the header for (descr, shape, order), then
+/// `data` as given.
+pub fn npy(descr: &str, shape: &[u64], fortran: bool, data: &[u8]) -> Vec<u8> {
+    let dtype: npy_serde::DType = descr
+        .parse()
+        .unwrap_or_else(|e| panic!("descr {descr}: {e}"));
+    let mut h = npy_serde::Header::new(dtype, shape.to_vec());
+    h.fortran_order = fortran;
+    let mut out = h.to_bytes().unwrap();
+    out.extend_from_slice(data);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,7 +19,7 @@ use std::path::Path;
 
 use npy_serde::header::{read_header, Limits};
 use npy_serde::{DType, Error, Header, MmapArray, ReaderBuilder, Value};
-use npy_serde_tests::{entries, entry_path, fixture, TempDir, W2};
+use npy_serde_tests::{entries, entry_path, fixture, npy, Logged, TempDir, Trickle, W2};
 use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::Deserialize;
 
@@ -93,49 +93,6 @@ const GIANT: usize = 1 << 30;
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
-
-/// A reader that returns at most `step` bytes per `read` call, so that elements straddle the
-/// reads and runs of the block reader end at odd places.
-struct Trickle<'a> {
-    data: &'a [u8],
-    step: usize,
-}
-
-impl Read for Trickle<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = buf.len().min(self.step).min(self.data.len());
-        buf[..n].copy_from_slice(&self.data[..n]);
-        self.data = &self.data[n..];
-        Ok(n)
-    }
-}
-
-/// A reader that logs each `read` call as (stream offset, bytes returned).
-struct Logged<R> {
-    inner: R,
-    reads: Vec<(u64, usize)>,
-}
-
-impl<R: Read> Read for Logged<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let at = self.reads.iter().map(|r| r.1 as u64).sum();
-        let n = self.inner.read(buf)?;
-        self.reads.push((at, n));
-        Ok(n)
-    }
-}
-
-/// A whole `.npy` file: the header for (descr, shape, order), then `data`.
-fn npy(descr: &str, shape: &[u64], fortran: bool, data: &[u8]) -> Vec<u8> {
-    let dtype: DType = descr
-        .parse()
-        .unwrap_or_else(|e| panic!("descr {descr}: {e}"));
-    let mut h = Header::new(dtype, shape.to_vec());
-    h.fortran_order = fortran;
-    let mut out = h.to_bytes().unwrap();
-    out.extend_from_slice(data);
-    out
-}
 
 /// The offset of the first data byte of a whole file.
 fn data_offset(file: &[u8]) -> u64 {
