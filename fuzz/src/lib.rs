@@ -321,6 +321,35 @@ pub fn records(data: &[u8]) {
         &rb.records_from_reader::<_, Pod>(Chunked::new(data, chunk)),
         &rb.vec_from_reader::<_, Pod>(Chunked::new(data, chunk)),
     );
+    // A 1-D file of exactly Pod's dtype (either byte order) that reads is written back
+    // through the exact tier of writing to the same data bytes (Pod has no padding).
+    if let (Ok(p), Ok(pods)) = (
+        parse_header(data, &Limits::default()),
+        rb.records_from_slice::<Pod>(data),
+    ) {
+        let h = &p.header;
+        let le = Pod::dtype();
+        let be = le.to_byte_order(ByteOrder::Big);
+        if h.shape.len() == 1 && (h.dtype == le || h.dtype == be) {
+            let order = if h.dtype == le {
+                ByteOrder::Little
+            } else {
+                ByteOrder::Big
+            };
+            let out = WriterBuilder::new()
+                .byte_order(order)
+                .to_vec(&pods)
+                .expect("writing what was read");
+            let start = p.data_offset as usize;
+            let len = pods.len() * le.itemsize();
+            let written = parse_header(&out, &Limits::default()).expect("our own header");
+            assert_eq!(
+                out.get(written.data_offset as usize..),
+                data.get(start..start + len),
+                "read -> write changed the data bytes"
+            );
+        }
+    }
     let _ = rb.vec_from_slice::<Borrowed>(data);
     let _ = rb.from_slice::<Vec<Borrowed>>(data);
     let _ = rb.from_slice::<Vec<Subset>>(data);

@@ -26,7 +26,7 @@ use serde::de::{self, DeserializeSeed, SeqAccess, Visitor};
 use crate::de::{Ctx, Fast, FieldPlan, Plan, StructPlan};
 use crate::dtype::DType;
 
-/// The only error of the fast and exact tiers: not decoded here. Never shown to users (the
+/// The only error of the fast and exact tiers: not decoded (or encoded) here. Never shown to users (the
 /// element is decoded again by the general path, which reports real errors). Zero-sized, so
 /// that `Result<T, Miss>` is `T` plus a flag, which the optimizer keeps in registers; with the
 /// crate's boxed error overlaid on `T`, every element went through a stack temporary, whose
@@ -43,6 +43,14 @@ impl std::fmt::Display for Miss {
 impl std::error::Error for Miss {}
 
 impl de::Error for Miss {
+    #[cold]
+    fn custom<M: std::fmt::Display>(_msg: M) -> Self {
+        Miss
+    }
+}
+
+/// The exact tier of writing (`crate::exact_ser`) misses the same way.
+impl serde::ser::Error for Miss {
     #[cold]
     fn custom<M: std::fmt::Display>(_msg: M) -> Self {
         Miss

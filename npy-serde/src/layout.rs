@@ -326,6 +326,18 @@ impl Layout {
         }
     }
 
+    /// True if some bytes of the element belong to no leaf (padding, which NumPy fills with
+    /// zeros).
+    pub(crate) const fn has_gaps(&self) -> bool {
+        let mut covered = 0u64;
+        let mut j = 0;
+        while j < self.len as usize {
+            covered += self.steps[j].kind.size() as u64;
+            j += 1;
+        }
+        covered != self.size as u64
+    }
+
     /// The steps in use.
     #[inline]
     pub(crate) fn steps(&self) -> &[Step] {

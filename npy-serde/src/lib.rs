@@ -35,6 +35,7 @@ pub use npy_derive::NpyRecord;
 mod array;
 mod de;
 mod exact;
+mod exact_ser;
 mod fast;
 mod layout;
 pub mod mmap;

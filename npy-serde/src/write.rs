@@ -35,6 +35,7 @@ use serde::Serialize;
 
 use crate::dtype::{ByteOrder, DType};
 use crate::error::{Error, Result};
+use crate::exact_ser::{write_tier, WriteTier};
 use crate::header::{self, Header, Limits, Version};
 use crate::pyliteral;
 use crate::record::NpyRecord;
@@ -174,7 +175,16 @@ impl WriterBuilder {
         records: &[T],
     ) -> Result<()> {
         let elem = self.element_dtype(|| Some(T::dtype()))?;
-        self.write_flat(writer, elem, None, records, self.fortran_order, |_| {})
+        let exact = write_tier::<T>(&elem);
+        self.write_flat(
+            writer,
+            elem,
+            None,
+            records,
+            exact,
+            self.fortran_order,
+            |_| {},
+        )
     }
 
     /// Like [`to_writer`](Self::to_writer), returning the bytes.
@@ -192,9 +202,16 @@ impl WriterBuilder {
     ) -> Result<()> {
         let file = File::create(path)?;
         let elem = self.element_dtype(|| Some(T::dtype()))?;
-        self.write_flat(&file, elem, None, records, self.fortran_order, |len| {
-            preallocate(&file, len)
-        })
+        let exact = write_tier::<T>(&elem);
+        self.write_flat(
+            &file,
+            elem,
+            None,
+            records,
+            exact,
+            self.fortran_order,
+            |len| preallocate(&file, len),
+        )
     }
 
     /// Writes any `Serialize` value as an array of the builder's [`dtype`](Self::dtype)
@@ -295,6 +312,7 @@ impl WriterBuilder {
             elem,
             Some(shape),
             &array.values,
+            None,
             self.fortran_order || array.fortran_order,
             |_| {},
         )
@@ -515,12 +533,16 @@ impl WriterBuilder {
     /// Writes records laid out one after the other (each of dtype `elem`) as an array whose
     /// full shape is `shape` (default: `(len,) + subarray shape`).
     /// Writes the header and `records`; `prealloc` is told the total byte count first.
+    // Private, with three callers that each pass a different mix; a struct for the arguments
+    // would only rename them.
+    #[allow(clippy::too_many_arguments)]
     fn write_flat<W: Write, T: Serialize>(
         &self,
         mut writer: W,
         elem: DType,
         shape: Option<Vec<u64>>,
         records: &[T],
+        mut exact: Option<WriteTier<T>>,
         fortran: bool,
         prealloc: impl FnOnce(u64),
     ) -> Result<()> {
@@ -558,14 +580,14 @@ impl WriterBuilder {
         prealloc((head.len() as u64).saturating_add(data_len));
         if fortran && needs_transpose(&header.shape) {
             let mut data = Vec::with_capacity(usize::try_from(data_len).unwrap_or(0));
-            blocks.push_all(&mut data, records)?;
+            blocks.push_all(&mut data, records, &mut exact)?;
             blocks.flush(&mut data)?;
             let data = c_to_f(&data, &header.shape, base.itemsize());
             writer.write_all(&head)?;
             writer.write_all(&data)?;
         } else {
             writer.write_all(&head)?;
-            blocks.push_all(&mut writer, records)?;
+            blocks.push_all(&mut writer, records, &mut exact)?;
             blocks.flush(&mut writer)?;
         }
         writer.flush()?;
@@ -785,7 +807,13 @@ impl Blocks {
         Ok(())
     }
 
-    fn push_all<W: Write + ?Sized, T: Serialize>(&mut self, w: &mut W, recs: &[T]) -> Result<()> {
+    /// Encodes `recs`, on the exact tier first if there is one (`None` after its first miss).
+    fn push_all<W: Write + ?Sized, T: Serialize>(
+        &mut self,
+        w: &mut W,
+        recs: &[T],
+        exact: &mut Option<WriteTier<T>>,
+    ) -> Result<()> {
         let isz = self.plan.itemsize;
         if isz == 0 {
             return recs.iter().try_for_each(|r| self.push(w, r));
@@ -801,7 +829,15 @@ impl Blocks {
             let root = &self.plan.root;
             let buf = &mut self.buf[start..start + n * isz];
             let mut off = 0;
-            for rec in &rest[..n] {
+            if let Some(t) = exact {
+                let k = (t.run)(&rest[..n], buf, &t.plan);
+                off = k * isz;
+                if k < n {
+                    // A miss: the general path encodes that record again, and the rest.
+                    *exact = None;
+                }
+            }
+            for rec in &rest[off / isz..n] {
                 if let Err(e) = rec.serialize(ElemSer::new(root, &mut buf[off..off + isz])) {
                     let k = off / isz;
                     self.filled += off;
@@ -905,7 +941,7 @@ impl<W: Write> NpyWriter<W> {
     /// serialize, the ones before it are written and the error names its index.
     pub fn write_all<T: Serialize>(&mut self, records: &[T]) -> Result<()> {
         self.check_room(records.len() as u64)?;
-        self.blocks.push_all(&mut self.inner, records)
+        self.blocks.push_all(&mut self.inner, records, &mut None)
     }
 
     /// Number of records in the array so far (including an appended-to file's own).
