@@ -18,32 +18,18 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use npy_serde::{DType, NpyRecord, NpyWriter, Record, Scalar};
+use npy_serde::{NpyRecord, NpyWriter};
 use serde::Serialize;
 
-#[derive(Serialize, Clone, Copy)]
+/// `#[derive(NpyRecord)]` gives the packed layout NumPy uses for this dtype (W2), and its
+/// compile-time layout lets `to_writer` use the exact tier.
+#[derive(Serialize, NpyRecord, Clone, Copy)]
 struct Rec {
     id: i64,
     x: f64,
     y: f32,
     flag: u8,
     v: [f32; 3],
-}
-
-/// Written by hand to pin the packed layout NumPy uses for this dtype.
-impl NpyRecord for Rec {
-    fn dtype() -> DType {
-        DType::Record(
-            Record::packed([
-                ("id", DType::scalar(Scalar::I64)),
-                ("x", DType::scalar(Scalar::F64)),
-                ("y", DType::scalar(Scalar::F32)),
-                ("flag", DType::scalar(Scalar::U8)),
-                ("v", <[f32; 3]>::dtype()),
-            ])
-            .expect("valid record"),
-        )
-    }
 }
 
 const NUMPY_SAVE: &str = r#"
