@@ -25,7 +25,7 @@ use serde::de::{self, Deserialize, DeserializeSeed, SeqAccess, Visitor};
 
 use crate::dtype::DType;
 use crate::fast::{miss, Miss, Result};
-use crate::layout::{Kind, Layout, Step, MAX_STEPS};
+use crate::layout::{flip_of, step_of, Kind, MAX_STEPS};
 use crate::NpyRecord;
 
 /// The per-array state of the exact tier: the file's field names per record step, to check
@@ -51,20 +51,13 @@ pub(crate) type TierFn<T> = fn(&DType) -> Option<ExactTier<T>>;
 /// The exact tier for reading elements of `dtype` as `T`: `Some` if `dtype`'s layout is
 /// `T::LAYOUT`, or `T::LAYOUT` with every multi-byte value in the opposite byte order.
 pub(crate) fn tier<'de, T: Deserialize<'de> + NpyRecord>(dtype: &DType) -> Option<ExactTier<T>> {
-    if !T::LAYOUT.is_exact() {
-        return None;
-    }
-    let file = Layout::of(dtype);
-    let run: RunFn<T> = if file == T::LAYOUT {
-        <T as Run>::run::<false>
-    } else if file == T::LAYOUT.flipped() {
-        <T as Run>::run::<true>
-    } else {
-        return None;
+    let run: RunFn<T> = match flip_of::<T>(dtype)? {
+        false => <T as Run>::run::<false>,
+        true => <T as Run>::run::<true>,
     };
-    let mut names = Vec::with_capacity(file.steps().len());
+    let mut names = Vec::with_capacity(T::LAYOUT.steps().len());
     record_names(dtype, &mut names);
-    debug_assert_eq!(names.len(), file.steps().len());
+    debug_assert_eq!(names.len(), T::LAYOUT.steps().len());
     Some(ExactTier {
         plan: ExactPlan {
             names,
@@ -175,18 +168,6 @@ fn run_loop<'de, T: Deserialize<'de> + NpyRecord, const FLIP: bool>(
     n
 }
 
-/// The step at `at` of `T`'s layout.
-#[inline(always)]
-fn step<T: NpyRecord>(at: usize) -> Option<Step> {
-    // A reference to the constant (not a copy of it), so that reads at a constant index fold.
-    let layout: &'static Layout = const { &T::LAYOUT };
-    if at < layout.len as usize {
-        layout.steps.get(at).copied()
-    } else {
-        None
-    }
-}
-
 /// The value at step `at` of `T::LAYOUT`, in an element's `bytes`.
 struct ExactDe<'a, 'p, T, const FLIP: bool> {
     bytes: &'a [u8],
@@ -199,7 +180,7 @@ impl<T: NpyRecord, const FLIP: bool> ExactDe<'_, '_, T, FLIP> {
     /// The `N` bytes of a leaf of `kind` and whether to swap them, or `None` (a miss).
     #[inline(always)]
     fn leaf<const N: usize>(&self, kind: Kind) -> Option<([u8; N], bool)> {
-        let s = step::<T>(self.at)?;
+        let s = step_of::<T>(self.at)?;
         if s.kind != kind {
             return None;
         }
@@ -211,7 +192,7 @@ impl<T: NpyRecord, const FLIP: bool> ExactDe<'_, '_, T, FLIP> {
     /// The items of the sequence (record or subarray) at this step, if it has `len` of them.
     #[inline(always)]
     fn items(&self, len: Option<usize>) -> Result<ExactSeq<'_, '_, T, FLIP>> {
-        match step::<T>(self.at) {
+        match step_of::<T>(self.at) {
             Some(s)
                 if matches!(s.kind, Kind::Record | Kind::Array)
                     && len.is_none_or(|l| l == s.arg as usize) =>
@@ -282,7 +263,7 @@ impl<'de, T: NpyRecord, const FLIP: bool> de::Deserializer<'de> for ExactDe<'_, 
     ) -> Result<V::Value> {
         // Positionally, when serde's field list is the record's names in order (so reading
         // by position gives what reading by name would).
-        match step::<T>(self.at) {
+        match step_of::<T>(self.at) {
             Some(s) if s.kind == Kind::Record && self.plan.fields_match(self.at, fields) => {
                 // Only if the visitor takes every field (see `Ctx::read_by_name`, which the fast
                 // tier calls when it decodes this element again).
@@ -371,7 +352,7 @@ impl<'de, T: NpyRecord, const FLIP: bool> SeqAccess<'de> for ExactSeq<'_, '_, T,
             return Ok(None);
         }
         let at = self.next;
-        let Some(s) = step::<T>(at) else {
+        let Some(s) = step_of::<T>(at) else {
             return Err(miss());
         };
         self.left -= 1;
@@ -394,6 +375,7 @@ impl<'de, T: NpyRecord, const FLIP: bool> SeqAccess<'de> for ExactSeq<'_, '_, T,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::layout::Layout;
     use serde::Deserialize;
 
     /// Decodes the elements of `data` (of `descr`) on the exact tier, if it engages: the

@@ -20,7 +20,7 @@ use serde::ser::{self, Impossible, Serialize};
 
 use crate::dtype::DType;
 use crate::fast::{miss, Miss, Result};
-use crate::layout::{Kind, Layout, Step, MAX_STEPS};
+use crate::layout::{flip_of, step_of, Kind, MAX_STEPS};
 use crate::NpyRecord;
 
 /// The per-array state of the tier: the dtype's field name at each step that is a record
@@ -43,20 +43,13 @@ pub(crate) struct WriteTier<T> {
 /// The tier for writing `T`s as elements of `dtype`, if `dtype`'s layout is `T::LAYOUT` (or
 /// `T::LAYOUT` in the opposite byte order throughout).
 pub(crate) fn write_tier<T: Serialize + NpyRecord>(dtype: &DType) -> Option<WriteTier<T>> {
-    if !T::LAYOUT.is_exact() {
-        return None;
-    }
-    let file = Layout::of(dtype);
-    let run: WriteRunFn<T> = if file == T::LAYOUT {
-        <T as WriteRun>::write_run::<false>
-    } else if file == T::LAYOUT.flipped() {
-        <T as WriteRun>::write_run::<true>
-    } else {
-        return None;
+    let run: WriteRunFn<T> = match flip_of::<T>(dtype)? {
+        false => <T as WriteRun>::write_run::<false>,
+        true => <T as WriteRun>::write_run::<true>,
     };
-    let mut names = Vec::with_capacity(file.steps().len());
+    let mut names = Vec::with_capacity(T::LAYOUT.steps().len());
     field_names(dtype, None, &mut names);
-    debug_assert_eq!(names.len(), file.steps().len());
+    debug_assert_eq!(names.len(), T::LAYOUT.steps().len());
     Some(WriteTier {
         plan: WritePlan {
             names,
@@ -153,17 +146,6 @@ impl<T: Serialize + NpyRecord> WriteRun for T {
     }
 }
 
-/// The step at `at` of `T`'s layout.
-#[inline(always)]
-fn step<T: NpyRecord>(at: usize) -> Option<Step> {
-    let layout: &'static Layout = const { &T::LAYOUT };
-    if at < layout.len as usize {
-        layout.steps.get(at).copied()
-    } else {
-        None
-    }
-}
-
 /// Writes the value at step `at` of `T::LAYOUT` into an element's bytes.
 struct ExactSer<'b, 'p, T, const FLIP: bool> {
     out: &'b mut [u8],
@@ -176,7 +158,7 @@ impl<'b, 'p, T: NpyRecord, const FLIP: bool> ExactSer<'b, 'p, T, FLIP> {
     /// Where a leaf of `kind` goes, and whether to swap its bytes.
     #[inline(always)]
     fn leaf<const N: usize>(self, kind: Kind) -> Option<(&'b mut [u8; N], bool)> {
-        let s = step::<T>(self.at)?;
+        let s = step_of::<T>(self.at)?;
         if s.kind != kind {
             return None;
         }
@@ -188,7 +170,7 @@ impl<'b, 'p, T: NpyRecord, const FLIP: bool> ExactSer<'b, 'p, T, FLIP> {
     /// The items of the record or subarray at this step, if it has `len` of them.
     #[inline(always)]
     fn items(self, len: usize, keyed: bool) -> Result<ExactItems<'b, 'p, T, FLIP>> {
-        match step::<T>(self.at) {
+        match step_of::<T>(self.at) {
             Some(s) if matches!(s.kind, Kind::Record | Kind::Array) && s.arg as usize == len => {
                 Ok(ExactItems {
                     out: self.out,
@@ -260,7 +242,7 @@ impl<'b, 'p, T: NpyRecord, const FLIP: bool> ser::Serializer for ExactSer<'b, 'p
 
     #[inline(always)]
     fn serialize_struct(self, _name: &'static str, len: usize) -> Result<Self::SerializeStruct> {
-        match step::<T>(self.at) {
+        match step_of::<T>(self.at) {
             Some(s) if s.kind == Kind::Record => self.items(len, true),
             _ => Err(miss()),
         }
@@ -401,7 +383,7 @@ impl<T: NpyRecord, const FLIP: bool> ExactItems<'_, '_, T, FLIP> {
             return Err(miss());
         }
         let at = self.next;
-        let Some(s) = step::<T>(at) else {
+        let Some(s) = step_of::<T>(at) else {
             return Err(miss());
         };
         if let Some(key) = key {
@@ -485,6 +467,7 @@ positional! {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::layout::Layout;
     use crate::ser::{ElemSer, Plan};
     use serde::Serialize;
 

@@ -15,6 +15,7 @@
 //! other tiers.
 
 use crate::dtype::{ByteOrder, DType, Scalar};
+use crate::NpyRecord;
 
 /// The most steps a layout holds (a record of 63 scalars, a `[f64; 63]`, ...); larger elements
 /// are opaque and take the other tiers. Bounds the size of every `LAYOUT` constant.
@@ -345,10 +346,38 @@ impl Layout {
     }
 }
 
+/// The step at `at` of `T::LAYOUT`, for the exact tiers (`crate::exact`, `crate::exact_ser`).
+#[inline(always)]
+pub(crate) fn step_of<T: NpyRecord>(at: usize) -> Option<Step> {
+    // A reference to the constant (not a copy of it), so that reads at a constant index fold.
+    let layout: &'static Layout = const { &T::LAYOUT };
+    if at < layout.len as usize {
+        layout.steps.get(at).copied()
+    } else {
+        None
+    }
+}
+
+/// Whether `dtype`'s layout is `T::LAYOUT` (`Some(false)`), or `T::LAYOUT` with every
+/// multi-byte value in the opposite byte order (`Some(true)`): the exact tiers' condition, and
+/// their `FLIP`.
+pub(crate) fn flip_of<T: NpyRecord>(dtype: &DType) -> Option<bool> {
+    if !T::LAYOUT.is_exact() {
+        return None;
+    }
+    let file = Layout::of(dtype);
+    if file == T::LAYOUT {
+        Some(false)
+    } else if file == T::LAYOUT.flipped() {
+        Some(true)
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::NpyRecord;
 
     fn of(descr: &str) -> Layout {
         Layout::of(&descr.parse().unwrap())
