@@ -1,5 +1,5 @@
 //! Element layouts as compile-time constants: the plan of the exact decoding tier
-//! (`crate::exact`).
+//! (`crate::read::exact`).
 //!
 //! A [`Layout`] is a flat tape of [`Step`]s describing one element: a record or subarray is a
 //! *sequence* step followed by its items' steps, a scalar is a *leaf* step with its byte offset
@@ -14,8 +14,8 @@
 //! [`MAX_STEPS`] steps. Anything else is [`Layout::OPAQUE`], and such elements go through the
 //! other tiers.
 
-use crate::dtype::{ByteOrder, DType, Scalar};
-use crate::NpyRecord;
+use crate::dtype::{ByteOrder, DType};
+use crate::kind::Kind;
 
 /// The most steps a layout holds (a record of 63 scalars, a `[f64; 63]`, ...); larger elements
 /// are opaque and take the other tiers. Bounds the size of every `LAYOUT` constant.
@@ -23,61 +23,29 @@ pub const MAX_STEPS: usize = 64;
 
 /// What a step decodes.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-#[repr(u8)]
-pub enum Kind {
+pub enum Op {
     /// A record: `arg` fields follow.
     Record,
     /// A subarray axis: `arg` items follow.
     Array,
-    /// `|b1`: one byte, 0 or 1.
-    Bool,
-    I8,
-    I16,
-    I32,
-    I64,
-    U8,
-    U16,
-    U32,
-    U64,
-    F32,
-    F64,
+    /// A scalar of one of the table's kinds, at byte offset `arg`.
+    Leaf(Kind),
 }
 
-impl Kind {
+impl Op {
     /// Byte size of a leaf (0 for sequences).
     pub const fn size(self) -> u32 {
         match self {
-            Kind::Record | Kind::Array => 0,
-            Kind::Bool | Kind::I8 | Kind::U8 => 1,
-            Kind::I16 | Kind::U16 => 2,
-            Kind::I32 | Kind::U32 | Kind::F32 => 4,
-            Kind::I64 | Kind::U64 | Kind::F64 => 8,
+            Op::Record | Op::Array => 0,
+            Op::Leaf(k) => k.size(),
         }
-    }
-
-    /// The leaf kind of a scalar type, if the exact tier decodes it.
-    fn of(s: Scalar) -> Option<Kind> {
-        Some(match s {
-            Scalar::Bool => Kind::Bool,
-            Scalar::I8 => Kind::I8,
-            Scalar::I16 => Kind::I16,
-            Scalar::I32 => Kind::I32,
-            Scalar::I64 => Kind::I64,
-            Scalar::U8 => Kind::U8,
-            Scalar::U16 => Kind::U16,
-            Scalar::U32 => Kind::U32,
-            Scalar::U64 => Kind::U64,
-            Scalar::F32 => Kind::F32,
-            Scalar::F64 => Kind::F64,
-            _ => return None,
-        })
     }
 }
 
 /// One step of a [`Layout`].
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Step {
-    pub(crate) kind: Kind,
+    pub(crate) op: Op,
     /// For a multi-byte leaf: its bytes are in the opposite of native order.
     pub(crate) swap: bool,
     /// Index of the step just after this value's steps (its next sibling).
@@ -87,7 +55,7 @@ pub struct Step {
 }
 
 const BLANK: Step = Step {
-    kind: Kind::Record,
+    op: Op::Record,
     swap: false,
     end: 0,
     arg: 0,
@@ -129,15 +97,12 @@ impl Layout {
         self.len > 0
     }
 
-    /// A scalar of `kind` in native byte order (`kind` must be a leaf kind).
+    /// A scalar of `kind` in native byte order.
     pub const fn leaf(kind: Kind) -> Layout {
         let size = kind.size();
-        if size == 0 {
-            return Layout::OPAQUE;
-        }
         let mut out = Layout::OPAQUE;
         out.steps[0] = Step {
-            kind,
+            op: Op::Leaf(kind),
             swap: false,
             end: 1,
             arg: 0,
@@ -163,7 +128,7 @@ impl Layout {
         }
         let mut out = Layout::OPAQUE;
         out.steps[0] = Step {
-            kind: Kind::Array,
+            op: Op::Array,
             swap: false,
             end: (steps + 1) as u16,
             arg: n as u32,
@@ -220,7 +185,7 @@ impl Layout {
         }
         let mut out = Layout::OPAQUE;
         out.steps[0] = Step {
-            kind: Kind::Record,
+            op: Op::Record,
             swap: false,
             end: 0,
             arg: fields.len() as u32,
@@ -253,7 +218,7 @@ impl Layout {
         while j < item.len as usize {
             let mut s = item.steps[j];
             s.end += base;
-            if !matches!(s.kind, Kind::Record | Kind::Array) {
+            if !matches!(s.op, Op::Record | Op::Array) {
                 s.arg += offset as u32;
             }
             self.steps[base as usize + j] = s;
@@ -288,7 +253,7 @@ impl Layout {
         let mut j = 0;
         while j < self.len as usize {
             let s = &mut self.steps[j];
-            if s.kind.size() > 1 {
+            if s.op.size() > 1 {
                 s.swap = if xor { s.swap ^ swap } else { swap };
             }
             j += 1;
@@ -333,7 +298,7 @@ impl Layout {
         let mut covered = 0u64;
         let mut j = 0;
         while j < self.len as usize {
-            covered += self.steps[j].kind.size() as u64;
+            covered += self.steps[j].op.size() as u64;
             j += 1;
         }
         covered != self.size as u64
@@ -346,38 +311,10 @@ impl Layout {
     }
 }
 
-/// The step at `at` of `T::LAYOUT`, for the exact tiers (`crate::exact`, `crate::exact_ser`).
-#[inline(always)]
-pub(crate) fn step_of<T: NpyRecord>(at: usize) -> Option<Step> {
-    // A reference to the constant (not a copy of it), so that reads at a constant index fold.
-    let layout: &'static Layout = const { &T::LAYOUT };
-    if at < layout.len as usize {
-        layout.steps.get(at).copied()
-    } else {
-        None
-    }
-}
-
-/// Whether `dtype`'s layout is `T::LAYOUT` (`Some(false)`), or `T::LAYOUT` with every
-/// multi-byte value in the opposite byte order (`Some(true)`): the exact tiers' condition, and
-/// their `FLIP`.
-pub(crate) fn flip_of<T: NpyRecord>(dtype: &DType) -> Option<bool> {
-    if !T::LAYOUT.is_exact() {
-        return None;
-    }
-    let file = Layout::of(dtype);
-    if file == T::LAYOUT {
-        Some(false)
-    } else if file == T::LAYOUT.flipped() {
-        Some(true)
-    } else {
-        None
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::NpyRecord;
 
     fn of(descr: &str) -> Layout {
         Layout::of(&descr.parse().unwrap())
@@ -405,20 +342,19 @@ mod tests {
     #[test]
     fn w2_tape() {
         let l = of("[('id','<i8'),('x','<f8'),('y','<f4'),('flag','u1'),('v','<f4',(3,))]");
-        let kinds: Vec<(Kind, u32, u16)> =
-            l.steps().iter().map(|s| (s.kind, s.arg, s.end)).collect();
+        let kinds: Vec<(Op, u32, u16)> = l.steps().iter().map(|s| (s.op, s.arg, s.end)).collect();
         assert_eq!(
             kinds,
             [
-                (Kind::Record, 5, 9),
-                (Kind::I64, 0, 2),
-                (Kind::F64, 8, 3),
-                (Kind::F32, 16, 4),
-                (Kind::U8, 20, 5),
-                (Kind::Array, 3, 9),
-                (Kind::F32, 21, 7),
-                (Kind::F32, 25, 8),
-                (Kind::F32, 29, 9),
+                (Op::Record, 5, 9),
+                (Op::Leaf(Kind::I64), 0, 2),
+                (Op::Leaf(Kind::F64), 8, 3),
+                (Op::Leaf(Kind::F32), 16, 4),
+                (Op::Leaf(Kind::U8), 20, 5),
+                (Op::Array, 3, 9),
+                (Op::Leaf(Kind::F32), 21, 7),
+                (Op::Leaf(Kind::F32), 25, 8),
+                (Op::Leaf(Kind::F32), 29, 9),
             ]
         );
         assert_eq!(l.size, 33);

@@ -31,28 +31,21 @@ pub use value::{Array, Value};
 #[cfg(feature = "derive")]
 pub use npy_derive::NpyRecord;
 
-// ---- reading (serde Deserializer, streaming reader, mmap) ----
-mod array;
-mod de;
-mod exact;
-mod exact_ser;
-mod fast;
+// ---- the shared layer under both directions ----
+mod kind;
 mod layout;
-pub mod mmap;
-pub mod read;
-pub mod stream;
-mod vecalloc;
-pub use array::{decode_value, read_array};
-pub use mmap::{MmapArray, MmapRecords};
-pub use read::{
-    from_path, from_reader, from_reader_with_header, from_slice, longdouble_to_f64,
-    records_from_path, records_from_reader, records_from_slice, vec_from_path, vec_from_reader,
-    vec_from_slice, ReaderBuilder,
-};
-pub use stream::RecordReader;
+mod miss;
+mod text;
 
-// ---- writing (serde Serializer, streaming writer) ----
-pub mod ser;
+// ---- reading: the doors, then byte sources, the shape walk and the tiers (see `read`) ----
+pub mod read;
+pub use read::{
+    decode_value, from_path, from_reader, from_reader_with_header, from_slice, longdouble_to_f64,
+    read_array, records_from_path, records_from_reader, records_from_slice, vec_from_path,
+    vec_from_reader, vec_from_slice, MmapArray, MmapRecords, ReaderBuilder, RecordReader,
+};
+
+// ---- writing: the mirror of reading (see `write`) ----
 pub mod write;
 pub use write::{to_path, to_vec, to_writer, NpyWriter, WriterBuilder};
 

@@ -14,7 +14,8 @@
 //! ```
 
 use crate::dtype::{DType, Scalar};
-use crate::layout::{Kind, Layout};
+use crate::kind::Kind;
+use crate::layout::{Layout, Step};
 
 /// A Rust type with a fixed NumPy dtype.
 #[diagnostic::on_unimplemented(
@@ -83,12 +84,41 @@ impl<T: NpyRecord, const N: usize> NpyRecord for [T; N] {
 
 /// Support for the code `#[derive(NpyRecord)]` generates. Not a public API: its contents may
 /// change in any release.
+/// The step at `at` of `T::LAYOUT`, for the exact tiers (`crate::read::exact`, `crate::write::exact`).
+#[inline(always)]
+pub(crate) fn step_of<T: NpyRecord>(at: usize) -> Option<Step> {
+    // A reference to the constant (not a copy of it), so that reads at a constant index fold.
+    let layout: &'static Layout = const { &T::LAYOUT };
+    if at < layout.len as usize {
+        layout.steps.get(at).copied()
+    } else {
+        None
+    }
+}
+
+/// Whether `dtype`'s layout is `T::LAYOUT` (`Some(false)`), or `T::LAYOUT` with every
+/// multi-byte value in the opposite byte order (`Some(true)`): the exact tiers' condition, and
+/// their `FLIP`.
+pub(crate) fn flip_of<T: NpyRecord>(dtype: &DType) -> Option<bool> {
+    if !T::LAYOUT.is_exact() {
+        return None;
+    }
+    let file = Layout::of(dtype);
+    if file == T::LAYOUT {
+        Some(false)
+    } else if file == T::LAYOUT.flipped() {
+        Some(true)
+    } else {
+        None
+    }
+}
+
 #[doc(hidden)]
 pub mod __private {
     use std::borrow::Cow;
 
     pub use crate::dtype::{ByteOrder, DType, Record, Scalar};
-    pub use crate::layout::Layout;
+    pub use crate::layout::{Layout, Step};
 
     /// Rust types that may hold a fixed-width NumPy string field (`#[npy(bytes = N)]` or
     /// `#[npy(unicode = N)]`).

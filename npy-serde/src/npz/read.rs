@@ -17,7 +17,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::header::{self, Header, Limits, ParsedHeader};
 use crate::pyliteral;
 use crate::read::ReaderBuilder;
-use crate::stream::RecordReader;
+use crate::read::RecordReader;
 use crate::value::Array;
 
 /// Options for opening an `.npz` archive: the limits applied to untrusted input.

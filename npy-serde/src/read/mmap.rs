@@ -19,12 +19,16 @@ use std::path::Path;
 
 use serde::de::Deserialize;
 
-use crate::array::decode_all;
-use crate::de::{Ctx, ElemDe, FastDe, Plan, SliceSource, Source};
+use super::array::decode_all;
+use super::decode::{data_of, deserialize_data, vec_from_data, Elements};
+use super::elem::ElemDe;
+use super::general::FastDe;
+use super::options::ReaderBuilder;
+use super::plan::{Ctx, Plan};
+use super::planned::{LastPlan, RowDe};
+use super::source::{SliceSource, Source};
 use crate::error::{Error, Result};
-use crate::fast::{LastPlan, RowDe};
 use crate::header::{parse_header, Header, ParsedHeader};
-use crate::read::{data_of, deserialize_data, vec_from_data, Elements, ReaderBuilder};
 use crate::value::Array;
 use crate::NpyRecord;
 
@@ -240,7 +244,7 @@ impl<'a, T: Deserialize<'a>> Iterator for MmapRecords<'a, T> {
         if self.src.remaining() == 0 {
             return None;
         }
-        // The fast tier first (see `crate::fast`); a miss decodes the element again below and
+        // The fast tier first (see `crate::read::planned`); a miss decodes the element again below and
         // turns the fast tier off for the rest of the array.
         if self.fast {
             if let Some(bytes) = self.src.peek_bytes() {

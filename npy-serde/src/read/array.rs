@@ -25,11 +25,13 @@ use std::path::Path;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use crate::de::{count_of, decode_ucs4, longdouble_to_f64, strip_nuls, FortranWalk};
+use super::decode::{data_of, open_checked};
+use super::options::ReaderBuilder;
+use super::source::{count_of, BlockReader, FortranWalk};
 use crate::dtype::{DType, PlainType, Scalar};
 use crate::error::{Error, Result};
 use crate::header::{parse_header, read_header, ParsedHeader};
-use crate::read::{data_of, open_checked, BlockReader, ReaderBuilder};
+use crate::text::{decode_ucs4, longdouble_to_f64, strip_nuls};
 use crate::value::{Array, Value};
 
 impl Array {

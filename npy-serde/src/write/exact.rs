@@ -1,5 +1,5 @@
 //! The exact tier of element encoding: a serializer specialized on a type's compile-time
-//! layout, the writing twin of `crate::exact`.
+//! layout, the writing twin of `crate::read::exact`.
 //!
 //! When the dtype being written has `T::LAYOUT` (in the same byte order, or the opposite one
 //! throughout), each record is serialized by [`ExactSer`], whose every method finds its step
@@ -10,7 +10,7 @@
 //!
 //! Anything else (a value of another type, which the general path may convert; a key that is
 //! not the dtype's next field; a skipped field; bytes for a subarray) is a miss: the writer
-//! serializes that record again with the general serializer (`crate::ser`), which writes every
+//! serializes that record again with the general serializer (`crate::write::general`), which writes every
 //! byte of the slot or reports the error, and uses it for the rest of the records.
 
 use std::cell::Cell;
@@ -19,8 +19,10 @@ use std::marker::PhantomData;
 use serde::ser::{self, Impossible, Serialize};
 
 use crate::dtype::DType;
-use crate::fast::{miss, Miss, Result};
-use crate::layout::{flip_of, step_of, Kind, MAX_STEPS};
+use crate::kind::{numbers, Kind};
+use crate::layout::{Op, MAX_STEPS};
+use crate::miss::{miss, Miss, Result};
+use crate::record::{flip_of, step_of};
 use crate::NpyRecord;
 
 /// The per-array state of the tier: the dtype's field name at each step that is a record
@@ -111,7 +113,7 @@ impl WritePlan {
 }
 
 /// The encoding loop, a method of a blanket impl on `T` so that rustc compiles it next to
-/// `T::serialize` (see `crate::exact`'s `Run` for why that matters).
+/// `T::serialize` (see `crate::read::exact`'s `Run` for why that matters).
 trait WriteRun: Sized {
     fn write_run<const FLIP: bool>(recs: &[Self], out: &mut [u8], plan: &WritePlan) -> usize;
 }
@@ -159,7 +161,7 @@ impl<'b, 'p, T: NpyRecord, const FLIP: bool> ExactSer<'b, 'p, T, FLIP> {
     #[inline(always)]
     fn leaf<const N: usize>(self, kind: Kind) -> Option<(&'b mut [u8; N], bool)> {
         let s = step_of::<T>(self.at)?;
-        if s.kind != kind {
+        if s.op != Op::Leaf(kind) {
             return None;
         }
         let at = s.arg as usize;
@@ -171,7 +173,7 @@ impl<'b, 'p, T: NpyRecord, const FLIP: bool> ExactSer<'b, 'p, T, FLIP> {
     #[inline(always)]
     fn items(self, len: usize, keyed: bool) -> Result<ExactItems<'b, 'p, T, FLIP>> {
         match step_of::<T>(self.at) {
-            Some(s) if matches!(s.kind, Kind::Record | Kind::Array) && s.arg as usize == len => {
+            Some(s) if matches!(s.op, Op::Record | Op::Array) && s.arg as usize == len => {
                 Ok(ExactItems {
                     out: self.out,
                     next: self.at + 1,
@@ -187,13 +189,13 @@ impl<'b, 'p, T: NpyRecord, const FLIP: bool> ExactSer<'b, 'p, T, FLIP> {
 }
 
 macro_rules! leaves {
-    ($($method:ident($t:ty) => $kind:ident, $u:ty, $conv:expr;)*) => {
+    ($($k:ident $t:ty, $u:ty, $code:literal, $de:ident, $visit:ident, $method:ident, $from:expr, $conv:expr;)*) => {
         $(
             #[inline(always)]
             fn $method(self, v: $t) -> Result<()> {
                 #[allow(clippy::redundant_closure_call)]
                 let x: $u = ($conv)(v);
-                match self.leaf::<{ std::mem::size_of::<$u>() }>(Kind::$kind) {
+                match self.leaf::<{ std::mem::size_of::<$u>() }>(Kind::$k) {
                     Some((dst, swap)) => {
                         *dst = if swap { x.swap_bytes() } else { x }.to_ne_bytes();
                         Ok(())
@@ -216,18 +218,7 @@ impl<'b, 'p, T: NpyRecord, const FLIP: bool> ser::Serializer for ExactSer<'b, 'p
     type SerializeStruct = ExactItems<'b, 'p, T, FLIP>;
     type SerializeStructVariant = Impossible<(), Miss>;
 
-    leaves! {
-        serialize_i8(i8) => I8, u8, |v: i8| v as u8;
-        serialize_i16(i16) => I16, u16, |v: i16| v as u16;
-        serialize_i32(i32) => I32, u32, |v: i32| v as u32;
-        serialize_i64(i64) => I64, u64, |v: i64| v as u64;
-        serialize_u8(u8) => U8, u8, |v: u8| v;
-        serialize_u16(u16) => U16, u16, |v: u16| v;
-        serialize_u32(u32) => U32, u32, |v: u32| v;
-        serialize_u64(u64) => U64, u64, |v: u64| v;
-        serialize_f32(f32) => F32, u32, f32::to_bits;
-        serialize_f64(f64) => F64, u64, f64::to_bits;
-    }
+    numbers!(leaves);
 
     #[inline(always)]
     fn serialize_bool(self, v: bool) -> Result<()> {
@@ -243,7 +234,7 @@ impl<'b, 'p, T: NpyRecord, const FLIP: bool> ser::Serializer for ExactSer<'b, 'p
     #[inline(always)]
     fn serialize_struct(self, _name: &'static str, len: usize) -> Result<Self::SerializeStruct> {
         match step_of::<T>(self.at) {
-            Some(s) if s.kind == Kind::Record => self.items(len, true),
+            Some(s) if s.op == Op::Record => self.items(len, true),
             _ => Err(miss()),
         }
     }
@@ -468,7 +459,8 @@ positional! {
 mod tests {
     use super::*;
     use crate::layout::Layout;
-    use crate::ser::{ElemSer, Plan};
+    use crate::write::elem::ElemSer;
+    use crate::write::plan::Plan;
     use serde::Serialize;
 
     /// `recs` as elements of `descr`, on the exact tier (records before its first miss, and

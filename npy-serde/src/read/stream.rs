@@ -28,11 +28,14 @@ use std::marker::PhantomData;
 
 use serde::de::{DeserializeOwned, DeserializeSeed};
 
-use crate::de::{Ctx, ElemDe, FastDe, FortranWalk, Plan};
+use super::elem::ElemDe;
+use super::general::FastDe;
+use super::options::ReaderBuilder;
+use super::plan::{Ctx, Plan};
+use super::planned::{LastPlan, RowDe};
+use super::source::{BlockReader, FortranWalk};
 use crate::error::{Error, Result};
-use crate::fast::{LastPlan, RowDe};
 use crate::header::{read_header, Header, ParsedHeader};
-use crate::read::{BlockReader, ReaderBuilder};
 
 /// Yields the elements of one `.npy` array as `T`, in logical C order (the array's axes are
 /// flattened; for a 0-d array, one element).
@@ -269,7 +272,7 @@ impl<R: Read, T: DeserializeOwned> Iterator for RecordReader<R, T> {
 
     #[inline]
     fn next(&mut self) -> Option<Result<T>> {
-        // The fast tier first (see `crate::fast`); a miss decodes the element again below and
+        // The fast tier first (see `crate::read::planned`); a miss decodes the element again below and
         // turns the fast tier off for the rest of the array.
         if self.fast && !self.failed && self.memory.is_none() && self.next < self.count {
             if let Some(bytes) = self.block.peek(self.itemsize) {

@@ -1,4 +1,4 @@
-//! The fast tier of element decoding.
+//! The runtime-planned tier of element decoding (the "fast tier").
 //!
 //! When the caller owns the `T::deserialize` call for each element (reading a whole array
 //! into a `Vec`, streaming records), each element is first offered to [`RowDe`]: a minimal
@@ -23,47 +23,10 @@ use std::slice;
 
 use serde::de::{self, DeserializeSeed, SeqAccess, Visitor};
 
-use crate::de::{Ctx, Fast, FieldPlan, Plan, StructPlan};
+use super::plan::{Ctx, FieldPlan, Plan, StructPlan};
 use crate::dtype::DType;
-
-/// The only error of the fast and exact tiers: not decoded (or encoded) here. Never shown to users (the
-/// element is decoded again by the general path, which reports real errors). Zero-sized, so
-/// that `Result<T, Miss>` is `T` plus a flag, which the optimizer keeps in registers; with the
-/// crate's boxed error overlaid on `T`, every element went through a stack temporary, whose
-/// narrow stores the copy into the `Vec` then read back wide (a store-forwarding stall).
-#[derive(Debug)]
-pub(crate) struct Miss;
-
-impl std::fmt::Display for Miss {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("not on the fast path")
-    }
-}
-
-impl std::error::Error for Miss {}
-
-impl de::Error for Miss {
-    #[cold]
-    fn custom<M: std::fmt::Display>(_msg: M) -> Self {
-        Miss
-    }
-}
-
-/// The exact tier of writing (`crate::exact_ser`) misses the same way.
-impl serde::ser::Error for Miss {
-    #[cold]
-    fn custom<M: std::fmt::Display>(_msg: M) -> Self {
-        Miss
-    }
-}
-
-pub(crate) type Result<T> = std::result::Result<T, Miss>;
-
-#[cold]
-#[inline(never)]
-pub(crate) fn miss() -> Miss {
-    Miss
-}
+use crate::kind::{load, numbers, Kind};
+use crate::miss::{miss, Miss, Result};
 
 /// One whole element.
 pub(crate) struct RowDe<'a, 'c> {
@@ -135,38 +98,11 @@ fn items(
     }
 }
 
-/// Reads the unsigned integer of `size_of::<$u>()` bytes at `$at` of `$b`, swapped if `$swap`.
-macro_rules! load {
-    ($b:expr, $at:expr, $u:ty, $swap:expr) => {
-        $b.get($at..$at + std::mem::size_of::<$u>())
-            .and_then(|c| <[u8; std::mem::size_of::<$u>()]>::try_from(c).ok())
-            .map(|a| {
-                let x = <$u>::from_ne_bytes(a);
-                if $swap {
-                    x.swap_bytes()
-                } else {
-                    x
-                }
-            })
-    };
-}
-
 /// The scalar, option, newtype and subarray methods, shared by [`RowDe`] (at 0) and
 /// [`ValDe`] (at `self.at`).
 macro_rules! planned {
     ($at:expr) => {
-        planned! { @scalars $at;
-            deserialize_i8 => visit_i8, I8, u8, |x: u8| x as i8;
-            deserialize_i16 => visit_i16, I16, u16, |x: u16| x as i16;
-            deserialize_i32 => visit_i32, I32, u32, |x: u32| x as i32;
-            deserialize_i64 => visit_i64, I64, u64, |x: u64| x as i64;
-            deserialize_u8 => visit_u8, U8, u8, |x: u8| x;
-            deserialize_u16 => visit_u16, U16, u16, |x: u16| x;
-            deserialize_u32 => visit_u32, U32, u32, |x: u32| x;
-            deserialize_u64 => visit_u64, U64, u64, |x: u64| x;
-            deserialize_f32 => visit_f32, F32, u32, f32::from_bits;
-            deserialize_f64 => visit_f64, F64, u64, f64::from_bits;
-        }
+        numbers!(planned @scalars $at;);
 
         #[inline]
         fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
@@ -214,11 +150,11 @@ macro_rules! planned {
             false
         }
     };
-    (@scalars $at:expr; $($method:ident => $visit:ident, $k:ident, $u:ty, $conv:expr;)*) => {
+    (@scalars $at:expr; $($k:ident $t:ty, $u:ty, $code:literal, $method:ident, $visit:ident, $ser:ident, $conv:expr, $to:expr;)*) => {
         $(
             #[inline]
             fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-                let x = match self.plan.scalar(Fast::$k) {
+                let x = match self.plan.scalar(Kind::$k) {
                     Some(false) => load!(self.bytes, $at(&self), $u, false),
                     Some(true) => load!(self.bytes, $at(&self), $u, true),
                     None => None,

@@ -9,7 +9,7 @@
 //! check and the byte swap all fold away, and a record of scalars compiles to the loads a
 //! hand-written decoder would make. Measured on W2 (33-byte records into `Vec<Rec>` from a
 //! memory map), that is within about 10% of such a decoder, against 3x slower for the
-//! runtime-planned tier of `crate::fast`.
+//! runtime-planned tier of `crate::read::planned`.
 //!
 //! The tier never trusts the type beyond what it checks: a request that does not match its
 //! step (a conversion, a hand-written `Deserialize` asking for something else, a struct whose
@@ -24,8 +24,10 @@ use std::marker::PhantomData;
 use serde::de::{self, Deserialize, DeserializeSeed, SeqAccess, Visitor};
 
 use crate::dtype::DType;
-use crate::fast::{miss, Miss, Result};
-use crate::layout::{flip_of, step_of, Kind, MAX_STEPS};
+use crate::kind::{numbers, Kind};
+use crate::layout::{Op, MAX_STEPS};
+use crate::miss::{miss, Miss, Result};
+use crate::record::{flip_of, step_of};
 use crate::NpyRecord;
 
 /// The per-array state of the exact tier: the file's field names per record step, to check
@@ -181,7 +183,7 @@ impl<T: NpyRecord, const FLIP: bool> ExactDe<'_, '_, T, FLIP> {
     #[inline(always)]
     fn leaf<const N: usize>(&self, kind: Kind) -> Option<([u8; N], bool)> {
         let s = step_of::<T>(self.at)?;
-        if s.kind != kind {
+        if s.op != Op::Leaf(kind) {
             return None;
         }
         let at = s.arg as usize;
@@ -194,7 +196,7 @@ impl<T: NpyRecord, const FLIP: bool> ExactDe<'_, '_, T, FLIP> {
     fn items(&self, len: Option<usize>) -> Result<ExactSeq<'_, '_, T, FLIP>> {
         match step_of::<T>(self.at) {
             Some(s)
-                if matches!(s.kind, Kind::Record | Kind::Array)
+                if matches!(s.op, Op::Record | Op::Array)
                     && len.is_none_or(|l| l == s.arg as usize) =>
             {
                 Ok(ExactSeq {
@@ -211,11 +213,11 @@ impl<T: NpyRecord, const FLIP: bool> ExactDe<'_, '_, T, FLIP> {
 }
 
 macro_rules! leaves {
-    ($($method:ident => $visit:ident, $kind:ident, $u:ty, $conv:expr;)*) => {
+    ($($k:ident $t:ty, $u:ty, $code:literal, $method:ident, $visit:ident, $ser:ident, $conv:expr, $to:expr;)*) => {
         $(
             #[inline(always)]
             fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-                match self.leaf::<{ std::mem::size_of::<$u>() }>(Kind::$kind) {
+                match self.leaf::<{ std::mem::size_of::<$u>() }>(Kind::$k) {
                     Some((b, swap)) => {
                         let x = <$u>::from_ne_bytes(b);
                         let x = if swap { x.swap_bytes() } else { x };
@@ -232,18 +234,7 @@ macro_rules! leaves {
 impl<'de, T: NpyRecord, const FLIP: bool> de::Deserializer<'de> for ExactDe<'_, '_, T, FLIP> {
     type Error = Miss;
 
-    leaves! {
-        deserialize_i8 => visit_i8, I8, u8, |x: u8| x as i8;
-        deserialize_i16 => visit_i16, I16, u16, |x: u16| x as i16;
-        deserialize_i32 => visit_i32, I32, u32, |x: u32| x as i32;
-        deserialize_i64 => visit_i64, I64, u64, |x: u64| x as i64;
-        deserialize_u8 => visit_u8, U8, u8, |x: u8| x;
-        deserialize_u16 => visit_u16, U16, u16, |x: u16| x;
-        deserialize_u32 => visit_u32, U32, u32, |x: u32| x;
-        deserialize_u64 => visit_u64, U64, u64, |x: u64| x;
-        deserialize_f32 => visit_f32, F32, u32, f32::from_bits;
-        deserialize_f64 => visit_f64, F64, u64, f64::from_bits;
-    }
+    numbers!(leaves);
 
     #[inline(always)]
     fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
@@ -264,7 +255,7 @@ impl<'de, T: NpyRecord, const FLIP: bool> de::Deserializer<'de> for ExactDe<'_, 
         // Positionally, when serde's field list is the record's names in order (so reading
         // by position gives what reading by name would).
         match step_of::<T>(self.at) {
-            Some(s) if s.kind == Kind::Record && self.plan.fields_match(self.at, fields) => {
+            Some(s) if s.op == Op::Record && self.plan.fields_match(self.at, fields) => {
                 // Only if the visitor takes every field (see `Ctx::read_by_name`, which the fast
                 // tier calls when it decodes this element again).
                 let mut seq = self.items(Some(fields.len()))?;

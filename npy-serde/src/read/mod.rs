@@ -1,0 +1,358 @@
+//! Reading `.npy` data through serde: [`from_reader`], [`from_slice`], [`from_path`] and the
+//! configurable [`ReaderBuilder`].
+//!
+//! The whole array deserializes as nested sequences following its shape, like
+//! `ndarray.tolist()`: `Vec<T>` for 1-D, `Vec<Vec<T>>` or `Vec<[T; N]>` for 2-D, a bare `T` for
+//! 0-d. Fortran-order data comes out in logical C order. A record (structured element) is a
+//! map keyed by field name, so a `#[derive(Deserialize)]` struct picks its fields by name (in
+//! any order; file fields it does not name are skipped without being decoded), or a sequence of
+//! field values for tuples.
+//!
+//! ```
+//! use serde::Deserialize;
+//!
+//! #[derive(Deserialize, Debug, PartialEq)]
+//! struct Point { y: f32, x: f64 }
+//!
+//! // np.save(f, np.array([(1.5, 2.5)], dtype=[('x', '<f8'), ('y', '<f4')]))
+//! let mut file = b"\x93NUMPY\x01\x00\x76\x00".to_vec();
+//! let dict = "{'descr': [('x', '<f8'), ('y', '<f4')], 'fortran_order': False, 'shape': (1,), }";
+//! file.extend_from_slice(dict.as_bytes());
+//! file.resize(127, b' ');
+//! file.push(b'\n');
+//! file.extend_from_slice(&1.5f64.to_le_bytes());
+//! file.extend_from_slice(&2.5f32.to_le_bytes());
+//!
+//! let points: Vec<Point> = npy_serde::from_slice(&file)?;
+//! assert_eq!(points, [Point { x: 1.5, y: 2.5 }]);
+//! # Ok::<(), npy_serde::Error>(())
+//! ```
+//!
+//! # Conversions
+//!
+//! A scalar converts to the requested Rust type only when every value of the file's type does
+//! so exactly: the same type, a wider integer (`i4` -> `i64`, `u4` -> `i64`, `u1` -> `u16`), a
+//! wider float (`f2` -> `f32`, `f4` -> `f64`), or an integer into a float that holds it exactly
+//! (`i2` -> `f32`, `i4` -> `f64`). Anything else (`f8` -> `f32`, `i8` -> `f64`, `i4` -> `u32`)
+//! is a [`TypeMismatch`](crate::ErrorKind::TypeMismatch) error naming the record, field path,
+//! file dtype and requested type. Two documented exceptions round: long double (`f16`, x87
+//! 80-bit) reads as `f64` rounded to nearest, ties to even (see [`longdouble_to_f64`]).
+//!
+//! - `b1` -> `bool`; a byte other than 0 or 1 is an `InvalidValue` error.
+//! - `f2` -> `f32`, `f64` or `half::f16` (its serde form is a newtype around an f32, which is
+//!   exact for every half value).
+//! - complex -> `(re, im)`, `[f64; 2]`, or `num_complex::Complex` (a 2-tuple in serde).
+//! - `S<n>` -> `String`/`&str` (UTF-8 checked), `Vec<u8>`, `serde_bytes`, `&[u8]`, with
+//!   trailing NULs stripped as NumPy does; `[u8; n]` gets all `n` raw bytes. Borrowing (`&str`,
+//!   `&[u8]`) works from [`from_slice`] and memory maps.
+//! - `U<n>` -> `String` or `char` (invalid code points are `InvalidValue` errors).
+//! - `V<n>` -> bytes. `M8`/`m8` -> `i64` (the raw count; NaT is `i64::MIN`).
+//! - Big-endian data is decoded transparently.
+//! - A unit-only enum reads from an `S`/`U` field holding the variant name.
+//! - `Option<T>` is always `Some` for a present field; a missing field is `None`.
+//!
+//! Because file fields the struct does not name are never shown to it,
+//! `#[serde(deny_unknown_fields)]` has no effect.
+//!
+//! # Big arrays
+//!
+//! [`vec_from_path`], [`vec_from_reader`], [`vec_from_slice`] (and
+//! [`MmapArray::to_vec`](crate::MmapArray::to_vec)) read every element into a `Vec` allocated
+//! once at its final size, backed by huge pages from 4 MiB, which `from_*::<Vec<T>>` cannot do
+//! through serde's `Vec` impl; prefer them for large files. From a plain reader, whose data is
+//! not known to exist, the `Vec` grows as elements arrive instead.
+//!
+//! Elements are first decoded on a fast path that handles only exact requests (a scalar as its
+//! own Rust type, a struct whose fields are the file's fields in order, 1-D subarrays); any
+//! other request decodes the element again through the general path described here, which then
+//! serves the rest of the array. Results and errors are the same either way.
+//!
+//! For types that also derive [`NpyRecord`] (so that their layout is a compile-time constant),
+//! [`records_from_path`], [`records_from_reader`], [`records_from_slice`] and
+//! [`MmapArray::to_records`](crate::MmapArray::to_records) add an *exact* tier in front: when
+//! the file's element layout is the type's, every check of the decoding is resolved at compile
+//! time and a record costs about what a hand-written decoder spends on it (on 33-byte records,
+//! 2-3x less than `vec_from_*`). Results and errors are again those of `vec_from_*`.
+//!
+//! When the file's fields are exactly the struct's fields (the `fields` list serde passes to
+//! `deserialize_struct`), in the same order, the record is handed to the struct's visitor as a
+//! sequence of field values instead (`visit_seq`), which skips matching keys; `serde_derive`
+//! structs accept both forms. A hand-written `Deserialize` that calls `deserialize_struct`
+//! must therefore implement `visit_seq` as well as `visit_map`, as serde's own impls do. A
+//! struct whose visitor takes fewer fields than `fields` names (a derived struct with a
+//! `#[serde(alias)]`, which serde lists in `fields`, or a visitor that stops early) is read by
+//! name instead, from the element where that is seen on: with the flat readers
+//! (`vec_from_*`, `records_from_*`), streaming and `from_*::<Vec<T>>` that is the first
+//! element.
+//!
+//! # How this module is built
+//!
+//! One file per layer; each calls only the layers below it (a test keeps the crate's module
+//! graph free of cycles):
+//!
+//! | file | owns | calls |
+//! |---|---|---|
+//! | `mod.rs` | the doors: `from_*`, `vec_from_*`, `records_from_*`, [`ReaderBuilder`]'s methods | `decode`, `stream`, `mmap`, `array` |
+//! | `stream.rs`, `mmap.rs`, `array.rs` | [`RecordReader`], [`MmapArray`], the dynamic [`Array`](crate::Array) | `decode`, the tiers, `source` |
+//! | `decode.rs` | checking data against the header and limits; whole-array or flat-`Vec` decoding | `shape`, `source` |
+//! | `shape.rs` | the array's axes as serde sequences; every element into a `Vec`, tier by tier | `exact`, `planned`, `general` |
+//! | `exact.rs` | the compile-time-layout tier (`T: NpyRecord`) | `crate::record`, `crate::layout` |
+//! | `planned.rs` | the runtime-planned tier (any `Deserialize`, exact requests only) | `plan` |
+//! | `general.rs` | the general tier: every request, every lossless conversion, errors with position | `elem`, `plan` |
+//! | `elem.rs` | one element's bytes decoded per scalar kind | `plan`, `crate::text` |
+//! | `plan.rs` | per-array plans and their cache | `crate::kind` |
+//! | `source.rs` | byte sources: slice, blocks from `io::Read`, Fortran walks | |
+//! | `options.rs`, `vecalloc.rs` | limits; the result `Vec`'s allocation | |
+//!
+//! The three tiers give the same values and errors: a tier that cannot decode an element
+//! exactly *misses* (`crate::miss`), and the next one decodes that element again and serves
+//! the rest of the array.
+//!
+//! # Untrusted input
+//!
+//! Declared sizes are checked (with overflow checks) against the bytes actually available
+//! before anything is allocated from them; from a plain `io::Read` the data is read in blocks as
+//! it arrives, so a header claiming terabytes costs nothing until the bytes exist. A truncated
+//! file is an `UnexpectedEof` error with the expected and found byte counts.
+
+use std::io::Read;
+use std::marker::PhantomData;
+use std::path::Path;
+
+use serde::de::{Deserialize, DeserializeOwned};
+
+mod array;
+mod decode;
+mod elem;
+mod exact;
+mod general;
+mod mmap;
+mod options;
+mod plan;
+mod planned;
+mod shape;
+mod source;
+mod stream;
+mod vecalloc;
+
+pub use crate::text::longdouble_to_f64;
+pub use array::{decode_value, read_array};
+pub use mmap::{MmapArray, MmapRecords};
+pub use options::ReaderBuilder;
+pub use stream::RecordReader;
+
+pub(crate) use decode::{data_of, open_checked};
+
+use crate::error::Result;
+use crate::header::{parse_header, read_header, ParsedHeader};
+use crate::NpyRecord;
+use decode::{deserialize_data, vec_from_data, Elements, Whole};
+
+/// Reads one array from `reader` into `T`, leaving the reader just after the array's data (so
+/// arrays saved back to back read in turn).
+///
+/// `reader` is read in large blocks; wrapping it in a `BufReader` gains nothing.
+pub fn from_reader<R: Read, T: DeserializeOwned>(reader: R) -> Result<T> {
+    ReaderBuilder::new().from_reader(reader)
+}
+
+/// Reads the array in `bytes` (a whole `.npy` file) into `T`, which may borrow `&str` and
+/// `&[u8]` from `S` fields. Bytes after the array are ignored.
+pub fn from_slice<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> {
+    ReaderBuilder::new().from_slice(bytes)
+}
+
+/// Reads the `.npy` file at `path` into `T`.
+pub fn from_path<P: AsRef<Path>, T: DeserializeOwned>(path: P) -> Result<T> {
+    ReaderBuilder::new().from_path(path)
+}
+
+/// Reads the data of an array whose header was already read from `reader` (which must be
+/// positioned at the first data byte), e.g. a `.npz` member.
+pub fn from_reader_with_header<R: Read, T: DeserializeOwned>(
+    reader: R,
+    header: &ParsedHeader,
+) -> Result<T> {
+    ReaderBuilder::new().from_reader_with_header(reader, header)
+}
+
+/// Reads every element of the array from `reader` into a `Vec<T>`, in logical C order
+/// whatever the shape (like `arr.ravel()`), leaving the reader just after the array.
+///
+/// For a 1-D array this gives the same `Vec` as [`from_reader`]`::<_, Vec<T>>`, faster: the
+/// `Vec` is allocated once at its final size (serde's `Vec` impl cannot know it, so it grows
+/// as it goes) and, when large, backed by huge pages as NumPy does. Prefer it for big arrays.
+///
+/// ```
+/// # use serde::Deserialize;
+/// #[derive(Deserialize)]
+/// struct Point { x: f64, y: f32 }
+/// # let mut file = b"\x93NUMPY\x01\x00\x76\x00".to_vec();
+/// # let dict = "{'descr': [('x', '<f8'), ('y', '<f4')], 'fortran_order': False, 'shape': (2,), }";
+/// # file.extend_from_slice(dict.as_bytes());
+/// # file.resize(127, b' ');
+/// # file.push(b'\n');
+/// # for (x, y) in [(1.5f64, 2.5f32), (3.0, 4.0)] {
+/// #     file.extend_from_slice(&x.to_le_bytes());
+/// #     file.extend_from_slice(&y.to_le_bytes());
+/// # }
+/// # let reader = std::io::Cursor::new(file);
+/// let points: Vec<Point> = npy_serde::vec_from_reader(reader)?;
+/// assert_eq!((points[1].x, points[1].y), (3.0, 4.0));
+/// # Ok::<(), npy_serde::Error>(())
+/// ```
+pub fn vec_from_reader<R: Read, T: DeserializeOwned>(reader: R) -> Result<Vec<T>> {
+    ReaderBuilder::new().vec_from_reader(reader)
+}
+
+/// [`vec_from_reader`] for a whole `.npy` file in memory; `T` may borrow `&str` and `&[u8]`
+/// from `S` fields.
+pub fn vec_from_slice<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<Vec<T>> {
+    ReaderBuilder::new().vec_from_slice(bytes)
+}
+
+/// [`vec_from_reader`] for the `.npy` file at `path`.
+pub fn vec_from_path<P: AsRef<Path>, T: DeserializeOwned>(path: P) -> Result<Vec<T>> {
+    ReaderBuilder::new().vec_from_path(path)
+}
+
+/// Reads every element of the array from `reader` into a `Vec<T>` for a type that knows its
+/// dtype (`#[derive(Deserialize, NpyRecord)]`): [`vec_from_reader`], with the same results and
+/// errors, plus an exact-layout tier when the file's element layout is `T::dtype()`'s.
+///
+/// On that tier each record decodes through `T`'s `Deserialize` impl with every check against
+/// the layout resolved at compile time, which makes it about as fast as a hand-written decoder
+/// (several times faster than [`vec_from_reader`] on records of scalars). It engages when the
+/// file's dtype has `T::dtype()`'s fields, types, offsets and itemsize, in the same byte order
+/// or in the opposite one throughout, and serde's field list for the struct is the file's field
+/// names in order. Otherwise, and from the first element the tier cannot decode exactly (a
+/// bool byte other than 0 or 1, a hand-written `Deserialize` asking for another type), the
+/// array continues as [`vec_from_reader`] reads it.
+///
+/// ```
+/// use npy_serde::NpyRecord;
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Debug, PartialEq, Serialize, Deserialize, NpyRecord)]
+/// struct Rec { id: i64, x: f64, v: [f32; 3] }
+///
+/// let rows = vec![Rec { id: 1, x: 0.5, v: [1.0, 2.0, 3.0] }, Rec { id: 2, x: -1.5, v: [0.0; 3] }];
+/// let file = npy_serde::to_vec(&rows)?;
+/// let back: Vec<Rec> = npy_serde::records_from_reader(file.as_slice())?;
+/// assert_eq!(back, rows);
+/// # Ok::<(), npy_serde::Error>(())
+/// ```
+pub fn records_from_reader<R: Read, T: DeserializeOwned + NpyRecord>(reader: R) -> Result<Vec<T>> {
+    ReaderBuilder::new().records_from_reader(reader)
+}
+
+/// [`records_from_reader`] for a whole `.npy` file in memory.
+pub fn records_from_slice<'de, T: Deserialize<'de> + NpyRecord>(
+    bytes: &'de [u8],
+) -> Result<Vec<T>> {
+    ReaderBuilder::new().records_from_slice(bytes)
+}
+
+/// [`records_from_reader`] for the `.npy` file at `path`, with the `Vec` allocated once at its
+/// final size (as [`vec_from_path`]).
+pub fn records_from_path<P: AsRef<Path>, T: DeserializeOwned + NpyRecord>(
+    path: P,
+) -> Result<Vec<T>> {
+    ReaderBuilder::new().records_from_path(path)
+}
+
+impl ReaderBuilder {
+    /// [`from_reader`] with these options.
+    pub fn from_reader<R: Read, T: DeserializeOwned>(&self, mut reader: R) -> Result<T> {
+        let header = read_header(&mut reader, &self.limits)?;
+        self.from_reader_with_header(reader, &header)
+    }
+
+    /// [`from_reader_with_header`] with these options.
+    pub fn from_reader_with_header<R: Read, T: DeserializeOwned>(
+        &self,
+        reader: R,
+        header: &ParsedHeader,
+    ) -> Result<T> {
+        self.read_data(reader, header, Whole::<T>(PhantomData), false)
+    }
+
+    /// [`vec_from_reader`] with these options.
+    pub fn vec_from_reader<R: Read, T: DeserializeOwned>(&self, mut reader: R) -> Result<Vec<T>> {
+        let header = read_header(&mut reader, &self.limits)?;
+        self.vec_from_reader_with_header(reader, &header)
+    }
+
+    /// [`vec_from_reader`] for an array whose header was already read from `reader` (which
+    /// must be positioned at the first data byte), e.g. a `.npz` member.
+    pub fn vec_from_reader_with_header<R: Read, T: DeserializeOwned>(
+        &self,
+        reader: R,
+        header: &ParsedHeader,
+    ) -> Result<Vec<T>> {
+        // The data may not exist: reserve only as elements arrive.
+        self.read_data(reader, header, Elements::<T>::plain(), false)
+    }
+
+    /// [`vec_from_slice`] with these options.
+    pub fn vec_from_slice<'de, T: Deserialize<'de>>(&self, bytes: &'de [u8]) -> Result<Vec<T>> {
+        let header = parse_header(bytes, &self.limits)?;
+        let data = data_of(bytes, &header, self)?;
+        vec_from_data(data, true, &header, self, Elements::plain())
+    }
+
+    /// [`vec_from_path`] with these options.
+    pub fn vec_from_path<P: AsRef<Path>, T: DeserializeOwned>(&self, path: P) -> Result<Vec<T>> {
+        let (file, header) = open_checked(path.as_ref(), self)?;
+        // The file holds all the data (checked): reserve for all of it at once.
+        self.read_data(file, &header, Elements::<T>::plain(), true)
+    }
+
+    /// [`records_from_reader`] with these options.
+    pub fn records_from_reader<R: Read, T: DeserializeOwned + NpyRecord>(
+        &self,
+        mut reader: R,
+    ) -> Result<Vec<T>> {
+        let header = read_header(&mut reader, &self.limits)?;
+        self.read_data(reader, &header, Elements::<T>::records(), false)
+    }
+
+    /// [`records_from_slice`] with these options.
+    pub fn records_from_slice<'de, T: Deserialize<'de> + NpyRecord>(
+        &self,
+        bytes: &'de [u8],
+    ) -> Result<Vec<T>> {
+        let header = parse_header(bytes, &self.limits)?;
+        let data = data_of(bytes, &header, self)?;
+        vec_from_data(data, true, &header, self, Elements::records())
+    }
+
+    /// [`records_from_path`] with these options.
+    pub fn records_from_path<P: AsRef<Path>, T: DeserializeOwned + NpyRecord>(
+        &self,
+        path: P,
+    ) -> Result<Vec<T>> {
+        let (file, header) = open_checked(path.as_ref(), self)?;
+        self.read_data(file, &header, Elements::<T>::records(), true)
+    }
+
+    /// [`from_slice`] with these options.
+    pub fn from_slice<'de, T: Deserialize<'de>>(&self, bytes: &'de [u8]) -> Result<T> {
+        let header = parse_header(bytes, &self.limits)?;
+        deserialize_data(data_of(bytes, &header, self)?, true, &header, self)
+    }
+
+    /// [`from_path`] with these options.
+    pub fn from_path<P: AsRef<Path>, T: DeserializeOwned>(&self, path: P) -> Result<T> {
+        let (file, header) = open_checked(path.as_ref(), self)?;
+        self.from_reader_with_header(file, &header)
+    }
+
+    /// A streaming reader yielding the array's elements one at a time, in logical C order.
+    pub fn records<R: Read, T: DeserializeOwned>(&self, reader: R) -> Result<RecordReader<R, T>> {
+        RecordReader::with_builder(reader, self)
+    }
+}
+
+#[cfg(test)]
+mod tests;

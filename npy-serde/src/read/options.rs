@@ -1,0 +1,114 @@
+//! [`ReaderBuilder`]: the options of reading (header limits, data-size limits, the bound on
+//! values without data bytes) and the checks of a header against them. The reading doors are
+//! its methods in the parent module.
+
+use super::plan::{Ctx, DEFAULT_MAX_EMPTY_ITEMS};
+use crate::error::{Error, Result};
+use crate::header::{Header, Limits};
+
+/// Reading options: header limits (as NumPy's `max_header_size`) and data-size limits.
+///
+/// ```
+/// let rb = npy_serde::ReaderBuilder::new().max_header_size(100_000).max_data_size(1 << 30);
+/// # let _ = rb;
+/// ```
+#[derive(Clone, Debug)]
+pub struct ReaderBuilder {
+    pub(crate) limits: Limits,
+    pub(crate) max_data_size: Option<u64>,
+    pub(crate) max_empty_items: u64,
+}
+
+impl Default for ReaderBuilder {
+    fn default() -> Self {
+        ReaderBuilder::new()
+    }
+}
+
+impl ReaderBuilder {
+    /// NumPy's defaults: headers up to 10000 bytes, 64 dimensions; no data-size limit.
+    pub fn new() -> ReaderBuilder {
+        ReaderBuilder {
+            limits: Limits::default(),
+            max_data_size: None,
+            max_empty_items: DEFAULT_MAX_EMPTY_ITEMS,
+        }
+    }
+
+    /// Largest accepted header length (NumPy's `max_header_size`, default 10000). Raise it only
+    /// for trusted files: NumPy's limit guards its `literal_eval`; this parser is linear, but a
+    /// large header is still read into memory.
+    pub fn max_header_size(mut self, bytes: u64) -> Self {
+        self.limits.max_header_size = bytes;
+        self
+    }
+
+    /// Largest nesting of containers in the header literal (default 128).
+    pub fn max_depth(mut self, depth: usize) -> Self {
+        self.limits.max_depth = depth;
+        self
+    }
+
+    /// Largest number of dimensions of the shape and of each subarray (default 64, NumPy's).
+    pub fn max_dims(mut self, dims: usize) -> Self {
+        self.limits.max_dims = dims;
+        self
+    }
+
+    /// Rejects arrays whose data is larger than `bytes` before reading any of it (default: no
+    /// limit; data is read as it arrives, so a false size claim only costs the bytes that
+    /// exist).
+    pub fn max_data_size(mut self, bytes: u64) -> Self {
+        self.max_data_size = Some(bytes);
+        self
+    }
+
+    /// Largest number of values without data bytes accepted (default 2^20): elements of
+    /// zero-byte types (`V0`, empty records), zero-size fields and subarrays, and the lists
+    /// above a zero-length axis (a `(1000000, 0)` array has 1,000,001). Unlike every other
+    /// value, their number is not bounded by the data present; see
+    /// [`Header::empty_value_count`].
+    pub fn max_empty_items(mut self, count: u64) -> Self {
+        self.max_empty_items = count;
+        self
+    }
+
+    /// The header limits.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Replaces the header limits.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    pub(crate) fn ctx(&self) -> Ctx {
+        Ctx::new(self.max_empty_items)
+    }
+
+    /// Checks a header's sizes against the limits; returns (element count, data bytes).
+    pub(crate) fn check(&self, header: &Header) -> Result<(u64, u64)> {
+        let count = header.count()?;
+        let len = header.data_len()?;
+        if let Some(max) = self.max_data_size {
+            if len > max {
+                return Err(Error::limit("the array data size", max, len));
+            }
+        }
+        // Values no data byte pays for (zero-size elements and fields, lists above a
+        // zero-length axis) are bounded here, once for the whole array, before decoding: a
+        // per-level check lets nested zero-size subarrays multiply past any limit.
+        let empty = header.empty_value_count();
+        if empty > self.max_empty_items {
+            return Err(Error::limit(
+                "the number of values without data bytes (zero-size elements or fields, or \
+                 lists above a zero-length axis)",
+                self.max_empty_items,
+                empty,
+            ));
+        }
+        Ok((count, len))
+    }
+}

@@ -1,0 +1,147 @@
+//! Encoding records into a reusable block buffer, written out a block at a time: each record
+//! first through the exact tier (`super::exact`) when the type has one, then the general
+//! serializer (`super::general`), which serves the rest of the records after a miss.
+//! The mirror of the read side's `collect_elements`.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use super::elem::ElemSer;
+use super::exact::WriteTier;
+use super::plan::Plan;
+use super::shape::Sink;
+use crate::error::Result;
+
+/// Records encoded into a reusable block, written out a block at a time.
+pub(super) struct Blocks {
+    pub(super) plan: Plan,
+    pub(super) buf: Vec<u8>,
+    pub(super) filled: usize,
+    /// Records encoded so far (including ones already in the file, when appending).
+    pub(super) count: u64,
+    pub(super) block_bytes: usize,
+    pub(super) expected: Option<u64>,
+}
+
+impl Blocks {
+    pub(super) fn new(plan: Plan, block_bytes: usize, expected: Option<u64>) -> Blocks {
+        Blocks {
+            plan,
+            buf: Vec::new(),
+            filled: 0,
+            count: 0,
+            block_bytes,
+            expected,
+        }
+    }
+
+    pub(super) fn starting_at(mut self, count: u64) -> Blocks {
+        self.count = count;
+        self
+    }
+
+    /// Writes out the filled part of the block.
+    pub(super) fn flush<W: Write + ?Sized>(&mut self, w: &mut W) -> Result<()> {
+        if self.filled > 0 {
+            w.write_all(&self.buf[..self.filled])?;
+            self.filled = 0;
+        }
+        Ok(())
+    }
+
+    /// Makes room for at least one record, flushing and (first time) allocating the block.
+    #[cold]
+    pub(super) fn make_room<W: Write + ?Sized>(&mut self, w: &mut W) -> Result<()> {
+        self.flush(w)?;
+        let isz = self.plan.itemsize;
+        if self.buf.len() < isz {
+            let mut per = (self.block_bytes / isz).max(1);
+            if let Some(e) = self.expected {
+                per = per.min(usize::try_from(e).unwrap_or(usize::MAX).max(1));
+            }
+            self.buf = vec![0; per * isz];
+        }
+        Ok(())
+    }
+
+    #[inline]
+    pub(super) fn push<W: Write + ?Sized, T: Serialize + ?Sized>(
+        &mut self,
+        w: &mut W,
+        rec: &T,
+    ) -> Result<()> {
+        let isz = self.plan.itemsize;
+        if self.filled + isz > self.buf.len() {
+            self.make_room(w)?;
+        }
+        let slot = &mut self.buf[self.filled..self.filled + isz];
+        rec.serialize(ElemSer::new(&self.plan.root, slot))
+            .map_err(|e| e.at_record(self.count))?;
+        self.filled += isz;
+        self.count += 1;
+        Ok(())
+    }
+
+    /// Encodes `recs`, on the exact tier first if there is one (`None` after its first miss).
+    pub(super) fn push_all<W: Write + ?Sized, T: Serialize>(
+        &mut self,
+        w: &mut W,
+        recs: &[T],
+        exact: &mut Option<WriteTier<T>>,
+    ) -> Result<()> {
+        let isz = self.plan.itemsize;
+        if isz == 0 {
+            return recs.iter().try_for_each(|r| self.push(w, r));
+        }
+        let mut rest = recs;
+        while !rest.is_empty() {
+            if self.filled + isz > self.buf.len() {
+                self.make_room(w)?;
+            }
+            let room = (self.buf.len() - self.filled) / isz;
+            let n = room.min(rest.len());
+            let start = self.filled;
+            let root = &self.plan.root;
+            let buf = &mut self.buf[start..start + n * isz];
+            let mut off = 0;
+            if let Some(t) = exact {
+                let k = (t.run)(&rest[..n], buf, &t.plan);
+                off = k * isz;
+                if k < n {
+                    // A miss: the general path encodes that record again, and the rest.
+                    *exact = None;
+                }
+            }
+            for rec in &rest[off / isz..n] {
+                if let Err(e) = rec.serialize(ElemSer::new(root, &mut buf[off..off + isz])) {
+                    let k = off / isz;
+                    self.filled += off;
+                    self.count += k as u64;
+                    return Err(e.at_record(self.count));
+                }
+                off += isz;
+            }
+            self.filled += n * isz;
+            self.count += n as u64;
+            rest = &rest[n..];
+        }
+        Ok(())
+    }
+}
+
+pub(super) struct BlockSink<'a, W: ?Sized> {
+    pub(super) blocks: &'a mut Blocks,
+    pub(super) w: &'a mut W,
+}
+
+impl<W: Write + ?Sized> Sink for BlockSink<'_, W> {
+    #[inline]
+    fn element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
+        self.blocks.push(self.w, value)
+    }
+
+    fn position(&self) -> u64 {
+        self.blocks.count
+    }
+}

@@ -1,0 +1,434 @@
+//! [`NpyWriter`]: writing records one at a time, counted (any `Write`), uncounted (a
+//! `Write + Seek`, the header patched at [`NpyWriter::finish`]) or appended to an existing
+//! file; and the [`WriterBuilder`] methods that start one.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::blocks::Blocks;
+use super::options::{fold, same_layout, WriterBuilder};
+use super::plan::Plan;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::header::{self, Header, Limits, Version};
+use crate::pyliteral;
+use crate::record::NpyRecord;
+
+/// The 6 bytes a seekable [`NpyWriter`] writes in place of `\x93NUMPY` until
+/// [`NpyWriter::finish`] writes the real header: a file left by a writer dropped without
+/// `finish` (a crash, an early return) does not read as a complete `.npy` file.
+pub const UNFINISHED_MAGIC: &[u8; 6] = b"\x93UNFIN";
+
+impl WriterBuilder {
+    /// A streaming writer for exactly `len` records, on any `Write` (a pipe, a socket, a
+    /// compressor). The real header is written first; [`NpyWriter::finish`] fails if a different
+    /// number of records was written. A writer dropped early leaves a truncated file, which
+    /// readers reject (the data is shorter than the header says).
+    pub fn writer_with_len<W: Write>(&self, mut writer: W, len: u64) -> Result<NpyWriter<W>> {
+        let (elem, base, sub) = self.stream_dtype()?;
+        let header = stream_header(&base, &sub, self.fortran_order, len);
+        header.data_len()?;
+        writer.write_all(&header.to_bytes_with_version(self.version)?)?;
+        Ok(NpyWriter {
+            inner: writer,
+            blocks: Blocks::new(Plan::new(&elem)?, self.block_size(), Some(len)),
+            elem,
+            base,
+            sub,
+            fortran: self.fortran_order,
+            mode: Mode::Counted { expected: len },
+        })
+    }
+
+    /// A streaming writer for a number of records not known up front, on a `Write + Seek` (a
+    /// file). The header is written at the writer's current position with the magic replaced by
+    /// [`UNFINISHED_MAGIC`]; [`NpyWriter::finish`] writes the real header, with the final shape,
+    /// over it. NumPy's growth-axis padding makes the header the same length for any count, so
+    /// nothing moves. Until `finish`, the file does not parse as `.npy`.
+    pub fn writer<W: Write + Seek>(&self, mut writer: W) -> Result<NpyWriter<W>> {
+        let (elem, base, sub) = self.stream_dtype()?;
+        let start = writer.stream_position()?;
+        let mut bytes = stream_header(&base, &sub, self.fortran_order, 0)
+            .to_bytes_with_version(self.version)?;
+        let version = Version::from_tuple(bytes[6], bytes[7])?;
+        let max = max_records(&elem);
+        // The largest possible header must fit in the same length (growth padding).
+        header_fitting(
+            &stream_header(&base, &sub, self.fortran_order, max),
+            version,
+            bytes.len(),
+        )?;
+        bytes[..6].copy_from_slice(UNFINISHED_MAGIC);
+        writer.write_all(&bytes)?;
+        Ok(NpyWriter {
+            inner: writer,
+            blocks: Blocks::new(Plan::new(&elem)?, self.block_size(), None),
+            elem,
+            base,
+            sub,
+            fortran: self.fortran_order,
+            mode: Mode::Patch {
+                start,
+                header_len: bytes.len(),
+                version,
+                max,
+                patch: patch_at::<W>,
+            },
+        })
+    }
+
+    /// A streaming writer that appends records to the `.npy` array starting at the current
+    /// position of `file` (e.g. one NumPy wrote), opened for reading and writing.
+    ///
+    /// The array must be 1-D (C or Fortran order: the same for 1-D), or `(n,) + subarray shape`
+    /// when the builder's dtype is a subarray; its dtype must equal the builder's
+    /// [`dtype`](Self::dtype) if one is set, byte order aside (the file's byte order and header
+    /// version are kept); and the file must end exactly where the data ends. Records go after
+    /// the data; [`NpyWriter::finish`] then rewrites the header in place with the new length.
+    ///
+    /// The header keeps its length: NumPy's growth padding leaves room for any count. A header
+    /// written without that room (by another tool) is refused up front if it cannot hold even
+    /// one more record; otherwise writing more records than it can describe fails before they
+    /// are written. Until `finish`, the file still reads as the original array (the appended
+    /// bytes lie beyond the data its header describes, which readers ignore); a later append to
+    /// such a file is refused until it is truncated back.
+    pub fn append<F: Read + Write + Seek>(&self, mut file: F) -> Result<NpyWriter<F>> {
+        let start = file.stream_position()?;
+        let limits = Limits {
+            max_header_size: u32::MAX as u64,
+            ..Limits::default()
+        };
+        let parsed = header::read_header(&mut file, &limits)?;
+        let h = parsed.header;
+        let (elem, sub) = match &self.dtype {
+            Some(want) => {
+                let (want_base, want_sub) = fold(want);
+                if !same_layout(&want_base, &h.dtype) {
+                    return Err(Error::write(format!(
+                        "cannot append records of dtype {} to an array of dtype {}",
+                        want_base.descr(),
+                        h.dtype.descr()
+                    )));
+                }
+                (DType::array(h.dtype.clone(), want_sub.clone())?, want_sub)
+            }
+            None => (h.dtype.clone(), Vec::new()),
+        };
+        if h.shape.len() != 1 + sub.len() || h.shape[1..] != sub[..] {
+            let mut want = vec![0u64];
+            want.extend_from_slice(&sub);
+            return Err(Error::write(format!(
+                "can only append to an array of shape (n,){}; the file's shape is {}",
+                if sub.is_empty() {
+                    String::new()
+                } else {
+                    format!(" + {}", pyliteral::repr_shape(&sub))
+                },
+                pyliteral::repr_shape(&h.shape)
+            )));
+        }
+        if h.fortran_order && !sub.is_empty() {
+            return Err(Error::write(
+                "cannot append rows to a Fortran-order array with more than one dimension",
+            ));
+        }
+        let data_end = start
+            .checked_add(parsed.data_offset)
+            .and_then(|v| v.checked_add(h.data_len().ok()?))
+            .ok_or_else(|| Error::overflow("the end of the array data"))?;
+        let end = file.seek(SeekFrom::End(0))?;
+        if end < data_end {
+            return Err(Error::eof(
+                "the array data",
+                data_end - start - parsed.data_offset,
+                end.saturating_sub(start + parsed.data_offset),
+            ));
+        }
+        if end > data_end {
+            return Err(Error::write(format!(
+                "{} bytes follow the array data (left by an unfinished append?): refusing to \
+                 append after them; truncate the file to {data_end} bytes to drop them",
+                end - data_end
+            )));
+        }
+        let header_len = usize::try_from(parsed.data_offset)
+            .map_err(|_| Error::overflow("the header length"))?;
+        let n = h.shape[0];
+        let limit = max_records(&elem);
+        let max = (1..=20u32)
+            .rev()
+            .map(|d| 10u64.checked_pow(d).map_or(u64::MAX, |p| p - 1).min(limit))
+            .find(|&c| {
+                header_fitting(
+                    &stream_header(&h.dtype, &sub, h.fortran_order, c),
+                    parsed.version,
+                    header_len,
+                )
+                .is_ok()
+            })
+            .unwrap_or(n);
+        if max <= n {
+            return Err(Error::write(format!(
+                "the file's header ({header_len} bytes) has no room for a longer shape: it was \
+                 written without NumPy's growth padding; rewrite the file instead of appending"
+            )));
+        }
+        Ok(NpyWriter {
+            inner: file,
+            blocks: Blocks::new(Plan::new(&elem)?, self.block_size(), None).starting_at(n),
+            elem,
+            base: h.dtype,
+            sub,
+            fortran: h.fortran_order,
+            mode: Mode::Patch {
+                start,
+                header_len,
+                version: parsed.version,
+                max,
+                patch: patch_at::<F>,
+            },
+        })
+    }
+
+    /// [`append`](Self::append) to the file at `path`, opened for reading and writing.
+    pub fn append_path<P: AsRef<Path>>(&self, path: P) -> Result<NpyWriter<File>> {
+        let file = File::options().read(true).write(true).open(path)?;
+        self.append(file)
+    }
+}
+
+pub(super) fn stream_header(base: &DType, sub: &[u64], fortran: bool, count: u64) -> Header {
+    let mut shape = vec![count];
+    shape.extend_from_slice(sub);
+    Header {
+        dtype: base.clone(),
+        shape,
+        fortran_order: fortran,
+    }
+}
+
+/// The most records of dtype `elem` an array can hold (element and byte counts fit `i64`).
+pub(super) fn max_records(elem: &DType) -> u64 {
+    i64::MAX as u64 / (elem.itemsize() as u64).max(1)
+}
+
+/// The header bytes for `h` in `version`, exactly `len` bytes long: NumPy's own bytes when they
+/// have that length, else the same text re-padded with spaces (readers accept any padding).
+pub(super) fn header_fitting(h: &Header, version: Version, len: usize) -> Result<Vec<u8>> {
+    let canonical = h.to_bytes_with_version(Some(version))?;
+    if canonical.len() == len {
+        return Ok(canonical);
+    }
+    let prefix = version.prefix_len();
+    let mut end = canonical.len();
+    while end > prefix && matches!(canonical[end - 1], b' ' | b'\n') {
+        end -= 1;
+    }
+    let text = &canonical[prefix..end];
+    if prefix + text.len() + 1 > len {
+        return Err(Error::write(format!(
+            "the header for shape {} needs {} bytes but the file's header has {len}: there is no \
+             room to grow it in place",
+            pyliteral::repr_shape(&h.shape),
+            prefix + text.len() + 1
+        )));
+    }
+    let mut out = Vec::with_capacity(len);
+    out.extend_from_slice(&canonical[..8]);
+    let hlen = len - prefix;
+    if version == Version::V1_0 {
+        let hlen = u16::try_from(hlen).map_err(|_| Error::overflow("the header length"))?;
+        out.extend_from_slice(&hlen.to_le_bytes());
+    } else {
+        let hlen = u32::try_from(hlen).map_err(|_| Error::overflow("the header length"))?;
+        out.extend_from_slice(&hlen.to_le_bytes());
+    }
+    out.extend_from_slice(text);
+    out.resize(len - 1, b' ');
+    out.push(b'\n');
+    Ok(out)
+}
+
+pub(super) fn patch_at<W: Write + Seek>(w: &mut W, start: u64, bytes: &[u8]) -> io::Result<()> {
+    let end = w.stream_position()?;
+    w.seek(SeekFrom::Start(start))?;
+    w.write_all(bytes)?;
+    w.seek(SeekFrom::Start(end))?;
+    Ok(())
+}
+
+pub(super) enum Mode<W> {
+    /// The real header is written; exactly `expected` records must follow.
+    Counted { expected: u64 },
+    /// The header at `start` (`header_len` bytes, in `version`) is rewritten at `finish`.
+    Patch {
+        start: u64,
+        header_len: usize,
+        version: Version,
+        /// The most records the header can describe.
+        max: u64,
+        patch: fn(&mut W, u64, &[u8]) -> io::Result<()>,
+    },
+}
+
+/// A streaming `.npy` writer: records are appended one at a time (or a slice at a time) and
+/// [`finish`](Self::finish) completes the file.
+///
+/// Created by [`WriterBuilder::writer_with_len`] (count known, any `Write`),
+/// [`WriterBuilder::writer`] (count unknown, `Write + Seek`), [`WriterBuilder::append`] (an
+/// existing file), or the shortcuts [`NpyWriter::with_len`], [`NpyWriter::new`] and
+/// [`NpyWriter::append`].
+///
+/// A record that fails to serialize (a value out of range, a string too long) is not written
+/// and the writer stays usable. A writer dropped without `finish` writes nothing more (buffered
+/// records are discarded) and leaves a file that does not read as complete, see each
+/// constructor.
+///
+/// ```
+/// use npy_serde::NpyWriter;
+/// use std::io::Cursor;
+///
+/// let mut w = NpyWriter::new::<[f32; 2]>(Cursor::new(Vec::new()))?;
+/// for i in 0..5 {
+///     w.write(&[i as f32, 0.5])?;
+/// }
+/// let bytes = w.finish()?.into_inner();
+/// let h = npy_serde::header::parse_header(&bytes, &Default::default())?;
+/// assert_eq!(h.header.shape, [5, 2]);
+/// # Ok::<(), npy_serde::Error>(())
+/// ```
+pub struct NpyWriter<W> {
+    pub(super) inner: W,
+    pub(super) blocks: Blocks,
+    pub(super) elem: DType,
+    pub(super) base: DType,
+    pub(super) sub: Vec<u64>,
+    pub(super) fortran: bool,
+    pub(super) mode: Mode<W>,
+}
+
+impl<W: Write> NpyWriter<W> {
+    /// A writer for exactly `len` records of `T` (see [`WriterBuilder::writer_with_len`]).
+    pub fn with_len<T: NpyRecord>(writer: W, len: u64) -> Result<Self> {
+        WriterBuilder::new()
+            .record::<T>()
+            .writer_with_len(writer, len)
+    }
+
+    /// Writes one record (an element of the writer's dtype).
+    #[inline]
+    pub fn write<T: Serialize + ?Sized>(&mut self, record: &T) -> Result<()> {
+        self.check_room(1)?;
+        self.blocks.push(&mut self.inner, record)
+    }
+
+    /// Writes records from a slice. The space is checked for all of them first; if one fails to
+    /// serialize, the ones before it are written and the error names its index.
+    pub fn write_all<T: Serialize>(&mut self, records: &[T]) -> Result<()> {
+        self.check_room(records.len() as u64)?;
+        self.blocks.push_all(&mut self.inner, records, &mut None)
+    }
+
+    /// Number of records in the array so far (including an appended-to file's own).
+    pub fn len(&self) -> u64 {
+        self.blocks.count
+    }
+
+    /// True if the array has no records yet.
+    pub fn is_empty(&self) -> bool {
+        self.blocks.count == 0
+    }
+
+    /// The dtype of one record (a subarray dtype folds into the array's shape).
+    pub fn dtype(&self) -> &DType {
+        &self.elem
+    }
+
+    /// The underlying writer (data still in the block buffer has not reached it yet).
+    pub fn get_ref(&self) -> &W {
+        &self.inner
+    }
+
+    /// Writes out buffered records and completes the header; returns the underlying writer,
+    /// positioned after the data.
+    ///
+    /// For a counted writer, fails if the number of records differs from the count declared.
+    /// For a seekable or appending writer, writes the final header over the provisional one
+    /// (the data is written and flushed first, then the header).
+    pub fn finish(mut self) -> Result<W> {
+        self.blocks.flush(&mut self.inner)?;
+        let count = self.blocks.count;
+        match self.mode {
+            Mode::Counted { expected } => {
+                if count != expected {
+                    return Err(Error::write(format!(
+                        "{count} records written but {expected} were declared: the file is incomplete"
+                    )));
+                }
+            }
+            Mode::Patch {
+                start,
+                header_len,
+                version,
+                patch,
+                ..
+            } => {
+                self.inner.flush()?;
+                let h = stream_header(&self.base, &self.sub, self.fortran, count);
+                let bytes = header_fitting(&h, version, header_len)?;
+                patch(&mut self.inner, start, &bytes)?;
+            }
+        }
+        self.inner.flush()?;
+        Ok(self.inner)
+    }
+
+    pub(super) fn check_room(&self, n: u64) -> Result<()> {
+        let count = self.blocks.count;
+        let (limit, why) = match &self.mode {
+            Mode::Counted { expected } => (*expected, "were declared when the writer was created"),
+            Mode::Patch { max, .. } => (*max, "fit in the file's header"),
+        };
+        if count.checked_add(n).is_none_or(|t| t > limit) {
+            return Err(Error::write(format!(
+                "cannot write {n} more record(s) after {count}: only {limit} {why}"
+            ))
+            .at_record(count));
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write + Seek> NpyWriter<W> {
+    /// A writer for records of `T`, count not known up front (see [`WriterBuilder::writer`]).
+    pub fn new<T: NpyRecord>(writer: W) -> Result<Self> {
+        WriterBuilder::new().record::<T>().writer(writer)
+    }
+}
+
+impl<F: Read + Write + Seek> NpyWriter<F> {
+    /// Appends to the 1-D `.npy` array in `file`, with the file's dtype (see
+    /// [`WriterBuilder::append`]).
+    pub fn append(file: F) -> Result<Self> {
+        WriterBuilder::new().append(file)
+    }
+}
+
+impl<W> std::fmt::Debug for NpyWriter<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NpyWriter")
+            .field("dtype", &self.elem.descr())
+            .field("records", &self.blocks.count)
+            .field(
+                "mode",
+                &match self.mode {
+                    Mode::Counted { .. } => "counted",
+                    Mode::Patch { .. } => "patch",
+                },
+            )
+            .finish_non_exhaustive()
+    }
+}
