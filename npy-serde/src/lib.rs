@@ -36,6 +36,10 @@ mod kind;
 mod layout;
 mod miss;
 mod text;
+#[cfg(feature = "tier-hook")]
+pub mod tier;
+#[cfg(not(feature = "tier-hook"))]
+mod tier;
 
 // ---- reading: the doors, then byte sources, the shape walk and the tiers (see `read`) ----
 pub mod read;

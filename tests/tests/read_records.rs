@@ -5,24 +5,23 @@
 //! Their contract is that of the matching `vec_from_*` entry point (same values, same errors:
 //! kind code, message and position), only faster: when the file's element layout is
 //! `T::LAYOUT` (or `T::LAYOUT` byte-swapped throughout) and serde's field list is the file's
-//! field names in order, elements go through the exact tier (`npy-serde/src/exact.rs`); any
+//! field names in order, elements go through the exact tier (`npy-serde/src/read/exact.rs`); any
 //! request that does not match its layout is a miss, and that element and the rest of the array
 //! continue on the other tiers.
 //!
 //! Every check here runs each `records_from_*` entry point next to its `vec_from_*` counterpart
 //! (see [`same`]) on files written by `npy_serde::to_vec`, built from a [`Header`] and raw
-//! bytes, or written by NumPy (the fixtures), and checks the values themselves too. [`Probed`]
-//! counts the elements the exact tier decoded, to check that it engages where it should (and
+//! bytes, or written by NumPy (the fixtures), and checks the values themselves too. `npy_serde::tier::take`
+//! (feature `tier-hook`) counts the elements the exact tier decoded, to check that it engages where it should (and
 //! where a miss happens).
 
-use std::cell::Cell;
 use std::fmt::{self, Debug};
 use std::fs;
 use std::io::{Cursor, Read};
 use std::path::Path;
 
 use npy_serde::header::{parse_header, Limits};
-use npy_serde::{DType, MmapArray, NpyRecord, ReaderBuilder};
+use npy_serde::{tier, DType, MmapArray, NpyRecord, ReaderBuilder};
 use npy_serde_tests::{entries, entry_path, fixture, npy, Logged, TempDir, Trickle, W2};
 use serde::de::{self, DeserializeOwned, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -257,37 +256,15 @@ where
 // Seeing the exact tier
 // ---------------------------------------------------------------------------------------------
 
-thread_local! {
-    /// Elements decoded by the exact tier on this thread (see [`Probed`]).
-    static EXACT: Cell<usize> = const { Cell::new(0) };
-}
-
-/// `T` itself (same dtype and layout, same `Deserialize`), counting the elements the exact tier
-/// decoded: its deserializer is the only one of type `npy_serde::exact::ExactDe`.
-#[derive(NpyRecord, Debug, PartialEq, Clone)]
-struct Probed<T>(T);
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Probed<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let exact = std::any::type_name::<D>().contains("exact::ExactDe");
-        let v = T::deserialize(d)?;
-        if exact {
-            EXACT.with(|c| c.set(c.get() + 1));
-        }
-        Ok(Probed(v))
-    }
-}
-
-/// `records_from_slice::<Probed<T>>` on `file`: the values and how many elements the exact
-/// tier decoded.
+/// `records_from_slice::<T>` on `file`: the values and how many elements the exact tier
+/// decoded (counted by the library's `tier-hook`).
 fn exact_count<T>(file: &[u8]) -> (Vec<T>, usize)
 where
     T: DeserializeOwned + NpyRecord,
 {
-    EXACT.with(|c| c.set(0));
-    let got: Vec<Probed<T>> = npy_serde::records_from_slice(file).unwrap();
-    let n = EXACT.with(Cell::get);
-    (got.into_iter().map(|p| p.0).collect(), n)
+    tier::take();
+    let got: Vec<T> = npy_serde::records_from_slice(file).unwrap();
+    (got, tier::take().exact as usize)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -488,10 +465,10 @@ fn flagged_be(recs: &[Flagged]) -> Vec<u8> {
 /// the records before it and misses there.
 fn bad_bool_at(file: &[u8], k: usize, run: impl FnOnce(&[u8]) -> Got<Flagged>) {
     let file = bad_bool_checked(file, k, run);
-    EXACT.with(|c| c.set(0));
-    let probed = npy_serde::records_from_slice::<Probed<Flagged>>(&file).unwrap_err();
+    tier::take();
+    let probed = npy_serde::records_from_slice::<Flagged>(&file).unwrap_err();
     assert_eq!(
-        EXACT.with(Cell::get),
+        tier::take().exact as usize,
         k,
         "{k}: exact-tier records before the miss"
     );
@@ -2268,11 +2245,10 @@ fn every_fixture_with_generic_types() {
                 if let Ok(v) = compare_all::<$t>(&e, &file) {
                     ok += 1;
                     assert_eq!(v.len(), count, "{name}");
-                    EXACT.with(|c| c.set(0));
-                    let probed: Vec<Probed<$t>> = rb.records_from_slice(&file).unwrap();
-                    let probed: Vec<$t> = probed.into_iter().map(|p| p.0).collect();
+                    tier::take();
+                    let probed: Vec<$t> = rb.records_from_slice(&file).unwrap();
                     assert_eq!(values_differ(&probed, &v), None, "{name}");
-                    if EXACT.with(Cell::get) == count && count > 0 {
+                    if tier::take().exact as usize == count && count > 0 {
                         exact += 1;
                     }
                 }

@@ -258,6 +258,7 @@ impl<'a, T: Deserialize<'a>> Iterator for MmapRecords<'a, T> {
                 match fast {
                     Ok(v) => {
                         self.src.next_bytes();
+                        crate::tier::served(crate::tier::Tier::Planned, 1);
                         return Some(Ok(v));
                     }
                     Err(_) => self.fast = false,
@@ -269,6 +270,7 @@ impl<'a, T: Deserialize<'a>> Iterator for MmapRecords<'a, T> {
             Err(e) => return Some(Err(e)),
         };
         let index = e.index;
+        crate::tier::served(crate::tier::Tier::General, 1);
         Some(
             T::deserialize(FastDe::whole(
                 &mut ElemDe {

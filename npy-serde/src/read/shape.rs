@@ -135,6 +135,7 @@ pub(crate) fn collect_elements<'de, S: Source<'de>, T: Deserialize<'de>>(
             if let Some(t) = &exact {
                 let n = (t.run)(run.bytes, &t.plan, &mut out);
                 index += n as u64;
+                crate::tier::served(crate::tier::Tier::Exact, n as u64);
                 // No overflow: `n` whole elements of `run.bytes` were decoded.
                 if n * size < run.bytes.len() {
                     exact = None;
@@ -142,6 +143,7 @@ pub(crate) fn collect_elements<'de, S: Source<'de>, T: Deserialize<'de>>(
             }
             if fast_ok {
                 let first = (index - run.index) as usize;
+                let start = index;
                 let rest = run.bytes.get(first * size..).unwrap_or(&[]);
                 for chunk in rest.chunks_exact(size) {
                     match T::deserialize(RowDe {
@@ -159,6 +161,7 @@ pub(crate) fn collect_elements<'de, S: Source<'de>, T: Deserialize<'de>>(
                     }
                     index += 1;
                 }
+                crate::tier::served(crate::tier::Tier::Planned, index - start);
             }
             if !fast_ok {
                 // Resume at the missed element (`index`).
@@ -178,6 +181,7 @@ pub(crate) fn collect_elements<'de, S: Source<'de>, T: Deserialize<'de>>(
                 for chunk in missed.chunks_exact(size) {
                     de.bytes = chunk;
                     de.borrowed = borrowed.as_mut().and_then(Iterator::next);
+                    crate::tier::served(crate::tier::Tier::General, 1);
                     out.push(element(&mut de, plan, index)?);
                     de.offset += size as u64;
                     index += 1;
@@ -190,6 +194,7 @@ pub(crate) fn collect_elements<'de, S: Source<'de>, T: Deserialize<'de>>(
     // path reports).
     for _ in done..count {
         let index = src.index();
+        crate::tier::served(crate::tier::Tier::General, 1);
         let value = T::deserialize(ShapeDe {
             src: &mut *src,
             dtype,
@@ -240,6 +245,9 @@ impl<'de, S: Source<'de>> SeqAccess<'de> for ShapeSeq<'_, 'de, S> {
         // An element's own `Deserialize` can fail after our deserializer returned (a
         // `try_from` conversion, say): name the element here too.
         let index = self.dims.is_empty().then(|| self.src.index());
+        if index.is_some() {
+            crate::tier::served(crate::tier::Tier::General, 1);
+        }
         seed.deserialize(ShapeDe {
             src: &mut *self.src,
             plan: self.plan,
@@ -272,6 +280,7 @@ impl<'de, S: Source<'de>> SeqAccess<'de> for ShapeSeq<'_, 'de, S> {
                     Ok(v) => {
                         self.src.next_bytes();
                         self.i += 1;
+                        crate::tier::served(crate::tier::Tier::Planned, 1);
                         return Ok(Some(v));
                     }
                     Err(_) => self.fast = false,

@@ -263,6 +263,7 @@ impl<R: Read, T: DeserializeOwned> RecordReader<R, T> {
             ctx: &mut self.ctx,
         };
         let de = FastDe::whole(&mut de, self.plan);
+        crate::tier::served(crate::tier::Tier::General, 1);
         Some(seed.deserialize(de).map_err(|e| e.at_record(index)))
     }
 }
@@ -275,6 +276,12 @@ impl<R: Read, T: DeserializeOwned> Iterator for RecordReader<R, T> {
         // The fast tier first (see `crate::read::planned`); a miss decodes the element again below and
         // turns the fast tier off for the rest of the array.
         if self.fast && !self.failed && self.memory.is_none() && self.next < self.count {
+            // At a block boundary, refill first, so that the element is not left to the
+            // general tier (the same error as `next_seed` would give, if the refill fails).
+            if let Err(e) = self.block.fill(self.itemsize) {
+                self.failed = true;
+                return Some(Err(e.at_record(self.next)));
+            }
             if let Some(bytes) = self.block.peek(self.itemsize) {
                 let fast = T::deserialize(RowDe {
                     bytes,
@@ -287,6 +294,7 @@ impl<R: Read, T: DeserializeOwned> Iterator for RecordReader<R, T> {
                     Ok(v) => {
                         self.block.try_next(self.itemsize);
                         self.next += 1;
+                        crate::tier::served(crate::tier::Tier::Planned, 1);
                         return Some(Ok(v));
                     }
                     Err(_) => self.fast = false,

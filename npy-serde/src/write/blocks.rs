@@ -76,6 +76,7 @@ impl Blocks {
             self.make_room(w)?;
         }
         let slot = &mut self.buf[self.filled..self.filled + isz];
+        crate::tier::served(crate::tier::Tier::General, 1);
         rec.serialize(ElemSer::new(&self.plan.root, slot))
             .map_err(|e| e.at_record(self.count))?;
         self.filled += isz;
@@ -108,12 +109,14 @@ impl Blocks {
             if let Some(t) = exact {
                 let k = (t.run)(&rest[..n], buf, &t.plan);
                 off = k * isz;
+                crate::tier::served(crate::tier::Tier::Exact, k as u64);
                 if k < n {
                     // A miss: the general path encodes that record again, and the rest.
                     *exact = None;
                 }
             }
             for rec in &rest[off / isz..n] {
+                crate::tier::served(crate::tier::Tier::General, 1);
                 if let Err(e) = rec.serialize(ElemSer::new(root, &mut buf[off..off + isz])) {
                     let k = off / isz;
                     self.filled += off;
