@@ -9,6 +9,27 @@
 //!   `numpy.save`) of the header.
 //! - [`NpyRecord`]: Rust types that know their dtype (derive it for structs).
 //!
+//! # Which function
+//!
+//! | I want to … | call |
+//! |---|---|
+//! | read a record array into `Vec<T>`, `T: Deserialize + NpyRecord` (fastest: the compile-time layout) | [`records_from_path`] / [`records_from_reader`] / [`records_from_slice`] |
+//! | read every element into `Vec<T>` for any `T: Deserialize` (only `#[derive(Deserialize)]`) | [`vec_from_path`] / [`vec_from_reader`] / [`vec_from_slice`] |
+//! | read the whole array as any serde type: `Vec<Vec<f32>>`, `Vec<[u8; 4]>`, a 0-d scalar, a borrowed `Vec<&str>` | [`from_path`] / [`from_reader`] / [`from_slice`] |
+//! | stream a file larger than memory, element by element (seek with a `Seek` reader) | [`RecordReader::new`], [`ReaderBuilder::records`] |
+//! | use a file in place: borrow `&str`/`&[u8]` fields, read one record, iterate | [`MmapArray::open`], then [`to_records`](MmapArray::to_records) / [`to_vec`](MmapArray::to_vec) / [`deserialize`](MmapArray::deserialize) / [`record`](MmapArray::record) / [`records`](MmapArray::records) |
+//! | read a file whose dtype I don't know at compile time | [`Array::from_path`] (values as [`Value`]) |
+//! | set limits for untrusted files (header size, data size, empty items) | [`ReaderBuilder`], then the same doors as its methods |
+//! | write `&[T]`, `T: Serialize + NpyRecord` (bytes identical to `np.save`) | [`to_path`] / [`to_writer`] / [`to_vec`] |
+//! | write with another dtype, shape, byte order, Fortran order or version, or a nested `Serialize` value | [`WriterBuilder`] (`to_*`, [`serialize`](WriterBuilder::serialize), [`write_array`](WriterBuilder::write_array)) |
+//! | write records one at a time (counted, uncounted, appending) | [`NpyWriter`], [`WriterBuilder::writer`] / [`writer_with_len`](WriterBuilder::writer_with_len) / [`append_path`](WriterBuilder::append_path) |
+//! | read or write `.npz` archives | [`NpzArchive`], [`NpzWriter`], [`NpzStreamWriter`] |
+//! | parse or write just a header | [`header::read_header`], [`header::parse_header`], [`Header::to_bytes`] |
+//!
+//! `records_from_*` and `vec_from_*` give the same values and errors; the first needs
+//! `#[derive(NpyRecord)]` on the type and is several times faster on records. Every door picks its
+//! fastest tier inside and falls back, element by element, to the general one.
+//!
 //! Every fallible function returns this crate's [`Error`], which says what went wrong, where
 //! (byte offset, record index, field path) and what was expected versus found.
 #![deny(missing_docs)]
@@ -44,9 +65,9 @@ mod tier;
 // ---- reading: the doors, then byte sources, the shape walk and the tiers (see `read`) ----
 pub mod read;
 pub use read::{
-    decode_value, from_path, from_reader, from_reader_with_header, from_slice, longdouble_to_f64,
-    read_array, records_from_path, records_from_reader, records_from_slice, vec_from_path,
-    vec_from_reader, vec_from_slice, MmapArray, MmapRecords, ReaderBuilder, RecordReader,
+    decode_value, from_path, from_reader, from_slice, longdouble_to_f64, read_array,
+    records_from_path, records_from_reader, records_from_slice, vec_from_path, vec_from_reader,
+    vec_from_slice, MmapArray, MmapRecords, ReaderBuilder, RecordReader,
 };
 
 // ---- writing: the mirror of reading (see `write`) ----

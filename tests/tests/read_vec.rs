@@ -1,8 +1,8 @@
-//! `vec_from_reader`, `vec_from_slice`, `vec_from_path`, `vec_from_reader_with_header` and
+//! `vec_from_reader`, `vec_from_slice`, `vec_from_path` and
 //! `MmapArray::to_vec`: every element of the array, flattened in logical C order, into a
 //! `Vec<T>`.
 //!
-//! Each element is first offered to the fast tier (`npy-serde/src/fast.rs`); any error there is
+//! Each element is first offered to the fast tier (`npy-serde/src/read/planned.rs`); any error there is
 //! a miss and the same element is decoded again by the general deserializer, which then reads
 //! the rest of the array. These tests check that the results and the errors are those of
 //! `from_slice::<Vec<T>>` (for 1-D arrays; flattened for N-d), whichever entry point is used,
@@ -17,7 +17,7 @@ use std::io::{Cursor, Read};
 use std::num::NonZeroU8;
 use std::path::Path;
 
-use npy_serde::header::{read_header, Limits};
+use npy_serde::header::Limits;
 use npy_serde::{DType, Error, Header, MmapArray, ReaderBuilder, Value};
 use npy_serde_tests::{entries, entry_path, fixture, npy, Logged, TempDir, Trickle, W2};
 use serde::de::{DeserializeOwned, IgnoredAny};
@@ -122,12 +122,6 @@ fn vec_with<T: DeserializeOwned>(
             rb.vec_from_reader(Trickle { data: file, step }),
         ));
     }
-    let mut cur = Cursor::new(file);
-    out.push((
-        "vec_from_reader_with_header".into(),
-        read_header(&mut cur, rb.limits())
-            .and_then(|h| rb.vec_from_reader_with_header(&mut cur, &h)),
-    ));
     out.push(("vec_from_path".into(), rb.vec_from_path(path)));
     out.push((
         "MmapArray::to_vec".into(),

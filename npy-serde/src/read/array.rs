@@ -50,12 +50,6 @@ impl Array {
         ReaderBuilder::new().array_from_path(path)
     }
 
-    /// Reads the data of an array whose header was already read from `reader` (positioned at
-    /// the first data byte).
-    pub fn from_reader_with_header<R: Read>(reader: R, header: &ParsedHeader) -> Result<Array> {
-        ReaderBuilder::new().array_from_reader_with_header(reader, header)
-    }
-
     /// The values nested by the shape, like `ndarray.tolist()`: a `List` per axis, or the bare
     /// value for a 0-d array.
     pub fn to_nested(&self) -> Value {
@@ -92,8 +86,9 @@ impl ReaderBuilder {
         self.array_from_reader_with_header(reader, &header)
     }
 
-    /// [`Array::from_reader_with_header`] with these options.
-    pub fn array_from_reader_with_header<R: Read>(
+    /// [`Array::from_reader`] for an array whose header was already read from `reader`
+    /// (positioned at the first data byte): a `.npz` member.
+    pub(crate) fn array_from_reader_with_header<R: Read>(
         &self,
         reader: R,
         header: &ParsedHeader,

@@ -167,15 +167,6 @@ pub fn from_path<P: AsRef<Path>, T: DeserializeOwned>(path: P) -> Result<T> {
     ReaderBuilder::new().from_path(path)
 }
 
-/// Reads the data of an array whose header was already read from `reader` (which must be
-/// positioned at the first data byte), e.g. a `.npz` member.
-pub fn from_reader_with_header<R: Read, T: DeserializeOwned>(
-    reader: R,
-    header: &ParsedHeader,
-) -> Result<T> {
-    ReaderBuilder::new().from_reader_with_header(reader, header)
-}
-
 /// Reads every element of the array from `reader` into a `Vec<T>`, in logical C order
 /// whatever the shape (like `arr.ravel()`), leaving the reader just after the array.
 ///
@@ -268,8 +259,11 @@ impl ReaderBuilder {
         self.from_reader_with_header(reader, &header)
     }
 
-    /// [`from_reader_with_header`] with these options.
-    pub fn from_reader_with_header<R: Read, T: DeserializeOwned>(
+    /// [`from_reader`] for an array whose header was already read from `reader` (positioned
+    /// at the first data byte): a `.npz` member.
+    // Named as the door it continues (`from_reader`), which takes `&self` as well.
+    #[allow(clippy::wrong_self_convention)]
+    pub(crate) fn from_reader_with_header<R: Read, T: DeserializeOwned>(
         &self,
         reader: R,
         header: &ParsedHeader,
@@ -280,18 +274,8 @@ impl ReaderBuilder {
     /// [`vec_from_reader`] with these options.
     pub fn vec_from_reader<R: Read, T: DeserializeOwned>(&self, mut reader: R) -> Result<Vec<T>> {
         let header = read_header(&mut reader, &self.limits)?;
-        self.vec_from_reader_with_header(reader, &header)
-    }
-
-    /// [`vec_from_reader`] for an array whose header was already read from `reader` (which
-    /// must be positioned at the first data byte), e.g. a `.npz` member.
-    pub fn vec_from_reader_with_header<R: Read, T: DeserializeOwned>(
-        &self,
-        reader: R,
-        header: &ParsedHeader,
-    ) -> Result<Vec<T>> {
         // The data may not exist: reserve only as elements arrive.
-        self.read_data(reader, header, Elements::<T>::plain(), false)
+        self.read_data(reader, &header, Elements::<T>::plain(), false)
     }
 
     /// [`vec_from_slice`] with these options.

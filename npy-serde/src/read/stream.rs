@@ -90,24 +90,14 @@ impl<R: Read, T: DeserializeOwned> RecordReader<R, T> {
         Self::build(reader, header, &ReaderBuilder::new())
     }
 
-    /// [`from_parts`](Self::from_parts) with options.
-    pub fn from_parts_with(reader: R, header: ParsedHeader, rb: &ReaderBuilder) -> Result<Self> {
+    /// [`from_parts`](Self::from_parts) with options (`ReaderBuilder::records` for a reader
+    /// whose header is still to be read).
+    pub(crate) fn from_parts_with(
+        reader: R,
+        header: ParsedHeader,
+        rb: &ReaderBuilder,
+    ) -> Result<Self> {
         Self::build(reader, header, rb)
-    }
-
-    /// Like [`from_parts`](Self::from_parts) given just the header's content: byte offsets in
-    /// errors count from the first data byte.
-    pub fn from_reader_with_header(reader: R, header: Header) -> Result<Self> {
-        let version = crate::header::Version::V1_0;
-        Self::build(
-            reader,
-            ParsedHeader {
-                header,
-                version,
-                data_offset: 0,
-            },
-            &ReaderBuilder::new(),
-        )
     }
 
     fn build(reader: R, header: ParsedHeader, rb: &ReaderBuilder) -> Result<Self> {

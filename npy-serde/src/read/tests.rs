@@ -681,7 +681,9 @@ fn record_reader_streams_and_seeks() {
     );
     let mut cur = Cursor::new(&file);
     cur.set_position(ph.data_offset);
-    let v: Vec<Vec<i64>> = from_reader_with_header(&mut cur, &ph).unwrap();
+    let v: Vec<Vec<i64>> = ReaderBuilder::new()
+        .from_reader_with_header(&mut cur, &ph)
+        .unwrap();
     assert_eq!(v[99][99], 9_999);
     // A bad element is an error for that element only; truncation ends the iteration.
     let bad = npy("|b1", &[3], false, &[1, 5, 0]);
