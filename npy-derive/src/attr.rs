@@ -57,6 +57,10 @@ pub(crate) struct Container {
     pub(crate) rename_all: Option<RenameRule>,
     /// `#[serde(transparent)]`.
     pub(crate) transparent: bool,
+    /// A serde container attribute that changes what the derived impls do with the fields
+    /// (`from`, `try_from`, `remote`, `bound`, ...): the type is then not read or written as
+    /// its bytes.
+    pub(crate) serde_custom: bool,
 }
 
 const CONTAINER_KEYS: &str = "`crate`, `align`, `byte_order`";
@@ -69,6 +73,7 @@ impl Container {
         let mut byte_order = Once::new("byte_order");
         let mut rename_all = None;
         let mut transparent = false;
+        let mut serde_custom = false;
 
         for attr in attrs {
             if attr.path().is_ident("npy") {
@@ -141,6 +146,14 @@ impl Container {
                         );
                         skip_value(&meta)?;
                     } else {
+                        const PLAIN: [&str; 5] = [
+                            "rename",
+                            "deny_unknown_fields",
+                            "crate",
+                            "expecting",
+                            "default",
+                        ];
+                        serde_custom |= !PLAIN.iter().any(|k| meta.path.is_ident(k));
                         skip_value(&meta)?;
                     }
                     Ok(())
@@ -154,6 +167,7 @@ impl Container {
             byte_order: byte_order.get().map(|(_, o)| o),
             rename_all,
             transparent,
+            serde_custom,
         }
     }
 }
@@ -173,6 +187,9 @@ pub(crate) struct FieldAttrs {
     pub(crate) serde_rename: Option<String>,
     /// `#[npy(skip)]`.
     pub(crate) npy_skip: Option<Span>,
+    /// A serde field attribute that changes how the value is read or written (`with`,
+    /// `deserialize_with`, `serialize_with`, `getter`, `bound`, ...).
+    pub(crate) serde_custom: bool,
     /// `#[serde(skip)]` or `#[serde(skip_serializing)]`.
     pub(crate) skip_serializing: bool,
     /// `#[serde(skip)]` or `#[serde(skip_deserializing)]`.
@@ -195,6 +212,7 @@ impl FieldAttrs {
         let mut skip_serializing = false;
         let mut skip_deserializing = false;
         let mut bad_width = false;
+        let mut serde_custom = false;
 
         for attr in attrs {
             if attr.path().is_ident("npy") {
@@ -298,6 +316,8 @@ impl FieldAttrs {
                         );
                         skip_value(&meta)?;
                     } else {
+                        const PLAIN: [&str; 2] = ["alias", "default"];
+                        serde_custom |= !PLAIN.iter().any(|k| meta.path.is_ident(k));
                         skip_value(&meta)?;
                     }
                     Ok(())
@@ -309,6 +329,7 @@ impl FieldAttrs {
             npy_rename: npy_rename.get(),
             serde_rename,
             npy_skip: npy_skip.get().map(|(s, _)| s),
+            serde_custom,
             skip_serializing,
             skip_deserializing,
             width: width.get(),

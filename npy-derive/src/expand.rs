@@ -24,6 +24,11 @@ struct Member<'a> {
     name: String,
     ty: &'a Type,
     source: Source,
+    /// How Rust names the field (`x` or `0`), for `offset_of!`.
+    access: syn::Member,
+    /// Read and written as its plain bytes when the struct is: no `#[npy(rename)]` (which
+    /// only renames the dtype field) and no serde attribute that changes the value.
+    plain: bool,
 }
 
 pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
@@ -144,6 +149,20 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
     let generics = with_bounds(input, &krate, &private, &members);
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let ident = &input.ident;
+    let all_fields = fields.map_or(0, |f| f.len());
+    let (pod, assertion) = if repr_c(input)
+        && !transparent
+        && input.generics.params.is_empty()
+        && members.len() == all_fields
+        && !container.serde_custom
+        && members
+            .iter()
+            .all(|m| m.plain && matches!(m.source, Source::Trait))
+    {
+        plain_data(&krate, &private, ident, &members)
+    } else {
+        (TokenStream::new(), TokenStream::new())
+    };
     Ok(quote! {
         #[automatically_derived]
         impl #impl_generics #krate::NpyRecord for #ident #ty_generics #where_clause {
@@ -153,8 +172,96 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
 
             #[doc(hidden)]
             const LAYOUT: #private::Layout = #layout;
+
+            #pod
+        }
+
+        #assertion
+    })
+}
+
+/// True if the struct is `#[repr(C)]` (possibly with `packed` or `align`).
+fn repr_c(input: &DeriveInput) -> bool {
+    input.attrs.iter().any(|a| {
+        a.path().is_ident("repr") && {
+            let mut c = false;
+            let _ = a.parse_nested_meta(|meta| {
+                if meta.path.is_ident("C") {
+                    c = true;
+                }
+                // `align(N)`, `packed(N)`: skip the value.
+                if meta.input.peek(syn::token::Paren) {
+                    let content;
+                    syn::parenthesized!(content in meta.input);
+                    let _: TokenStream = content.parse()?;
+                }
+                Ok(())
+            });
+            c
         }
     })
+}
+
+/// For a `#[repr(C)]` struct of fields from the trait: the `POD` proof when its Rust layout is
+/// its dtype's (checked at compile time), and an assertion that fails to compile when the
+/// layouts differ (a `#[repr(C)]` struct claims its memory is its dtype's bytes).
+fn plain_data(
+    krate: &syn::Path,
+    private: &TokenStream,
+    ident: &Ident,
+    members: &[Member],
+) -> (TokenStream, TokenStream) {
+    let tys = members.iter().map(|m| m.ty);
+    let access: Vec<&syn::Member> = members.iter().map(|m| &m.access).collect();
+    let check = quote! {
+        #private::check_record(
+            &<#ident as #krate::NpyRecord>::LAYOUT,
+            ::core::mem::size_of::<#ident>(),
+            &[#(::core::mem::offset_of!(#ident, #access)),*],
+        )
+    };
+    let pod = quote! {
+        const POD: ::core::option::Option<#krate::Pod<Self>> = {
+            const FIELDS: bool = true #(&& <#tys as #krate::NpyRecord>::POD.is_some())*;
+            match #check {
+                ::core::result::Result::Ok(true) if FIELDS => {
+                    // SAFETY: every field's type is plain data (its memory is its layout), and
+                    // `check_record` found each field at its layout offset, the size equal to
+                    // the itemsize, and no swapped byte order; the struct is `#[repr(C)]`, so
+                    // its other bytes are padding. So its memory is `LAYOUT`.
+                    #[allow(unsafe_code)]
+                    ::core::option::Option::Some(unsafe { #krate::Pod::new_unchecked() })
+                }
+                _ => ::core::option::Option::None,
+            }
+        };
+    };
+    let name = ident.to_string();
+    let arms = members.iter().enumerate().map(|(i, m)| {
+        let field = match &m.access {
+            syn::Member::Named(id) => id.to_string(),
+            syn::Member::Unnamed(ix) => ix.index.to_string(),
+        };
+        let msg = format!(
+            "`{name}` is #[repr(C)] and derives NpyRecord, which claims that its memory is its \
+             dtype's bytes, but field `{field}` is at another offset in Rust than in the dtype: \
+             add #[npy(align)] (NumPy's align=True layout is C's) or remove #[repr(C)]"
+        );
+        quote!(::core::result::Result::Err(#i) => ::core::panic!(#msg),)
+    });
+    let size_msg = format!(
+        "`{name}` is #[repr(C)] and derives NpyRecord, which claims that its memory is its \
+         dtype's bytes, but its size in Rust is not the dtype's itemsize: add #[npy(align)] \
+         (NumPy's align=True layout is C's) or remove #[repr(C)]"
+    );
+    let assertion = quote! {
+        const _: () = match #check {
+            #(#arms)*
+            ::core::result::Result::Err(_) => ::core::panic!(#size_msg),
+            ::core::result::Result::Ok(_) => {}
+        };
+    };
+    (pod, assertion)
 }
 
 fn field_dtype(krate: &syn::Path, private: &TokenStream, m: &Member) -> TokenStream {
@@ -187,7 +294,11 @@ fn field_layout(krate: &syn::Path, private: &TokenStream, m: &Member) -> TokenSt
 /// Checks every field and returns those that are part of the dtype.
 fn members<'a>(cx: &Ctxt, container: &Container, fields: &'a Fields) -> Vec<Member<'a>> {
     let mut out: Vec<Member<'a>> = Vec::new();
-    for field in fields {
+    for (index, field) in fields.iter().enumerate() {
+        let access = match &field.ident {
+            Some(id) => syn::Member::Named(id.clone()),
+            None => syn::Member::Unnamed(syn::Index::from(index)),
+        };
         let attrs = FieldAttrs::from_attrs(cx, &field.attrs);
         let serde_skips = attrs.skip_serializing && attrs.skip_deserializing;
         if let Some(span) = attrs.npy_skip {
@@ -263,6 +374,7 @@ fn members<'a>(cx: &Ctxt, container: &Container, fields: &'a Fields) -> Vec<Memb
             (_, None) => Source::Trait,
         };
 
+        let plain = !attrs.serde_custom && attrs.npy_rename.is_none();
         let (name, name_span) = match (&field.ident, attrs.npy_rename) {
             (_, Some((span, n))) => (n, span),
             (Some(ident), None) => {
@@ -294,6 +406,8 @@ fn members<'a>(cx: &Ctxt, container: &Container, fields: &'a Fields) -> Vec<Memb
             name,
             ty: &field.ty,
             source,
+            access,
+            plain,
         });
     }
     out

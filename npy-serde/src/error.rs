@@ -132,6 +132,16 @@ pub enum ErrorKind {
     /// The value being written does not fit the dtype or shape.
     #[error("cannot write: {0}")]
     Write(String),
+    /// The data cannot be seen in place as a slice of the Rust type (a typed memory-map view).
+    #[error("cannot view the data as [{rust}]: the {what} does not fit: {detail}")]
+    View {
+        /// The Rust element type asked for.
+        rust: String,
+        /// What does not fit: `"type"`, `"dtype"`, `"byte order"`, `"order"` or `"alignment"`.
+        what: &'static str,
+        /// The details, with what to do instead.
+        detail: String,
+    },
     /// An error in a `.npz` (zip) archive.
     #[error("npz archive: {0}")]
     Zip(String),
@@ -158,6 +168,7 @@ impl ErrorKind {
             ErrorKind::TypeMismatch { .. } => "type_mismatch",
             ErrorKind::InvalidValue(_) => "invalid_value",
             ErrorKind::Write(_) => "write",
+            ErrorKind::View { .. } => "view",
             ErrorKind::Zip(_) => "zip",
             ErrorKind::Message(_) => "message",
         }

@@ -304,6 +304,54 @@ impl Layout {
         covered != self.size as u64
     }
 
+    /// True if some leaf is in the opposite of native byte order.
+    pub(crate) const fn has_swaps(&self) -> bool {
+        let mut j = 0;
+        while j < self.len as usize {
+            if self.steps[j].swap {
+                return true;
+            }
+            j += 1;
+        }
+        false
+    }
+
+    /// For a record: its number of fields.
+    pub const fn field_count(&self) -> Option<usize> {
+        if self.len > 0 && matches!(self.steps[0].op, Op::Record) {
+            Some(self.steps[0].arg as usize)
+        } else {
+            None
+        }
+    }
+
+    /// For a record: the byte offset of field `i` (that of its first leaf: records and
+    /// subarrays start with their first item); `None` if this is not a record, it has no field
+    /// `i`, or the field has no leaf.
+    pub const fn field_offset(&self, i: usize) -> Option<usize> {
+        if self.len == 0 || !matches!(self.steps[0].op, Op::Record) {
+            return None;
+        }
+        if i >= self.steps[0].arg as usize {
+            return None;
+        }
+        // Field `k + 1` starts where field `k`'s steps end.
+        let mut j = 1usize;
+        let mut k = 0;
+        while k < i {
+            j = self.steps[j].end as usize;
+            k += 1;
+        }
+        let end = self.steps[j].end as usize;
+        while j < end {
+            if let Op::Leaf(_) = self.steps[j].op {
+                return Some(self.steps[j].arg as usize);
+            }
+            j += 1;
+        }
+        None
+    }
+
     /// The steps in use.
     #[inline]
     pub(crate) fn steps(&self) -> &[Step] {

@@ -38,6 +38,7 @@
 pub mod dtype;
 pub mod error;
 pub mod header;
+pub mod pod;
 mod pyliteral;
 pub mod record;
 pub mod value;
@@ -45,6 +46,7 @@ pub mod value;
 pub use dtype::{ByteOrder, DType, Field, PlainType, Record, Scalar, TimeUnit};
 pub use error::{Error, ErrorKind, Position, Result};
 pub use header::{Header, Limits, ParsedHeader, Version};
+pub use pod::Pod;
 pub use record::NpyRecord;
 pub use value::{Array, Value};
 
@@ -72,7 +74,7 @@ pub use read::{
 
 // ---- writing: the mirror of reading (see `write`) ----
 pub mod write;
-pub use write::{to_path, to_vec, to_writer, NpyWriter, WriterBuilder};
+pub use write::{to_path, to_vec, to_writer, MmapArrayMut, NpyWriter, WriterBuilder};
 
 // ---- npz ----
 pub mod npz;

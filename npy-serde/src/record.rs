@@ -13,8 +13,10 @@
 //! assert_eq!(<[[f32; 3]; 2]>::dtype().descr(), "('<f4', (2, 3))");
 //! ```
 
+use std::marker::PhantomData;
+
 use crate::dtype::{DType, Scalar};
-use crate::kind::Kind;
+use crate::kind::{numbers, Kind};
 use crate::layout::{Layout, Step};
 
 /// A Rust type with a fixed NumPy dtype.
@@ -35,6 +37,77 @@ pub trait NpyRecord {
     /// correct, only slower; a layout that is not `dtype()`'s only means the tier never engages.
     #[doc(hidden)]
     const LAYOUT: Layout = Layout::OPAQUE;
+
+    /// Proof that this type's memory is its dtype's element bytes in native byte order, for
+    /// typed memory-map views and one-copy reads and writes (see [`crate::pod`]). `Some` for
+    /// `bool`, the integers, `f32`, `f64`, arrays of those, and `#[repr(C)]` structs of those
+    /// that derive `NpyRecord` (the derive checks the layout at compile time). A hand-written
+    /// impl for a `bytemuck::Pod` type can set it with [`Pod::of_bytemuck`].
+    const POD: Option<Pod<Self>> = None;
+}
+
+/// Proof that `T`'s memory is its dtype's element bytes in native byte order (see the module
+/// docs). Zero-sized; made only by [`Pod::new_unchecked`] (unsafe) or by the safe constructors
+/// that check what they need.
+pub struct Pod<T: ?Sized>(PhantomData<fn(&T)>);
+
+impl<T: ?Sized> Clone for Pod<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: ?Sized> Copy for Pod<T> {}
+
+impl<T: ?Sized> std::fmt::Debug for Pod<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Pod<{}>", std::any::type_name::<T>())
+    }
+}
+
+impl<T: NpyRecord> Pod<T> {
+    /// The proof, taken on trust.
+    ///
+    /// # Safety
+    ///
+    /// `size_of::<T>() == T::LAYOUT.size` and `T::LAYOUT` is exact, has no byte-swapped step,
+    /// and describes `T`'s memory: at each leaf's offset lies a value of the leaf kind's Rust
+    /// type (`bool`, `i8` .. `u64`, `f32`, `f64`), and every other byte of `T` is padding.
+    pub const unsafe fn new_unchecked() -> Pod<T> {
+        Pod(PhantomData)
+    }
+
+    /// The proof for a `bytemuck::Pod` type exactly as large as its layout, or `None`. Safe:
+    /// with every bit pattern valid for `T`, no padding in it and the sizes equal, copying
+    /// bytes into a `T` (or viewing them as one, or a `T` as bytes) is sound whatever the
+    /// layout says about offsets; a wrong layout only gives wrong values.
+    pub const fn of_bytemuck() -> Option<Pod<T>>
+    where
+        T: bytemuck::Pod,
+    {
+        let l = &T::LAYOUT;
+        if l.is_exact() && !l.has_swaps() && l.size as usize == size_of::<T>() {
+            // SAFETY: `T: bytemuck::Pod` makes every bit pattern of `size_of::<T>()` bytes a
+            // valid `T` and every byte of a `T` initialized, which is all that views, bulk
+            // copies and byte writes rely on; the size, which they also rely on, is checked.
+            Some(unsafe { Pod::new_unchecked() })
+        } else {
+            None
+        }
+    }
+
+    /// The proof for `[T; N]` from `T`'s.
+    pub const fn array<const N: usize>(item: Option<Pod<T>>) -> Option<Pod<[T; N]>> {
+        match item {
+            // SAFETY: `[T; N]` is `N` values of `T` at a stride of `size_of::<T>()`, which
+            // `T`'s proof says is `T::LAYOUT.size`: exactly `Layout::array(T::LAYOUT, N)`.
+            // An array whose layout is not exact (too many steps) is refused.
+            Some(_) if <[T; N] as NpyRecord>::LAYOUT.is_exact() => {
+                Some(unsafe { Pod::new_unchecked() })
+            }
+            _ => None,
+        }
+    }
 }
 
 macro_rules! scalar_impls {
@@ -49,13 +122,31 @@ macro_rules! scalar_impls {
 }
 
 scalar_impls! {
-    bool => Scalar::Bool, Bool;
-    i8 => Scalar::I8, I8; i16 => Scalar::I16, I16; i32 => Scalar::I32, I32;
-    i64 => Scalar::I64, I64;
-    u8 => Scalar::U8, U8; u16 => Scalar::U16, U16; u32 => Scalar::U32, U32;
-    u64 => Scalar::U64, U64;
-    f32 => Scalar::F32, F32; f64 => Scalar::F64, F64;
     half::f16 => Scalar::F16;
+}
+
+/// The kinds of the table (`crate::kind`): `bool` and the numbers, each its own plain leaf.
+macro_rules! number_impls {
+    ($($k:ident $t:ty, $u:ty, $code:literal, $de:ident, $visit:ident, $ser:ident, $from:expr, $to:expr;)*) => {
+        $(impl NpyRecord for $t {
+            fn dtype() -> DType {
+                DType::scalar(Scalar::$k)
+            }
+            const LAYOUT: Layout = Layout::leaf(Kind::$k);
+            const POD: Option<Pod<Self>> = Pod::of_bytemuck();
+        })*
+    };
+}
+numbers!(number_impls);
+
+impl NpyRecord for bool {
+    fn dtype() -> DType {
+        DType::scalar(Scalar::Bool)
+    }
+    const LAYOUT: Layout = Layout::leaf(Kind::Bool);
+    // SAFETY: a `bool` is one byte, 0 or 1, which is its layout (one `Bool` leaf at offset 0,
+    // native order since it has none); every view and bulk copy checks bool bytes first.
+    const POD: Option<Pod<Self>> = Some(unsafe { Pod::new_unchecked() });
 }
 
 #[cfg(feature = "complex")]
@@ -80,10 +171,9 @@ impl<T: NpyRecord, const N: usize> NpyRecord for [T; N] {
     }
 
     const LAYOUT: Layout = Layout::array(&T::LAYOUT, N);
+    const POD: Option<Pod<Self>> = Pod::array(T::POD);
 }
 
-/// Support for the code `#[derive(NpyRecord)]` generates. Not a public API: its contents may
-/// change in any release.
 /// The step at `at` of `T::LAYOUT`, for the exact tiers (`crate::read::exact`, `crate::write::exact`).
 #[inline(always)]
 pub(crate) fn step_of<T: NpyRecord>(at: usize) -> Option<Step> {
@@ -114,11 +204,14 @@ pub(crate) fn flip_of<T: NpyRecord>(dtype: &DType) -> Option<bool> {
 }
 
 #[doc(hidden)]
+/// Support for the code `#[derive(NpyRecord)]` generates. Not a public API: its contents may
+/// change in any release.
 pub mod __private {
     use std::borrow::Cow;
 
     pub use crate::dtype::{ByteOrder, DType, Record, Scalar};
-    pub use crate::layout::{Layout, Step};
+    pub use crate::layout::Layout;
+    pub use crate::pod::check_record;
 
     /// Rust types that may hold a fixed-width NumPy string field (`#[npy(bytes = N)]` or
     /// `#[npy(unicode = N)]`).

@@ -29,6 +29,7 @@ use super::planned::{LastPlan, RowDe};
 use super::source::{SliceSource, Source};
 use crate::error::{Error, Result};
 use crate::header::{parse_header, Header, ParsedHeader};
+use crate::pod::{self, Pod};
 use crate::value::Array;
 use crate::NpyRecord;
 
@@ -150,6 +151,10 @@ impl MmapArray {
     /// # Ok::<(), npy_serde::Error>(())
     /// ```
     pub fn to_records<'a, T: Deserialize<'a> + NpyRecord>(&'a self) -> Result<Vec<T>> {
+        let bulk = super::bulk::plain::<T>(&self.header.header);
+        if let Some(v) = bulk.and_then(|p| super::bulk::from_bytes(p, self.data())) {
+            return Ok(v);
+        }
         vec_from_data(
             self.data(),
             true,
@@ -215,6 +220,51 @@ impl MmapArray {
             last: LastPlan::default(),
             _t: std::marker::PhantomData,
         })
+    }
+
+    /// The shape (the header's).
+    pub fn shape(&self) -> &[u64] {
+        &self.header.header.shape
+    }
+
+    /// True if the data is stored in Fortran (column-major) order.
+    pub fn fortran_order(&self) -> bool {
+        self.header.header.fortran_order
+    }
+
+    /// The data in place, as `&[T]`: no copy, no decoding. NumPy's `np.load(path,
+    /// mmap_mode='r')`.
+    ///
+    /// `T` must be plain data ([`NpyRecord::POD`]: numbers, `bool`, arrays of them, `#[repr(C)]`
+    /// structs of them) whose layout is the file's element layout in native byte order, and
+    /// the elements must be in C order (a Fortran-order array qualifies when at most one axis
+    /// is longer than 1). Otherwise the error ([`ErrorKind::View`](crate::ErrorKind::View)) says
+    /// which of the type, dtype, byte order, order or alignment does not fit; reading with
+    /// [`to_records`](Self::to_records) converts all of those. For a type with `bool` leaves,
+    /// every bool byte is checked (0 or 1) first, which reads the whole map once; otherwise
+    /// the view costs nothing, whatever the file's size.
+    ///
+    /// The element at multi-index `(i, j, ..)` is at the C-order flat index over
+    /// [`shape`](Self::shape).
+    ///
+    /// ```
+    /// # let path = std::env::temp_dir().join(format!("as-slice-{}.npy", std::process::id()));
+    /// npy_serde::to_path(&path, &[[1.0f32, 2.0], [3.0, 4.0], [5.0, 6.0]])?;
+    /// let map = npy_serde::MmapArray::open(&path)?;
+    /// assert_eq!(map.shape(), [3, 2]);
+    /// let v: &[f32] = map.as_slice()?;
+    /// assert_eq!(v[2 * 1 + 1], 4.0);
+    /// // Or one row per element:
+    /// let rows: &[[f32; 2]] = map.as_slice()?;
+    /// assert_eq!(rows[2], [5.0, 6.0]);
+    /// # drop(map);
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
+    pub fn as_slice<T: NpyRecord>(&self) -> Result<&[T]> {
+        let h = &self.header.header;
+        let proof = as_elements::<T>(h)?;
+        pod::cast(proof, self.data(), self.header.data_offset)
     }
 
     /// Decodes the whole array into an [`Array`] of [`Value`](crate::Value)s.
@@ -293,5 +343,50 @@ impl<'a, T: Deserialize<'a>> Iterator for MmapRecords<'a, T> {
             usize::try_from(n).unwrap_or(usize::MAX),
             usize::try_from(n).ok(),
         )
+    }
+}
+
+/// The proof that the data of an array with header `h` can be seen as `[T]`, where `T` is the
+/// element type or, for a subarray dtype, `T` may also be the subarray's base (a `(2, 3)` array
+/// of `<f4` is 6 `f32`s or 3 `[f32; 2]`s, as NumPy folds subarrays into the shape).
+pub(crate) fn as_elements<T: NpyRecord>(h: &Header) -> Result<Pod<T>> {
+    let direct = pod::check_view::<T>(&h.dtype, &h.shape, h.fortran_order);
+    match (&direct, &h.dtype) {
+        (Err(_), crate::dtype::DType::Plain(_)) if !h.shape.is_empty() => {
+            // `[T; N]` over the last axes of a plain array: the last axes folded into the
+            // element (only for C order, where they are contiguous).
+            let mut dims = h.shape.clone();
+            let mut folded = h.dtype.clone();
+            while let Some(n) = dims.pop() {
+                folded = match crate::dtype::DType::array(folded, vec![n]) {
+                    Ok(d) => d,
+                    Err(_) => break,
+                };
+                if let Ok(p) = pod::check_view::<T>(&normalize(&folded), &dims, h.fortran_order) {
+                    // Fortran order is C order only with at most one axis longer than 1.
+                    if !h.fortran_order || h.shape.iter().filter(|&&d| d > 1).count() <= 1 {
+                        return Ok(p);
+                    }
+                }
+            }
+            direct
+        }
+        _ => direct,
+    }
+}
+
+/// A subarray dtype with its nested axes merged into one subarray (`((f4, (3,)), (2,))` is
+/// `(f4, (2, 3))`), as `[[f32; 3]; 2]`'s dtype is.
+fn normalize(dt: &crate::dtype::DType) -> crate::dtype::DType {
+    use crate::dtype::DType;
+    let mut shape = Vec::new();
+    let mut d = dt;
+    while let DType::Array(base, s) = d {
+        shape.extend_from_slice(s);
+        d = base;
+    }
+    match shape.is_empty() {
+        true => d.clone(),
+        false => DType::Array(Box::new(d.clone()), shape),
     }
 }

@@ -122,6 +122,7 @@ use std::path::Path;
 use serde::de::{Deserialize, DeserializeOwned};
 
 mod array;
+mod bulk;
 mod decode;
 mod elem;
 mod exact;
@@ -142,6 +143,7 @@ pub use options::ReaderBuilder;
 pub use stream::RecordReader;
 
 pub(crate) use decode::{data_of, open_checked};
+pub(crate) use mmap::as_elements;
 
 use crate::error::Result;
 use crate::header::{parse_header, read_header, ParsedHeader};
@@ -298,7 +300,10 @@ impl ReaderBuilder {
         mut reader: R,
     ) -> Result<Vec<T>> {
         let header = read_header(&mut reader, &self.limits)?;
-        self.read_data(reader, &header, Elements::<T>::records(), false)
+        match bulk::plain::<T>(&header.header) {
+            Some(proof) => bulk::from_reader(self, proof, reader, &header, false),
+            None => self.read_data(reader, &header, Elements::<T>::records(), false),
+        }
     }
 
     /// [`records_from_slice`] with these options.
@@ -308,6 +313,9 @@ impl ReaderBuilder {
     ) -> Result<Vec<T>> {
         let header = parse_header(bytes, &self.limits)?;
         let data = data_of(bytes, &header, self)?;
+        if let Some(v) = bulk::plain::<T>(&header.header).and_then(|p| bulk::from_bytes(p, data)) {
+            return Ok(v);
+        }
         vec_from_data(data, true, &header, self, Elements::records())
     }
 
@@ -317,7 +325,10 @@ impl ReaderBuilder {
         path: P,
     ) -> Result<Vec<T>> {
         let (file, header) = open_checked(path.as_ref(), self)?;
-        self.read_data(file, &header, Elements::<T>::records(), true)
+        match bulk::plain::<T>(&header.header) {
+            Some(proof) => bulk::from_reader(self, proof, file, &header, true),
+            None => self.read_data(file, &header, Elements::<T>::records(), true),
+        }
     }
 
     /// [`from_slice`] with these options.

@@ -29,6 +29,52 @@ pub(crate) fn vec_for<T>(count: u64) -> Vec<T> {
     v
 }
 
+/// An empty `Vec` with room for exactly `count` elements whose bytes are all zero, backed by
+/// huge pages when large; `None` if the memory cannot be had. The allocator hands out large
+/// zeroed blocks as fresh pages, so the zeroing costs nothing up front. For [`super::bulk`],
+/// which reads bytes into that room before any element is exposed.
+pub(crate) fn zeroed<T>(count: usize) -> Option<Vec<T>> {
+    let layout = std::alloc::Layout::array::<T>(count).ok()?;
+    if layout.size() == 0 {
+        return Some(Vec::new());
+    }
+    // SAFETY: the layout has a non-zero size (checked).
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
+    if ptr.is_null() {
+        return None;
+    }
+    // SAFETY: `ptr` was allocated by the global allocator with the layout of `count` `T`s,
+    // which is what a `Vec<T>` of capacity `count` holds; its length 0 exposes no element.
+    let mut v = unsafe { Vec::from_raw_parts(ptr, 0, count) };
+    advise_huge_pages(&mut v);
+    Some(v)
+}
+
+/// Grows an empty `Vec` from [`zeroed`] by `more` elements of room, keeping the bytes already
+/// in its room and zeroing the new ones; false if the memory cannot be had.
+pub(crate) fn grow_zeroed<T>(v: &mut Vec<T>, more: usize) -> bool {
+    debug_assert!(v.is_empty());
+    let old = v.capacity();
+    let Some(want) = old.checked_add(more) else {
+        return false;
+    };
+    // Relative to the length, 0: this makes the capacity at least `want`. The allocator's
+    // reallocation keeps the old room's bytes.
+    if v.try_reserve_exact(want).is_err() {
+        return false;
+    }
+    let size = size_of::<T>();
+    // SAFETY: `old * size .. capacity * size` lies inside `v`'s allocation; writing zero bytes
+    // there (no element is exposed: the length is 0) makes the whole room initialized bytes.
+    unsafe {
+        v.as_mut_ptr()
+            .cast::<u8>()
+            .add(old * size)
+            .write_bytes(0, (v.capacity() - old) * size);
+    }
+    true
+}
+
 /// Advises the kernel to back `v`'s spare capacity with transparent huge pages, if it is at
 /// least [`HUGE_MIN`] bytes. Best effort: failures (no THP support, another platform) are
 /// ignored and only cost the advice.

@@ -40,14 +40,27 @@ pub(crate) type WriteRunFn<T> = fn(&[T], &mut [u8], &WritePlan) -> usize;
 pub(crate) struct WriteTier<T> {
     pub(crate) plan: WritePlan,
     pub(crate) run: WriteRunFn<T>,
+    /// For plain data without padding whose dtype is `T`'s own in native order: the records'
+    /// bytes as they are in memory, written with one copy (see `crate::pod`).
+    pub(crate) raw: Option<RawFn<T>>,
 }
+
+/// The bytes of a slice of records, if they can be written as they are.
+pub(crate) type RawFn<T> = fn(&[T]) -> Option<&[u8]>;
 
 /// The tier for writing `T`s as elements of `dtype`, if `dtype`'s layout is `T::LAYOUT` (or
 /// `T::LAYOUT` in the opposite byte order throughout).
 pub(crate) fn write_tier<T: Serialize + NpyRecord>(dtype: &DType) -> Option<WriteTier<T>> {
-    let run: WriteRunFn<T> = match flip_of::<T>(dtype)? {
+    let flip = flip_of::<T>(dtype)?;
+    let run: WriteRunFn<T> = match flip {
         false => <T as WriteRun>::write_run::<false>,
         true => <T as WriteRun>::write_run::<true>,
+    };
+    let raw: Option<RawFn<T>> = match T::POD {
+        Some(_) if !flip && !T::LAYOUT.has_gaps() && *dtype == T::dtype() => {
+            Some(|v| crate::pod::bytes_of(T::POD?, v))
+        }
+        _ => None,
     };
     let mut names = Vec::with_capacity(T::LAYOUT.steps().len());
     field_names(dtype, None, &mut names);
@@ -58,6 +71,7 @@ pub(crate) fn write_tier<T: Serialize + NpyRecord>(dtype: &DType) -> Option<Writ
             verified: std::array::from_fn(|_| Cell::new(0)),
         },
         run,
+        raw,
     })
 }
 

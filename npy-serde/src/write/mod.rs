@@ -114,11 +114,13 @@ mod blocks;
 mod elem;
 mod exact;
 mod general;
+mod mmap;
 mod options;
 mod plan;
 mod shape;
 mod stream;
 
+pub use mmap::MmapArrayMut;
 pub use options::{WriterBuilder, DEFAULT_BUFFER_SIZE};
 pub(crate) use shape::ElemKind;
 pub use stream::{NpyWriter, UNFINISHED_MAGIC};
@@ -290,10 +292,21 @@ impl WriterBuilder {
             )));
         }
         let data_len = header.data_len()?;
-        let mut blocks = Blocks::new(Plan::new(&elem)?, self.block_size(), Some(n));
         let head = header.to_bytes_with_version(self.version)?;
+        let transpose = fortran && needs_transpose(&header.shape);
+        // Plain data without padding: the records' own bytes, with one write.
+        let raw = exact.as_ref().and_then(|t| t.raw).and_then(|f| f(records));
+        if let (Some(bytes), false) = (raw, transpose) {
+            prealloc((head.len() as u64).saturating_add(data_len));
+            writer.write_all(&head)?;
+            writer.write_all(bytes)?;
+            crate::tier::served(crate::tier::Tier::Exact, n);
+            writer.flush()?;
+            return Ok(());
+        }
+        let mut blocks = Blocks::new(Plan::new(&elem)?, self.block_size(), Some(n));
         prealloc((head.len() as u64).saturating_add(data_len));
-        if fortran && needs_transpose(&header.shape) {
+        if transpose {
             let mut data = Vec::with_capacity(usize::try_from(data_len).unwrap_or(0));
             blocks.push_all(&mut data, records, &mut exact)?;
             blocks.flush(&mut data)?;
