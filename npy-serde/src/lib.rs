@@ -18,6 +18,8 @@
 //! | read the whole array as any serde type: `Vec<Vec<f32>>`, `Vec<[u8; 4]>`, a 0-d scalar, a borrowed `Vec<&str>` | [`from_path`] / [`from_reader`] / [`from_slice`] |
 //! | stream a file larger than memory, element by element (seek with a `Seek` reader) | [`RecordReader::new`], [`ReaderBuilder::records`] |
 //! | use a file in place: borrow `&str`/`&[u8]` fields, read one record, iterate | [`MmapArray::open`], then [`to_records`](MmapArray::to_records) / [`to_vec`](MmapArray::to_vec) / [`deserialize`](MmapArray::deserialize) / [`record`](MmapArray::record) / [`records`](MmapArray::records) |
+//! | view a file's numbers or `#[repr(C)]` records as `&[T]` without copying | [`MmapArray::as_slice`] |
+//! | update a file in place, or create one larger than memory and fill it | [`MmapArrayMut::open_rw`] / [`open_cow`](MmapArrayMut::open_cow) / [`create`](MmapArrayMut::create) |
 //! | read a file whose dtype I don't know at compile time | [`Array::from_path`] (values as [`Value`]) |
 //! | set limits for untrusted files (header size, data size, empty items) | [`ReaderBuilder`], then the same doors as its methods |
 //! | write `&[T]`, `T: Serialize + NpyRecord` (bytes identical to `np.save`) | [`to_path`] / [`to_writer`] / [`to_vec`] |

@@ -4,7 +4,7 @@
 //! A type qualifies ("plain data") when its in-memory representation is exactly the element
 //! bytes of its dtype in native byte order: every value of its
 //! [`LAYOUT`](crate::NpyRecord::LAYOUT) sits at its offset as the Rust type of its kind, and
-//! the other bytes are padding. [`NpyRecord::POD`](crate::NpyRecord::POD) carries the proof,
+//! the other bytes are padding. [`NpyRecord::POD`] carries the proof,
 //! a [`Pod<T>`] token, which only these can make:
 //!
 //! - `bool`, the integers, `f32` and `f64`, and `[T; N]` of qualifying types (in this crate,
