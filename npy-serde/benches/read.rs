@@ -242,6 +242,40 @@ fn main() {
                 })
             },
         );
+        run(
+            format!("{name} RecordReader new_records (sum x)"),
+            b2,
+            k,
+            &mut || {
+                Box::new({
+                    let r = RecordReader::<_, Rec>::new_records(File::open(path).unwrap()).unwrap();
+                    r.map(|x| x.unwrap().x).sum::<f64>()
+                })
+            },
+        );
+        run(
+            format!("{name} mmap iter_records (sum x)"),
+            b2,
+            k,
+            &mut || {
+                Box::new({
+                    let m = MmapArray::open(path).unwrap();
+                    m.iter_records::<Rec>()
+                        .unwrap()
+                        .map(|x| x.unwrap().x)
+                        .sum::<f64>()
+                })
+            },
+        );
+        run(format!("{name} mmap records (sum x)"), b2, k, &mut || {
+            Box::new({
+                let m = MmapArray::open(path).unwrap();
+                m.records::<Rec>()
+                    .unwrap()
+                    .map(|x| x.unwrap().x)
+                    .sum::<f64>()
+            })
+        });
         run(format!("{name} mmap -> Vec<Rec>"), b2, k, &mut || {
             Box::new({
                 MmapArray::open(path)
@@ -281,7 +315,7 @@ fn main() {
         if let Some(d) = reference[i] {
             let bytes = if i == 0 { b1 } else { b2 };
             println!(
-                "{:<40} {:>7.2} GB/s",
+                "{:<44} {:>7.2} GB/s",
                 format!("{name} np.load"),
                 gbps(bytes, d)
             );
@@ -291,7 +325,7 @@ fn main() {
         let ratio = reference[*k]
             .map(|r| format!("  {:.2}x np.load", r.as_secs_f64() / d.as_secs_f64()))
             .unwrap_or_default();
-        println!("{label:<40} {:>7.2} GB/s{ratio}", gbps(*bytes, *d));
+        println!("{label:<44} {:>7.2} GB/s{ratio}", gbps(*bytes, *d));
     }
     if std::env::var("NPY_BENCH_KEEP").is_ok_and(|v| v == "1") {
         println!("files kept in {}", dir.display());

@@ -89,6 +89,15 @@ fn tempdir() -> PathBuf {
     d
 }
 
+/// Record by record through the exact tier (`NpyWriter::write_record`).
+fn stream_records<T: Serialize + NpyRecord + 'static>(path: &Path, data: &[T]) {
+    let mut w = NpyWriter::new::<T>(File::create(path).unwrap()).unwrap();
+    for r in data {
+        w.write_record(r).unwrap();
+    }
+    w.finish().unwrap();
+}
+
 fn stream<T: Serialize + NpyRecord>(path: &Path, data: &[T]) {
     let mut w = NpyWriter::new::<T>(File::create(path).unwrap()).unwrap();
     for r in data {
@@ -148,6 +157,22 @@ fn main() {
             "NpyWriter",
             b2,
             time_if("W2 NpyWriter", reps, || stream(&ps, black_box(&w2))),
+        ),
+        (
+            "W1",
+            "NpyWriter write_record",
+            b1,
+            time_if("W1 NpyWriter write_record", reps, || {
+                stream_records(&ps, black_box(&w1))
+            }),
+        ),
+        (
+            "W2",
+            "NpyWriter write_record",
+            b2,
+            time_if("W2 NpyWriter write_record", reps, || {
+                stream_records(&ps, black_box(&w2))
+            }),
         ),
     ];
     // Encoding alone, into memory already touched (no file system).

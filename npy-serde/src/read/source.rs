@@ -190,6 +190,22 @@ impl<'de> SliceSource<'de> {
         self.data.get(start..start.wrapping_add(self.itemsize))
     }
 
+    /// Up to `max` next elements' bytes (at least one), when stored one after another in C
+    /// order, without consuming them.
+    #[inline]
+    pub(crate) fn peek_run(&self, max: usize) -> Option<&'de [u8]> {
+        let index = self.next;
+        if index >= self.count || self.fortran.is_some() || self.itemsize == 0 {
+            return None;
+        }
+        let n = usize::try_from(self.count - index)
+            .unwrap_or(usize::MAX)
+            .min(max);
+        let start = (index as usize).checked_mul(self.itemsize)?;
+        let len = n.checked_mul(self.itemsize)?;
+        self.data.get(start..start.checked_add(len)?)
+    }
+
     /// Number of elements not yet handed out.
     pub(crate) fn remaining(&self) -> u64 {
         self.count - self.next.min(self.count)

@@ -12,6 +12,7 @@ use super::exact::WriteTier;
 use super::plan::Plan;
 use super::shape::Sink;
 use crate::error::Result;
+use crate::record::NpyRecord;
 
 /// Records encoded into a reusable block, written out a block at a time.
 pub(super) struct Blocks {
@@ -85,6 +86,46 @@ impl Blocks {
     }
 
     /// Encodes `recs`, on the exact tier first if there is one (`None` after its first miss).
+    /// One record through the exact tier when it has one (after its first miss, `tier` is
+    /// `None` and records go to the general serializer).
+    #[inline]
+    pub(super) fn push_exact<W: Write + ?Sized, T: Serialize + NpyRecord>(
+        &mut self,
+        w: &mut W,
+        rec: &T,
+        tier: &mut Option<WriteTier<T>>,
+    ) -> Result<()> {
+        if let Some(t) = tier {
+            let isz = self.plan.itemsize;
+            if self.filled + isz > self.buf.len() {
+                self.make_room(w)?;
+            }
+            let slot = &mut self.buf[self.filled..self.filled + isz];
+            if t.one(rec, slot) {
+                self.filled += isz;
+                self.count += 1;
+                crate::tier::served(crate::tier::Tier::Exact, 1);
+                return Ok(());
+            }
+            *tier = None;
+        }
+        self.push(w, rec)
+    }
+
+    /// `n` records already encoded as `bytes` (plain data), after the ones buffered.
+    pub(super) fn push_raw<W: Write + ?Sized>(
+        &mut self,
+        w: &mut W,
+        bytes: &[u8],
+        n: u64,
+    ) -> Result<()> {
+        self.flush(w)?;
+        w.write_all(bytes)?;
+        self.count += n;
+        crate::tier::served(crate::tier::Tier::Exact, n);
+        Ok(())
+    }
+
     pub(super) fn push_all<W: Write + ?Sized, T: Serialize>(
         &mut self,
         w: &mut W,

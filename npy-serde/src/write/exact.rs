@@ -40,6 +40,8 @@ pub(crate) type WriteRunFn<T> = fn(&[T], &mut [u8], &WritePlan) -> usize;
 pub(crate) struct WriteTier<T> {
     pub(crate) plan: WritePlan,
     pub(crate) run: WriteRunFn<T>,
+    /// Whether the dtype is `T::LAYOUT` in the opposite byte order.
+    pub(crate) flip: bool,
     /// For plain data without padding whose dtype is `T`'s own in native order: the records'
     /// bytes as they are in memory, written with one copy (see `crate::pod`).
     pub(crate) raw: Option<RawFn<T>>,
@@ -71,6 +73,7 @@ pub(crate) fn write_tier<T: Serialize + NpyRecord>(dtype: &DType) -> Option<Writ
             verified: std::array::from_fn(|_| Cell::new(0)),
         },
         run,
+        flip,
         raw,
     })
 }
@@ -159,6 +162,40 @@ impl<T: Serialize + NpyRecord> WriteRun for T {
             n += 1;
         }
         n
+    }
+}
+
+impl<T: Serialize + NpyRecord> WriteTier<T> {
+    /// Encodes one record into its slot (exactly the itemsize); false on a miss. Called
+    /// directly (not through `run`'s pointer) so that a writer taking one record at a time
+    /// pays no more than a call per record.
+    #[inline]
+    pub(crate) fn one(&self, rec: &T, slot: &mut [u8]) -> bool {
+        match self.flip {
+            false => rec.write_one::<false>(slot, &self.plan),
+            true => rec.write_one::<true>(slot, &self.plan),
+        }
+    }
+}
+
+/// One record, as a method of a blanket impl on `T` for the same reason as `WriteRun`.
+trait WriteOne {
+    fn write_one<const FLIP: bool>(&self, slot: &mut [u8], plan: &WritePlan) -> bool;
+}
+
+impl<T: Serialize + NpyRecord> WriteOne for T {
+    #[inline(never)]
+    fn write_one<const FLIP: bool>(&self, slot: &mut [u8], plan: &WritePlan) -> bool {
+        if const { T::LAYOUT.has_gaps() } {
+            slot.fill(0);
+        }
+        self.serialize(ExactSer::<T, FLIP> {
+            out: slot,
+            at: 0,
+            plan,
+            _t: PhantomData,
+        })
+        .is_ok()
     }
 }
 

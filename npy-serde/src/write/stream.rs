@@ -8,7 +8,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use std::any::{Any, TypeId};
+
 use super::blocks::Blocks;
+use super::exact::{write_tier, WriteTier};
 use super::options::{fold, same_layout, WriterBuilder};
 use super::plan::Plan;
 use crate::dtype::DType;
@@ -38,6 +41,7 @@ impl WriterBuilder {
             elem,
             base,
             sub,
+            exact: None,
             fortran: self.fortran_order,
             mode: Mode::Counted { expected: len },
         })
@@ -69,6 +73,7 @@ impl WriterBuilder {
             elem,
             base,
             sub,
+            exact: None,
             fortran: self.fortran_order,
             mode: Mode::Patch {
                 start,
@@ -182,6 +187,7 @@ impl WriterBuilder {
             elem,
             base: h.dtype,
             sub,
+            exact: None,
             fortran: h.fortran_order,
             mode: Mode::Patch {
                 start,
@@ -308,6 +314,9 @@ pub struct NpyWriter<W> {
     pub(super) sub: Vec<u64>,
     pub(super) fortran: bool,
     pub(super) mode: Mode<W>,
+    /// The exact tier for the record type last given to [`NpyWriter::write_record`] or
+    /// [`NpyWriter::write_records`] (an `Option<WriteTier<T>>`, with its type id).
+    pub(super) exact: Option<(TypeId, Box<dyn Any + Send>)>,
 }
 
 impl<W: Write> NpyWriter<W> {
@@ -330,6 +339,50 @@ impl<W: Write> NpyWriter<W> {
     pub fn write_all<T: Serialize>(&mut self, records: &[T]) -> Result<()> {
         self.check_room(records.len() as u64)?;
         self.blocks.push_all(&mut self.inner, records, &mut None)
+    }
+
+    /// [`write`](Self::write) for a type that knows its dtype (`#[derive(Serialize,
+    /// NpyRecord)]`): the same bytes and errors, several times faster when the array's dtype is
+    /// `T`'s (the exact tier of [`to_writer`](crate::to_writer)). Use it for records of the
+    /// writer's own type; [`write`](Self::write) takes any `Serialize` value the dtype accepts.
+    ///
+    /// ```
+    /// # use npy_serde::{NpyRecord, NpyWriter};
+    /// # use serde::Serialize;
+    /// #[derive(Serialize, NpyRecord)]
+    /// struct Rec { id: i64, x: f64 }
+    ///
+    /// let mut w = NpyWriter::with_len::<Rec>(Vec::new(), 1000)?;
+    /// for i in 0..1000 {
+    ///     w.write_record(&Rec { id: i, x: 0.5 })?;
+    /// }
+    /// let bytes = w.finish()?;
+    /// # assert_eq!(bytes.len(), 128 + 16 * 1000);
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
+    #[inline]
+    pub fn write_record<T: Serialize + NpyRecord + 'static>(&mut self, record: &T) -> Result<()> {
+        self.check_room(1)?;
+        let tier = exact_for::<T>(&mut self.exact, &self.elem);
+        self.blocks.push_exact(&mut self.inner, record, tier)
+    }
+
+    /// [`write_all`](Self::write_all) for a type that knows its dtype, as
+    /// [`write_record`](Self::write_record); plain data without padding is written as its
+    /// bytes, with one `write`.
+    pub fn write_records<T: Serialize + NpyRecord + 'static>(
+        &mut self,
+        records: &[T],
+    ) -> Result<()> {
+        self.check_room(records.len() as u64)?;
+        let tier = exact_for::<T>(&mut self.exact, &self.elem);
+        let raw = tier.as_ref().and_then(|t| t.raw).and_then(|f| f(records));
+        match raw {
+            Some(bytes) => self
+                .blocks
+                .push_raw(&mut self.inner, bytes, records.len() as u64),
+            None => self.blocks.push_all(&mut self.inner, records, tier),
+        }
     }
 
     /// Number of records in the array so far (including an appended-to file's own).
@@ -386,6 +439,7 @@ impl<W: Write> NpyWriter<W> {
         Ok(self.inner)
     }
 
+    #[inline]
     pub(super) fn check_room(&self, n: u64) -> Result<()> {
         let count = self.blocks.count;
         let (limit, why) = match &self.mode {
@@ -431,4 +485,29 @@ impl<W> std::fmt::Debug for NpyWriter<W> {
             )
             .finish_non_exhaustive()
     }
+}
+
+/// The cached exact tier for `T` (built, or rebuilt for another type, on first use).
+#[inline]
+fn exact_for<'a, T: Serialize + NpyRecord + 'static>(
+    cache: &'a mut Option<(TypeId, Box<dyn Any + Send>)>,
+    elem: &DType,
+) -> &'a mut Option<WriteTier<T>> {
+    let want = TypeId::of::<Option<WriteTier<T>>>();
+    let (id, tier) = match cache {
+        Some((id, tier)) if *id == want => (id, tier),
+        _ => {
+            let tier: Option<WriteTier<T>> = write_tier::<T>(elem);
+            let (id, tier) = cache.insert((want, Box::new(tier)));
+            (id, tier)
+        }
+    };
+    debug_assert_eq!(*id, (**tier).type_id());
+    // Not `downcast_mut`: its virtual `type_id()` call returns the id through memory, and
+    // comparing it stalled each record (24 ns per record of f64 measured, 10 without).
+    // SAFETY: the box was made from an `Option<WriteTier<T>>`, whose type id is stored beside
+    // it (the arm above) and was just compared equal to that type's: the box holds exactly
+    // that type, so the pointer cast is to its real type, borrowed mutably for `'a` through
+    // `cache`.
+    unsafe { &mut *(&mut **tier as *mut (dyn Any + Send)).cast::<Option<WriteTier<T>>>() }
 }

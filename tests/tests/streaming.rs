@@ -1,0 +1,173 @@
+//! The exact tier on the streaming paths: `RecordReader::new_records`,
+//! `MmapArray::iter_records` and `NpyWriter::write_record`/`write_records` give the elements,
+//! errors and bytes of `RecordReader::new`, `MmapArray::records` and `NpyWriter::write`, with
+//! the tier counted by the library's `tier-hook`.
+
+use std::io::{Cursor, Read};
+
+use npy_serde::{tier, MmapArray, NpyRecord, NpyWriter, RecordReader, Result};
+use npy_serde_tests::{TempDir, Trickle, W2};
+use serde::{Deserialize, Serialize};
+
+fn w2(n: usize) -> Vec<W2> {
+    (0..n)
+        .map(|i| W2 {
+            id: i as i64 * 7,
+            x: i as f64 * 0.5,
+            y: i as f32 - 3.0,
+            flag: (i % 200) as u8,
+            v: [i as f32, 1.0, -1.0],
+        })
+        .collect()
+}
+
+/// W2 with a bool: a byte other than 0/1 makes the exact tier miss there.
+#[derive(Serialize, Deserialize, NpyRecord, Debug, PartialEq, Clone, Copy)]
+struct Flagged {
+    id: i64,
+    ok: bool,
+}
+
+fn errors_of<T>(it: impl Iterator<Item = Result<T>>) -> Vec<std::result::Result<T, String>> {
+    it.map(|r| r.map_err(|e| format!("{} {:?} {}", e.kind().code(), e.position(), e)))
+        .collect()
+}
+
+#[test]
+fn record_reader_new_records_equals_new() {
+    let rows = w2(10_000);
+    let file = npy_serde::to_vec(&rows).unwrap();
+    tier::take();
+    let got: Vec<W2> = RecordReader::new_records(Cursor::new(&file))
+        .unwrap()
+        .collect::<Result<_>>()
+        .unwrap();
+    assert_eq!(got, rows);
+    assert_eq!(tier::take().exact, 10_000);
+    for step in [1, 33, 1000, 4097] {
+        let got: Vec<W2> = RecordReader::new_records(Trickle { data: &file, step })
+            .unwrap()
+            .collect::<Result<_>>()
+            .unwrap();
+        assert_eq!(got, rows, "Trickle {step}");
+    }
+
+    // A miss mid-array: the same values and the same error at the same place.
+    let flags: Vec<Flagged> = (0..5000)
+        .map(|i| Flagged {
+            id: i,
+            ok: i % 3 == 0,
+        })
+        .collect();
+    let mut bad = npy_serde::to_vec(&flags).unwrap();
+    let at = bad.len() - 9 * (5000 - 2345) + 8;
+    bad[at] = 9;
+    let a = errors_of(RecordReader::<_, Flagged>::new(Cursor::new(&bad)).unwrap());
+    let b = errors_of(RecordReader::<_, Flagged>::new_records(Cursor::new(&bad)).unwrap());
+    assert_eq!(a, b);
+    assert!(a[2345].is_err() && a[2344].is_ok() && a[2346].is_ok());
+
+    // Truncated: the same elements, then the same error.
+    let short = &file[..file.len() - 50];
+    let a = errors_of(RecordReader::<_, W2>::new(Cursor::new(short)).unwrap());
+    let b = errors_of(RecordReader::<_, W2>::new_records(Cursor::new(short)).unwrap());
+    assert_eq!(a, b);
+    assert!(a.last().unwrap().is_err());
+}
+
+#[test]
+fn record_reader_seeks_and_continues_after_the_batch() {
+    let rows = w2(9000);
+    let file = npy_serde::to_vec(&rows).unwrap();
+    let mut r = RecordReader::<_, W2>::new_records(Cursor::new(&file)).unwrap();
+    assert_eq!(r.next().unwrap().unwrap(), rows[0]);
+    assert_eq!(r.position(), 1);
+    r.seek_to_record(8000).unwrap();
+    assert_eq!(r.next().unwrap().unwrap(), rows[8000]);
+    r.seek_to_record(5).unwrap();
+    let rest: Vec<W2> = r.by_ref().take(10).collect::<Result<_>>().unwrap();
+    assert_eq!(rest, rows[5..15]);
+    // A seeded element after a batch was decoded ahead: the next one, not one further.
+    let v: W2 = r.next_seed(std::marker::PhantomData).unwrap().unwrap();
+    assert_eq!(v, rows[15]);
+    assert_eq!(r.remaining(), 9000 - 16);
+
+    // Two arrays back to back: into_inner leaves the reader after the first.
+    let mut two = file.clone();
+    two.extend(npy_serde::to_vec(&[1.5f64, 2.5]).unwrap());
+    let mut r = RecordReader::<_, W2>::new_records(Cursor::new(two)).unwrap();
+    r.next().unwrap().unwrap();
+    let mut inner = r.into_inner().unwrap();
+    let mut rest = Vec::new();
+    inner.read_to_end(&mut rest).unwrap();
+    assert_eq!(
+        npy_serde::from_slice::<Vec<f64>>(&rest).unwrap(),
+        [1.5, 2.5]
+    );
+}
+
+#[test]
+fn mmap_iter_records_equals_records() {
+    let dir = TempDir::new("streaming");
+    let rows = w2(10_000);
+    let path = dir.join("w2.npy");
+    npy_serde::to_path(&path, &rows).unwrap();
+    let map = MmapArray::open(&path).unwrap();
+    tier::take();
+    let got: Vec<W2> = map.iter_records().unwrap().collect::<Result<_>>().unwrap();
+    assert_eq!(got, rows);
+    assert_eq!(tier::take().exact, 10_000);
+
+    let flags: Vec<Flagged> = (0..300).map(|i| Flagged { id: i, ok: true }).collect();
+    let mut bad = npy_serde::to_vec(&flags).unwrap();
+    let n = bad.len();
+    bad[n - 9 * 100 + 8] = 2;
+    let p = dir.join("bad.npy");
+    std::fs::write(&p, bad).unwrap();
+    let map = MmapArray::open(&p).unwrap();
+    let a = errors_of(map.records::<Flagged>().unwrap());
+    let b = errors_of(map.iter_records::<Flagged>().unwrap());
+    assert_eq!(a, b);
+    assert!(a[200].is_err());
+}
+
+#[test]
+fn npy_writer_write_record_is_write() {
+    let rows = w2(5000);
+    let mut general = NpyWriter::with_len::<W2>(Vec::new(), 5000).unwrap();
+    for r in &rows {
+        general.write(r).unwrap();
+    }
+    let general = general.finish().unwrap();
+    tier::take();
+    let mut exact = NpyWriter::with_len::<W2>(Vec::new(), 5000).unwrap();
+    for r in &rows {
+        exact.write_record(r).unwrap();
+    }
+    assert_eq!(exact.finish().unwrap(), general);
+    assert_eq!(tier::take().exact, 5000);
+
+    let mut w = NpyWriter::new::<W2>(Cursor::new(Vec::new())).unwrap();
+    w.write_records(&rows[..100]).unwrap();
+    w.write_record(&rows[100]).unwrap();
+    w.write_records(&rows[101..]).unwrap();
+    assert_eq!(w.finish().unwrap().into_inner(), general);
+
+    // Plain data without padding goes out as its bytes.
+    let xs: Vec<f64> = (0..1000).map(|i| i as f64).collect();
+    let mut w = NpyWriter::with_len::<f64>(Vec::new(), 1000).unwrap();
+    w.write_record(&-1.0f64).unwrap();
+    w.write_records(&xs[1..]).unwrap();
+    let mut want = xs.clone();
+    want[0] = -1.0;
+    assert_eq!(w.finish().unwrap(), npy_serde::to_vec(&want).unwrap());
+
+    // Errors are those of write: too many records.
+    let mut w = NpyWriter::with_len::<W2>(Vec::new(), 1).unwrap();
+    w.write_record(&rows[0]).unwrap();
+    let e1 = w.write_record(&rows[1]).unwrap_err();
+    let mut w = NpyWriter::with_len::<W2>(Vec::new(), 1).unwrap();
+    w.write(&rows[0]).unwrap();
+    let e2 = w.write(&rows[1]).unwrap_err();
+    assert_eq!(e1.to_string(), e2.to_string());
+}
