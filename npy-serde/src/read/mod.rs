@@ -98,7 +98,10 @@
 //! | `shape.rs` | the array's axes as serde sequences; every element into a `Vec`, tier by tier | `exact`, `planned`, `general` |
 //! | `exact.rs` | the compile-time-layout tier (`T: NpyRecord`) | `crate::record`, `crate::layout` |
 //! | `planned.rs` | the runtime-planned tier (any `Deserialize`, exact requests only) | `plan` |
-//! | `general.rs` | the general tier: every request, every lossless conversion, errors with position | `elem`, `plan` |
+//! | `general.rs` | the general tier: every request, every lossless conversion, errors with position | `access`, `entry`, `elem`, `plan` |
+//! | `entry.rs` | the general tier's planned entrance (`FastDe`): exact requests straight from the bytes | `elem`, `plan` |
+//! | `access.rs` | the general tier's serde accessors: subarray items, record fields, complex parts | `elem` |
+//! | `bulk.rs` | plain data (`crate::pod`) read with one copy | `decode`, `vecalloc` |
 //! | `elem.rs` | one element's bytes decoded per scalar kind | `plan`, `crate::text` |
 //! | `plan.rs` | per-array plans and their cache | `crate::kind` |
 //! | `source.rs` | byte sources: slice, blocks from `io::Read`, Fortran walks | |
@@ -121,10 +124,12 @@ use std::path::Path;
 
 use serde::de::{Deserialize, DeserializeOwned};
 
+mod access;
 mod array;
 mod bulk;
 mod decode;
 mod elem;
+mod entry;
 mod exact;
 mod general;
 mod mmap;

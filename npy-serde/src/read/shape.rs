@@ -8,8 +8,8 @@
 use serde::de::{self, Deserialize, DeserializeSeed, SeqAccess, Visitor};
 
 use super::elem::{shape_text, ElemDe};
+use super::entry::FastDe;
 use super::exact::ExactTier;
-use super::general::FastDe;
 use super::plan::{Ctx, Plan};
 use super::planned::{LastPlan, RowDe};
 use super::source::{count_of, Source};

@@ -29,8 +29,8 @@ use std::marker::PhantomData;
 use serde::de::{DeserializeOwned, DeserializeSeed};
 
 use super::elem::ElemDe;
+use super::entry::FastDe;
 use super::exact::{self, ExactTier};
-use super::general::FastDe;
 use super::options::ReaderBuilder;
 use super::plan::{Ctx, Plan};
 use super::planned::{LastPlan, RowDe};

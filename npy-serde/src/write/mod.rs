@@ -50,7 +50,9 @@
 //! | `blocks.rs` | records encoded into a reused block, tier by tier | `exact`, `general` |
 //! | `shape.rs` | shapes from nested sequences (inferred, then walked) | |
 //! | `exact.rs` | the compile-time-layout tier (`T: NpyRecord`) | `crate::record`, `crate::layout` |
-//! | `general.rs` | the general tier: every serde value, every lossless conversion | `elem`, `plan` |
+//! | `general.rs` | the general tier: every serde value, every lossless conversion | `compound`, `elem`, `plan` |
+//! | `compound.rs` | the general tier's subarrays, complex numbers, records and keys | `elem`, `plan` |
+//! | `mmap.rs` | [`MmapArrayMut`]: maps written in place or created | `crate::read`, `crate::pod` |
 //! | `elem.rs` | one value encoded into its slot, per scalar kind | `plan`, `crate::text` |
 //! | `plan.rs` | a dtype compiled into the tree the general tier walks | |
 //! | `options.rs` | the builder's options and how they resolve into a dtype | |
@@ -111,6 +113,7 @@ pub fn to_path<P: AsRef<Path>, T: Serialize + NpyRecord>(path: P, records: &[T])
 
 mod array;
 mod blocks;
+mod compound;
 mod elem;
 mod exact;
 mod general;
