@@ -222,6 +222,19 @@ fn main() {
             &mut || Box::new(npy_serde::records_from_path::<_, Rec>(path).unwrap()),
         );
         run(
+            format!("{name} records_from_path, 1 thread"),
+            b2,
+            k,
+            &mut || {
+                Box::new(
+                    npy_serde::ReaderBuilder::new()
+                        .parallel(false)
+                        .records_from_path::<_, Rec>(path)
+                        .unwrap(),
+                )
+            },
+        );
+        run(
             format!("{name} from_reader(File) -> Vec<Rec>"),
             b2,
             k,

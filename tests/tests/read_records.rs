@@ -125,7 +125,7 @@ struct Entries<'a> {
 /// values or error.
 fn compare_all<T>(e: &Entries, file: &[u8]) -> Got<T>
 where
-    T: DeserializeOwned + NpyRecord + PartialEq + Debug,
+    T: DeserializeOwned + NpyRecord + Send + PartialEq + Debug,
 {
     let rb = e.rb;
     let want: Got<T> = rb.vec_from_slice(file);
@@ -211,7 +211,7 @@ fn steps_for(file: &[u8]) -> &'static [usize] {
 /// [`compare_all`] with every entry point of the default options, `file` written to `dir`.
 fn same<T>(dir: &TempDir, file: &[u8]) -> Got<T>
 where
-    T: DeserializeOwned + NpyRecord + PartialEq + Debug,
+    T: DeserializeOwned + NpyRecord + Send + PartialEq + Debug,
 {
     let path = dir.join("records.npy");
     fs::write(&path, file).unwrap();
@@ -228,7 +228,7 @@ where
 /// [`compare_all`] with every entry point of `rb` (not the free functions).
 fn same_with<T>(rb: &ReaderBuilder, dir: &TempDir, file: &[u8]) -> Got<T>
 where
-    T: DeserializeOwned + NpyRecord + PartialEq + Debug,
+    T: DeserializeOwned + NpyRecord + Send + PartialEq + Debug,
 {
     let path = dir.join("records.npy");
     fs::write(&path, file).unwrap();
@@ -244,7 +244,7 @@ where
 /// [`same`], and the values must be `want`.
 fn same_ok<T>(dir: &TempDir, file: &[u8], want: &[T])
 where
-    T: DeserializeOwned + NpyRecord + PartialEq + Debug,
+    T: DeserializeOwned + NpyRecord + Send + PartialEq + Debug,
 {
     let got = same::<T>(dir, file).unwrap_or_else(|e| panic!("vec_from_slice: {e}"));
     if let Some(d) = values_differ(&got, want) {
@@ -260,7 +260,7 @@ where
 /// decoded (counted by the library's `tier-hook`).
 fn exact_count<T>(file: &[u8]) -> (Vec<T>, usize)
 where
-    T: DeserializeOwned + NpyRecord,
+    T: DeserializeOwned + NpyRecord + Send,
 {
     tier::take();
     let got: Vec<T> = npy_serde::records_from_slice(file).unwrap();

@@ -151,9 +151,8 @@ impl MmapArray {
     /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), npy_serde::Error>(())
     /// ```
-    pub fn to_records<'a, T: Deserialize<'a> + NpyRecord>(&'a self) -> Result<Vec<T>> {
-        let bulk = super::bulk::plain::<T>(&self.header.header);
-        if let Some(v) = bulk.and_then(|p| super::bulk::from_bytes(p, self.data())) {
+    pub fn to_records<'a, T: Deserialize<'a> + NpyRecord + Send>(&'a self) -> Result<Vec<T>> {
+        if let Some(v) = self.rb.records_fast::<T>(&self.header, self.data()) {
             return Ok(v);
         }
         vec_from_data(

@@ -102,6 +102,7 @@
 //! | `entry.rs` | the general tier's planned entrance (`FastDe`): exact requests straight from the bytes | `elem`, `plan` |
 //! | `access.rs` | the general tier's serde accessors: subarray items, record fields, complex parts | `elem` |
 //! | `bulk.rs` | plain data (`crate::pod`) read with one copy | `decode`, `vecalloc` |
+//! | `parallel.rs` | large arrays decoded on all cores, chunk by chunk into the result | `exact`, `vecalloc` |
 //! | `elem.rs` | one element's bytes decoded per scalar kind | `plan`, `crate::text` |
 //! | `plan.rs` | per-array plans and their cache | `crate::kind` |
 //! | `source.rs` | byte sources: slice, blocks from `io::Read`, Fortran walks | |
@@ -134,6 +135,7 @@ mod exact;
 mod general;
 mod mmap;
 mod options;
+mod parallel;
 mod plan;
 mod planned;
 mod shape;
@@ -245,7 +247,7 @@ pub fn records_from_reader<R: Read, T: DeserializeOwned + NpyRecord>(reader: R) 
 }
 
 /// [`records_from_reader`] for a whole `.npy` file in memory.
-pub fn records_from_slice<'de, T: Deserialize<'de> + NpyRecord>(
+pub fn records_from_slice<'de, T: Deserialize<'de> + NpyRecord + Send>(
     bytes: &'de [u8],
 ) -> Result<Vec<T>> {
     ReaderBuilder::new().records_from_slice(bytes)
@@ -253,7 +255,7 @@ pub fn records_from_slice<'de, T: Deserialize<'de> + NpyRecord>(
 
 /// [`records_from_reader`] for the `.npy` file at `path`, with the `Vec` allocated once at its
 /// final size (as [`vec_from_path`]).
-pub fn records_from_path<P: AsRef<Path>, T: DeserializeOwned + NpyRecord>(
+pub fn records_from_path<P: AsRef<Path>, T: DeserializeOwned + NpyRecord + Send>(
     path: P,
 ) -> Result<Vec<T>> {
     ReaderBuilder::new().records_from_path(path)
@@ -312,28 +314,37 @@ impl ReaderBuilder {
     }
 
     /// [`records_from_slice`] with these options.
-    pub fn records_from_slice<'de, T: Deserialize<'de> + NpyRecord>(
+    pub fn records_from_slice<'de, T: Deserialize<'de> + NpyRecord + Send>(
         &self,
         bytes: &'de [u8],
     ) -> Result<Vec<T>> {
         let header = parse_header(bytes, &self.limits)?;
         let data = data_of(bytes, &header, self)?;
-        if let Some(v) = bulk::plain::<T>(&header.header).and_then(|p| bulk::from_bytes(p, data)) {
+        if let Some(v) = self.records_fast::<T>(&header, data) {
             return Ok(v);
         }
         vec_from_data(data, true, &header, self, Elements::records())
     }
 
     /// [`records_from_path`] with these options.
-    pub fn records_from_path<P: AsRef<Path>, T: DeserializeOwned + NpyRecord>(
+    pub fn records_from_path<P: AsRef<Path>, T: DeserializeOwned + NpyRecord + Send>(
         &self,
         path: P,
     ) -> Result<Vec<T>> {
         let (file, header) = open_checked(path.as_ref(), self)?;
-        match bulk::plain::<T>(&header.header) {
-            Some(proof) => bulk::from_reader(self, proof, file, &header, true),
-            None => self.read_data(file, &header, Elements::<T>::records(), true),
+        let h = &header.header;
+        if let Some(proof) = bulk::plain::<T>(h) {
+            return bulk::from_reader(self, proof, file, &header, true);
         }
+        let (count, len) = self.check(h)?;
+        if parallel::worth(len, self) && !needs_walk(h) {
+            let count = usize::try_from(count).unwrap_or(usize::MAX);
+            if let Some(v) = parallel::from_file(&file, header.data_offset, &h.dtype, count) {
+                return Ok(v);
+            }
+        }
+        // Positional reads left the file at the first data byte.
+        self.read_data(file, &header, Elements::<T>::records(), true)
     }
 
     /// [`from_slice`] with these options.
@@ -352,6 +363,32 @@ impl ReaderBuilder {
     pub fn records<R: Read, T: DeserializeOwned>(&self, reader: R) -> Result<RecordReader<R, T>> {
         RecordReader::with_builder(reader, self)
     }
+}
+
+impl ReaderBuilder {
+    /// The one-copy and parallel paths of `records_from_slice` / `MmapArray::to_records` for
+    /// complete data in memory; `None` when neither applies (or the parallel one missed).
+    pub(crate) fn records_fast<'de, T: Deserialize<'de> + NpyRecord + Send>(
+        &self,
+        header: &ParsedHeader,
+        data: &'de [u8],
+    ) -> Option<Vec<T>> {
+        let h = &header.header;
+        if let Some(v) = bulk::plain::<T>(h).and_then(|p| bulk::from_bytes(p, data)) {
+            return Some(v);
+        }
+        if parallel::worth(data.len() as u64, self) && !needs_walk(h) {
+            let count = usize::try_from(h.count().ok()?).ok()?;
+            return parallel::from_bytes(data, &h.dtype, count);
+        }
+        None
+    }
+}
+
+/// True if the elements' storage order is not their logical order (Fortran order with more
+/// than one axis longer than 1).
+fn needs_walk(h: &crate::header::Header) -> bool {
+    h.fortran_order && h.shape.iter().filter(|&&d| d > 1).count() > 1
 }
 
 #[cfg(test)]

@@ -3,6 +3,10 @@
 //! its methods in the parent module.
 
 use super::plan::{Ctx, DEFAULT_MAX_EMPTY_ITEMS};
+
+/// Arrays with fewer data bytes than this are decoded on the calling thread (see
+/// [`ReaderBuilder::parallel_threshold`]).
+pub(crate) const PARALLEL_MIN: u64 = 16 << 20;
 use crate::error::{Error, Result};
 use crate::header::{Header, Limits};
 
@@ -17,6 +21,8 @@ pub struct ReaderBuilder {
     pub(crate) limits: Limits,
     pub(crate) max_data_size: Option<u64>,
     pub(crate) max_empty_items: u64,
+    pub(crate) parallel: bool,
+    pub(crate) parallel_min: u64,
 }
 
 impl Default for ReaderBuilder {
@@ -32,7 +38,24 @@ impl ReaderBuilder {
             limits: Limits::default(),
             max_data_size: None,
             max_empty_items: DEFAULT_MAX_EMPTY_ITEMS,
+            parallel: true,
+            parallel_min: PARALLEL_MIN,
         }
+    }
+
+    /// Whether `records_from_path`, `records_from_slice` and `MmapArray::to_records` may
+    /// decode large arrays (16 MiB of data and more) on all cores (default true; needs the
+    /// `parallel` feature, on by default). The result is the same either way.
+    pub fn parallel(mut self, yes: bool) -> Self {
+        self.parallel = yes;
+        self
+    }
+
+    /// Arrays with fewer data bytes than this are never decoded in parallel (default 16 MiB:
+    /// below that, starting threads costs more than it gains).
+    pub fn parallel_threshold(mut self, bytes: u64) -> Self {
+        self.parallel_min = bytes;
+        self
     }
 
     /// Largest accepted header length (NumPy's `max_header_size`, default 10000). Raise it only

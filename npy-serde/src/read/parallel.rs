@@ -1,0 +1,149 @@
+//! Parallel decoding of large arrays on the exact tier (feature `parallel`, on by default; off
+//! per reader with [`ReaderBuilder::parallel`], threshold [`ReaderBuilder::parallel_threshold`]).
+//!
+//! The elements are split into chunks of about [`CHUNK_BYTES`], each decoded by one of rayon's
+//! threads straight into its own disjoint part of the result `Vec` (from memory, or from a file
+//! with positional reads into a per-thread buffer, so that the kernel's copies run in parallel
+//! too). Arrays smaller than the reader's threshold (16 MiB by default) never start threads.
+//!
+//! Results are those of the sequential tiers: if any chunk cannot be decoded exactly (a miss:
+//! a bool byte other than 0 or 1, a type that asks for something else, a short read), every
+//! value decoded so far is dropped and the caller decodes the whole array sequentially, which
+//! gives its values or its first error (the lowest index), as always.
+//!
+//! Calls the exact tier (`super::exact`) and the allocation (`super::vecalloc`).
+
+use std::mem::MaybeUninit;
+
+use serde::de::Deserialize;
+
+use super::exact;
+use super::options::ReaderBuilder;
+use crate::dtype::DType;
+use crate::record::NpyRecord;
+
+/// Bytes of data per parallel task.
+const CHUNK_BYTES: usize = 4 << 20;
+
+/// True if an array of `len` data bytes is worth decoding in parallel with these options.
+pub(super) fn worth(len: u64, rb: &ReaderBuilder) -> bool {
+    rb.parallel && cfg!(feature = "parallel") && len >= rb.parallel_min && len > 0
+}
+
+/// Elements per task: about [`CHUNK_BYTES`], and at least 64 tasks for smaller arrays (so that
+/// a low threshold still splits them).
+fn chunk_len(count: usize, size: usize) -> usize {
+    (CHUNK_BYTES / size).min(count.div_ceil(64)).max(1)
+}
+
+/// Every element of `data` (complete, `count` elements of `dtype` in C order) as a `T`,
+/// decoded in parallel; `None` on any miss (nothing is kept) or when the exact tier does not
+/// apply.
+pub(super) fn from_bytes<'de, T: Deserialize<'de> + NpyRecord + Send>(
+    data: &'de [u8],
+    dtype: &DType,
+    count: usize,
+) -> Option<Vec<T>> {
+    exact::tier::<T>(dtype)?;
+    let size = dtype.itemsize();
+    if size == 0 || data.len() / size < count {
+        return None;
+    }
+    let chunk = chunk_len(count, size);
+    decode_into(count, chunk, |first, part: &mut [MaybeUninit<T>], _| {
+        let tier = exact::tier::<T>(dtype)?;
+        let bytes = data.get(first * size..(first + part.len()) * size)?;
+        Some((tier.run_into)(bytes, &tier.plan, part))
+    })
+}
+
+/// [`from_bytes`] for the data of a file (`count` elements from byte `offset`), read with
+/// positional reads so that the threads read in parallel too; the file's own position is not
+/// moved.
+#[cfg(unix)]
+pub(super) fn from_file<T: serde::de::DeserializeOwned + NpyRecord + Send>(
+    file: &std::fs::File,
+    offset: u64,
+    dtype: &DType,
+    count: usize,
+) -> Option<Vec<T>> {
+    use std::os::unix::fs::FileExt;
+    exact::tier::<T>(dtype)?;
+    let size = dtype.itemsize();
+    if size == 0 {
+        return None;
+    }
+    let chunk = chunk_len(count, size);
+    decode_into(count, chunk, |first, part: &mut [MaybeUninit<T>], buf| {
+        let tier = exact::tier::<T>(dtype)?;
+        let len = part.len() * size;
+        buf.resize(len, 0);
+        let at = offset.checked_add((first as u64).checked_mul(size as u64)?)?;
+        file.read_exact_at(buf, at).ok()?;
+        Some((tier.run_into)(buf, &tier.plan, part))
+    })
+}
+
+/// Sequential everywhere but unix (no positional reads).
+#[cfg(not(unix))]
+pub(super) fn from_file<T: serde::de::DeserializeOwned + NpyRecord + Send>(
+    _file: &std::fs::File,
+    _offset: u64,
+    _dtype: &DType,
+    _count: usize,
+) -> Option<Vec<T>> {
+    None
+}
+
+/// A `Vec` of `count` elements, its chunks of `chunk` elements filled in parallel by `fill`
+/// (given the first element's index, the chunk's slots and a per-thread scratch buffer, it
+/// returns how many leading slots it filled, or `None`). `None` unless every slot was filled.
+#[cfg(feature = "parallel")]
+fn decode_into<T: Send>(
+    count: usize,
+    chunk: usize,
+    fill: impl Fn(usize, &mut [MaybeUninit<T>], &mut Vec<u8>) -> Option<usize> + Sync,
+) -> Option<Vec<T>> {
+    use rayon::prelude::*;
+    let mut v = super::vecalloc::vec_for::<T>(count as u64);
+    if v.capacity() < count {
+        return None;
+    }
+    let slots = &mut v.spare_capacity_mut()[..count];
+    let filled: Vec<usize> = slots
+        .par_chunks_mut(chunk)
+        .enumerate()
+        .map_init(Vec::new, |buf, (i, part)| {
+            fill(i * chunk, part, buf).unwrap_or(0).min(part.len())
+        })
+        .collect();
+    let complete = filled
+        .iter()
+        .zip(slots.chunks(chunk))
+        .all(|(&n, part)| n == part.len());
+    if !complete {
+        for (part, &n) in slots.chunks_mut(chunk).zip(&filled) {
+            for slot in &mut part[..n] {
+                // SAFETY: `fill` wrote the first `n` slots of this chunk (the exact tier's
+                // `run_into` fills slots in order and returns how many it wrote), and each is
+                // dropped once, here; the `Vec`'s length stays 0, so it never drops them again.
+                unsafe { slot.assume_init_drop() };
+            }
+        }
+        return None;
+    }
+    // SAFETY: every one of the first `count` slots was written (each chunk reported all its
+    // slots filled), and `count <= capacity`.
+    unsafe { v.set_len(count) };
+    crate::tier::served(crate::tier::Tier::Exact, count as u64);
+    Some(v)
+}
+
+#[cfg(not(feature = "parallel"))]
+fn decode_into<T: Send>(
+    _count: usize,
+    _chunk: usize,
+    _fill: impl Fn(usize, &mut [MaybeUninit<T>], &mut Vec<u8>) -> Option<usize> + Sync,
+) -> Option<Vec<T>> {
+    None
+}

@@ -1,0 +1,130 @@
+//! Parallel decoding (`npy-serde/src/read/parallel.rs`) gives exactly the sequential results:
+//! the same values on every fixture and on generated arrays, and the same first error (lowest
+//! index) when several chunks miss. A threshold of 0 bytes makes even small arrays go
+//! parallel, split into many chunks.
+
+use std::fmt::Debug;
+
+use npy_serde::{MmapArray, NpyRecord, ReaderBuilder};
+use npy_serde_tests::{entries, entry_path, TempDir, W2};
+use proptest::prelude::*;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+fn parallel() -> ReaderBuilder {
+    ReaderBuilder::new().parallel_threshold(0)
+}
+
+fn sequential() -> ReaderBuilder {
+    ReaderBuilder::new().parallel(false)
+}
+
+/// `records_from_slice`, `records_from_path` and `MmapArray::to_records` in parallel against
+/// the sequential `records_from_slice`: values, or error kind, message and position.
+fn same<T>(file: &[u8], dir: &TempDir) -> Option<Vec<T>>
+where
+    T: DeserializeOwned + NpyRecord + Send + PartialEq + Debug,
+{
+    let path = dir.join("same.npy");
+    std::fs::write(&path, file).unwrap();
+    let want = sequential().records_from_slice::<T>(file);
+    let got = [
+        parallel().records_from_slice::<T>(file),
+        parallel().records_from_path::<_, T>(&path),
+        MmapArray::open_with(&path, &parallel()).and_then(|m| m.to_records::<T>()),
+    ];
+    for g in got {
+        match (&want, g) {
+            // By Debug text: NaN values compare unequal.
+            (Ok(a), Ok(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}")),
+            (Err(a), Err(b)) => {
+                assert_eq!(a.to_string(), b.to_string());
+                assert_eq!(a.position(), b.position());
+            }
+            (a, b) => panic!("sequential {a:?}, parallel {b:?}"),
+        }
+    }
+    want.ok()
+}
+
+#[derive(Serialize, Deserialize, NpyRecord, Debug, PartialEq, Clone, Copy)]
+struct Flagged {
+    id: i64,
+    ok: bool,
+    x: f32,
+}
+
+#[test]
+fn every_fixture() {
+    let dir = TempDir::new("parallel-fixtures");
+    let mut decoded = 0;
+    for entry in entries("npy") {
+        let file = std::fs::read(entry_path(entry)).unwrap();
+        decoded += same::<f64>(&file, &dir).is_some() as usize;
+        decoded += same::<W2>(&file, &dir).is_some() as usize;
+        decoded += same::<i64>(&file, &dir).is_some() as usize;
+        decoded += same::<bool>(&file, &dir).is_some() as usize;
+    }
+    assert!(decoded > 20, "only {decoded} fixtures decoded");
+}
+
+#[test]
+fn big_arrays_and_misses_in_several_chunks() {
+    let dir = TempDir::new("parallel-big");
+    // Above the default threshold: the default reader goes parallel too.
+    let n = 600_000;
+    let rows: Vec<W2> = (0..n)
+        .map(|i| W2 {
+            id: i as i64,
+            x: i as f64 / 3.0,
+            y: -(i as f32),
+            flag: (i % 255) as u8,
+            v: [i as f32, 2.0, 3.0],
+        })
+        .collect();
+    let file = npy_serde::to_vec(&rows).unwrap();
+    assert!(file.len() as u64 > 16 << 20);
+    let path = dir.join("w2.npy");
+    std::fs::write(&path, &file).unwrap();
+    assert_eq!(npy_serde::records_from_path::<_, W2>(&path).unwrap(), rows);
+    assert_eq!(same::<W2>(&file, &dir).unwrap(), rows);
+
+    // Bad bools in three chunks: every reader names the first.
+    let flags: Vec<Flagged> = (0..200_000)
+        .map(|i| Flagged {
+            id: i,
+            ok: i % 2 == 0,
+            x: i as f32,
+        })
+        .collect();
+    let mut bad = npy_serde::to_vec(&flags).unwrap();
+    let data = bad.len() - 13 * flags.len();
+    for k in [150_000usize, 70_001, 199_999] {
+        bad[data + 13 * k + 8] = 5;
+    }
+    assert!(same::<Flagged>(&bad, &dir).is_none());
+    let err = parallel().records_from_slice::<Flagged>(&bad).unwrap_err();
+    assert_eq!(err.position().record, Some(70_001));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn generated_arrays(
+        ids in proptest::collection::vec(any::<i64>(), 0..3000),
+        bad in proptest::option::of(0usize..3000),
+    ) {
+        let dir = TempDir::new("parallel-prop");
+        let rows: Vec<Flagged> = ids
+            .iter()
+            .map(|&id| Flagged { id, ok: id % 3 == 0, x: id as f32 })
+            .collect();
+        let mut file = npy_serde::to_vec(&rows).unwrap();
+        if let Some(k) = bad.filter(|&k| k < rows.len()) {
+            let data = file.len() - 13 * rows.len();
+            file[data + 13 * k + 8] = 2;
+        }
+        same::<Flagged>(&file, &dir);
+    }
+}
