@@ -40,6 +40,17 @@ struct Rec {
     v: [f32; 3],
 }
 
+/// W2 for the peer crate npyz (its own derive), timed on the same files.
+#[derive(npyz::Deserialize, Clone, Copy, Debug)]
+#[allow(dead_code)] // fields are read through black_box
+struct NpyzRec {
+    id: i64,
+    x: f64,
+    y: f32,
+    flag: u8,
+    v: [f32; 3],
+}
+
 fn write_file(path: &Path, descr: &str, n: u64, mut fill: impl FnMut(u64, &mut Vec<u8>)) {
     let dtype: DType = descr.parse().unwrap();
     let header = Header::new(dtype, vec![n]);
@@ -176,6 +187,26 @@ fn main() {
                 rows.push((label, bytes, time(reps, &mut *f), k));
             }
         };
+    run("W1 npyz 0.9 into_vec::<f64>".into(), b1, 0, &mut || {
+        Box::new({
+            let f = std::io::BufReader::new(File::open(&w1).unwrap());
+            npyz::NpyFile::new(f).unwrap().into_vec::<f64>().unwrap()
+        })
+    });
+    run(
+        "W2 npyz 0.9 into_vec::<Rec> (derive)".into(),
+        b2,
+        1,
+        &mut || {
+            Box::new({
+                let f = std::io::BufReader::new(File::open(&w2).unwrap());
+                npyz::NpyFile::new(f)
+                    .unwrap()
+                    .into_vec::<NpyzRec>()
+                    .unwrap()
+            })
+        },
+    );
     run("W1 from_path -> Vec<f64>".into(), b1, 0, &mut || {
         Box::new(npy_serde::from_path::<_, Vec<f64>>(&w1).unwrap())
     });

@@ -32,6 +32,29 @@ struct Rec {
     v: [f32; 3],
 }
 
+/// W2 for the peer crate npyz (its own derive), written in the same run.
+#[derive(npyz::Serialize, npyz::AutoSerialize, Clone, Copy)]
+struct NpyzRec {
+    id: i64,
+    x: f64,
+    y: f32,
+    flag: u8,
+    v: [f32; 3],
+}
+
+fn npyz_write<T: npyz::AutoSerialize>(path: &Path, data: &[T]) {
+    use npyz::WriterBuilder;
+    let f = std::io::BufWriter::new(File::create(path).unwrap());
+    let mut w = npyz::WriteOptions::new()
+        .default_dtype()
+        .shape(&[data.len() as u64])
+        .writer(f)
+        .begin_nd()
+        .unwrap();
+    w.extend(data.iter()).unwrap();
+    w.finish().unwrap();
+}
+
 const NUMPY_SAVE: &str = r#"
 import sys, time
 import numpy as np
@@ -175,6 +198,22 @@ fn main() {
             }),
         ),
     ];
+    let w2z: Vec<NpyzRec> = w2
+        .iter()
+        .map(|r| NpyzRec {
+            id: r.id,
+            x: r.x,
+            y: r.y,
+            flag: r.flag,
+            v: r.v,
+        })
+        .collect();
+    ours.push((
+        "W2",
+        "npyz 0.9 (peer crate)",
+        b2,
+        time_if("W2 npyz", reps, || npyz_write(&ps, black_box(&w2z))),
+    ));
     // Encoding alone, into memory already touched (no file system).
     let mut sink = Vec::with_capacity(b2 as usize + 4096);
     let enc = time_if("W2 encode", reps, || {
