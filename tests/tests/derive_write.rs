@@ -117,7 +117,7 @@ fn bigs() -> Vec<BigPair> {
 /// Writes, checks the header's dtype and shape, reads back.
 fn round_trip<T>(records: &[T]) -> Vec<u8>
 where
-    T: Serialize + for<'de> Deserialize<'de> + NpyRecord + PartialEq + std::fmt::Debug,
+    T: Serialize + for<'de> Deserialize<'de> + NpyRecord + Sync + PartialEq + std::fmt::Debug,
 {
     let bytes = to_vec(records).unwrap();
     let h = parse_header(&bytes, &Limits::default()).unwrap().header;

@@ -128,3 +128,58 @@ proptest! {
         same::<Flagged>(&file, &dir);
     }
 }
+
+/// One field, serialized as itself, or as an integer (which the exact tier misses and the
+/// general serializer converts) or as a string (an error), by value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Odd {
+    x: f64,
+}
+
+impl NpyRecord for Odd {
+    fn dtype() -> npy_serde::DType {
+        npy_serde::DType::Record(npy_serde::Record::packed([("x", f64::dtype())]).unwrap())
+    }
+    const LAYOUT: npy_serde::record::__private::Layout =
+        npy_serde::record::__private::Layout::record(&[&f64::LAYOUT], false);
+}
+
+impl Serialize for Odd {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("Odd", 1)?;
+        if self.x == -1.0 {
+            st.serialize_field("x", "not a number")?;
+        } else if self.x.fract() == 0.0 && self.x > 1e6 {
+            st.serialize_field("x", &(self.x as i64))?;
+        } else {
+            st.serialize_field("x", &self.x)?;
+        }
+        st.end()
+    }
+}
+
+#[test]
+fn pipelined_writes_are_the_sequential_bytes_and_errors() {
+    let n = 3_000_000; // 24 MB: above the 16 MiB threshold
+    let mut rows: Vec<Odd> = (0..n).map(|i| Odd { x: i as f64 + 0.5 }).collect();
+    let seq = npy_serde::WriterBuilder::new().parallel(false);
+    let par = npy_serde::WriterBuilder::new();
+    assert_eq!(par.to_vec(&rows).unwrap(), seq.to_vec(&rows).unwrap());
+    let dir = TempDir::new("parallel-write");
+    par.to_path(dir.join("a.npy"), &rows).unwrap();
+    seq.to_path(dir.join("b.npy"), &rows).unwrap();
+    assert_eq!(
+        std::fs::read(dir.join("a.npy")).unwrap(),
+        std::fs::read(dir.join("b.npy")).unwrap()
+    );
+    // A miss mid-array (an integer the general serializer converts): the same bytes.
+    rows[2_100_000].x = 2_100_000.0 + 1e7;
+    assert_eq!(par.to_vec(&rows).unwrap(), seq.to_vec(&rows).unwrap());
+    // An error after the miss: the same error, at the same record.
+    rows[2_500_000].x = -1.0;
+    let a = par.to_vec(&rows).unwrap_err();
+    let b = seq.to_vec(&rows).unwrap_err();
+    assert_eq!(a.to_string(), b.to_string());
+    assert_eq!(a.position().record, Some(2_500_000));
+}

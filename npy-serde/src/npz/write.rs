@@ -315,14 +315,18 @@ macro_rules! writer_methods {
 
         /// Adds `records` as member `key.npy`: a 1-D array with the dtype of `T` (a subarray
         /// dtype such as `[f32; 3]` folds into the shape, as in [`crate::to_writer`]).
-        pub fn add<T: Serialize + NpyRecord>(&mut self, key: &str, records: &[T]) -> Result<()> {
+        pub fn add<T: Serialize + NpyRecord + Sync>(
+            &mut self,
+            key: &str,
+            records: &[T],
+        ) -> Result<()> {
             self.core
                 .write_member(&name_for_key(key), |w| crate::write::to_writer(w, records))
         }
 
         /// Like [`add`](Self::add) with writing options (explicit dtype, shape, byte order,
         /// Fortran order, header version).
-        pub fn add_with<T: Serialize + NpyRecord>(
+        pub fn add_with<T: Serialize + NpyRecord + Sync>(
             &mut self,
             key: &str,
             options: &WriterBuilder,
@@ -342,7 +346,7 @@ macro_rules! writer_methods {
         /// Adds `records` under the next positional key (`arr_0`, `arr_1`, ..., as
         /// `numpy.savez(file, *arrays)` names them) and returns the key. A keyword member with
         /// the same name makes this fail, as in NumPy.
-        pub fn add_positional<T: Serialize + NpyRecord>(
+        pub fn add_positional<T: Serialize + NpyRecord + Sync>(
             &mut self,
             records: &[T],
         ) -> Result<String> {

@@ -36,6 +36,7 @@ impl WriterBuilder {
             Some(shape),
             &array.values,
             None,
+            None,
             self.fortran_order || array.fortran_order,
             |_| {},
         )

@@ -4,13 +4,16 @@
 //! The mirror of the read side's `collect_elements`.
 
 use std::io::Write;
+use std::sync::mpsc::sync_channel;
 
 use serde::Serialize;
 
 use super::elem::ElemSer;
-use super::exact::WriteTier;
+
+use super::exact::{write_tier, WriteTier};
 use super::plan::Plan;
 use super::shape::Sink;
+use crate::dtype::DType;
 use crate::error::Result;
 use crate::record::NpyRecord;
 
@@ -85,7 +88,6 @@ impl Blocks {
         Ok(())
     }
 
-    /// Encodes `recs`, on the exact tier first if there is one (`None` after its first miss).
     /// One record through the exact tier when it has one (after its first miss, `tier` is
     /// `None` and records go to the general serializer).
     #[inline]
@@ -126,6 +128,7 @@ impl Blocks {
         Ok(())
     }
 
+    /// Encodes `recs`, on the exact tier first if there is one (`None` after its first miss).
     pub(super) fn push_all<W: Write + ?Sized, T: Serialize>(
         &mut self,
         w: &mut W,
@@ -172,6 +175,66 @@ impl Blocks {
         }
         Ok(())
     }
+
+    /// Encodes `recs` on the exact tier in a second thread while this one writes: buffers of
+    /// about [`PIPE_BYTES`] go back and forth between the two, so that encoding and the
+    /// kernel's copy into the file overlap. After the exact tier's first miss, the rest of the
+    /// records go through [`push_all`](Self::push_all)'s general path on this thread, which
+    /// encodes that record again or reports its error (at its index, as always).
+    pub(super) fn push_pipelined<W: Write + ?Sized, T: Serialize + NpyRecord + Sync>(
+        &mut self,
+        w: &mut W,
+        recs: &[T],
+        elem: &DType,
+    ) -> Result<()> {
+        let isz = self.plan.itemsize;
+        if isz == 0 {
+            return self.push_all(w, recs, &mut None);
+        }
+        self.flush(w)?;
+        let per = (PIPE_BYTES / isz).max(1);
+        let (full_tx, full_rx) = sync_channel::<(Vec<u8>, usize, usize)>(1);
+        let (empty_tx, empty_rx) = sync_channel::<Vec<u8>>(2);
+        let _ = empty_tx.send(Vec::new());
+        let _ = empty_tx.send(Vec::new());
+        let mut done = 0usize;
+        let count = &mut self.count;
+        std::thread::scope(|s| -> Result<()> {
+            s.spawn(move || {
+                let Some(tier) = write_tier::<T>(elem) else {
+                    return;
+                };
+                for chunk in recs.chunks(per) {
+                    let Ok(mut buf) = empty_rx.recv() else {
+                        return;
+                    };
+                    buf.resize(chunk.len() * isz, 0);
+                    let k = (tier.run)(chunk, &mut buf, &tier.plan);
+                    if full_tx.send((buf, k, chunk.len())).is_err() || k < chunk.len() {
+                        return;
+                    }
+                }
+            });
+            // On every way out the channels close, so the encoder never waits for a writer
+            // that has stopped.
+            let (empty_tx, full_rx) = (empty_tx, full_rx);
+            for (buf, k, n) in full_rx.iter() {
+                w.write_all(&buf[..k * isz])?;
+                done += k;
+                *count += k as u64;
+                crate::tier::served(crate::tier::Tier::Exact, k as u64);
+                if k < n {
+                    break;
+                }
+                let _ = empty_tx.send(buf);
+            }
+            Ok(())
+        })?;
+        match recs.get(done..) {
+            Some(rest) if !rest.is_empty() => self.push_all(w, rest, &mut None),
+            _ => Ok(()),
+        }
+    }
 }
 
 pub(super) struct BlockSink<'a, W: ?Sized> {
@@ -189,3 +252,9 @@ impl<W: Write + ?Sized> Sink for BlockSink<'_, W> {
         self.blocks.count
     }
 }
+
+/// [`Blocks::push_pipelined`] for a record type known to qualify, chosen where its bounds are.
+pub(super) type PipeFn<W, T> = fn(&mut Blocks, &mut W, &[T], &DType) -> Result<()>;
+
+/// Bytes per buffer of [`Blocks::push_pipelined`].
+const PIPE_BYTES: usize = 4 << 20;

@@ -80,7 +80,7 @@ use crate::error::{Error, Result};
 use crate::header::Header;
 use crate::pyliteral;
 use crate::record::NpyRecord;
-use blocks::{BlockSink, Blocks};
+use blocks::{BlockSink, Blocks, PipeFn};
 use exact::{write_tier, WriteTier};
 use options::fold;
 use plan::Plan;
@@ -97,17 +97,23 @@ use plan::Plan;
 /// assert_eq!(&out[128..], &[1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0]);
 /// # Ok::<(), npy_serde::Error>(())
 /// ```
-pub fn to_writer<W: Write, T: Serialize + NpyRecord>(writer: W, records: &[T]) -> Result<()> {
+pub fn to_writer<W: Write, T: Serialize + NpyRecord + Sync>(
+    writer: W,
+    records: &[T],
+) -> Result<()> {
     WriterBuilder::new().to_writer(writer, records)
 }
 
 /// Like [`to_writer`], returning the bytes.
-pub fn to_vec<T: Serialize + NpyRecord>(records: &[T]) -> Result<Vec<u8>> {
+pub fn to_vec<T: Serialize + NpyRecord + Sync>(records: &[T]) -> Result<Vec<u8>> {
     WriterBuilder::new().to_vec(records)
 }
 
 /// Like [`to_writer`], creating (or truncating) the file at `path`.
-pub fn to_path<P: AsRef<Path>, T: Serialize + NpyRecord>(path: P, records: &[T]) -> Result<()> {
+pub fn to_path<P: AsRef<Path>, T: Serialize + NpyRecord + Sync>(
+    path: P,
+    records: &[T],
+) -> Result<()> {
     WriterBuilder::new().to_path(path, records)
 }
 
@@ -130,7 +136,7 @@ pub use stream::{NpyWriter, UNFINISHED_MAGIC};
 
 impl WriterBuilder {
     /// Writes `records` to `writer`; the dtype is the builder's or `T`'s.
-    pub fn to_writer<W: Write, T: Serialize + NpyRecord>(
+    pub fn to_writer<W: Write, T: Serialize + NpyRecord + Sync>(
         &self,
         writer: W,
         records: &[T],
@@ -143,20 +149,21 @@ impl WriterBuilder {
             None,
             records,
             exact,
+            Some(Blocks::push_pipelined::<_, T>),
             self.fortran_order,
             |_| {},
         )
     }
 
     /// Like [`to_writer`](Self::to_writer), returning the bytes.
-    pub fn to_vec<T: Serialize + NpyRecord>(&self, records: &[T]) -> Result<Vec<u8>> {
+    pub fn to_vec<T: Serialize + NpyRecord + Sync>(&self, records: &[T]) -> Result<Vec<u8>> {
         let mut out = Vec::new();
         self.to_writer(&mut out, records)?;
         Ok(out)
     }
 
     /// Like [`to_writer`](Self::to_writer), creating (or truncating) the file at `path`.
-    pub fn to_path<P: AsRef<Path>, T: Serialize + NpyRecord>(
+    pub fn to_path<P: AsRef<Path>, T: Serialize + NpyRecord + Sync>(
         &self,
         path: P,
         records: &[T],
@@ -170,6 +177,7 @@ impl WriterBuilder {
             None,
             records,
             exact,
+            Some(Blocks::push_pipelined::<_, T>),
             self.fortran_order,
             |len| preallocate(&file, len),
         )
@@ -263,6 +271,7 @@ impl WriterBuilder {
         shape: Option<Vec<u64>>,
         records: &[T],
         mut exact: Option<WriteTier<T>>,
+        pipe: Option<PipeFn<W, T>>,
         fortran: bool,
         prealloc: impl FnOnce(u64),
     ) -> Result<()> {
@@ -318,7 +327,10 @@ impl WriterBuilder {
             writer.write_all(&data)?;
         } else {
             writer.write_all(&head)?;
-            blocks.push_all(&mut writer, records, &mut exact)?;
+            match pipe.filter(|_| exact.is_some() && self.pipelines(data_len)) {
+                Some(p) => p(&mut blocks, &mut writer, records, &elem)?,
+                None => blocks.push_all(&mut writer, records, &mut exact)?,
+            }
             blocks.flush(&mut writer)?;
         }
         writer.flush()?;

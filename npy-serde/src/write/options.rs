@@ -36,9 +36,30 @@ pub struct WriterBuilder {
     pub(super) fortran_order: bool,
     pub(super) version: Option<Version>,
     pub(super) buffer_size: Option<usize>,
+    /// `parallel(false)`.
+    pub(super) sequential: bool,
 }
 
+/// Arrays with fewer data bytes than this are encoded on the calling thread only.
+pub(super) const PIPELINE_MIN: u64 = 16 << 20;
+
 impl WriterBuilder {
+    /// Whether `to_writer`, `to_vec` and `to_path` may encode large arrays (16 MiB of data and
+    /// more) on a second thread while this one writes (default true; needs the `parallel`
+    /// feature, on by default, and two cores). The bytes are the same either way.
+    pub fn parallel(mut self, yes: bool) -> Self {
+        self.sequential = !yes;
+        self
+    }
+
+    /// True if `len` data bytes are worth encoding on a second thread.
+    pub(super) fn pipelines(&self, len: u64) -> bool {
+        !self.sequential
+            && cfg!(feature = "parallel")
+            && len >= PIPELINE_MIN
+            && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
+    }
+
     /// Default options: the dtype of the records, shape from the data, native byte order as the
     /// dtype says, C order, the smallest header version that holds the header.
     pub fn new() -> Self {
