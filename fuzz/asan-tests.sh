@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Runs the tests that reach the crate's `unsafe` code under AddressSanitizer (Miri cannot be
-# installed here). The `unsafe` blocks (grep -rn unsafe npy-serde/src):
-#   - npy_serde::MmapArray::open_with (npy-serde/src/mmap.rs) maps a file, reached by the
-#     npy-serde-tests read_fixtures (every fixture through MmapArray), hostile and
-#     fuzz_regressions tests;
-#   - the `npy` CLI's mapped input (npy-serde/src/bin/npy/input.rs), reached by the CLI tests;
-#   - libc::fallocate in WriterBuilder::to_path (npy-serde/src/write.rs), reached by the
-#     write module's unit tests;
-#   - libc::madvise(MADV_HUGEPAGE) on a new Vec's spare capacity (npy-serde/src/vecalloc.rs),
-#     reached by its unit tests and by the npy-serde-tests read_vec tests (every vec_from_*
-#     entry point).
+# installed here). The `unsafe` blocks (grep -rn 'unsafe' npy-serde/src) and what reaches them:
+#   - memory maps: MmapArray::open_with (npy-serde/src/read/mmap.rs) and MmapArrayMut's
+#     open_rw/open_cow/create (npy-serde/src/write/mmap.rs), the CLI's mapped input
+#     (npy-serde/src/bin/npy/input.rs): read_fixtures, hostile, fuzz_regressions, views, the
+#     CLI tests;
+#   - typed views and raw writes of plain data (npy-serde/src/pod.rs: cast, cast_mut,
+#     bytes_of; the Pod proofs in record.rs and the derive's): views, streaming, tiers;
+#   - one-copy reads into zeroed and huge-page-advised Vecs (npy-serde/src/read/bulk.rs,
+#     read/vecalloc.rs: zeroed, grow_zeroed, madvise): views, read_records, read_vec, the
+#     vecalloc unit tests;
+#   - the exact tier decoding into uninitialized slots and the parallel decode's partial drops
+#     (npy-serde/src/read/exact.rs run, read/parallel.rs): read_records, parallel;
+#   - NpyWriter's cached exact tier (npy-serde/src/write/stream.rs exact_for): streaming;
+#   - libc::fallocate in to_path (npy-serde/src/write/mod.rs): the write unit tests.
 # Needs a nightly toolchain (rustup toolchain install nightly). Builds into target/asan so the
 # normal build is untouched.
 #
@@ -28,9 +32,10 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stac
 
 echo "=== npy-serde-tests under ASan ($host)"
 cargo +nightly test --target "$host" -p npy-serde-tests \
-    --test read_fixtures --test hostile --test fuzz_regressions --test read_vec "$@"
-echo "=== npy-serde write (to_path) and vecalloc unit tests under ASan"
-cargo +nightly test --target "$host" -p npy-serde --lib -- write:: vecalloc:: fast:: "$@"
+    --test read_fixtures --test hostile --test fuzz_regressions --test read_vec \
+    --test read_records --test views --test streaming --test parallel --test tiers "$@"
+echo "=== npy-serde unit tests (write, read tiers, vecalloc, pod) under ASan"
+cargo +nightly test --target "$host" -p npy-serde --lib "$@"
 echo "=== npy CLI tests under ASan"
 cargo +nightly test --target "$host" -p npy-serde --features cli --test cli "$@"
 echo "=== asan-tests: no AddressSanitizer report"
