@@ -325,8 +325,19 @@ impl std::error::Error for Error {
 }
 
 impl From<io::Error> for Error {
+    /// An I/O error; one that only carries this crate's error (raised inside a reader this
+    /// crate wraps, such as an `.npz` member's CRC check) becomes that error again.
     fn from(e: io::Error) -> Self {
-        Error::new(ErrorKind::Io(e))
+        if !e.get_ref().is_some_and(|inner| inner.is::<Error>()) {
+            return Error::new(ErrorKind::Io(e));
+        }
+        let kind = e.kind();
+        match e.into_inner().map(|inner| inner.downcast::<Error>()) {
+            Some(Ok(err)) => *err,
+            // Not reached (the payload was just checked to be an `Error`).
+            Some(Err(other)) => Error::new(ErrorKind::Io(io::Error::new(kind, other))),
+            None => Error::new(ErrorKind::Io(io::Error::from(kind))),
+        }
     }
 }
 

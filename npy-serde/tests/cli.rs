@@ -1189,3 +1189,158 @@ fn an_empty_shape_whose_other_dimensions_overflow() {
     assert_eq!(info["count"], 0);
     assert_eq!(info["descr"], ">f8");
 }
+
+/// An archive with one deflate member, corrupted at byte `k` of its compressed data: NumPy
+/// raises `BadZipFile` for it. Whatever the corruption does to the first bytes (a garbled
+/// magic string included), the tool must report the member, never list it as "not an .npy
+/// array" or print an empty archive with exit status 0.
+#[test]
+fn corrupt_member_is_an_error_not_a_skip() {
+    use std::io::Write;
+    let dir = Scratch::new("corrupt-npz");
+    let values: Vec<f64> = (0..20_000).map(|i| (i as f64).sin()).collect();
+    let mut w = npy_serde::NpzWriter::new_compressed(std::io::Cursor::new(Vec::new()));
+    w.add("data", &values).unwrap();
+    let good = w.finish().unwrap().into_inner();
+    // The member's compressed data starts after its 30-byte local header, name and extra.
+    let name_len = u16::from_le_bytes([good[26], good[27]]) as usize;
+    let extra_len = u16::from_le_bytes([good[28], good[29]]) as usize;
+    let start = 30 + name_len + extra_len;
+    let mut errors = 0;
+    for k in [0usize, 1, 2, 3, 5, 8, 13, 21, 34, 55, 200, 2000, 20_000] {
+        let mut bad = good.clone();
+        bad[start + k] ^= 0x5a;
+        let path = dir.file(&format!("bad{k}.npz"));
+        std::fs::File::create(&path)
+            .unwrap()
+            .write_all(&bad)
+            .unwrap();
+        for args in [
+            vec!["info".to_string()],
+            vec!["info".to_string(), "--json".to_string()],
+            vec!["cat".to_string(), "--json".to_string()],
+        ] {
+            let mut all = args.clone();
+            all.push(path.to_string_lossy().into_owned());
+            let out = npy(&all);
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                !stdout.contains("not an .npy array") && !stdout.contains("\"array\": null"),
+                "corruption at {k}: npy {args:?} took the member for a non-array:\n{stdout}"
+            );
+            if args[0] == "cat" || !out.status.success() {
+                // cat reads the data, so it must fail; info may succeed when only the data
+                // (not the header) is corrupt, as NumPy's header read would.
+                assert_eq!(
+                    out.status.code(),
+                    Some(1),
+                    "corruption at {k}: npy {args:?}\n{stderr}"
+                );
+                assert!(
+                    stderr.contains("data"),
+                    "the error names the member: {stderr}"
+                );
+                errors += 1;
+            }
+        }
+        // The library's readers report it too, naming the member.
+        let mut npz = npy_serde::NpzArchive::from_bytes(&bad).unwrap();
+        let err = npz.read::<Vec<f64>>("data").unwrap_err();
+        assert!(err.to_string().contains("data"), "{err}");
+    }
+    assert!(errors >= 13, "{errors}");
+
+    // A stored member whose magic string is damaged: its first bytes are not an .npy file's,
+    // but its CRC-32 says the bytes are not the member's either.
+    let mut w = npy_serde::NpzWriter::new(std::io::Cursor::new(Vec::new()));
+    w.add("data", &values).unwrap();
+    let mut bad = w.finish().unwrap().into_inner();
+    let name_len = u16::from_le_bytes([bad[26], bad[27]]) as usize;
+    let extra_len = u16::from_le_bytes([bad[28], bad[29]]) as usize;
+    bad[30 + name_len + extra_len + 1] = b'X';
+    let path = dir.file("stored.npz");
+    std::fs::write(&path, &bad).unwrap();
+    for args in [&["info"][..], &["info", "--json"], &["cat", "--json"]] {
+        let mut all: Vec<std::ffi::OsString> = args.iter().map(|a| a.into()).collect();
+        all.push(path.clone().into());
+        let out = npy(&all);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "npy {args:?}: {stderr}");
+        assert!(
+            stderr.contains("data") && stderr.contains("CRC"),
+            "{stderr}"
+        );
+    }
+
+    // A member that really is not an .npy file (its bytes verified) is still listed as such.
+    let mut w = npy_serde::NpzWriter::new_compressed(std::io::Cursor::new(Vec::new()));
+    w.add_raw("notes.txt", b"not an array at all").unwrap();
+    let path = dir.file("notes.npz");
+    std::fs::write(&path, w.finish().unwrap().into_inner()).unwrap();
+    let text = npy_ok(["info".as_ref(), path.as_os_str()]);
+    assert!(text.contains("not an .npy array"), "{text}");
+}
+
+/// Arrays with no data bytes but a huge number of values (a `(10**18, 0)` shape, which NumPy
+/// writes, or `|V0` elements): every output path refuses them quickly with the limit and the
+/// flag that raises it, and `info` still describes them at once.
+#[test]
+fn data_less_arrays_have_bounded_output() {
+    use std::time::{Duration, Instant};
+    let dir = Scratch::new("dataless");
+    let cases = [
+        (
+            "zero-axis",
+            "<f8".parse::<npy_serde::DType>().unwrap(),
+            vec![1_000_000_000_000_000_000u64, 0],
+        ),
+        ("v0", "|V0".parse().unwrap(), vec![1u64 << 62]),
+    ];
+    for (name, dtype, shape) in cases {
+        let header = npy_serde::Header::new(dtype, shape);
+        let path = dir.file(&format!("{name}.npy"));
+        std::fs::write(&path, header.to_bytes().unwrap()).unwrap();
+        let p = path.to_string_lossy().into_owned();
+        let out_json = dir
+            .file(&format!("{name}.json"))
+            .to_string_lossy()
+            .into_owned();
+        let out_csv = dir
+            .file(&format!("{name}.csv"))
+            .to_string_lossy()
+            .into_owned();
+        for args in [
+            vec!["cat", "--json", &p],
+            vec!["cat", &p],
+            vec!["cat", "--csv", &p],
+            vec!["convert", &p, &out_json],
+            vec!["convert", &p, &out_csv],
+        ] {
+            let t = Instant::now();
+            let out = npy(&args);
+            assert!(
+                t.elapsed() < Duration::from_secs(20),
+                "npy {args:?} took {:?}",
+                t.elapsed()
+            );
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "npy {args:?}: {stderr}");
+            assert!(
+                stderr.contains("--max-empty-items") && stderr.contains("16777216"),
+                "npy {args:?}: {stderr}"
+            );
+        }
+        let info = npy_ok(["info", &p]);
+        assert!(info.contains("shape"), "{info}");
+    }
+    // Under the limit, the empty lists print.
+    let header = npy_serde::Header::new("<f8".parse().unwrap(), vec![3, 0]);
+    let path = dir.file("small.npy");
+    std::fs::write(&path, header.to_bytes().unwrap()).unwrap();
+    let p = path.to_string_lossy().into_owned();
+    let json: Json = serde_json::from_str(&npy_ok(["cat", "--json", &p])).unwrap();
+    assert_eq!(json, serde_json::json!([[], [], []]));
+    let out = npy(["--max-empty-items", "2", "cat", "--json", &p]);
+    assert_eq!(out.status.code(), Some(1));
+}

@@ -34,6 +34,9 @@ struct MemberJson {
     compressed_size: u64,
     size: u64,
     array: Option<ArrayInfo>,
+    /// Why the member cannot be read (then `array` is null and the exit status is 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
 }
 
 /// `info --json` for an archive.
@@ -126,6 +129,8 @@ pub fn run(g: &Global, file: &str, member: Option<&str>, json: bool) -> CliResul
     }
 
     let mut members = Vec::new();
+    // The first member that cannot be read: listed with the others, then the exit status 1.
+    let mut failed: Option<Failure> = None;
     let mut text = format!(
         "archive:     {archive_name} ({} member{})\n",
         archive.len(),
@@ -138,14 +143,18 @@ pub fn run(g: &Global, file: &str, member: Option<&str>, json: bool) -> CliResul
         // with the reason and without an array; a bad .npy header is an error.
         let (header, unreadable) = match archive.by_index(index) {
             Ok(mut m) => (member_header_if_npy(&mut m, &display)?, None),
-            Err(e) => (None, Some(e.to_string())),
+            Err(e) => {
+                let why = e.to_string();
+                failed.get_or_insert_with(|| Failure::file(&display, &e));
+                (None, Some(why))
+            }
         };
         text.push_str(&format!(
             "\nmember:      {} (key {})\n",
             info.name, info.key
         ));
         member_text(&mut text, &info);
-        match (&header, unreadable) {
+        match (&header, &unreadable) {
             (Some(h), _) => array_text(&mut text, h, "  "),
             (None, Some(why)) => text.push_str(&format!("  cannot be read: {why}\n")),
             (None, None) => text.push_str("  not an .npy array\n"),
@@ -157,6 +166,7 @@ pub fn run(g: &Global, file: &str, member: Option<&str>, json: bool) -> CliResul
             compressed_size: info.compressed_size,
             size: info.size,
             array: header.as_ref().map(array_info),
+            error: unreadable.clone(),
         });
     }
     if json {
@@ -164,7 +174,11 @@ pub fn run(g: &Global, file: &str, member: Option<&str>, json: bool) -> CliResul
     } else {
         out.write_all(text.as_bytes()).map_err(w)?;
     }
-    out.flush().map_err(w)
+    out.flush().map_err(w)?;
+    match failed {
+        Some(f) => Err(f),
+        None => Ok(()),
+    }
 }
 
 fn json_line<T: Serialize>(out: &mut dyn Write, v: &T) -> io::Result<()> {

@@ -41,8 +41,10 @@ info --json, for a .npy file (or one archive member):
 info --json, for a .npz archive:
   {\"members\": [{\"name\": \"x.npy\", \"key\": \"x\", \"compression\": \"stored\"|\"deflate\",
    \"compressed_size\": n, \"size\": n, \"array\": <the info object above, or null>}]}
-  (array is null for members that are not .npy files; compression names other zip methods
-  as e.g. \"bzip2 (method 12)\").
+  (array is null for members that are not .npy files, their bytes verified; compression
+  names other zip methods as e.g. \"bzip2 (method 12)\"). A member that cannot be read
+  (unsupported compression, encryption) has \"error\": \"why\" instead of an array, and the
+  exit status is 1; a corrupt member (CRC, inflate error, wrong size) is an error on stderr.
 
 cat --json (and convert to .json):
   nested lists in logical C order, like ndarray.tolist(); a bare value for a 0-d array.
@@ -85,6 +87,17 @@ struct Cli {
         default_value_t = DEFAULT_MAX_HEADER_SIZE
     )]
     max_header_size: u64,
+
+    /// Most values without data bytes that cat and convert print (elements of zero-size
+    /// dtypes such as |V0, and the lists above a zero-length axis: a (10**18, 0) array has
+    /// 10**18 of them, though it has no data).
+    #[arg(
+        long,
+        global = true,
+        value_name = "N",
+        default_value_t = input::MAX_EMPTY_ITEMS
+    )]
+    max_empty_items: u64,
 
     #[command(subcommand)]
     command: Command,
@@ -254,12 +267,15 @@ pub type CliResult<T = ()> = std::result::Result<T, Failure>;
 pub struct Global {
     /// `--max-header-size`.
     pub max_header_size: u64,
+    /// `--max-empty-items`.
+    pub max_empty_items: u64,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let global = Global {
         max_header_size: cli.max_header_size,
+        max_empty_items: cli.max_empty_items,
     };
     let result = match cli.command {
         Command::Info { file, member, json } => info::run(&global, &file, member.as_deref(), json),

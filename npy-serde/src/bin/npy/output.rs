@@ -713,6 +713,7 @@ pub fn write_input(
         let mut f = input::NpyFile::open(g, &spec.path, &spec.display)?;
         let (start, len, shape) = select(&f.header.header().shape, range);
         let dtype = f.header.dtype().clone();
+        check_empty(g, &dtype, &shape, &spec.display)?;
         let elems = input::file_elements(&mut f, &spec.display, start, len)?;
         let mut p = Printable::new(shape, dtype, elems, progress);
         return print_array(out, &mut p, style).map_err(|e| e.fail(&spec.display, out_name));
@@ -725,6 +726,7 @@ pub fn write_input(
             .map_err(|e| Failure::file(&archive_name, e))?;
         let header = member_header(&mut m, &spec.display)?;
         let (start, len, shape) = select(&header.header().shape, range);
+        check_empty(g, header.dtype(), &shape, &spec.display)?;
         let elems = input::member_elements(m, &header, &spec.display, start, len)?;
         let mut p = Printable::new(shape, header.dtype().clone(), elems, progress);
         return print_array(out, &mut p, style).map_err(|e| e.fail(&spec.display, out_name));
@@ -749,6 +751,7 @@ pub fn write_input(
             continue;
         };
         let (start, len, shape) = select(&header.header().shape, range);
+        check_empty(g, header.dtype(), &shape, &display)?;
         let elems = input::member_elements(m, &header, &display, start, len)?;
         let mut p = Printable::new(shape, header.dtype().clone(), elems, progress);
         match style {
@@ -782,6 +785,25 @@ pub fn write_input(
     Ok(())
 }
 
+/// Refuses to print an array with more values that no data byte pays for than
+/// `--max-empty-items` (the library's `max_empty_items` bound, for the tool's streaming output):
+/// their number is not bounded by the file's size.
+fn check_empty(g: &Global, dtype: &DType, shape: &[u64], display: &str) -> CliResult {
+    let n = npy_serde::Header::new(dtype.clone(), shape.to_vec()).empty_value_count();
+    if n > g.max_empty_items {
+        return Err(Failure::file(
+            display,
+            format!(
+                "printing it would write {n} values without data bytes (elements of a zero-size \
+                 dtype, or lists above a zero-length axis), more than the limit of {}; raise it \
+                 with --max-empty-items if you mean it",
+                g.max_empty_items
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Reads a member's header (with its bytes).
 pub fn member_header(m: &mut input::Member<'_>, display: &str) -> CliResult<RawHeader> {
     let parsed = m
@@ -792,8 +814,9 @@ pub fn member_header(m: &mut input::Member<'_>, display: &str) -> CliResult<RawH
     Ok(RawHeader { parsed, bytes })
 }
 
-/// Like [`member_header`], but `None` for a member that is not an `.npy` file (NumPy decides
-/// by the magic string, and so do we).
+/// Like [`member_header`], but `None` for a member that is not an `.npy` file: NumPy decides
+/// by the magic string, and so do we, once the member's bytes are verified complete; any
+/// other failure (CRC, inflate error, wrong size, truncated archive) is an error naming it.
 pub fn member_header_if_npy(
     m: &mut input::Member<'_>,
     display: &str,
@@ -801,7 +824,15 @@ pub fn member_header_if_npy(
     let read = m.header().map(|_| ());
     match read {
         Ok(()) => member_header(m, display).map(Some),
-        Err(e) if e.kind().code() == "bad_magic" || (e.is_eof() && m.position() < 6) => Ok(None),
+        Err(e) if e.kind().code() == "bad_magic" || (e.is_eof() && m.position() < 6) => {
+            // Not an .npy file only if the member's complete bytes check out (its size and
+            // CRC-32): a corrupt compressed member inflates to anything, so its first bytes say
+            // nothing until the whole member is verified.
+            match std::io::copy(m, &mut std::io::sink()) {
+                Ok(_) => Ok(None),
+                Err(io) => Err(input::header_failure(display, npy_serde::Error::from(io))),
+            }
+        }
         Err(e) => Err(input::header_failure(display, e)),
     }
 }
