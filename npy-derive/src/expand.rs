@@ -376,7 +376,22 @@ fn members<'a>(cx: &Ctxt, container: &Container, fields: &'a Fields) -> Vec<Memb
 
         let plain = !attrs.serde_custom && attrs.npy_rename.is_none();
         let (name, name_span) = match (&field.ident, attrs.npy_rename) {
-            (_, Some((span, n))) => (n, span),
+            (_, Some((span, n))) => {
+                // With a serde name that differs, derived serde impls read and write the
+                // field under a key the dtype does not have: reading by name cannot work.
+                if let Some(serde_name) = attrs.serde_rename.as_ref().filter(|s| **s != n) {
+                    cx.error_at(
+                        span,
+                        format!(
+                            "#[npy(rename = {n:?})] renames only the dtype's field, while serde \
+                             reads and writes this field as {serde_name:?}: files written with \
+                             this dtype would not read back by name. Rename both with \
+                             #[serde(rename = {n:?})] alone"
+                        ),
+                    );
+                }
+                (n, span)
+            }
             (Some(ident), None) => {
                 let n = match (&attrs.serde_rename, container.rename_all) {
                     (Some(n), _) => n.clone(),
