@@ -38,14 +38,18 @@
 //! file dtype and requested type. Two documented exceptions round: long double (`f16`, x87
 //! 80-bit) reads as `f64` rounded to nearest, ties to even (see [`longdouble_to_f64`]).
 //!
-//! - `b1` -> `bool`; a byte other than 0 or 1 is an `InvalidValue` error.
+//! - `b1` -> `bool`; a byte other than 0 or 1 is an `InvalidValue` error (NumPy reads any
+//!   nonzero byte as `True`; a Rust `bool` cannot hold it, so typed reads stay strict; the `npy`
+//!   tool prints NumPy's value with a warning).
 //! - `f2` -> `f32`, `f64` or `half::f16` (its serde form is a newtype around an f32, which is
 //!   exact for every half value).
 //! - complex -> `(re, im)`, `[f64; 2]`, or `num_complex::Complex` (a 2-tuple in serde).
 //! - `S<n>` -> `String`/`&str` (UTF-8 checked), `Vec<u8>`, `serde_bytes`, `&[u8]`, with
 //!   trailing NULs stripped as NumPy does; `[u8; n]` gets all `n` raw bytes. Borrowing (`&str`,
 //!   `&[u8]`) works from [`from_slice`] and memory maps.
-//! - `U<n>` -> `String` or `char` (invalid code points are `InvalidValue` errors).
+//! - `U<n>` -> `String` or `char` (invalid code points, UTF-16 surrogates among them, are
+//!   `InvalidValue` errors: NumPy gives a Python `str` holding the surrogate, which a Rust
+//!   `String` cannot; the `npy` tool prints it as `\udXXX`, as Python does).
 //! - `V<n>` -> bytes. `M8`/`m8` -> `i64` (the raw count; NaT is `i64::MIN`).
 //! - Big-endian data is decoded transparently.
 //! - A unit-only enum reads from an `S`/`U` field holding the variant name.

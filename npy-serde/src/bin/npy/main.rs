@@ -7,6 +7,7 @@ mod check;
 mod convert;
 mod info;
 mod input;
+mod lenient;
 mod literal;
 mod output;
 

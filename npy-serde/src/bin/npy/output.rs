@@ -3,9 +3,10 @@
 
 use std::io::{self, BufWriter, IsTerminal, Write};
 
-use npy_serde::{decode_value, DType, PlainType, Scalar, TimeUnit, Value};
+use npy_serde::{DType, PlainType, Scalar, TimeUnit, Value};
 
 use crate::input::{self, Elements, RawHeader, Spec, MAX_EMPTY_ITEMS};
+use crate::lenient::{self, Lenient};
 use crate::{CliResult, Failure, Global};
 
 /// Output style of `cat` (and `convert` to JSON / CSV).
@@ -84,6 +85,10 @@ pub struct Printable<'a> {
     pub progress: Option<indicatif::ProgressBar>,
     /// Elements decoded since the bar was last advanced.
     pub pending: u64,
+    /// Values printed as NumPy shows them although the typed reads refuse them.
+    seen: Lenient,
+    /// Whether each kind of [`Lenient`] was warned about already.
+    warned: (bool, bool),
 }
 
 impl<'a> Printable<'a> {
@@ -97,6 +102,8 @@ impl<'a> Printable<'a> {
             elems,
             progress: if progress { progress_bar(bytes) } else { None },
             pending: 0,
+            seen: Lenient::default(),
+            warned: (false, false),
         }
     }
 
@@ -112,8 +119,10 @@ impl<'a> Printable<'a> {
         match self.elems.next()? {
             Some(e) => {
                 let index = e.index;
-                decode_value(dtype, e.bytes, e.offset, MAX_EMPTY_ITEMS)
-                    .map_err(|err| PrintError::Data(err.at_record(index)))
+                let v = lenient::decode(dtype, e.bytes, e.offset, MAX_EMPTY_ITEMS, &mut self.seen)
+                    .map_err(|err| PrintError::Data(err.at_record(index)))?;
+                self.warn(index);
+                Ok(v)
             }
             None => Err(PrintError::Data(npy_serde::Error::new(
                 npy_serde::ErrorKind::UnexpectedEof {
@@ -122,6 +131,27 @@ impl<'a> Printable<'a> {
                     found: 0,
                 },
             ))),
+        }
+    }
+}
+
+impl Printable<'_> {
+    /// Warns once per kind, on stderr, that a value is printed as NumPy shows it although the
+    /// library's typed reads refuse it (`npy check` reports it).
+    fn warn(&mut self, index: u64) {
+        if self.seen.bools && !self.warned.0 {
+            self.warned.0 = true;
+            eprintln!(
+                "npy: warning: element {index}: a bool byte other than 0 or 1, printed as true \
+                 (NumPy reads any nonzero byte as True; `npy check` reports it)"
+            );
+        }
+        if self.seen.surrogates && !self.warned.1 {
+            self.warned.1 = true;
+            eprintln!(
+                "npy: warning: element {index}: a string holds a UTF-16 surrogate, printed as \
+                 \\uXXXX as NumPy's str has it (`npy check` reports it)"
+            );
         }
     }
 }
@@ -196,21 +226,20 @@ fn latin1(b: &[u8]) -> String {
 /// Python-like `repr` of a string: `'...'` with escapes for quotes, backslashes and
 /// non-printable characters.
 fn repr_str(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('\'');
-    for c in s.chars() {
-        match c {
-            '\'' => out.push_str("\\'"),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push(c),
+    let body = lenient::unmark(s, |part, out| {
+        for c in part.chars() {
+            match c {
+                '\'' => out.push_str("\\'"),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                '\r' => out.push_str("\\r"),
+                c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+                c => out.push(c),
+            }
         }
-    }
-    out.push('\'');
-    out
+    });
+    format!("'{body}'")
 }
 
 fn repr_bytes(b: &[u8]) -> String {
@@ -374,7 +403,7 @@ fn write_json_float(out: &mut dyn Write, x: f64) -> io::Result<()> {
 
 /// A JSON string literal.
 pub fn json_str(out: &mut dyn Write, s: &str) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, s).map_err(io::Error::from)
+    lenient::json_str(out, s)
 }
 
 /// Streams the array as nested JSON lists (a bare value for 0-d). With `lines`, the items of
@@ -591,6 +620,7 @@ fn csv_cell(v: &Value, out: &mut Vec<String>) {
 
 /// Quotes a CSV field if it holds a comma, quote or line break (RFC 4180).
 fn csv_quote(s: &str) -> String {
+    let s = &lenient::unmark(s, |part, out| out.push_str(part));
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
