@@ -173,7 +173,10 @@ fn cat_json_matches_manifest_values_for_every_npy_fixture() {
             let out = npy(&args);
             assert!(out.status.success(), "{}", path.display());
             let err = String::from_utf8_lossy(&out.stderr);
-            assert!(err.contains("warning") && err.contains("bool byte"), "{err}");
+            assert!(
+                err.contains("warning") && err.contains("bool byte"),
+                "{err}"
+            );
         }
         let text = npy_ok(&args);
         let got = parse_json(&text, &path.display().to_string());
