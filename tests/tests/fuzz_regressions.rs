@@ -1,7 +1,7 @@
 //! Replays every saved fuzz finding, and every NumPy-made fixture, through the fuzz targets'
 //! own code on stable: `fuzz/src/lib.rs` is included here as a module, so a file named
 //! `tests/fixtures/fuzz-regressions/<target>-<n>.bin` runs through exactly the function the
-//! fuzz target `<target>` calls (`header`, `npy`, `npz`, `records` or `roundtrip`).
+//! fuzz target `<target>` calls (`header`, `npy`, `npz`, `records`, `roundtrip` or `writers`).
 //!
 //! A target function panics on any broken invariant; the library returning an error is fine.
 
@@ -16,12 +16,13 @@ use npy_serde_tests::fixtures_dir;
 /// A fuzz target's body.
 type Target = fn(&[u8]);
 
-const TARGETS: [(&str, Target); 5] = [
+const TARGETS: [(&str, Target); 6] = [
     ("header", fuzzlib::header),
     ("npy", fuzzlib::npy),
     ("npz", fuzzlib::npz),
     ("records", fuzzlib::records),
     ("roundtrip", fuzzlib::roundtrip),
+    ("writers", fuzzlib::writers_from_bytes),
 ];
 
 fn target(name: &str) -> Target {
