@@ -171,3 +171,116 @@ fn npy_writer_write_record_is_write() {
     let e2 = w.write(&rows[1]).unwrap_err();
     assert_eq!(e1.to_string(), e2.to_string());
 }
+
+/// The elements and errors of an iterator, taken one `next` at a time (external iteration).
+fn by_next<T>(it: impl Iterator<Item = Result<T>>) -> Vec<std::result::Result<T, String>> {
+    let mut out = Vec::new();
+    // A `for` loop calls `next`, never `fold`.
+    for r in it {
+        out.push(r.map_err(|e| format!("{} {:?} {}", e.kind().code(), e.position(), e)));
+    }
+    out
+}
+
+/// The same through `fold` (internal iteration: `for_each`, `sum`, `collect` into a `Vec`).
+fn by_fold<T>(it: impl Iterator<Item = Result<T>>) -> Vec<std::result::Result<T, String>> {
+    it.fold(Vec::new(), |mut out, r| {
+        out.push(r.map_err(|e| format!("{} {:?} {}", e.kind().code(), e.position(), e)));
+        out
+    })
+}
+
+/// `fold` on the exact tier gives what `next` gives on every tier: values, errors and their
+/// places, with misses mid-array, the other byte order, truncation, short reads, a struct
+/// whose field names are not the file's, and after elements already taken by `next`.
+#[test]
+fn fold_equals_next_on_every_path() {
+    let dir = TempDir::new("streaming-fold");
+    let rows = w2(20_000);
+    let le = npy_serde::to_vec(&rows).unwrap();
+    let be = npy_serde::WriterBuilder::new()
+        .byte_order(npy_serde::ByteOrder::Big)
+        .to_vec(&rows)
+        .unwrap();
+    let flags: Vec<Flagged> = (0..7000)
+        .map(|i| Flagged {
+            id: i,
+            ok: i % 2 == 0,
+        })
+        .collect();
+    let mut bad = npy_serde::to_vec(&flags).unwrap();
+    let n = bad.len();
+    bad[n - 9 * (7000 - 4321) + 8] = 7; // element 4321: bool byte 7
+    bad[n - 9 * (7000 - 6000) + 8] = 3; // element 6000
+    let short = le[..le.len() - 40].to_vec();
+
+    // Same layout, other names (read by the alias): the tier exists but its field list never
+    // verifies.
+    #[derive(Deserialize, NpyRecord, Debug, PartialEq)]
+    struct Renamed {
+        id: i64,
+        #[serde(alias = "x")]
+        xx: f64,
+        y: f32,
+        flag: u8,
+        v: [f32; 3],
+    }
+
+    fn check<T: serde::de::DeserializeOwned + NpyRecord + PartialEq + std::fmt::Debug>(
+        dir: &TempDir,
+        name: &str,
+        file: &[u8],
+    ) {
+        let general = by_next(RecordReader::<_, T>::new(Cursor::new(file)).unwrap());
+        for step in [7, 4096, usize::MAX] {
+            let open = || RecordReader::<_, T>::new_records(Trickle { data: file, step }).unwrap();
+            assert_eq!(by_fold(open()), general, "{name}: fold, Trickle {step}");
+            assert_eq!(by_next(open()), general, "{name}: next, Trickle {step}");
+            // Some elements by `next`, the rest by `fold`.
+            let mut r = open();
+            let mut head = by_next(r.by_ref().take(1001));
+            head.extend(by_fold(r));
+            assert_eq!(head, general, "{name}: next then fold, Trickle {step}");
+        }
+        let path = dir.join(format!("{name}.npy"));
+        std::fs::write(&path, file).unwrap();
+        if let Ok(map) = MmapArray::open(&path) {
+            let general = by_next(map.records::<T>().unwrap());
+            assert_eq!(
+                by_fold(map.iter_records::<T>().unwrap()),
+                general,
+                "{name}: mmap fold"
+            );
+            assert_eq!(
+                by_next(map.iter_records::<T>().unwrap()),
+                general,
+                "{name}: mmap next"
+            );
+            let mut it = map.iter_records::<T>().unwrap();
+            let mut head = by_next(it.by_ref().take(999));
+            head.extend(by_fold(it));
+            assert_eq!(head, general, "{name}: mmap next then fold");
+        }
+    }
+    check::<W2>(&dir, "le", &le);
+    check::<W2>(&dir, "be", &be);
+    check::<W2>(&dir, "short", &short);
+    check::<Renamed>(&dir, "renamed", &le);
+    tier::take();
+    let renamed: Vec<Renamed> = RecordReader::new_records(Cursor::new(&le))
+        .unwrap()
+        .collect::<Result<_>>()
+        .unwrap();
+    assert_eq!(renamed[3].xx, rows[3].x);
+    assert_eq!(tier::take().exact, 0);
+    check::<Flagged>(&dir, "bad", &bad);
+
+    // The tier served the elements of a clean file, by fold as by next.
+    tier::take();
+    let sum: f64 = RecordReader::<_, W2>::new_records(Cursor::new(&le))
+        .unwrap()
+        .map(|r| r.unwrap().x)
+        .sum();
+    assert_eq!(sum, rows.iter().map(|r| r.x).sum::<f64>());
+    assert_eq!(tier::take().exact, 20_000);
+}

@@ -49,11 +49,32 @@ pub(crate) struct ExactTier<T> {
     /// `run`, decoding into uninitialized slots instead (for disjoint parts of one result,
     /// filled in parallel).
     pub(crate) run_into: RunIntoFn<T>,
+    /// Whether the file's layout is `T::LAYOUT` in the opposite byte order (for [`one`] and
+    /// [`fold`], which are generic over the caller and so not behind a pointer).
+    pub(crate) flip: bool,
 }
 
 /// Decodes `bytes` (whole elements) into the first slots of `out` up to the first miss (or
 /// the end of either) and returns how many slots it filled, in order.
 pub(crate) type RunIntoFn<T> = fn(&[u8], &ExactPlan, &mut [MaybeUninit<T>]) -> usize;
+
+/// The tiers of an element iterator ([`RecordReader`](crate::RecordReader),
+/// [`MmapRecords`](crate::MmapRecords)) for any `Deserialize` type: the runtime-planned tier,
+/// then the general one.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct General;
+
+/// The tiers of an element iterator for a type that knows its dtype (`NpyRecord`): the exact
+/// tier of its compile-time layout first, until its first miss, then those of [`General`].
+/// Made by [`RecordReader::new_records`](crate::RecordReader::new_records) and
+/// [`MmapArray::iter_records`](crate::MmapArray::iter_records).
+pub struct Exact<T>(pub(crate) Option<ExactTier<T>>);
+
+impl<T> std::fmt::Debug for Exact<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Exact").field(&self.0.is_some()).finish()
+    }
+}
 
 /// Finds the exact tier for reading elements of `dtype` as `T`, if `T`'s layout is the file's.
 pub(crate) type TierFn<T> = fn(&DType) -> Option<ExactTier<T>>;
@@ -76,6 +97,7 @@ pub(crate) fn tier<'de, T: Deserialize<'de> + NpyRecord>(dtype: &DType) -> Optio
         },
         run,
         run_into,
+        flip,
     })
 }
 
@@ -109,9 +131,11 @@ fn axes(base: &DType, shape: &[u64], out: &mut Vec<Option<Box<[String]>>>) {
 impl ExactPlan {
     /// True if serde's `fields` are the names of the file's record at step `at`, in order.
     #[inline(always)]
-    fn fields_match(&self, at: usize, fields: &'static [&'static str]) -> bool {
+    fn fields_match<S: Site>(&self, at: usize, fields: &'static [&'static str]) -> bool {
         match self.verified.get(at) {
             Some(v) if v.get() == fields.as_ptr() as usize && !fields.is_empty() => true,
+            // A trusted site's caller checks again (see `Site`): no call in its loop.
+            _ if S::TRUSTED => false,
             _ => self.check_fields(at, fields),
         }
     }
@@ -196,15 +220,146 @@ impl<'de, T: Deserialize<'de> + NpyRecord> Run<'de> for T {
     }
 }
 
+/// A call site of the exact tier (see [`ExactDe`]).
+pub(crate) trait Site {
+    /// A trusted site compares serde's field lists only with the ones already verified: a
+    /// list not seen yet is a miss, which its caller retries on a checking site. This keeps
+    /// the check's call (a string comparison) out of the site's loop, where the registers it
+    /// clobbers made the loop keep its caller's state in memory.
+    const TRUSTED: bool = false;
+}
+
+impl Site for () {}
+
+/// The site `S`, checking field lists.
+pub(crate) struct Checked<S>(PhantomData<S>);
+
+impl<S> Site for Checked<S> {}
+
+/// The site `S`, trusting only the field lists already verified.
+struct Trusted<S>(PhantomData<S>);
+
+impl<S> Site for Trusted<S> {
+    const TRUSTED: bool = true;
+}
+
+/// Decodes one element (`bytes` is exactly one element) on the exact tier; `None` on a miss.
+///
+/// For iterators that hand out one element per call: inlined into the caller, the element is
+/// decoded where it is used, with no batch in between. `S` names the caller (see [`ExactDe`]).
+#[inline(always)]
+pub(crate) fn one<'de, T: Deserialize<'de> + NpyRecord, S>(
+    t: &ExactTier<T>,
+    bytes: &[u8],
+) -> Option<T> {
+    match t.flip {
+        false => T::deserialize(ExactDe::<T, false, Checked<S>> {
+            bytes,
+            at: 0,
+            plan: &t.plan,
+            _t: PhantomData,
+        })
+        .ok(),
+        true => T::deserialize(ExactDe::<T, true, Checked<S>> {
+            bytes,
+            at: 0,
+            plan: &t.plan,
+            _t: PhantomData,
+        })
+        .ok(),
+    }
+}
+
+/// Folds `f` over the elements of `bytes` (whole elements) decoded on the exact tier, up to the
+/// first miss; returns the accumulator and how many elements `f` was given.
+///
+/// The internal iteration of the iterators (`Iterator::fold`, and so `for_each`, `sum`,
+/// `collect`): each element goes from the bytes to `f` without a stop in memory, and what `f`
+/// does not use is never decoded.
+#[inline]
+pub(crate) fn fold<'de, T, B, F>(t: &ExactTier<T>, bytes: &[u8], acc: B, f: &mut F) -> (B, usize)
+where
+    T: Deserialize<'de> + NpyRecord,
+    F: FnMut(B, T) -> B,
+{
+    match t.flip {
+        false => T::fold_run::<false, B, F>(bytes, &t.plan, acc, f),
+        true => T::fold_run::<true, B, F>(bytes, &t.plan, acc, f),
+    }
+}
+
+/// [`fold`]'s loop, a method of a blanket impl on `T` for the reason given at [`Run`]: it is
+/// compiled next to `T::deserialize`, which then inlines into it.
+trait FoldRun<'de>: Sized {
+    fn fold_run<const FLIP: bool, B, F: FnMut(B, Self) -> B>(
+        bytes: &[u8],
+        plan: &ExactPlan,
+        acc: B,
+        f: &mut F,
+    ) -> (B, usize);
+}
+
+impl<'de, T: Deserialize<'de> + NpyRecord> FoldRun<'de> for T {
+    fn fold_run<const FLIP: bool, B, F: FnMut(B, T) -> B>(
+        bytes: &[u8],
+        plan: &ExactPlan,
+        mut acc: B,
+        f: &mut F,
+    ) -> (B, usize) {
+        let size = const { T::LAYOUT.size as usize };
+        if size == 0 {
+            return (acc, 0);
+        }
+        let mut n = 0;
+        let mut chunks = bytes.chunks_exact(size);
+        loop {
+            // The sites are `F`: this loop is the one caller of their `T::deserialize`.
+            let mut missed = None;
+            for chunk in chunks.by_ref() {
+                match T::deserialize(ExactDe::<T, FLIP, Trusted<F>> {
+                    bytes: chunk,
+                    at: 0,
+                    plan,
+                    _t: PhantomData,
+                }) {
+                    Ok(v) => acc = f(acc, v),
+                    Err(_) => {
+                        missed = Some(chunk);
+                        break;
+                    }
+                }
+                n += 1;
+            }
+            // A field list not verified yet (the first element), or a real miss.
+            let Some(chunk) = missed else { break };
+            match T::deserialize(ExactDe::<T, FLIP, Checked<F>> {
+                bytes: chunk,
+                at: 0,
+                plan,
+                _t: PhantomData,
+            }) {
+                Ok(v) => acc = f(acc, v),
+                Err(_) => break,
+            }
+            n += 1;
+        }
+        (acc, n)
+    }
+}
+
 /// The value at step `at` of `T::LAYOUT`, in an element's `bytes`.
-struct ExactDe<'a, 'p, T, const FLIP: bool> {
+///
+/// `S` names the call site (a loop of this module, or a caller's closure type): each site gets
+/// its own instance of `T::deserialize`, so each instance has one caller and inlines into it
+/// (an instance with two callers did not, and ran at half the speed).
+struct ExactDe<'a, 'p, T, const FLIP: bool, S = ()> {
     bytes: &'a [u8],
     at: usize,
     plan: &'p ExactPlan,
-    _t: PhantomData<fn() -> T>,
+    _t: PhantomData<fn() -> (T, S)>,
 }
 
-impl<T: NpyRecord, const FLIP: bool> ExactDe<'_, '_, T, FLIP> {
+impl<T: NpyRecord, const FLIP: bool, S> ExactDe<'_, '_, T, FLIP, S> {
     /// The `N` bytes of a leaf of `kind` and whether to swap them, or `None` (a miss).
     #[inline(always)]
     fn leaf<const N: usize>(&self, kind: Kind) -> Option<([u8; N], bool)> {
@@ -219,7 +374,7 @@ impl<T: NpyRecord, const FLIP: bool> ExactDe<'_, '_, T, FLIP> {
 
     /// The items of the sequence (record or subarray) at this step, if it has `len` of them.
     #[inline(always)]
-    fn items(&self, len: Option<usize>) -> Result<ExactSeq<'_, '_, T, FLIP>> {
+    fn items(&self, len: Option<usize>) -> Result<ExactSeq<'_, '_, T, FLIP, S>> {
         match step_of::<T>(self.at) {
             Some(s)
                 if matches!(s.op, Op::Record | Op::Array)
@@ -257,7 +412,9 @@ macro_rules! leaves {
     };
 }
 
-impl<'de, T: NpyRecord, const FLIP: bool> de::Deserializer<'de> for ExactDe<'_, '_, T, FLIP> {
+impl<'de, T: NpyRecord, const FLIP: bool, S: Site> de::Deserializer<'de>
+    for ExactDe<'_, '_, T, FLIP, S>
+{
     type Error = Miss;
 
     numbers!(leaves);
@@ -281,7 +438,7 @@ impl<'de, T: NpyRecord, const FLIP: bool> de::Deserializer<'de> for ExactDe<'_, 
         // Positionally, when serde's field list is the record's names in order (so reading
         // by position gives what reading by name would).
         match step_of::<T>(self.at) {
-            Some(s) if s.op == Op::Record && self.plan.fields_match(self.at, fields) => {
+            Some(s) if s.op == Op::Record && self.plan.fields_match::<S>(self.at, fields) => {
                 // Only if the visitor takes every field (see `Ctx::read_by_name`, which the fast
                 // tier calls when it decodes this element again).
                 let mut seq = self.items(Some(fields.len()))?;
@@ -351,16 +508,16 @@ impl<'de, T: NpyRecord, const FLIP: bool> de::Deserializer<'de> for ExactDe<'_, 
 }
 
 /// The items of a record or subarray, each at its own step.
-struct ExactSeq<'a, 'p, T, const FLIP: bool> {
+struct ExactSeq<'a, 'p, T, const FLIP: bool, S> {
     bytes: &'a [u8],
     /// The step of the next item.
     next: usize,
     left: u32,
     plan: &'p ExactPlan,
-    _t: PhantomData<fn() -> T>,
+    _t: PhantomData<fn() -> (T, S)>,
 }
 
-impl<'de, T: NpyRecord, const FLIP: bool> SeqAccess<'de> for ExactSeq<'_, '_, T, FLIP> {
+impl<'de, T: NpyRecord, const FLIP: bool, X: Site> SeqAccess<'de> for ExactSeq<'_, '_, T, FLIP, X> {
     type Error = Miss;
 
     #[inline(always)]
@@ -375,7 +532,7 @@ impl<'de, T: NpyRecord, const FLIP: bool> SeqAccess<'de> for ExactSeq<'_, '_, T,
         self.left -= 1;
         // The next sibling, whatever this item's visitor does.
         self.next = s.end as usize;
-        seed.deserialize(ExactDe::<T, FLIP> {
+        seed.deserialize(ExactDe::<T, FLIP, X> {
             bytes: self.bytes,
             at,
             plan: self.plan,

@@ -23,7 +23,7 @@ use super::array::decode_all;
 use super::decode::{data_of, deserialize_data, vec_from_data, Elements};
 use super::elem::ElemDe;
 use super::entry::FastDe;
-use super::exact::{self, ExactTier};
+use super::exact::{self, Exact, General};
 use super::options::ReaderBuilder;
 use super::plan::{Ctx, Plan};
 use super::planned::{LastPlan, RowDe};
@@ -203,6 +203,10 @@ impl MmapArray {
 
     /// Iterates over the elements in logical C order, borrowing from the map.
     pub fn records<'a, T: Deserialize<'a>>(&'a self) -> Result<MmapRecords<'a, T>> {
+        self.iter_with(General)
+    }
+
+    fn iter_with<'a, T, E>(&'a self, exact: E) -> Result<MmapRecords<'a, T, E>> {
         let h = &self.header.header;
         Ok(MmapRecords {
             src: SliceSource::new(
@@ -218,8 +222,7 @@ impl MmapArray {
             ctx: self.rb.ctx(),
             fast: true,
             last: LastPlan::default(),
-            exact: None,
-            batch: Vec::new().into_iter(),
+            exact,
             _t: std::marker::PhantomData,
         })
     }
@@ -230,10 +233,8 @@ impl MmapArray {
     /// [`as_slice`](Self::as_slice) is faster still: no decoding at all.
     pub fn iter_records<'a, T: Deserialize<'a> + NpyRecord>(
         &'a self,
-    ) -> Result<MmapRecords<'a, T>> {
-        let mut it = self.records::<T>()?;
-        it.exact = exact::tier::<T>(&self.header.header.dtype);
-        Ok(it)
+    ) -> Result<MmapRecords<'a, T, Exact<T>>> {
+        self.iter_with(Exact(exact::tier::<T>(&self.header.header.dtype)))
     }
 
     /// The shape (the header's).
@@ -287,11 +288,16 @@ impl MmapArray {
     }
 }
 
-/// Elements the exact tier decodes ahead at most.
-const BATCH: usize = 4096;
-
 /// Iterator over the elements of an [`MmapArray`].
-pub struct MmapRecords<'a, T> {
+///
+/// `for_each`, `fold`, `sum`, `collect` and the like iterate internally: on the exact tier
+/// ([`MmapArray::iter_records`]) each element then goes from the map to the closure with
+/// nothing in between, and the fields the closure does not use are never decoded.
+///
+/// `E` is the tiers tried first: [`General`] for any `Deserialize` type
+/// ([`MmapArray::records`]), [`Exact`] for types that know their dtype
+/// ([`MmapArray::iter_records`]).
+pub struct MmapRecords<'a, T, E = General> {
     src: SliceSource<'a>,
     dtype: &'a crate::dtype::DType,
     /// The element's decode plan, computed once.
@@ -301,40 +307,16 @@ pub struct MmapRecords<'a, T> {
     fast: bool,
     last: LastPlan,
     /// The exact tier ([`MmapArray::iter_records`]), until its first miss.
-    exact: Option<ExactTier<T>>,
-    /// Elements the exact tier decoded ahead (not yet consumed from `src`).
-    batch: std::vec::IntoIter<T>,
+    exact: E,
     _t: std::marker::PhantomData<fn() -> T>,
 }
 
-impl<'a, T: Deserialize<'a>> Iterator for MmapRecords<'a, T> {
-    type Item = Result<T>;
-
+impl<'a, T: Deserialize<'a>, E> MmapRecords<'a, T, E> {
+    /// The next element on the runtime-planned tier, or on the general one.
     #[inline]
-    fn next(&mut self) -> Option<Result<T>> {
-        if let Some(v) = self.batch.next() {
-            self.src.next_bytes();
-            return Some(Ok(v));
-        }
+    fn next_planned(&mut self) -> Option<Result<T>> {
         if self.src.remaining() == 0 {
             return None;
-        }
-        if let Some(t) = &self.exact {
-            if let Some(bytes) = self.src.peek_run(BATCH) {
-                let mut out = Vec::with_capacity(BATCH);
-                let k = (t.run)(bytes, &t.plan, &mut out);
-                crate::tier::served(crate::tier::Tier::Exact, k as u64);
-                if k * self.dtype.itemsize() < bytes.len() {
-                    self.exact = None;
-                }
-                self.batch = out.into_iter();
-                if let Some(v) = self.batch.next() {
-                    self.src.next_bytes();
-                    return Some(Ok(v));
-                }
-            } else {
-                self.exact = None;
-            }
         }
         // The fast tier first (see `crate::read::planned`); a miss decodes the element again below and
         // turns the fast tier off for the rest of the array.
@@ -379,12 +361,76 @@ impl<'a, T: Deserialize<'a>> Iterator for MmapRecords<'a, T> {
         )
     }
 
-    fn size_hint(&self) -> (usize, Option<usize>) {
+    fn remaining_hint(&self) -> (usize, Option<usize>) {
         let n = self.src.remaining();
         (
             usize::try_from(n).unwrap_or(usize::MAX),
             usize::try_from(n).ok(),
         )
+    }
+}
+
+impl<'a, T: Deserialize<'a>> Iterator for MmapRecords<'a, T> {
+    type Item = Result<T>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Result<T>> {
+        self.next_planned()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.remaining_hint()
+    }
+}
+
+/// The call site of [`MmapRecords::next`]'s exact tier (see `exact::one`).
+struct NextSite;
+
+impl<'a, T: Deserialize<'a> + NpyRecord> Iterator for MmapRecords<'a, T, Exact<T>> {
+    type Item = Result<T>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Result<T>> {
+        if let Some(t) = &self.exact.0 {
+            // C order and the bytes at hand (else the other tiers take over and report).
+            if let Some(bytes) = self.src.at_hand() {
+                if let Some(v) = exact::one::<T, NextSite>(t, bytes) {
+                    self.src.next += 1;
+                    crate::tier::served(crate::tier::Tier::Exact, 1);
+                    return Some(Ok(v));
+                }
+            }
+            if self.src.remaining() > 0 {
+                self.exact.0 = None;
+            }
+        }
+        self.next_planned()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.remaining_hint()
+    }
+
+    fn fold<B, F>(mut self, init: B, mut f: F) -> B
+    where
+        F: FnMut(B, Self::Item) -> B,
+    {
+        let mut acc = init;
+        if let Some(t) = self.exact.0.take() {
+            if let Some(bytes) = self.src.peek_run(usize::MAX) {
+                let (a, k) = exact::fold(&t, bytes, acc, &mut |acc, v| f(acc, Ok(v)));
+                acc = a;
+                self.src.next += k as u64;
+                crate::tier::served(crate::tier::Tier::Exact, k as u64);
+            }
+            // A miss, or elements the tier cannot see (Fortran order, missing bytes): the
+            // other tiers take that element and the rest.
+        }
+        // By `next` (a `for` loop does not call `fold`).
+        for x in self {
+            acc = f(acc, x);
+        }
+        acc
     }
 }
 

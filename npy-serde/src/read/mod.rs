@@ -149,6 +149,7 @@ mod vecalloc;
 
 pub use crate::text::longdouble_to_f64;
 pub use array::{decode_value, read_array};
+pub use exact::{Exact, General};
 pub use mmap::{MmapArray, MmapRecords};
 pub use options::ReaderBuilder;
 pub use stream::RecordReader;

@@ -30,7 +30,7 @@ use serde::de::{DeserializeOwned, DeserializeSeed};
 
 use super::elem::ElemDe;
 use super::entry::FastDe;
-use super::exact::{self, ExactTier};
+use super::exact::{self, Exact, General};
 use super::options::ReaderBuilder;
 use super::plan::{Ctx, Plan};
 use super::planned::{LastPlan, RowDe};
@@ -47,7 +47,13 @@ use crate::record::NpyRecord;
 ///
 /// After an I/O or end-of-input error the iterator ends; after an error in one element (a type
 /// mismatch, an invalid value), it continues with the next element.
-pub struct RecordReader<R, T> {
+///
+/// `E` is the tiers tried first: [`General`] for any `Deserialize` type ([`new`](Self::new)),
+/// [`Exact`] for types that know their dtype ([`new_records`](Self::new_records)). `for_each`,
+/// `fold`, `sum`, `collect` and the like iterate internally: on the exact tier each element
+/// then goes from the block just read to the closure with nothing in between, and the fields
+/// the closure does not use are never decoded.
+pub struct RecordReader<R, T, E = General> {
     block: BlockReader<R>,
     header: ParsedHeader,
     itemsize: usize,
@@ -64,14 +70,11 @@ pub struct RecordReader<R, T> {
     last: LastPlan,
     /// The exact tier of `T`'s compile-time layout ([`RecordReader::new_records`]), until its
     /// first miss.
-    exact: Option<ExactTier<T>>,
-    /// Elements the exact tier decoded ahead from bytes still buffered in `block` (each is
-    /// consumed from it as it is yielded, so dropping the batch loses nothing).
-    batch: std::vec::IntoIter<T>,
+    exact: E,
     _t: PhantomData<fn() -> T>,
 }
 
-impl<R, T> fmt::Debug for RecordReader<R, T> {
+impl<R, T, E> fmt::Debug for RecordReader<R, T, E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RecordReader")
             .field("header", &self.header)
@@ -109,6 +112,12 @@ impl<R: Read, T: DeserializeOwned> RecordReader<R, T> {
     }
 
     fn build(reader: R, header: ParsedHeader, rb: &ReaderBuilder) -> Result<Self> {
+        Self::build_with(reader, header, rb, General)
+    }
+}
+
+impl<R: Read, T, E> RecordReader<R, T, E> {
+    fn build_with(reader: R, header: ParsedHeader, rb: &ReaderBuilder, exact: E) -> Result<Self> {
         let (count, len) = rb.check(&header.header)?;
         let mut block = BlockReader::new(reader, header.data_offset, len);
         let h = &header.header;
@@ -128,8 +137,7 @@ impl<R: Read, T: DeserializeOwned> RecordReader<R, T> {
             failed: false,
             fast: true,
             last: LastPlan::default(),
-            exact: None,
-            batch: Vec::new().into_iter(),
+            exact,
             _t: PhantomData,
         })
     }
@@ -155,73 +163,25 @@ impl<R: Read, T: DeserializeOwned + NpyRecord> RecordReader<R, T> {
     /// assert_eq!(sum, 2.0);
     /// # Ok::<(), npy_serde::Error>(())
     /// ```
-    pub fn new_records(reader: R) -> Result<Self> {
+    pub fn new_records(reader: R) -> Result<RecordReader<R, T, Exact<T>>> {
         Self::new_records_with(reader, &ReaderBuilder::new())
     }
 
     /// [`new_records`](Self::new_records) with reading options.
-    pub fn new_records_with(reader: R, rb: &ReaderBuilder) -> Result<Self> {
-        let mut r = Self::with_builder(reader, rb)?;
+    pub fn new_records_with(
+        mut reader: R,
+        rb: &ReaderBuilder,
+    ) -> Result<RecordReader<R, T, Exact<T>>> {
+        let header = read_header(&mut reader, &rb.limits)?;
+        let mut r = RecordReader::build_with(reader, header, rb, Exact(None))?;
         if r.memory.is_none() {
-            r.exact = exact::tier::<T>(&r.header.header.dtype);
+            r.exact = Exact(exact::tier::<T>(&r.header.header.dtype));
         }
         Ok(r)
     }
 }
 
-/// Elements the exact tier decodes ahead at most.
-const BATCH: usize = 4096;
-
-impl<R: Read, T> RecordReader<R, T> {
-    /// Yields the next element decoded ahead by the exact tier, or decodes a new batch;
-    /// `None` when the exact tier has nothing (off, missed, or no more data).
-    #[inline]
-    fn next_exact(&mut self) -> Option<Result<T>> {
-        if let Some(v) = self.batch.next() {
-            self.block.try_next(self.itemsize);
-            self.next += 1;
-            return Some(Ok(v));
-        }
-        self.refill()
-    }
-
-    #[inline(never)]
-    fn refill(&mut self) -> Option<Result<T>> {
-        let t = self.exact.as_ref()?;
-        if self.failed || self.next >= self.count || self.itemsize == 0 {
-            return None;
-        }
-        if let Err(e) = self.block.fill(self.itemsize) {
-            self.failed = true;
-            return Some(Err(e.at_record(self.next)));
-        }
-        let n = (self.block.buffered() / self.itemsize)
-            .min(BATCH)
-            .min(usize::try_from(self.count - self.next).unwrap_or(usize::MAX));
-        let bytes = self.block.peek(n * self.itemsize)?;
-        let mut out = Vec::with_capacity(n);
-        let k = (t.run)(bytes, &t.plan, &mut out);
-        crate::tier::served(crate::tier::Tier::Exact, k as u64);
-        if k < n {
-            // A miss: that element and the rest go to the other tiers.
-            self.exact = None;
-        }
-        self.batch = out.into_iter();
-        let v = self.batch.next()?;
-        self.block.try_next(self.itemsize);
-        self.next += 1;
-        Some(Ok(v))
-    }
-
-    /// Forgets the elements decoded ahead (they are still in the block).
-    fn drop_batch(&mut self) {
-        if self.batch.len() > 0 {
-            self.batch = Vec::new().into_iter();
-        }
-    }
-}
-
-impl<R, T> RecordReader<R, T> {
+impl<R, T, E> RecordReader<R, T, E> {
     /// The array's header.
     pub fn header(&self) -> &Header {
         &self.header.header
@@ -253,11 +213,10 @@ impl<R, T> RecordReader<R, T> {
     }
 }
 
-impl<R: Read, T> RecordReader<R, T> {
+impl<R: Read, T, E> RecordReader<R, T, E> {
     /// Skips the elements not yet read and returns the reader, positioned just after the
     /// array's data (ready for the next array of a stream).
     pub fn into_inner(mut self) -> Result<R> {
-        self.drop_batch();
         if self.memory.is_none() {
             self.block.drain()?;
         }
@@ -265,7 +224,7 @@ impl<R: Read, T> RecordReader<R, T> {
     }
 }
 
-impl<R: Read + Seek, T> RecordReader<R, T> {
+impl<R: Read + Seek, T, E> RecordReader<R, T, E> {
     /// Moves to element `index` (logical C order); `index == len()` moves to the end.
     ///
     /// Seeks the underlying reader relative to where the data started (so it works for readers
@@ -275,7 +234,6 @@ impl<R: Read + Seek, T> RecordReader<R, T> {
             return Err(Error::limit("the record index", self.count, index));
         }
         self.failed = false;
-        self.drop_batch();
         if let Some((_, walk)) = &mut self.memory {
             if index < self.next {
                 if let Some(w) = FortranWalk::new(&self.header.header.shape) {
@@ -306,14 +264,13 @@ impl<R: Read + Seek, T> RecordReader<R, T> {
     }
 }
 
-impl<R: Read, T: DeserializeOwned> RecordReader<R, T> {
+impl<R: Read, T: DeserializeOwned, E> RecordReader<R, T, E> {
     /// Deserializes the next element with a seed (for stateful deserialization).
     #[inline]
     pub fn next_seed<S, V>(&mut self, seed: S) -> Option<Result<V>>
     where
         S: for<'de> DeserializeSeed<'de, Value = V>,
     {
-        self.drop_batch();
         if self.failed || self.next >= self.count {
             return None;
         }
@@ -357,16 +314,10 @@ impl<R: Read, T: DeserializeOwned> RecordReader<R, T> {
     }
 }
 
-impl<R: Read, T: DeserializeOwned> Iterator for RecordReader<R, T> {
-    type Item = Result<T>;
-
+impl<R: Read, T: DeserializeOwned, E> RecordReader<R, T, E> {
+    /// The next element on the runtime-planned tier, or on the general one.
     #[inline]
-    fn next(&mut self) -> Option<Result<T>> {
-        if self.exact.is_some() || self.batch.len() > 0 {
-            if let Some(v) = self.next_exact() {
-                return Some(v);
-            }
-        }
+    fn next_planned(&mut self) -> Option<Result<T>> {
         // The fast tier first (see `crate::read::planned`); a miss decodes the element again below and
         // turns the fast tier off for the rest of the array.
         if self.fast && !self.failed && self.memory.is_none() && self.next < self.count {
@@ -398,7 +349,7 @@ impl<R: Read, T: DeserializeOwned> Iterator for RecordReader<R, T> {
         self.next_seed(PhantomData::<T>)
     }
 
-    fn size_hint(&self) -> (usize, Option<usize>) {
+    fn remaining_hint(&self) -> (usize, Option<usize>) {
         if self.failed {
             return (0, Some(0));
         }
@@ -410,6 +361,88 @@ impl<R: Read, T: DeserializeOwned> Iterator for RecordReader<R, T> {
     }
 }
 
+impl<R: Read, T: DeserializeOwned> Iterator for RecordReader<R, T> {
+    type Item = Result<T>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Result<T>> {
+        self.next_planned()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.remaining_hint()
+    }
+}
+
+/// The call site of [`RecordReader::next`]'s exact tier (see `exact::one`).
+struct NextSite;
+
+impl<R: Read, T: DeserializeOwned + NpyRecord> Iterator for RecordReader<R, T, Exact<T>> {
+    type Item = Result<T>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Result<T>> {
+        if let Some(t) = &self.exact.0 {
+            if self.failed || self.next >= self.count {
+                return None;
+            }
+            if let Err(e) = self.block.fill(self.itemsize) {
+                self.failed = true;
+                return Some(Err(e.at_record(self.next)));
+            }
+            if let Some(bytes) = self.block.peek(self.itemsize) {
+                if let Some(v) = exact::one::<T, NextSite>(t, bytes) {
+                    self.block.try_next(self.itemsize);
+                    self.next += 1;
+                    crate::tier::served(crate::tier::Tier::Exact, 1);
+                    return Some(Ok(v));
+                }
+            }
+            // A miss: that element and the rest go to the other tiers.
+            self.exact.0 = None;
+        }
+        self.next_planned()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.remaining_hint()
+    }
+
+    fn fold<B, F>(mut self, init: B, mut f: F) -> B
+    where
+        F: FnMut(B, Self::Item) -> B,
+    {
+        let mut acc = init;
+        let mut g = |acc, v| f(acc, Ok(v));
+        while let Some(t) = &self.exact.0 {
+            if self.failed || self.next >= self.count || self.itemsize == 0 {
+                break;
+            }
+            // A failed refill is reported by `next` below.
+            if self.block.fill(self.itemsize).is_err() {
+                break;
+            }
+            let n = (self.block.buffered() / self.itemsize)
+                .min(usize::try_from(self.count - self.next).unwrap_or(usize::MAX));
+            let Some(bytes) = self.block.peek(n * self.itemsize) else {
+                break;
+            };
+            let (a, k) = exact::fold(t, bytes, acc, &mut g);
+            acc = a;
+            self.block.try_next(k * self.itemsize);
+            self.next += k as u64;
+            crate::tier::served(crate::tier::Tier::Exact, k as u64);
+            if k < n {
+                self.exact.0 = None;
+            }
+        }
+        // By `next` (a `for` loop does not call `fold`).
+        for x in self {
+            acc = f(acc, x);
+        }
+        acc
+    }
+}
 #[cfg(test)]
 mod send_tests {
     /// Readers can move to another thread (their per-array caches hold no `Rc` or pointers).

@@ -178,29 +178,48 @@ impl<T: Serialize + NpyRecord> WriteTier<T> {
     }
 }
 
-/// One record: `write_run` on a one-record slice, so that `write_run` stays the only caller
-/// of `T::serialize` on this tier (with a second caller, the call stopped inlining and the
-/// slice loop ran at two thirds of its speed).
+/// One record, on a site of its own (so that `write_run` stays the only caller of its
+/// `T::serialize`: with a second caller, the call stopped inlining and the slice loop ran at two
+/// thirds of its speed), and compiled next to `T::serialize` (see `WriteRun`).
 trait WriteOne: Sized {
     fn write_one<const FLIP: bool>(&self, slot: &mut [u8], plan: &WritePlan) -> bool;
 }
 
+/// The call site of [`WriteOne::write_one`].
+struct OneSite;
+
 impl<T: Serialize + NpyRecord> WriteOne for T {
-    #[inline(always)]
+    #[inline]
     fn write_one<const FLIP: bool>(&self, slot: &mut [u8], plan: &WritePlan) -> bool {
-        <T as WriteRun>::write_run::<FLIP>(std::slice::from_ref(self), slot, plan) == 1
+        let size = const { T::LAYOUT.size as usize };
+        let Some(slot) = slot.get_mut(..size) else {
+            return false;
+        };
+        if const { T::LAYOUT.has_gaps() } {
+            slot.fill(0);
+        }
+        self.serialize(ExactSer::<T, FLIP, OneSite> {
+            out: slot,
+            at: 0,
+            plan,
+            _t: PhantomData,
+        })
+        .is_ok()
     }
 }
 
 /// Writes the value at step `at` of `T::LAYOUT` into an element's bytes.
-struct ExactSer<'b, 'p, T, const FLIP: bool> {
+///
+/// `S` names the call site: each site gets its own instance of `T::serialize`, so each
+/// instance has one caller and inlines into it (see `crate::read::exact`'s `ExactDe`).
+struct ExactSer<'b, 'p, T, const FLIP: bool, S = ()> {
     out: &'b mut [u8],
     at: usize,
     plan: &'p WritePlan,
-    _t: PhantomData<fn() -> T>,
+    _t: PhantomData<fn() -> (T, S)>,
 }
 
-impl<'b, 'p, T: NpyRecord, const FLIP: bool> ExactSer<'b, 'p, T, FLIP> {
+impl<'b, 'p, T: NpyRecord, const FLIP: bool, S> ExactSer<'b, 'p, T, FLIP, S> {
     /// Where a leaf of `kind` goes, and whether to swap its bytes.
     #[inline(always)]
     fn leaf<const N: usize>(self, kind: Kind) -> Option<(&'b mut [u8; N], bool)> {
@@ -215,7 +234,7 @@ impl<'b, 'p, T: NpyRecord, const FLIP: bool> ExactSer<'b, 'p, T, FLIP> {
 
     /// The items of the record or subarray at this step, if it has `len` of them.
     #[inline(always)]
-    fn items(self, len: usize, keyed: bool) -> Result<ExactItems<'b, 'p, T, FLIP>> {
+    fn items(self, len: usize, keyed: bool) -> Result<ExactItems<'b, 'p, T, FLIP, S>> {
         match step_of::<T>(self.at) {
             Some(s) if matches!(s.op, Op::Record | Op::Array) && s.arg as usize == len => {
                 Ok(ExactItems {
@@ -251,15 +270,15 @@ macro_rules! leaves {
     };
 }
 
-impl<'b, 'p, T: NpyRecord, const FLIP: bool> ser::Serializer for ExactSer<'b, 'p, T, FLIP> {
+impl<'b, 'p, T: NpyRecord, const FLIP: bool, S> ser::Serializer for ExactSer<'b, 'p, T, FLIP, S> {
     type Ok = ();
     type Error = Miss;
-    type SerializeSeq = ExactItems<'b, 'p, T, FLIP>;
-    type SerializeTuple = ExactItems<'b, 'p, T, FLIP>;
-    type SerializeTupleStruct = ExactItems<'b, 'p, T, FLIP>;
+    type SerializeSeq = ExactItems<'b, 'p, T, FLIP, S>;
+    type SerializeTuple = ExactItems<'b, 'p, T, FLIP, S>;
+    type SerializeTupleStruct = ExactItems<'b, 'p, T, FLIP, S>;
     type SerializeTupleVariant = Impossible<(), Miss>;
     type SerializeMap = Impossible<(), Miss>;
-    type SerializeStruct = ExactItems<'b, 'p, T, FLIP>;
+    type SerializeStruct = ExactItems<'b, 'p, T, FLIP, S>;
     type SerializeStructVariant = Impossible<(), Miss>;
 
     numbers!(leaves);
@@ -400,7 +419,7 @@ impl<'b, 'p, T: NpyRecord, const FLIP: bool> ser::Serializer for ExactSer<'b, 'p
 
 /// The fields of a record (by key, in dtype order) or the items of a subarray or positional
 /// record, each written at its own step.
-struct ExactItems<'b, 'p, T, const FLIP: bool> {
+struct ExactItems<'b, 'p, T, const FLIP: bool, S> {
     out: &'b mut [u8],
     /// The step of the next item.
     next: usize,
@@ -408,10 +427,10 @@ struct ExactItems<'b, 'p, T, const FLIP: bool> {
     /// Struct fields, whose keys must be the dtype's names in order.
     keyed: bool,
     plan: &'p WritePlan,
-    _t: PhantomData<fn() -> T>,
+    _t: PhantomData<fn() -> (T, S)>,
 }
 
-impl<T: NpyRecord, const FLIP: bool> ExactItems<'_, '_, T, FLIP> {
+impl<T: NpyRecord, const FLIP: bool, S> ExactItems<'_, '_, T, FLIP, S> {
     #[inline(always)]
     fn item<V: ?Sized + Serialize>(&mut self, key: Option<&'static str>, value: &V) -> Result<()> {
         if self.left == 0 {
@@ -428,7 +447,7 @@ impl<T: NpyRecord, const FLIP: bool> ExactItems<'_, '_, T, FLIP> {
         }
         self.left -= 1;
         self.next = s.end as usize;
-        value.serialize(ExactSer::<T, FLIP> {
+        value.serialize(ExactSer::<T, FLIP, S> {
             out: &mut *self.out,
             at,
             plan: self.plan,
@@ -446,7 +465,7 @@ impl<T: NpyRecord, const FLIP: bool> ExactItems<'_, '_, T, FLIP> {
     }
 }
 
-impl<T: NpyRecord, const FLIP: bool> ser::SerializeStruct for ExactItems<'_, '_, T, FLIP> {
+impl<T: NpyRecord, const FLIP: bool, S> ser::SerializeStruct for ExactItems<'_, '_, T, FLIP, S> {
     type Ok = ();
     type Error = Miss;
 
@@ -475,7 +494,7 @@ impl<T: NpyRecord, const FLIP: bool> ser::SerializeStruct for ExactItems<'_, '_,
 macro_rules! positional {
     ($($trait:ident :: $method:ident;)*) => {
         $(
-            impl<T: NpyRecord, const FLIP: bool> ser::$trait for ExactItems<'_, '_, T, FLIP> {
+            impl<T: NpyRecord, const FLIP: bool, S> ser::$trait for ExactItems<'_, '_, T, FLIP, S> {
                 type Ok = ();
                 type Error = Miss;
 
