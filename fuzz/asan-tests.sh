@@ -13,7 +13,8 @@
 #   - the exact tier decoding into uninitialized slots and the parallel decode's partial drops
 #     (npy-serde/src/read/exact.rs run, read/parallel.rs): read_records, parallel;
 #   - NpyWriter's cached exact tier (npy-serde/src/write/stream.rs exact_for): streaming;
-#   - libc::fallocate in to_path (npy-serde/src/write/mod.rs): the write unit tests.
+#   - libc::fallocate (npy-serde/src/write/pipe.rs reserve) in to_path and in the writing
+#     thread of NpyWriter::create / create_path / append_path: the write unit tests, streaming.
 # Needs a nightly toolchain (rustup toolchain install nightly). Builds into target/asan so the
 # normal build is untouched.
 #

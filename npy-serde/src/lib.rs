@@ -17,7 +17,7 @@
 //! | read every element into `Vec<T>` for any `T: Deserialize` (only `#[derive(Deserialize)]`) | [`vec_from_path`] / [`vec_from_reader`] / [`vec_from_slice`] |
 //! | read the whole array as any serde type: `Vec<Vec<f32>>`, `Vec<[u8; 4]>`, a 0-d scalar, a borrowed `Vec<&str>` | [`from_path`] / [`from_reader`] / [`from_slice`] |
 //! | stream a file larger than memory, element by element (seek with a `Seek` reader) | [`RecordReader::new_records`] for `NpyRecord` types (several times faster), [`RecordReader::new`] for any `Deserialize` |
-//! | write records one at a time | [`NpyWriter::write_record`] for `NpyRecord` types, [`NpyWriter::write`] for any `Serialize` value |
+//! | write records one at a time into a file | [`NpyWriter::create`] (blocks written on a second thread), then [`write_record`](NpyWriter::write_record) for `NpyRecord` types, [`write`](NpyWriter::write) for any `Serialize` value |
 //! | use a file in place: borrow `&str`/`&[u8]` fields, read one record, iterate | [`MmapArray::open`], then [`to_records`](MmapArray::to_records) / [`to_vec`](MmapArray::to_vec) / [`deserialize`](MmapArray::deserialize) / [`record`](MmapArray::record) / [`iter_records`](MmapArray::iter_records) (`NpyRecord` types) / [`records`](MmapArray::records) |
 //! | view a file's numbers or `#[repr(C)]` records as `&[T]` without copying | [`MmapArray::as_slice`] |
 //! | update a file in place, or create one larger than memory and fill it | [`MmapArrayMut::open_rw`] / [`open_cow`](MmapArrayMut::open_cow) / [`create`](MmapArrayMut::create) |

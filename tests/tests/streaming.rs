@@ -284,3 +284,76 @@ fn fold_equals_next_on_every_path() {
     assert_eq!(sum, rows.iter().map(|r| r.x).sum::<f64>());
     assert_eq!(tier::take().exact, 20_000);
 }
+
+/// Writers made from a path write their blocks on a second thread: the bytes are those of
+/// `to_vec`, whatever the block size (many blocks rotate through the pipe), with records
+/// written one by one, by slices, by the general serializer, mixed, appended, and after a
+/// record that failed to serialize.
+#[test]
+fn path_writers_write_the_same_bytes() {
+    let dir = TempDir::new("streaming-pipe");
+    let rows = w2(50_000);
+    let want = npy_serde::to_vec(&rows).unwrap();
+    for (block, parallel) in [(1 << 20, true), (33 * 7, true), (100, true), (4096, false)] {
+        let b = npy_serde::WriterBuilder::new()
+            .record::<W2>()
+            .buffer_size(block)
+            .parallel(parallel);
+        let path = dir.join(format!("w2-{block}-{parallel}.npy"));
+        let mut w = b.create_path(&path).unwrap();
+        for (i, r) in rows.iter().enumerate() {
+            match i % 3 {
+                0 => w.write_record(r).unwrap(),
+                1 => w.write(r).unwrap(),
+                _ => w.write_records(std::slice::from_ref(r)).unwrap(),
+            }
+        }
+        w.finish().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), want, "block {block}");
+
+        // Appending: the first half, then the rest through append_path.
+        let mut w = b.create_path(&path).unwrap();
+        w.write_records(&rows[..20_000]).unwrap();
+        w.finish().unwrap();
+        let mut w = b.append_path(&path).unwrap();
+        assert_eq!(w.len(), 20_000);
+        for r in &rows[20_000..] {
+            w.write_record(r).unwrap();
+        }
+        w.finish().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), want, "append, block {block}");
+    }
+
+    // A record that fails to serialize is not written and the writer goes on.
+    #[derive(Serialize, Deserialize, NpyRecord)]
+    struct Text {
+        #[npy(bytes = 4)]
+        s: String,
+    }
+    let path = dir.join("text.npy");
+    let mut w = NpyWriter::create::<Text>(&path).unwrap();
+    w.write_record(&Text { s: "abcd".into() }).unwrap();
+    assert!(w
+        .write_record(&Text {
+            s: "too long".into()
+        })
+        .is_err());
+    w.write_record(&Text { s: "ef".into() }).unwrap();
+    w.finish().unwrap();
+    let back: Vec<Text> = npy_serde::records_from_path(&path).unwrap();
+    let back: Vec<&str> = back.iter().map(|t| t.s.as_str()).collect();
+    assert_eq!(back, ["abcd", "ef"]);
+
+    // Dropped without finish: the blocks already handed over are written, the file does not
+    // read as complete.
+    let path = dir.join("dropped.npy");
+    let mut w = npy_serde::WriterBuilder::new()
+        .record::<W2>()
+        .buffer_size(4096)
+        .create_path(&path)
+        .unwrap();
+    w.write_records(&rows[..1000]).unwrap();
+    drop(w);
+    assert!(npy_serde::records_from_path::<_, W2>(&path).is_err());
+    assert!(std::fs::metadata(&path).unwrap().len() > 4096);
+}

@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::elem::ElemSer;
 
 use super::exact::{write_tier, WriteTier};
+use super::pipe::Pipe;
 use super::plan::Plan;
 use super::shape::Sink;
 use crate::dtype::DType;
@@ -26,6 +27,8 @@ pub(super) struct Blocks {
     pub(super) count: u64,
     pub(super) block_bytes: usize,
     pub(super) expected: Option<u64>,
+    /// The thread that writes full blocks, for writers made from a path (see `super::pipe`).
+    pub(super) pipe: Option<Pipe>,
 }
 
 impl Blocks {
@@ -37,6 +40,7 @@ impl Blocks {
             count: 0,
             block_bytes,
             expected,
+            pipe: None,
         }
     }
 
@@ -45,11 +49,29 @@ impl Blocks {
         self
     }
 
-    /// Writes out the filled part of the block.
+    /// Writes out the filled part of the block (with a pipe: hands it to the writing thread,
+    /// which may still be writing it on return; see [`settle`](Self::settle)).
     pub(super) fn flush<W: Write + ?Sized>(&mut self, w: &mut W) -> Result<()> {
         if self.filled > 0 {
-            w.write_all(&self.buf[..self.filled])?;
+            match &mut self.pipe {
+                Some(pipe) => {
+                    let len = self.buf.len();
+                    let full = std::mem::take(&mut self.buf);
+                    self.buf = pipe.swap(full, self.filled, len)?;
+                }
+                None => w.write_all(&self.buf[..self.filled])?,
+            }
             self.filled = 0;
+        }
+        Ok(())
+    }
+
+    /// [`flush`](Self::flush), and waits until every block is in the writer: after it the
+    /// caller may write to or seek the writer itself.
+    pub(super) fn settle<W: Write + ?Sized>(&mut self, w: &mut W) -> Result<()> {
+        self.flush(w)?;
+        if let Some(pipe) = &mut self.pipe {
+            pipe.drain()?;
         }
         Ok(())
     }
@@ -121,7 +143,7 @@ impl Blocks {
         bytes: &[u8],
         n: u64,
     ) -> Result<()> {
-        self.flush(w)?;
+        self.settle(w)?;
         w.write_all(bytes)?;
         self.count += n;
         crate::tier::served(crate::tier::Tier::Exact, n);
@@ -191,7 +213,7 @@ impl Blocks {
         if isz == 0 {
             return self.push_all(w, recs, &mut None);
         }
-        self.flush(w)?;
+        self.settle(w)?;
         let per = (PIPE_BYTES / isz).max(1);
         let (full_tx, full_rx) = sync_channel::<(Vec<u8>, usize, usize)>(1);
         let (empty_tx, empty_rx) = sync_channel::<Vec<u8>>(2);

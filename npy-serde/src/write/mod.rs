@@ -125,6 +125,7 @@ mod exact;
 mod general;
 mod mmap;
 mod options;
+mod pipe;
 mod plan;
 mod shape;
 mod stream;
@@ -349,21 +350,9 @@ const PREALLOCATE_MIN: u64 = 1 << 20;
 /// set it), so an error or a short write never leaves zeros behind. Best effort: a file
 /// system without support, or another platform, simply skips it.
 fn preallocate(file: &File, len: u64) {
-    if len < PREALLOCATE_MIN {
-        return;
+    if len >= PREALLOCATE_MIN {
+        pipe::reserve(file, 0, len);
     }
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        if let Ok(len) = libc::off_t::try_from(len) {
-            // SAFETY: `fallocate` takes plain integers and touches no memory of ours; the
-            // descriptor is open for the whole call because `file` is borrowed. Failure only
-            // sets errno, which we ignore (the writes then allocate as they go).
-            let _ = unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, len) };
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (file, len);
 }
 
 /// True if C and Fortran order lay out an array of `shape` differently (two or more axes

@@ -45,8 +45,10 @@ pub(super) const PIPELINE_MIN: u64 = 16 << 20;
 
 impl WriterBuilder {
     /// Whether `to_writer`, `to_vec` and `to_path` may encode large arrays (16 MiB of data and
-    /// more) on a second thread while this one writes (default true; needs the `parallel`
-    /// feature, on by default, and two cores). The bytes are the same either way.
+    /// more) on a second thread while this one writes, and streaming writers made from a path
+    /// ([`create_path`](Self::create_path), [`append_path`](Self::append_path)) write their
+    /// blocks on a second thread (default true; needs the `parallel` feature, on by default,
+    /// and two cores). The bytes are the same either way.
     pub fn parallel(mut self, yes: bool) -> Self {
         self.sequential = !yes;
         self
@@ -57,6 +59,13 @@ impl WriterBuilder {
         !self.sequential
             && cfg!(feature = "parallel")
             && len >= PIPELINE_MIN
+            && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
+    }
+
+    /// True if a streaming writer made from a path writes its blocks on a second thread.
+    pub(super) fn pipelined(&self) -> bool {
+        !self.sequential
+            && cfg!(feature = "parallel")
             && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
     }
 

@@ -199,10 +199,67 @@ impl WriterBuilder {
         })
     }
 
-    /// [`append`](Self::append) to the file at `path`, opened for reading and writing.
+    /// [`append`](Self::append) to the file at `path`, opened for reading and writing; the
+    /// blocks are written on a second thread, as by [`create_path`](Self::create_path).
     pub fn append_path<P: AsRef<Path>>(&self, path: P) -> Result<NpyWriter<File>> {
         let file = File::options().read(true).write(true).open(path)?;
-        self.append(file)
+        self.append(file)?.piped(self.pipelined())
+    }
+
+    /// A streaming writer into a new file at `path` (truncated if it exists), count not known
+    /// up front: [`writer`](Self::writer) on the file, with the blocks written on a second
+    /// thread while the caller encodes the next ones, and the file's space reserved ahead of
+    /// them, as NumPy does before writing (feature `parallel`, unless
+    /// [`parallel(false)`](Self::parallel)). Errors of those writes are reported by the next
+    /// call that writes a block, or by [`NpyWriter::finish`].
+    ///
+    /// ```
+    /// # use npy_serde::{NpyRecord, WriterBuilder};
+    /// # use serde::{Deserialize, Serialize};
+    /// #[derive(Serialize, Deserialize, NpyRecord)]
+    /// struct Rec { id: i64, x: f64 }
+    ///
+    /// # let path = std::env::temp_dir().join(format!("create-path-{}.npy", std::process::id()));
+    /// let mut w = WriterBuilder::new().record::<Rec>().create_path(&path)?;
+    /// for i in 0..1000 {
+    ///     w.write_record(&Rec { id: i, x: 0.5 })?;
+    /// }
+    /// w.finish()?;
+    /// assert_eq!(npy_serde::records_from_path::<_, Rec>(&path)?.len(), 1000);
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
+    pub fn create_path<P: AsRef<Path>>(&self, path: P) -> Result<NpyWriter<File>> {
+        let file = File::create(path)?;
+        self.writer(file)?.piped(self.pipelined())
+    }
+}
+
+impl NpyWriter<File> {
+    /// A writer for records of `T` into a new file at `path`, count not known up front (see
+    /// [`WriterBuilder::create_path`]): the fastest way to write a file record by record.
+    ///
+    /// ```
+    /// # let path = std::env::temp_dir().join(format!("npywriter-create-{}.npy", std::process::id()));
+    /// let mut w = npy_serde::NpyWriter::create::<f32>(&path)?;
+    /// for i in 0..100 {
+    ///     w.write_record(&(i as f32))?;
+    /// }
+    /// w.finish()?;
+    /// assert_eq!(npy_serde::records_from_path::<_, f32>(&path)?[99], 99.0);
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
+    pub fn create<T: NpyRecord>(path: impl AsRef<Path>) -> Result<Self> {
+        WriterBuilder::new().record::<T>().create_path(path)
+    }
+
+    /// Hands the blocks to a writing thread (see `super::pipe`), if `yes`.
+    fn piped(mut self, yes: bool) -> Result<Self> {
+        if yes {
+            self.blocks.pipe = Some(super::pipe::Pipe::new(&self.inner)?);
+        }
+        Ok(self)
     }
 }
 
@@ -412,7 +469,10 @@ impl<W: Write> NpyWriter<W> {
     /// For a seekable or appending writer, writes the final header over the provisional one
     /// (the data is written and flushed first, then the header).
     pub fn finish(mut self) -> Result<W> {
-        self.blocks.flush(&mut self.inner)?;
+        self.blocks.settle(&mut self.inner)?;
+        if let Some(pipe) = &mut self.blocks.pipe {
+            pipe.release()?;
+        }
         let count = self.blocks.count;
         match self.mode {
             Mode::Counted { expected } => {
