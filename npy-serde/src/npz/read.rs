@@ -17,7 +17,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::header::{self, Header, Limits, ParsedHeader};
 use crate::pyliteral;
 use crate::read::ReaderBuilder;
-use crate::read::RecordReader;
+use crate::read::{Exact, General, RecordReader};
+use crate::record::NpyRecord;
 use crate::value::Array;
 
 /// Options for opening an `.npz` archive: the limits applied to untrusted input.
@@ -482,6 +483,43 @@ impl<R: Read + Seek> NpzArchive<R> {
         self.by_key(key)?.records()
     }
 
+    /// [`records`](Self::records) for a type that knows its dtype (`#[derive(Deserialize,
+    /// NpyRecord)]`): the same elements and errors, on the exact tier of
+    /// [`RecordReader::new_records`] (several times faster on records).
+    ///
+    /// ```
+    /// # use npy_serde::{NpyRecord, NpzArchive, NpzWriter};
+    /// # use serde::{Deserialize, Serialize};
+    /// #[derive(Serialize, Deserialize, NpyRecord)]
+    /// struct Rec { id: i64, x: f64 }
+    ///
+    /// let mut w = NpzWriter::new_compressed(std::io::Cursor::new(Vec::new()));
+    /// w.add("recs", &[Rec { id: 1, x: 0.5 }, Rec { id: 2, x: 1.5 }])?;
+    /// let bytes = w.finish()?.into_inner();
+    /// let mut npz = NpzArchive::from_bytes(&bytes)?;
+    /// let sum: f64 = npz.iter_records::<Rec>("recs")?.map(|r| r.unwrap().x).sum();
+    /// assert_eq!(sum, 2.0);
+    /// let all: Vec<Rec> = npz.read_records("recs")?;
+    /// assert_eq!(all[1].id, 2);
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
+    pub fn iter_records<T: DeserializeOwned + NpyRecord>(
+        &mut self,
+        key: &str,
+    ) -> Result<NpzRecords<'_, R, T, Exact<T>>> {
+        self.by_key(key)?.iter_records()
+    }
+
+    /// Every element of the member for `key` as a `T` (logical C order), on the exact tier:
+    /// [`iter_records`](Self::iter_records) collected, then the member's length and CRC-32
+    /// checked.
+    pub fn read_records<T: DeserializeOwned + NpyRecord>(&mut self, key: &str) -> Result<Vec<T>> {
+        let mut it = self.iter_records::<T>(key)?;
+        let v = it.by_ref().collect::<Result<Vec<T>>>()?;
+        it.finish()?;
+        Ok(v)
+    }
+
     /// All the bytes of the member for `key` (a non-`.npy` member, or a `.npy` member's whole
     /// file), CRC-checked. At most [`NpzReaderBuilder::max_member_size`] bytes; the buffer
     /// grows with the bytes actually decoded, not with the declared size.
@@ -618,6 +656,16 @@ impl<'a, R: Read> NpzMember<'a, R> {
         Ok(NpzRecords { inner })
     }
 
+    /// [`records`](Self::records) on the exact tier; see [`NpzArchive::iter_records`].
+    pub fn iter_records<T: DeserializeOwned + NpyRecord>(
+        mut self,
+    ) -> Result<NpzRecords<'a, R, T, Exact<T>>> {
+        let header = self.at_data()?;
+        let options = self.options;
+        let inner = RecordReader::records_from_parts_with(self, header, options).map_err(lift)?;
+        Ok(NpzRecords { inner })
+    }
+
     /// The rest of the member's bytes (all of them if nothing was read yet, the array data
     /// after [`header`](Self::header)), CRC-checked.
     pub fn read_raw(mut self) -> Result<Vec<u8>> {
@@ -670,11 +718,14 @@ impl<R: Read> Read for NpzMember<'_, R> {
 /// assert_eq!(sum, 999 * 1000 / 2);
 /// # Ok::<(), npy_serde::Error>(())
 /// ```
-pub struct NpzRecords<'a, R: Read, T> {
-    inner: RecordReader<NpzMember<'a, R>, T>,
+///
+/// `E` is the tiers tried first, as for [`RecordReader`]: [`General`] from
+/// [`NpzArchive::records`], [`Exact`] from [`NpzArchive::iter_records`].
+pub struct NpzRecords<'a, R: Read, T, E = General> {
+    inner: RecordReader<NpzMember<'a, R>, T, E>,
 }
 
-impl<R: Read, T> std::fmt::Debug for NpzRecords<'_, R, T> {
+impl<R: Read, T, E> std::fmt::Debug for NpzRecords<'_, R, T, E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("NpzRecords")
             .field("inner", &self.inner)
@@ -682,7 +733,7 @@ impl<R: Read, T> std::fmt::Debug for NpzRecords<'_, R, T> {
     }
 }
 
-impl<'a, R: Read, T> NpzRecords<'a, R, T> {
+impl<'a, R: Read, T, E> NpzRecords<'a, R, T, E> {
     /// The array's header.
     pub fn header(&self) -> &Header {
         self.inner.header()
@@ -728,6 +779,22 @@ impl<R: Read, T: DeserializeOwned> Iterator for NpzRecords<'_, R, T> {
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.inner.size_hint()
+    }
+}
+
+impl<R: Read, T: DeserializeOwned + NpyRecord> Iterator for NpzRecords<'_, R, T, Exact<T>> {
+    type Item = Result<T>;
+
+    fn next(&mut self) -> Option<Result<T>> {
+        self.inner.next().map(|r| r.map_err(lift))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.inner.size_hint()
+    }
+
+    fn fold<B, F: FnMut(B, Self::Item) -> B>(self, init: B, mut f: F) -> B {
+        self.inner.fold(init, |acc, r| f(acc, r.map_err(lift)))
     }
 }
 

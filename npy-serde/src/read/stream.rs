@@ -173,6 +173,16 @@ impl<R: Read, T: DeserializeOwned + NpyRecord> RecordReader<R, T> {
         rb: &ReaderBuilder,
     ) -> Result<RecordReader<R, T, Exact<T>>> {
         let header = read_header(&mut reader, &rb.limits)?;
+        Self::records_from_parts_with(reader, header, rb)
+    }
+
+    /// [`new_records_with`](Self::new_records_with) for a reader positioned at the first data
+    /// byte of an array whose header was already read (an `.npz` member).
+    pub(crate) fn records_from_parts_with(
+        reader: R,
+        header: ParsedHeader,
+        rb: &ReaderBuilder,
+    ) -> Result<RecordReader<R, T, Exact<T>>> {
         let mut r = RecordReader::build_with(reader, header, rb, Exact(None))?;
         if r.memory.is_none() {
             r.exact = Exact(exact::tier::<T>(&r.header.header.dtype));
