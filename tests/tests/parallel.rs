@@ -19,8 +19,9 @@ fn sequential() -> ReaderBuilder {
     ReaderBuilder::new().parallel(false)
 }
 
-/// `records_from_slice`, `records_from_path` and `MmapArray::to_records` in parallel against
-/// the sequential `records_from_slice`: values, or error kind, message and position.
+/// `records_from_slice`, `records_from_path`, `MmapArray::to_records`, `vec_from_slice` and
+/// `vec_from_path` in parallel against the sequential `records_from_slice` and
+/// `vec_from_slice`: values, or error kind, message and position.
 fn same<T>(file: &[u8], dir: &TempDir) -> Option<Vec<T>>
 where
     T: DeserializeOwned + NpyRecord + Send + PartialEq + Debug,
@@ -32,6 +33,11 @@ where
         parallel().records_from_slice::<T>(file),
         parallel().records_from_path::<_, T>(&path),
         MmapArray::open_with(&path, &parallel()).and_then(|m| m.to_records::<T>()),
+        // The runtime-planned tier in parallel (any `Deserialize`), and in sequence.
+        parallel().vec_from_slice::<T>(file),
+        parallel().vec_from_path::<_, T>(&path),
+        MmapArray::open_with(&path, &parallel()).and_then(|m| m.to_vec::<T>()),
+        sequential().vec_from_slice::<T>(file),
     ];
     for g in got {
         match (&want, g) {

@@ -103,7 +103,7 @@ fn data_offset(file: &[u8]) -> u64 {
 
 /// Every `vec_from_*` entry point of `rb` (and `MmapArray::to_vec`) on `file`, also written to
 /// `path`: `(name, result)` pairs. Readers are a `Cursor` and [`Trickle`]s of several steps.
-fn vec_with<T: DeserializeOwned>(
+fn vec_with<T: DeserializeOwned + Send>(
     rb: &ReaderBuilder,
     file: &[u8],
     path: &Path,
@@ -131,7 +131,7 @@ fn vec_with<T: DeserializeOwned>(
 }
 
 /// [`vec_with`] the default options, plus the free functions and `MmapArray::open`.
-fn vec_all<T: DeserializeOwned>(
+fn vec_all<T: DeserializeOwned + Send>(
     file: &[u8],
     path: &Path,
 ) -> Vec<(String, npy_serde::Result<Vec<T>>)> {
@@ -592,7 +592,7 @@ type W2Tuple = (i64, f64, f32, u8, [f32; 3]);
 
 /// Checks `T` through every entry point against `from_slice::<Vec<T>>` and against `want`
 /// (computed independently from the records).
-fn typed_case<T: DeserializeOwned + PartialEq + Debug>(
+fn typed_case<T: DeserializeOwned + Send + PartialEq + Debug>(
     file: &[u8],
     path: &Path,
     what: &str,

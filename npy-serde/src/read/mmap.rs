@@ -128,8 +128,12 @@ impl MmapArray {
 
     /// Deserializes every element, in logical C order, into a `Vec` allocated once at its
     /// final size (see [`vec_from_reader`](crate::vec_from_reader)), borrowing strings and
-    /// bytes from the map.
-    pub fn to_vec<'a, T: Deserialize<'a>>(&'a self) -> Result<Vec<T>> {
+    /// bytes from the map. Arrays of 16 MiB and more are decoded on all cores, as by
+    /// [`vec_from_slice`](crate::vec_from_slice).
+    pub fn to_vec<'a, T: Deserialize<'a> + Send>(&'a self) -> Result<Vec<T>> {
+        if let Some(v) = self.rb.vec_fast::<T>(&self.header, self.data()) {
+            return Ok(v);
+        }
         vec_from_data(self.data(), true, &self.header, &self.rb, Elements::plain())
     }
 
@@ -322,12 +326,13 @@ impl<'a, T: Deserialize<'a>, E> MmapRecords<'a, T, E> {
         // turns the fast tier off for the rest of the array.
         if self.fast {
             if let Some(bytes) = self.src.peek_bytes() {
-                let fast = T::deserialize(RowDe {
+                let fast = T::deserialize(RowDe::<MmapSite> {
                     bytes,
                     dtype: self.dtype,
                     plan: self.plan,
                     ctx: &self.ctx,
                     last: &self.last,
+                    site: std::marker::PhantomData,
                 });
                 match fast {
                     Ok(v) => {
@@ -478,3 +483,6 @@ fn normalize(dt: &crate::dtype::DType) -> crate::dtype::DType {
         false => DType::Array(Box::new(d.clone()), shape),
     }
 }
+
+/// The call site of this module's runtime-planned tier (see `super::planned::RowDe`).
+struct MmapSite;

@@ -211,13 +211,16 @@ pub fn vec_from_reader<R: Read, T: DeserializeOwned>(reader: R) -> Result<Vec<T>
 }
 
 /// [`vec_from_reader`] for a whole `.npy` file in memory; `T` may borrow `&str` and `&[u8]`
-/// from `S` fields.
-pub fn vec_from_slice<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<Vec<T>> {
+/// from `S` fields. Arrays of 16 MiB and more are decoded on all cores (feature `parallel`,
+/// [`ReaderBuilder::parallel`]), with the same values and errors.
+pub fn vec_from_slice<'de, T: Deserialize<'de> + Send>(bytes: &'de [u8]) -> Result<Vec<T>> {
     ReaderBuilder::new().vec_from_slice(bytes)
 }
 
-/// [`vec_from_reader`] for the `.npy` file at `path`.
-pub fn vec_from_path<P: AsRef<Path>, T: DeserializeOwned>(path: P) -> Result<Vec<T>> {
+/// [`vec_from_reader`] for the `.npy` file at `path`. Arrays of 16 MiB and more are read and
+/// decoded on all cores (feature `parallel`, [`ReaderBuilder::parallel`]), with the same values
+/// and errors.
+pub fn vec_from_path<P: AsRef<Path>, T: DeserializeOwned + Send>(path: P) -> Result<Vec<T>> {
     ReaderBuilder::new().vec_from_path(path)
 }
 
@@ -293,15 +296,34 @@ impl ReaderBuilder {
     }
 
     /// [`vec_from_slice`] with these options.
-    pub fn vec_from_slice<'de, T: Deserialize<'de>>(&self, bytes: &'de [u8]) -> Result<Vec<T>> {
+    pub fn vec_from_slice<'de, T: Deserialize<'de> + Send>(
+        &self,
+        bytes: &'de [u8],
+    ) -> Result<Vec<T>> {
         let header = parse_header(bytes, &self.limits)?;
         let data = data_of(bytes, &header, self)?;
+        if let Some(v) = self.vec_fast::<T>(&header, data) {
+            return Ok(v);
+        }
         vec_from_data(data, true, &header, self, Elements::plain())
     }
 
     /// [`vec_from_path`] with these options.
-    pub fn vec_from_path<P: AsRef<Path>, T: DeserializeOwned>(&self, path: P) -> Result<Vec<T>> {
+    pub fn vec_from_path<P: AsRef<Path>, T: DeserializeOwned + Send>(
+        &self,
+        path: P,
+    ) -> Result<Vec<T>> {
         let (file, header) = open_checked(path.as_ref(), self)?;
+        let h = &header.header;
+        let (count, len) = self.check(h)?;
+        if parallel::worth(len, self) && !needs_walk(h) {
+            let count = usize::try_from(count).unwrap_or(usize::MAX);
+            let v = parallel::planned_from_file(&file, header.data_offset, &h.dtype, count, self);
+            if let Some(v) = v {
+                return Ok(v);
+            }
+        }
+        // Positional reads left the file at the first data byte.
         // The file holds all the data (checked): reserve for all of it at once.
         self.read_data(file, &header, Elements::<T>::plain(), true)
     }
@@ -389,6 +411,21 @@ impl ReaderBuilder {
             }
         }
         bulk::plain::<T>(h).and_then(|p| bulk::from_bytes(p, data))
+    }
+
+    /// The parallel path of `vec_from_slice` / `MmapArray::to_vec` (the runtime-planned tier
+    /// on all cores) for complete data in memory; `None` when it does not apply or missed.
+    pub(crate) fn vec_fast<'de, T: Deserialize<'de> + Send>(
+        &self,
+        header: &ParsedHeader,
+        data: &'de [u8],
+    ) -> Option<Vec<T>> {
+        let h = &header.header;
+        if !parallel::worth(data.len() as u64, self) || needs_walk(h) {
+            return None;
+        }
+        let count = usize::try_from(h.count().ok()?).ok()?;
+        parallel::planned_from_bytes(data, &h.dtype, count, self)
     }
 }
 

@@ -1,5 +1,6 @@
-//! Parallel decoding of large arrays on the exact tier (feature `parallel`, on by default; off
-//! per reader with [`ReaderBuilder::parallel`], threshold [`ReaderBuilder::parallel_threshold`]).
+//! Parallel decoding of large arrays on the exact tier, or on the runtime-planned tier for
+//! types without a compile-time layout (feature `parallel`, on by default; off per reader
+//! with [`ReaderBuilder::parallel`], threshold [`ReaderBuilder::parallel_threshold`]).
 //!
 //! The elements are split into chunks of about [`CHUNK_BYTES`], each decoded by one of rayon's
 //! threads straight into its own disjoint part of the result `Vec` (from memory, or from a file
@@ -11,7 +12,8 @@
 //! value decoded so far is dropped and the caller decodes the whole array sequentially, which
 //! gives its values or its first error (the lowest index), as always.
 //!
-//! Calls the exact tier (`super::exact`) and the allocation (`super::vecalloc`).
+//! Calls the exact and runtime-planned tiers (`super::exact`, `super::planned`) and the
+//! allocation (`super::vecalloc`).
 
 use std::mem::MaybeUninit;
 
@@ -19,8 +21,10 @@ use serde::de::Deserialize;
 
 use super::exact;
 use super::options::ReaderBuilder;
+use super::planned::{LastPlan, PlannedRun};
 use crate::dtype::DType;
 use crate::record::NpyRecord;
+use crate::tier::Tier;
 
 /// Bytes of data per parallel task.
 const CHUNK_BYTES: usize = 4 << 20;
@@ -50,10 +54,88 @@ pub(super) fn from_bytes<'de, T: Deserialize<'de> + NpyRecord + Send>(
         return None;
     }
     let chunk = chunk_len(count, size);
-    decode_into(count, chunk, |first, part: &mut [MaybeUninit<T>], _| {
-        let tier = exact::tier::<T>(dtype)?;
+    decode_into(
+        count,
+        chunk,
+        Tier::Exact,
+        |first, part: &mut [MaybeUninit<T>], _| {
+            let tier = exact::tier::<T>(dtype)?;
+            let bytes = data.get(first * size..(first + part.len()) * size)?;
+            Some((tier.run_into)(bytes, &tier.plan, part))
+        },
+    )
+}
+
+/// [`from_bytes`] on the runtime-planned tier, for any `Deserialize` type (each task with its
+/// own plan caches).
+pub(super) fn planned_from_bytes<'de, T: Deserialize<'de> + Send>(
+    data: &'de [u8],
+    dtype: &DType,
+    count: usize,
+    rb: &ReaderBuilder,
+) -> Option<Vec<T>> {
+    let size = dtype.itemsize();
+    if size == 0 || data.len() / size < count {
+        return None;
+    }
+    let chunk = chunk_len(count, size);
+    decode_into(count, chunk, Tier::Planned, |first, part, _| {
         let bytes = data.get(first * size..(first + part.len()) * size)?;
-        Some((tier.run_into)(bytes, &tier.plan, part))
+        Some(planned_into(bytes, dtype, rb, part))
+    })
+}
+
+/// [`from_file`] on the runtime-planned tier.
+#[cfg(unix)]
+pub(super) fn planned_from_file<T: serde::de::DeserializeOwned + Send>(
+    file: &std::fs::File,
+    offset: u64,
+    dtype: &DType,
+    count: usize,
+    rb: &ReaderBuilder,
+) -> Option<Vec<T>> {
+    use std::os::unix::fs::FileExt;
+    let size = dtype.itemsize();
+    if size == 0 {
+        return None;
+    }
+    let chunk = chunk_len(count, size);
+    decode_into(count, chunk, Tier::Planned, |first, part, buf| {
+        buf.resize(part.len() * size, 0);
+        let at = offset.checked_add((first as u64).checked_mul(size as u64)?)?;
+        file.read_exact_at(buf, at).ok()?;
+        Some(planned_into(buf, dtype, rb, part))
+    })
+}
+
+/// Sequential everywhere but unix (no positional reads).
+#[cfg(not(unix))]
+pub(super) fn planned_from_file<T: serde::de::DeserializeOwned + Send>(
+    _file: &std::fs::File,
+    _offset: u64,
+    _dtype: &DType,
+    _count: usize,
+    _rb: &ReaderBuilder,
+) -> Option<Vec<T>> {
+    None
+}
+
+/// Decodes the whole elements of `bytes` into the first slots of `out` on the runtime-planned
+/// tier, up to its first miss; returns how many slots it filled, in order.
+fn planned_into<'de, T: Deserialize<'de>>(
+    bytes: &'de [u8],
+    dtype: &DType,
+    rb: &ReaderBuilder,
+    out: &mut [MaybeUninit<T>],
+) -> usize {
+    let (ctx, last) = (rb.ctx(), LastPlan::default());
+    let mut slots = out.iter_mut();
+    T::planned_run::<ParallelSite, _>(bytes, dtype, &ctx, &last, |v| match slots.next() {
+        Some(slot) => {
+            slot.write(v);
+            true
+        }
+        None => false,
     })
 }
 
@@ -74,14 +156,19 @@ pub(super) fn from_file<T: serde::de::DeserializeOwned + NpyRecord + Send>(
         return None;
     }
     let chunk = chunk_len(count, size);
-    decode_into(count, chunk, |first, part: &mut [MaybeUninit<T>], buf| {
-        let tier = exact::tier::<T>(dtype)?;
-        let len = part.len() * size;
-        buf.resize(len, 0);
-        let at = offset.checked_add((first as u64).checked_mul(size as u64)?)?;
-        file.read_exact_at(buf, at).ok()?;
-        Some((tier.run_into)(buf, &tier.plan, part))
-    })
+    decode_into(
+        count,
+        chunk,
+        Tier::Exact,
+        |first, part: &mut [MaybeUninit<T>], buf| {
+            let tier = exact::tier::<T>(dtype)?;
+            let len = part.len() * size;
+            buf.resize(len, 0);
+            let at = offset.checked_add((first as u64).checked_mul(size as u64)?)?;
+            file.read_exact_at(buf, at).ok()?;
+            Some((tier.run_into)(buf, &tier.plan, part))
+        },
+    )
 }
 
 /// Sequential everywhere but unix (no positional reads).
@@ -98,10 +185,12 @@ pub(super) fn from_file<T: serde::de::DeserializeOwned + NpyRecord + Send>(
 /// A `Vec` of `count` elements, its chunks of `chunk` elements filled in parallel by `fill`
 /// (given the first element's index, the chunk's slots and a per-thread scratch buffer, it
 /// returns how many leading slots it filled, or `None`). `None` unless every slot was filled.
+/// `tier` is the tier `fill` decodes on (for the tier hook).
 #[cfg(feature = "parallel")]
 fn decode_into<T: Send>(
     count: usize,
     chunk: usize,
+    tier: Tier,
     fill: impl Fn(usize, &mut [MaybeUninit<T>], &mut Vec<u8>) -> Option<usize> + Sync,
 ) -> Option<Vec<T>> {
     use rayon::prelude::*;
@@ -125,7 +214,8 @@ fn decode_into<T: Send>(
         for (part, &n) in slots.chunks_mut(chunk).zip(&filled) {
             for slot in &mut part[..n] {
                 // SAFETY: `fill` wrote the first `n` slots of this chunk (the exact tier's
-                // `run_into` fills slots in order and returns how many it wrote), and each is
+                // `run_into` and `planned_into` fill slots in order and return how many they
+                // wrote), and each is
                 // dropped once, here; the `Vec`'s length stays 0, so it never drops them again.
                 unsafe { slot.assume_init_drop() };
             }
@@ -135,7 +225,7 @@ fn decode_into<T: Send>(
     // SAFETY: every one of the first `count` slots was written (each chunk reported all its
     // slots filled), and `count <= capacity`.
     unsafe { v.set_len(count) };
-    crate::tier::served(crate::tier::Tier::Exact, count as u64);
+    crate::tier::served(tier, count as u64);
     Some(v)
 }
 
@@ -143,7 +233,11 @@ fn decode_into<T: Send>(
 fn decode_into<T: Send>(
     _count: usize,
     _chunk: usize,
+    _tier: Tier,
     _fill: impl Fn(usize, &mut [MaybeUninit<T>], &mut Vec<u8>) -> Option<usize> + Sync,
 ) -> Option<Vec<T>> {
     None
 }
+
+/// The call site of this module's runtime-planned tier (see `super::planned::RowDe`).
+struct ParallelSite;

@@ -19,6 +19,7 @@
 //! built value.
 
 use std::cell::Cell;
+use std::marker::PhantomData;
 use std::slice;
 
 use serde::de::{self, DeserializeSeed, SeqAccess, Visitor};
@@ -29,7 +30,11 @@ use crate::kind::{load, numbers, Kind};
 use crate::miss::{miss, Miss, Result};
 
 /// One whole element.
-pub(crate) struct RowDe<'a, 'c> {
+///
+/// `S` names the call site: each site gets its own instance of `T::deserialize` and of the
+/// visitor's methods, so each has one caller and can inline into it (see
+/// `crate::read::exact`'s `ExactDe`).
+pub(crate) struct RowDe<'a, 'c, S = ()> {
     pub(crate) bytes: &'a [u8],
     pub(crate) dtype: &'a DType,
     pub(crate) plan: Plan,
@@ -37,6 +42,7 @@ pub(crate) struct RowDe<'a, 'c> {
     /// The struct plan of the previous element (its `Ctx` slot), keyed by serde's `fields`
     /// list: every element of the array has the same record dtype, so this skips the search.
     pub(crate) last: &'c LastPlan,
+    pub(crate) site: PhantomData<fn() -> S>,
 }
 
 /// See [`RowDe::last`].
@@ -46,26 +52,29 @@ pub(crate) type LastPlan = Cell<Option<(usize, usize)>>;
 /// A value at `at` of its parent's `bytes`: a record field or a subarray item. Offsets are
 /// `u32` (fields ending below 4 GiB; see `FieldPlan::at`): `at as usize + size` cannot
 /// overflow, so one comparison bounds each read.
-struct ValDe<'a, 's> {
+struct ValDe<'a, 's, S> {
     bytes: &'a [u8],
     at: u32,
     /// Borrowed, so that checking it reads single bytes.
     plan: &'s Plan,
+    site: PhantomData<fn() -> S>,
 }
 
 /// A record's fields, positionally.
-struct RowSeq<'a, 's> {
+struct RowSeq<'a, 's, S> {
     bytes: &'a [u8],
     fields: slice::Iter<'s, FieldPlan>,
+    site: PhantomData<fn() -> S>,
 }
 
 /// The items of a 1-D subarray of scalars.
-struct ItemSeq<'a> {
+struct ItemSeq<'a, S> {
     bytes: &'a [u8],
     at: u32,
     item: Plan,
     left: usize,
     size: u32,
+    site: PhantomData<fn() -> S>,
 }
 
 /// The items of the subarray at `at` of `bytes`, given its plan's [`Plan::vector`] and the
@@ -75,12 +84,12 @@ struct ItemSeq<'a> {
 /// is below 2^32, and walking the items in order meets an out-of-bounds item (a miss) before
 /// an offset could wrap.
 #[inline(always)]
-fn items(
+fn items<S>(
     bytes: &[u8],
     at: usize,
     vector: Option<(Plan, usize, usize)>,
     len: Option<usize>,
-) -> Result<ItemSeq<'_>> {
+) -> Result<ItemSeq<'_, S>> {
     match vector {
         Some((item, n, size))
             if len.is_none_or(|l| l == n) && u32::try_from(bytes.len()).is_ok() =>
@@ -92,6 +101,7 @@ fn items(
                 left: n,
                 // At most 16: a scalar's size.
                 size: size as u32,
+                site: PhantomData,
             })
         }
         _ => Err(miss()),
@@ -124,12 +134,12 @@ macro_rules! planned {
 
         #[inline]
         fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-            visitor.visit_seq(items(self.bytes, $at(&self), self.plan.vector(), None)?)
+            visitor.visit_seq(items::<S>(self.bytes, $at(&self), self.plan.vector(), None)?)
         }
 
         #[inline]
         fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value> {
-            visitor.visit_seq(items(self.bytes, $at(&self), self.plan.vector(), Some(len))?)
+            visitor.visit_seq(items::<S>(self.bytes, $at(&self), self.plan.vector(), Some(len))?)
         }
 
         #[inline]
@@ -169,7 +179,57 @@ macro_rules! planned {
     };
 }
 
-impl<'de> de::Deserializer<'de> for RowDe<'_, '_> {
+/// The runtime-planned tier's loop over consecutive elements, a method of a blanket impl on
+/// `T` so that rustc compiles it next to `T::deserialize`, which then inlines into it (see
+/// `crate::read::exact`'s `Run`); `S` names the caller (see [`RowDe`]).
+pub(crate) trait PlannedRun<'de>: Sized {
+    /// Decodes the whole elements of `bytes` up to the first miss, handing each to `sink`
+    /// (false: stop); returns how many `sink` took.
+    fn planned_run<S, F: FnMut(Self) -> bool>(
+        bytes: &[u8],
+        dtype: &DType,
+        ctx: &Ctx,
+        last: &LastPlan,
+        sink: F,
+    ) -> usize;
+}
+
+impl<'de, T: de::Deserialize<'de>> PlannedRun<'de> for T {
+    #[inline(never)]
+    fn planned_run<S, F: FnMut(T) -> bool>(
+        bytes: &[u8],
+        dtype: &DType,
+        ctx: &Ctx,
+        last: &LastPlan,
+        mut sink: F,
+    ) -> usize {
+        let size = dtype.itemsize();
+        let plan = Plan::of(dtype);
+        let mut n = 0;
+        for chunk in bytes.chunks_exact(size.max(1)) {
+            let v = T::deserialize(RowDe::<S> {
+                bytes: chunk,
+                dtype,
+                plan,
+                ctx,
+                last,
+                site: PhantomData,
+            });
+            match v {
+                Ok(v) => {
+                    if !sink(v) {
+                        break;
+                    }
+                    n += 1;
+                }
+                Err(_) => break,
+            }
+        }
+        n
+    }
+}
+
+impl<'de, S> de::Deserializer<'de> for RowDe<'_, '_, S> {
     type Error = Miss;
 
     planned!(|_: &Self| 0usize);
@@ -195,9 +255,10 @@ impl<'de> de::Deserializer<'de> for RowDe<'_, '_> {
         };
         match self.ctx.cached(slot) {
             Some(StructPlan::Seq(plan)) => {
-                let mut seq = RowSeq {
+                let mut seq = RowSeq::<S> {
                     bytes: self.bytes,
                     fields: plan.iter(),
+                    site: PhantomData,
                 };
                 let value = visitor.visit_seq(&mut seq)?;
                 if seq.fields.len() == 0 {
@@ -220,7 +281,7 @@ impl<'de> de::Deserializer<'de> for RowDe<'_, '_> {
     }
 }
 
-impl<'de> de::Deserializer<'de> for ValDe<'_, '_> {
+impl<'de, S> de::Deserializer<'de> for ValDe<'_, '_, S> {
     type Error = Miss;
 
     planned!(|d: &Self| d.at as usize);
@@ -231,17 +292,18 @@ impl<'de> de::Deserializer<'de> for ValDe<'_, '_> {
     }
 }
 
-impl<'de> SeqAccess<'de> for RowSeq<'_, '_> {
+impl<'de, S> SeqAccess<'de> for RowSeq<'_, '_, S> {
     type Error = Miss;
 
     #[inline]
     fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
         match self.fields.next() {
             Some(f) => seed
-                .deserialize(ValDe {
+                .deserialize(ValDe::<S> {
                     bytes: self.bytes,
                     at: f.at,
                     plan: &f.fast,
+                    site: PhantomData,
                 })
                 .map(Some),
             None => Ok(None),
@@ -253,7 +315,7 @@ impl<'de> SeqAccess<'de> for RowSeq<'_, '_> {
     }
 }
 
-impl<'de> SeqAccess<'de> for ItemSeq<'_> {
+impl<'de, S> SeqAccess<'de> for ItemSeq<'_, S> {
     type Error = Miss;
 
     #[inline]
@@ -266,10 +328,11 @@ impl<'de> SeqAccess<'de> for ItemSeq<'_> {
         // No overflow: the subarray ends below 4 GiB (a wrapped offset would fail the bounds
         // check anyway).
         self.at = at.wrapping_add(self.size);
-        seed.deserialize(ValDe {
+        seed.deserialize(ValDe::<S> {
             bytes: self.bytes,
             at,
             plan: &self.item,
+            site: PhantomData,
         })
         .map(Some)
     }
@@ -295,6 +358,7 @@ mod tests {
             plan: Plan::of(&dtype),
             ctx: &ctx,
             last: &last,
+            site: PhantomData::<fn() -> ()>,
         })
     }
 

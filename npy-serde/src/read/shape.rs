@@ -11,7 +11,7 @@ use super::elem::{shape_text, ElemDe};
 use super::entry::FastDe;
 use super::exact::ExactTier;
 use super::plan::{Ctx, Plan};
-use super::planned::{LastPlan, RowDe};
+use super::planned::{LastPlan, PlannedRun, RowDe};
 use super::source::{count_of, Source};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -145,21 +145,13 @@ pub(crate) fn collect_elements<'de, S: Source<'de>, T: Deserialize<'de>>(
                 let first = (index - run.index) as usize;
                 let start = index;
                 let rest = run.bytes.get(first * size..).unwrap_or(&[]);
-                for chunk in rest.chunks_exact(size) {
-                    match T::deserialize(RowDe {
-                        bytes: chunk,
-                        dtype,
-                        plan,
-                        ctx,
-                        last: &last,
-                    }) {
-                        Ok(v) => out.push(v),
-                        Err(_) => {
-                            fast_ok = false;
-                            break;
-                        }
-                    }
-                    index += 1;
+                let n = T::planned_run::<CollectSite, _>(rest, dtype, ctx, &last, |v| {
+                    out.push(v);
+                    true
+                });
+                index += n as u64;
+                if n < rest.len() / size {
+                    fast_ok = false;
                 }
                 crate::tier::served(crate::tier::Tier::Planned, index - start);
             }
@@ -269,12 +261,13 @@ impl<'de, S: Source<'de>> SeqAccess<'de> for ShapeSeq<'_, 'de, S> {
     fn next_element<T: Deserialize<'de>>(&mut self) -> Result<Option<T>> {
         if self.fast && self.dims.is_empty() && self.i < self.n {
             if let Some(bytes) = self.src.peek_bytes() {
-                let fast = T::deserialize(RowDe {
+                let fast = T::deserialize(RowDe::<ShapeSite> {
                     bytes,
                     dtype: self.dtype,
                     plan: self.plan,
                     ctx: self.ctx,
                     last: &self.last,
+                    site: std::marker::PhantomData,
                 });
                 match fast {
                     Ok(v) => {
@@ -450,3 +443,7 @@ impl<'de, S: Source<'de>> de::Deserializer<'de> for ShapeDe<'_, 'de, S> {
         false
     }
 }
+
+/// The call sites of this module's runtime-planned tier (see `super::planned::RowDe`).
+struct CollectSite;
+struct ShapeSite;

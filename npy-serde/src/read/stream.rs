@@ -324,6 +324,9 @@ impl<R: Read, T: DeserializeOwned, E> RecordReader<R, T, E> {
     }
 }
 
+/// The call site of this module's runtime-planned tier (see `super::planned::RowDe`).
+struct StreamSite;
+
 impl<R: Read, T: DeserializeOwned, E> RecordReader<R, T, E> {
     /// The next element on the runtime-planned tier, or on the general one.
     #[inline]
@@ -338,12 +341,13 @@ impl<R: Read, T: DeserializeOwned, E> RecordReader<R, T, E> {
                 return Some(Err(e.at_record(self.next)));
             }
             if let Some(bytes) = self.block.peek(self.itemsize) {
-                let fast = T::deserialize(RowDe {
+                let fast = T::deserialize(RowDe::<StreamSite> {
                     bytes,
                     dtype: &self.header.header.dtype,
                     plan: self.plan,
                     ctx: &self.ctx,
                     last: &self.last,
+                    site: std::marker::PhantomData,
                 });
                 match fast {
                     Ok(v) => {
