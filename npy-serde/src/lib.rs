@@ -79,6 +79,10 @@ pub use read::{
 pub mod write;
 pub use write::{to_path, to_vec, to_writer, MmapArrayMut, NpyWriter, WriterBuilder};
 
+// ---- ndarray (feature `ndarray`): reads, writes and views through the doors above ----
+#[cfg(feature = "ndarray")]
+pub mod ndarray;
+
 // ---- npz ----
 pub mod npz;
 pub use npz::{NpzArchive, NpzReaderBuilder, NpzStreamWriter, NpzWriter};

@@ -311,9 +311,18 @@ impl ReaderBuilder {
         mut reader: R,
     ) -> Result<Vec<T>> {
         let header = read_header(&mut reader, &self.limits)?;
+        self.records_after_header(reader, &header)
+    }
+
+    /// [`records_from_reader`] for a reader positioned just after `header`.
+    fn records_after_header<R: Read, T: DeserializeOwned + NpyRecord>(
+        &self,
+        reader: R,
+        header: &ParsedHeader,
+    ) -> Result<Vec<T>> {
         match bulk::plain::<T>(&header.header) {
-            Some(proof) => bulk::from_reader(self, proof, reader, &header, false),
-            None => self.read_data(reader, &header, Elements::<T>::records(), false),
+            Some(proof) => bulk::from_reader(self, proof, reader, header, false),
+            None => self.read_data(reader, header, Elements::<T>::records(), false),
         }
     }
 
@@ -323,11 +332,20 @@ impl ReaderBuilder {
         bytes: &'de [u8],
     ) -> Result<Vec<T>> {
         let header = parse_header(bytes, &self.limits)?;
-        let data = data_of(bytes, &header, self)?;
-        if let Some(v) = self.records_fast::<T>(&header, data) {
+        self.records_in_slice(bytes, &header)
+    }
+
+    /// [`records_from_slice`] for the file `bytes` whose header is `header`.
+    fn records_in_slice<'de, T: Deserialize<'de> + NpyRecord + Send>(
+        &self,
+        bytes: &'de [u8],
+        header: &ParsedHeader,
+    ) -> Result<Vec<T>> {
+        let data = data_of(bytes, header, self)?;
+        if let Some(v) = self.records_fast::<T>(header, data) {
             return Ok(v);
         }
-        vec_from_data(data, true, &header, self, Elements::records())
+        vec_from_data(data, true, header, self, Elements::records())
     }
 
     /// [`records_from_path`] with these options.
@@ -336,6 +354,15 @@ impl ReaderBuilder {
         path: P,
     ) -> Result<Vec<T>> {
         let (file, header) = open_checked(path.as_ref(), self)?;
+        self.records_from_file(file, &header)
+    }
+
+    /// [`records_from_path`] for an opened, checked file positioned just after `header`.
+    fn records_from_file<T: DeserializeOwned + NpyRecord + Send>(
+        &self,
+        file: std::fs::File,
+        header: &ParsedHeader,
+    ) -> Result<Vec<T>> {
         let h = &header.header;
         let (count, len) = self.check(h)?;
         if parallel::worth(len, self) && !needs_walk(h) {
@@ -346,9 +373,9 @@ impl ReaderBuilder {
         }
         // Positional reads left the file at the first data byte.
         if let Some(proof) = bulk::plain::<T>(h) {
-            return bulk::from_reader(self, proof, file, &header, true);
+            return bulk::from_reader(self, proof, file, header, true);
         }
-        self.read_data(file, &header, Elements::<T>::records(), true)
+        self.read_data(file, header, Elements::<T>::records(), true)
     }
 
     /// [`from_slice`] with these options.
@@ -367,6 +394,65 @@ impl ReaderBuilder {
     pub fn records<R: Read, T: DeserializeOwned>(&self, reader: R) -> Result<RecordReader<R, T>> {
         RecordReader::with_builder(reader, self)
     }
+}
+
+/// The elements of an array in *storage* order, with the file's header: for a Fortran-order
+/// array, column-major, so that `crate::ndarray` builds a Fortran-layout array around them
+/// without a transposing copy. The same tiers (parallel, one copy, exact, general) as the
+/// `records_from_*` doors, values and errors; an error's record index counts in storage order.
+#[cfg(feature = "ndarray")]
+impl ReaderBuilder {
+    /// `records_from_path` in storage order.
+    pub(crate) fn stored_from_path<T: DeserializeOwned + NpyRecord + Send>(
+        &self,
+        path: &Path,
+    ) -> Result<(crate::header::Header, Vec<T>)> {
+        let (file, header) = open_checked(path, self)?;
+        let v = self.records_from_file(file, &storage_order(&header))?;
+        Ok((header.header, v))
+    }
+
+    /// `records_from_reader` in storage order.
+    pub(crate) fn stored_from_reader<R: Read, T: DeserializeOwned + NpyRecord>(
+        &self,
+        mut reader: R,
+    ) -> Result<(crate::header::Header, Vec<T>)> {
+        let header = read_header(&mut reader, &self.limits)?;
+        self.stored_after_header(reader, &header)
+    }
+
+    /// `records_from_reader` in storage order, for a reader positioned just after `header`
+    /// (a `.npz` member).
+    pub(crate) fn stored_after_header<R: Read, T: DeserializeOwned + NpyRecord>(
+        &self,
+        reader: R,
+        header: &ParsedHeader,
+    ) -> Result<(crate::header::Header, Vec<T>)> {
+        let v = self.records_after_header(reader, &storage_order(header))?;
+        Ok((header.header.clone(), v))
+    }
+
+    /// `records_from_slice` in storage order.
+    pub(crate) fn stored_from_slice<'de, T: Deserialize<'de> + NpyRecord + Send>(
+        &self,
+        bytes: &'de [u8],
+    ) -> Result<(crate::header::Header, Vec<T>)> {
+        let header = parse_header(bytes, &self.limits)?;
+        let v = self.records_in_slice(bytes, &storage_order(&header))?;
+        Ok((header.header, v))
+    }
+}
+
+/// A header whose logical C order is `header`'s storage order: a Fortran-order array of shape
+/// `(a, b, c)` is stored as the C-order array of shape `(c, b, a)`.
+#[cfg(feature = "ndarray")]
+fn storage_order(header: &ParsedHeader) -> ParsedHeader {
+    let mut stored = header.clone();
+    if needs_walk(&header.header) {
+        stored.header.fortran_order = false;
+        stored.header.shape.reverse();
+    }
+    stored
 }
 
 impl ReaderBuilder {
