@@ -1,4 +1,5 @@
-//! [`ndarray`](::ndarray) arrays read from and written to `.npy` files (feature `ndarray`).
+//! Arrays of the [`ndarray`](https://docs.rs/ndarray) crate read from and written to `.npy`
+//! files (feature `ndarray`).
 //!
 //! The names are `ndarray-npy`'s, so switching is a one-line change: [`read_npy`] and
 //! [`write_npy`] for paths, [`ReadNpyExt`] and [`WriteNpyExt`] for readers and writers, plus
