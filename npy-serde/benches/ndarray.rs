@@ -16,6 +16,7 @@
 //!
 //! Run: `NPY_PYTHON=.venv/bin/python cargo bench -p npy-serde --features ndarray --bench ndarray`
 
+use std::any::Any;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -138,30 +139,43 @@ fn main() {
 
     // (workload index: 0 W1 read, 1 F2D read, 2 W1 write; label; bytes; time)
     let mut cases: Vec<(usize, &str, u64, Duration)> = Vec::new();
-    let mut run = |k: usize, label: &'static str, bytes: u64, f: &mut dyn FnMut()| {
-        if label.contains(&*filter) {
-            cases.push((k, label, bytes, time(reps, &mut *f)));
-        }
-    };
+    // The closures return what they read, dropped after the clock stops (as numpy_ref.py
+    // deletes the loaded array after its clock stops).
+    let mut run =
+        |k: usize, label: &'static str, bytes: u64, f: &mut dyn FnMut() -> Box<dyn Any>| {
+            if label.contains(&*filter) {
+                cases.push((k, label, bytes, time(reps, &mut *f)));
+            }
+        };
     run(0, "W1 read_npy -> Array1<f64>", b1, &mut || {
-        black_box(npy_serde::ndarray::read_npy::<_, Array1<f64>>(&w1).unwrap());
+        Box::new(npy_serde::ndarray::read_npy::<_, Array1<f64>>(&w1).unwrap())
+    });
+    run(0, "W1 read_npy, parallel(false)", b1, &mut || {
+        let rb = npy_serde::ReaderBuilder::new().parallel(false);
+        Box::new(rb.ndarray_from_path::<_, Array1<f64>>(&w1).unwrap())
     });
     run(0, "W1 ndarray-npy 0.10 read_npy", b1, &mut || {
-        black_box(ndarray_npy::read_npy::<_, Array1<f64>>(&w1).unwrap());
+        Box::new(ndarray_npy::read_npy::<_, Array1<f64>>(&w1).unwrap())
     });
     run(1, "F2D read_npy -> Array2<f32>", b2, &mut || {
-        black_box(npy_serde::ndarray::read_npy::<_, Array2<f32>>(&f2d).unwrap());
+        Box::new(npy_serde::ndarray::read_npy::<_, Array2<f32>>(&f2d).unwrap())
+    });
+    run(1, "F2D read_npy, parallel(false)", b2, &mut || {
+        let rb = npy_serde::ReaderBuilder::new().parallel(false);
+        Box::new(rb.ndarray_from_path::<_, Array2<f32>>(&f2d).unwrap())
     });
     run(1, "F2D ndarray-npy 0.10 read_npy", b2, &mut || {
-        black_box(ndarray_npy::read_npy::<_, Array2<f32>>(&f2d).unwrap());
+        Box::new(ndarray_npy::read_npy::<_, Array2<f32>>(&f2d).unwrap())
     });
     let a = Array1::from_iter((0..n1).map(|i| i as f64 * 0.5));
     let (ours, theirs) = (dir.join("ours_w1.npy"), dir.join("peer_w1.npy"));
     run(2, "W1 write_npy <- Array1<f64>", b1, &mut || {
         npy_serde::ndarray::write_npy(&ours, black_box(&a)).unwrap();
+        Box::new(())
     });
     run(2, "W1 ndarray-npy 0.10 write_npy", b1, &mut || {
         ndarray_npy::write_npy(&theirs, black_box(&a)).unwrap();
+        Box::new(())
     });
     drop(a);
 
