@@ -96,7 +96,7 @@
 //!
 //! | file | owns | calls |
 //! |---|---|---|
-//! | `mod.rs` | the doors: `from_*`, `vec_from_*`, `records_from_*`, [`ReaderBuilder`]'s methods | `decode`, `stream`, `mmap`, `array` |
+//! | `mod.rs` | the doors: `from_*`, `vec_from_*`, `records_from_*`, [`ReaderBuilder`]'s methods; their storage-order forms for `crate::ndarray` | `decode`, `stream`, `mmap`, `array` |
 //! | `stream.rs`, `mmap.rs`, `array.rs` | [`RecordReader`], [`MmapArray`], the dynamic [`Array`](crate::Array) | `decode`, the tiers, `source` |
 //! | `decode.rs` | checking data against the header and limits; whole-array or flat-`Vec` decoding | `shape`, `source` |
 //! | `shape.rs` | the array's axes as serde sequences; every element into a `Vec`, tier by tier | `exact`, `planned`, `general` |
