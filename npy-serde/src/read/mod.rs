@@ -365,14 +365,22 @@ impl ReaderBuilder {
     ) -> Result<Vec<T>> {
         let h = &header.header;
         let (count, len) = self.check(h)?;
+        let plain = bulk::plain::<T>(h);
         if parallel::worth(len, self) && !needs_walk(h) {
             let count = usize::try_from(count).unwrap_or(usize::MAX);
-            if let Some(v) = parallel::from_file(&file, header.data_offset, &h.dtype, count) {
+            // Plain data: one copy on all cores, positional reads straight into the result
+            // (the exact tier's decode copies twice: measured in the same runs on a loaded
+            // 2-core machine, 0.77x of one copy on one core for it, 0.92x for this).
+            let v = match plain {
+                Some(proof) => bulk::from_file_parallel(proof, &file, header.data_offset, count),
+                None => parallel::from_file(&file, header.data_offset, &h.dtype, count),
+            };
+            if let Some(v) = v {
                 return Ok(v);
             }
         }
         // Positional reads left the file at the first data byte.
-        if let Some(proof) = bulk::plain::<T>(h) {
+        if let Some(proof) = plain {
             return bulk::from_reader(self, proof, file, header, true);
         }
         self.read_data(file, header, Elements::<T>::records(), true)
