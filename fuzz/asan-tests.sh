@@ -6,7 +6,8 @@
 #     (npy-serde/src/bin/npy/input.rs): read_fixtures, hostile, fuzz_regressions, views, the
 #     CLI tests;
 #   - typed views and raw writes of plain data (npy-serde/src/pod.rs: cast, cast_mut,
-#     bytes_of; the Pod proofs in record.rs and the derive's): views, streaming, tiers;
+#     bytes_of; the Pod proofs in record.rs and the derive's): views, streaming, tiers, and
+#     the ndarray views over maps (npy-serde/src/ndarray/view.rs, no unsafe of its own): ndarray;
 #   - one-copy reads into zeroed and huge-page-advised Vecs (npy-serde/src/read/bulk.rs,
 #     read/vecalloc.rs: zeroed, grow_zeroed, madvise): views, read_records, read_vec, the
 #     vecalloc unit tests;
@@ -34,7 +35,8 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stac
 echo "=== npy-serde-tests under ASan ($host)"
 cargo +nightly test --target "$host" -p npy-serde-tests \
     --test read_fixtures --test hostile --test fuzz_regressions --test read_vec \
-    --test read_records --test views --test streaming --test parallel --test tiers "$@"
+    --test read_records --test views --test streaming --test parallel --test tiers \
+    --test ndarray "$@"
 echo "=== npy-serde unit tests (write, read tiers, vecalloc, pod) under ASan"
 cargo +nightly test --target "$host" -p npy-serde --lib "$@"
 echo "=== npy CLI tests under ASan"

@@ -142,6 +142,15 @@ pub enum ErrorKind {
         /// The details, with what to do instead.
         detail: String,
     },
+    /// The file's array has another number of dimensions than the array type asked for
+    /// (an `ndarray::Array2` from a 3-D file; feature `ndarray`).
+    #[error("expected a {expected}-D array, the file's shape is {shape}")]
+    Dimension {
+        /// The number of dimensions asked for.
+        expected: usize,
+        /// The file's shape, as NumPy prints it: `(2, 3, 4)`.
+        shape: String,
+    },
     /// An error in a `.npz` (zip) archive.
     #[error("npz archive: {0}")]
     Zip(String),
@@ -169,6 +178,7 @@ impl ErrorKind {
             ErrorKind::InvalidValue(_) => "invalid_value",
             ErrorKind::Write(_) => "write",
             ErrorKind::View { .. } => "view",
+            ErrorKind::Dimension { .. } => "dimension",
             ErrorKind::Zip(_) => "zip",
             ErrorKind::Message(_) => "message",
         }

@@ -27,6 +27,9 @@
 //! | write with another dtype, shape, byte order, Fortran order or version, or a nested `Serialize` value | [`WriterBuilder`] (`to_*`, [`serialize`](WriterBuilder::serialize), [`write_array`](WriterBuilder::write_array)) |
 //! | write records one at a time (counted, uncounted, appending) | [`NpyWriter`], [`WriterBuilder::writer`] / [`writer_with_len`](WriterBuilder::writer_with_len) / [`append_path`](WriterBuilder::append_path) |
 //! | read or write `.npz` archives | [`NpzArchive`], [`NpzWriter`], [`NpzStreamWriter`] |
+//! | read an N-d file into an `ndarray` array: `Array2<f32>`, `ArrayD<T>`, `Array1<Rec>` (feature `ndarray`) | `ndarray::read_npy`, `ndarray::ReadNpyExt`, `ReaderBuilder::ndarray_from_path` (`_reader`, `_slice`), `NpzArchive::read_ndarray` |
+//! | write any `ndarray` `ArrayBase` (owned, view, strided; bytes identical to `np.save`) (feature `ndarray`) | `ndarray::write_npy`, `ndarray::WriteNpyExt`, `WriterBuilder::write_ndarray`, `NpzWriter::add_ndarray` |
+//! | view a mapped file as an `ArrayView`/`ArrayViewMut` without copying (feature `ndarray`) | `MmapArray::view`, `MmapArrayMut::view_mut` |
 //! | parse or write just a header | [`header::read_header`], [`header::parse_header`], [`Header::to_bytes`] |
 //!
 //! `records_from_*` and `vec_from_*` give the same values and errors; the first needs
@@ -78,6 +81,10 @@ pub use read::{
 // ---- writing: the mirror of reading (see `write`) ----
 pub mod write;
 pub use write::{to_path, to_vec, to_writer, MmapArrayMut, NpyWriter, WriterBuilder};
+
+// ---- ndarray (feature `ndarray`): reads, writes and views through the doors above ----
+#[cfg(feature = "ndarray")]
+pub mod ndarray;
 
 // ---- npz ----
 pub mod npz;

@@ -113,6 +113,42 @@ fn big_arrays_and_misses_in_several_chunks() {
     assert_eq!(err.position().record, Some(70_001));
 }
 
+/// Plain data from a file goes through positional reads straight into the result, chunk by
+/// chunk on all cores: the same values, and a bad bool byte in any chunk gives the sequential
+/// error.
+#[test]
+fn plain_data_read_in_parallel_from_a_file() {
+    let dir = TempDir::new("parallel-plain");
+    let path = dir.join("f8.npy");
+    let values: Vec<f64> = (0..2_500_003).map(|i| i as f64 * 0.5 - 7.0).collect(); // ~20 MB
+    npy_serde::to_path(&path, &values).unwrap();
+    assert_eq!(
+        npy_serde::records_from_path::<_, f64>(&path).unwrap(),
+        values
+    );
+    assert_eq!(
+        parallel().records_from_path::<_, f64>(&path).unwrap(),
+        values
+    );
+    let bools: Vec<bool> = (0..9_000_001).map(|i| i % 7 == 0).collect(); // 3 chunks of 4 MiB
+    let mut file = npy_serde::to_vec(&bools).unwrap();
+    let data = file.len() - bools.len();
+    let path = dir.join("b1.npy");
+    std::fs::write(&path, &file).unwrap();
+    assert_eq!(
+        parallel().records_from_path::<_, bool>(&path).unwrap(),
+        bools
+    );
+    for k in [8_999_999usize, 4_500_000] {
+        file[data + k] = 2;
+    }
+    std::fs::write(&path, &file).unwrap();
+    let want = sequential().records_from_slice::<bool>(&file).unwrap_err();
+    let got = parallel().records_from_path::<_, bool>(&path).unwrap_err();
+    assert_eq!(got.to_string(), want.to_string());
+    assert_eq!(got.position().record, Some(4_500_000));
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 

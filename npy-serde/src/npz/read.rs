@@ -476,6 +476,25 @@ impl<R: Read + Seek> NpzArchive<R> {
         self.by_key(key)?.read_array()
     }
 
+    /// Reads the array of the member for `key` into an `ndarray` array type
+    /// (`Array2<f32>`, `ArrayD<T>`, ...), as [`crate::ndarray::read_npy`] reads a file. Feature
+    /// `ndarray`.
+    ///
+    /// ```
+    /// use ndarray::{array, Array2};
+    /// use npy_serde::{NpzArchive, NpzWriter};
+    /// let mut w = NpzWriter::new(std::io::Cursor::new(Vec::new()));
+    /// w.add_ndarray("a", &array![[1u8, 2], [3, 4]])?;
+    /// let bytes = w.finish()?.into_inner();
+    /// let a: Array2<u8> = NpzArchive::from_bytes(&bytes)?.read_ndarray("a")?;
+    /// assert_eq!(a, array![[1, 2], [3, 4]]);
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
+    #[cfg(feature = "ndarray")]
+    pub fn read_ndarray<A: crate::ndarray::FromNpy>(&mut self, key: &str) -> Result<A> {
+        self.by_key(key)?.read_ndarray()
+    }
+
     /// Streams the elements of the member for `key` one at a time, decompressing on the fly:
     /// memory stays O(record) however large the member (except for Fortran-order arrays of
     /// more than one dimension, whose logical C order needs the whole array in memory).
@@ -645,6 +664,19 @@ impl<'a, R: Read> NpzMember<'a, R> {
             .map_err(lift)?;
         self.drain()?;
         Ok(array)
+    }
+
+    /// Reads the array into an `ndarray` array type, then checks the rest of the member; see
+    /// [`NpzArchive::read_ndarray`]. Feature `ndarray`.
+    #[cfg(feature = "ndarray")]
+    pub fn read_ndarray<A: crate::ndarray::FromNpy>(mut self) -> Result<A> {
+        let header = self.at_data()?;
+        let options = self.options;
+        let (h, elements) = options
+            .stored_after_header::<_, A::Elem>(&mut self, &header)
+            .map_err(lift)?;
+        self.drain()?;
+        A::from_elements(&h, elements)
     }
 
     /// Streams the array's elements (logical C order), decoding the member as they are

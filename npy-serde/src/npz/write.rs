@@ -343,6 +343,25 @@ macro_rules! writer_methods {
             })
         }
 
+        /// Adds an `ndarray` array (any `ArrayBase`: owned, a view, strided) as member
+        /// `key.npy`, with the bytes [`crate::ndarray::write_npy`] writes (`np.savez`'s).
+        /// Feature `ndarray`.
+        #[cfg(feature = "ndarray")]
+        pub fn add_ndarray<S, D>(
+            &mut self,
+            key: &str,
+            array: &::ndarray::ArrayBase<S, D>,
+        ) -> Result<()>
+        where
+            S: ::ndarray::Data,
+            S::Elem: Serialize + NpyRecord + Sync + Clone,
+            D: ::ndarray::Dimension,
+        {
+            self.core.write_member(&name_for_key(key), |w| {
+                crate::ndarray::WriteNpyExt::write_npy(array, w)
+            })
+        }
+
         /// Adds `records` under the next positional key (`arr_0`, `arr_1`, ..., as
         /// `numpy.savez(file, *arrays)` names them) and returns the key. A keyword member with
         /// the same name makes this fail, as in NumPy.

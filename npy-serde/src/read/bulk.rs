@@ -11,6 +11,9 @@
 //! same end or error, are replayed to the element-by-element tiers, which give the error they
 //! always give. Only the memory allocated differs.
 //!
+//! A large file (see [`ReaderBuilder::parallel_threshold`]) is read on all cores: positional
+//! reads straight into disjoint parts of the result, still one copy.
+//!
 //! Calls the sources' checks (`super::decode`), the allocation (`super::vecalloc`) and the
 //! plain-data casts (`crate::pod`); nothing above.
 
@@ -56,6 +59,63 @@ pub(super) fn from_bytes<T: NpyRecord>(_proof: Pod<T>, data: &[u8]) -> Option<Ve
     }
     served(Tier::Exact, n as u64);
     Some(v)
+}
+
+/// Bytes per positional read of [`from_file_parallel`].
+#[cfg(all(unix, feature = "parallel"))]
+const CHUNK_BYTES: usize = 4 << 20;
+
+/// Every element of the data of `file` (checked to hold `count` elements from byte `offset`)
+/// as a `T`, with one copy on all cores: positional reads of [`CHUNK_BYTES`] each, from
+/// rayon's threads, straight into their parts of the result's memory (so the kernel's copies
+/// and the page faults of the result run in parallel, and nothing is copied twice). `None` if
+/// the memory cannot be had, a read fails or a `bool` byte is not 0 or 1: the caller then
+/// reads the data again sequentially, which reports it. The file's position is not moved.
+#[cfg(all(unix, feature = "parallel"))]
+pub(super) fn from_file_parallel<T: NpyRecord>(
+    _proof: Pod<T>,
+    file: &std::fs::File,
+    offset: u64,
+    count: usize,
+) -> Option<Vec<T>> {
+    use rayon::prelude::*;
+    use std::os::unix::fs::FileExt;
+    let len = count.checked_mul(size_of::<T>())?;
+    let mut v = vecalloc::zeroed::<T>(count)?;
+    if v.capacity() < count {
+        return None;
+    }
+    // SAFETY: `zeroed` gave room for `count` elements, all zero bytes, so the first
+    // `len = count * size_of::<T>()` bytes of the allocation are initialized `u8`s; `v` holds
+    // no element (length 0), so nothing else views them, and the slice is dropped before `v`
+    // is touched again.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), len) };
+    let read = bytes
+        .par_chunks_mut(CHUNK_BYTES)
+        .enumerate()
+        .all(|(i, part)| {
+            let at = (i as u64 * CHUNK_BYTES as u64).checked_add(offset);
+            at.is_some_and(|at| file.read_exact_at(part, at).is_ok())
+        });
+    if !read || pod::check_bools(&T::LAYOUT, bytes, 0).is_err() {
+        return None;
+    }
+    // SAFETY: all `count` elements' bytes were read (every chunk completely), the bool bytes
+    // checked, and the proof says that such bytes are `count` valid `T`s.
+    unsafe { v.set_len(count) };
+    served(Tier::Exact, count as u64);
+    Some(v)
+}
+
+/// Sequential everywhere else.
+#[cfg(not(all(unix, feature = "parallel")))]
+pub(super) fn from_file_parallel<T: NpyRecord>(
+    _proof: Pod<T>,
+    _file: &std::fs::File,
+    _offset: u64,
+    _count: usize,
+) -> Option<Vec<T>> {
+    None
 }
 
 /// Reads the data of `header` from `reader` into a `Vec<T>` with one copy. `present` says the

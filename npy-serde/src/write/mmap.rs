@@ -189,6 +189,12 @@ impl MmapArrayMut {
         pod::cast_mut(proof, self.data_mut(), offset)
     }
 
+    /// The offset of the first data byte in the file.
+    #[cfg(feature = "ndarray")]
+    pub(crate) fn data_offset(&self) -> u64 {
+        self.header.data_offset
+    }
+
     /// Writes the changes to the file (a no-op for a copy-on-write map's file, which is never
     /// written) and waits for the write to finish.
     pub fn flush(&self) -> Result<()> {

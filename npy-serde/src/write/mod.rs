@@ -306,7 +306,7 @@ impl WriterBuilder {
         }
         let data_len = header.data_len()?;
         let head = header.to_bytes_with_version(self.version)?;
-        let transpose = fortran && needs_transpose(&header.shape);
+        let transpose = fortran && !self.stored_order && needs_transpose(&header.shape);
         // Plain data without padding: the records' own bytes, with one write.
         let raw = exact.as_ref().and_then(|t| t.raw).and_then(|f| f(records));
         if let (Some(bytes), false) = (raw, transpose) {

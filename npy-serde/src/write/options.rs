@@ -38,6 +38,9 @@ pub struct WriterBuilder {
     pub(super) buffer_size: Option<usize>,
     /// `parallel(false)`.
     pub(super) sequential: bool,
+    /// The records are given in the header's storage order already (Fortran order included):
+    /// written as they are, never transposed (`crate::ndarray`'s Fortran-layout arrays).
+    pub(crate) stored_order: bool,
 }
 
 /// Arrays with fewer data bytes than this are encoded on the calling thread only.
