@@ -29,7 +29,10 @@ else
     mapfile -t targets < <(cargo +nightly fuzz list)
 fi
 
-# One input may take at most this long (the promise is time linear in the input).
+# One input may take at most this long (the promise is time linear in the input). The limit is
+# wall-clock time: a campaign under `nice -n 19` on a busy machine can wait that long for a CPU
+# (10-38 s seen on a shared 2-core box, on inputs that replay in 1 ms), so niced campaigns want
+# FUZZ_TIMEOUT=120 and a replay of whatever timeout they report.
 per_input_timeout="${FUZZ_TIMEOUT:-10}"
 failed=()
 for t in "${targets[@]}"; do

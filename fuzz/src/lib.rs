@@ -576,6 +576,11 @@ pub fn arbitrary_dtype(u: &mut ByteSource, depth: u32, top: bool) -> DType {
             let base = arbitrary_dtype(u, depth - 1, false);
             let n = 1 + u.upto(2);
             let shape: Vec<u64> = (0..n).map(|_| u.upto(3) as u64).collect();
+            // At most MAX_LEAVES values per element (a few subarrays deep would otherwise make
+            // thousands, each built, written, read, compared and dropped for every input).
+            if leaves(&base).saturating_mul(shape.iter().product()) > MAX_LEAVES {
+                return base;
+            }
             // Zero-size bases cannot be subarrays (NumPy refuses them too).
             DType::array(base.clone(), shape).unwrap_or(base)
         }
@@ -586,6 +591,11 @@ pub fn arbitrary_dtype(u: &mut ByteSource, depth: u32, top: bool) -> DType {
             for i in 0..n {
                 offset += u.upto(3);
                 let dt = arbitrary_dtype(u, depth - 1, false);
+                // At most MAX_LEAVES values per element here too.
+                let so_far: u64 = fields.iter().map(|f| leaves(&f.dtype)).sum();
+                if so_far + leaves(&dt) > MAX_LEAVES {
+                    break;
+                }
                 let size = dt.itemsize();
                 let mut f = Field::new(arbitrary_name(u, i), dt, offset);
                 if u.upto(7) == 0 {
@@ -680,11 +690,34 @@ fn arbitrary_sub(u: &mut ByteSource, base: &DType, dims: &[u64]) -> Value {
     }
 }
 
-/// A whole array: a top-level scalar or record dtype, a small shape, either order, values.
+/// Most scalar values in one element of an arbitrary dtype, and in one arbitrary array: the
+/// cost of an input is mostly in its values (built, written, read back, compared, dropped),
+/// and the code paths are the same for a few of them as for thousands.
+pub const MAX_LEAVES: u64 = 32;
+
+/// The number of scalar values in one element of `dtype` (a record's fields, a subarray's
+/// elements).
+pub fn leaves(dtype: &DType) -> u64 {
+    match dtype {
+        DType::Plain(_) => 1,
+        DType::Array(base, shape) => leaves(base).saturating_mul(shape.iter().product()),
+        DType::Record(r) => r.fields().iter().map(|f| leaves(&f.dtype)).sum(),
+    }
+}
+
+/// A whole array: a top-level scalar or record dtype, a small shape, either order, values
+/// (at most `4 * MAX_LEAVES` scalars: the largest dimensions shrink, none disappears).
 pub fn arbitrary_array(u: &mut ByteSource) -> Array {
     let dtype = arbitrary_dtype(u, 3, true);
     let ndim = u.upto(3);
-    let shape: Vec<u64> = (0..ndim).map(|_| u.upto(4) as u64).collect();
+    let mut shape: Vec<u64> = (0..ndim).map(|_| u.upto(4) as u64).collect();
+    let per = leaves(&dtype).max(1);
+    while !shape.is_empty() && shape.iter().product::<u64>().saturating_mul(per) > 4 * MAX_LEAVES {
+        let big = (0..shape.len())
+            .max_by_key(|&i| shape[i])
+            .expect("a non-empty shape");
+        shape[big] -= 1;
+    }
     let count: u64 = shape.iter().product();
     let fortran_order = u.bool();
     let values = (0..count).map(|_| arbitrary_value(u, &dtype)).collect();
@@ -715,10 +748,16 @@ fn check_same(want: &Array, got: npy_serde::Result<Array>, how: &str) {
 /// bytes are the `.npy` file's.
 pub fn roundtrip(data: &[u8]) {
     let mut u = ByteSource::new(data);
+    // The options come first: most inputs run out of bytes inside the array, and an exhausted
+    // source gives zeros. The npz part for one input in four (the writers target puts every
+    // input's array through npz), deflate for one in sixteen: an archive costs as much as the
+    // rest of the input under the sanitizer, a deflate stream's setup (zeroed window and hash
+    // tables) and the inflate of reading it back several times that.
+    let opts = u.u8();
+    let npz = opts & 0x03 == 0x03;
+    let compressed = npz && opts & 0x0c == 0x0c;
+    let chunk = 1 + (opts >> 4) as usize;
     let array = arbitrary_array(&mut u);
-    // Deflate for one input in four: its setup costs as much as the rest under the sanitizer.
-    let compressed = u.upto(3) == 0;
-    let chunk = 1 + u.upto(15);
 
     let mut bytes = Vec::new();
     WriterBuilder::new()
@@ -732,6 +771,9 @@ pub fn roundtrip(data: &[u8]) {
         ReaderBuilder::new().read_array(Chunked::new(&bytes, chunk)),
         "read_array",
     );
+    if !npz {
+        return;
+    }
 
     let mut zip = Cursor::new(Vec::new());
     let mut w = if compressed {
@@ -783,6 +825,8 @@ pub struct WritersInput {
     pub big: bool,
     /// Reader chunk size.
     pub chunk: u8,
+    /// The uncounted writer's block buffer size, in 8-byte units (at least one record).
+    pub buffer: u8,
 }
 
 impl<'a> arbitrary::Arbitrary<'a> for WritersInput {
@@ -792,6 +836,7 @@ impl<'a> arbitrary::Arbitrary<'a> for WritersInput {
             typed,
             big: u.arbitrary()?,
             chunk: u.arbitrary()?,
+            buffer: u.arbitrary()?,
             array_bytes: {
                 let n = u.len();
                 u.bytes(n)?.to_vec()
@@ -839,10 +884,6 @@ pub fn writers(input: WritersInput) {
     assert_eq!(parsed.header.shape, [typed.len() as u64]);
     let back: Vec<Typed> = npy_serde::records_from_slice(&bytes).expect("typed read back");
     assert!(same_typed(&back, typed), "to_vec -> records_from_slice");
-    let back: Vec<Typed> = ReaderBuilder::new()
-        .records_from_reader(Chunked::new(&bytes, chunk))
-        .expect("typed read back from a reader");
-    assert!(same_typed(&back, typed), "to_vec -> records_from_reader");
 
     // NpyWriter, counted and uncounted, record by record and by slices: the same bytes.
     let mut counted = wb
@@ -856,7 +897,11 @@ pub fn writers(input: WritersInput) {
         bytes,
         "counted NpyWriter"
     );
+    // A small block buffer (the default is 1 MiB, zeroed for every input): the same code,
+    // and more block flushes per input.
     let mut uncounted = wb
+        .clone()
+        .buffer_size(input.buffer as usize * 8)
         .writer(Cursor::new(Vec::new()))
         .expect("uncounted writer");
     let (a, b) = typed.split_at(typed.len() / 2);
@@ -865,7 +910,11 @@ pub fn writers(input: WritersInput) {
         uncounted.write(t).expect("write");
     }
     let out = uncounted.finish().expect("finish uncounted").into_inner();
-    let back: Vec<Typed> = npy_serde::records_from_slice(&out).expect("uncounted read back");
+    // Read back through a reader (the slice reader read `to_vec`'s output above; reading each
+    // output both ways doubled the cost of an input and added no code path).
+    let back: Vec<Typed> = ReaderBuilder::new()
+        .records_from_reader(Chunked::new(&out, chunk))
+        .expect("uncounted read back from a reader");
     assert!(same_typed(&back, typed), "uncounted NpyWriter");
 
     // The dynamic array: write_array, and npz stored and deflate.
@@ -878,10 +927,13 @@ pub fn writers(input: WritersInput) {
     let h = parse_header(&npy, &Limits::default()).expect("our header parses");
     assert_eq!(h.data_offset % 64, 0);
     check_same(&array, Array::from_slice(&npy), "write_array");
-    // Stored, or deflate for one input in four (a deflate stream's setup costs as much as the
-    // rest of the input under the sanitizer).
-    let compressed = input.chunk & 3 == 0;
-    {
+    // npz for one input in four (an archive written and read costs as much as all the rest of
+    // the input under the sanitizer): stored, or deflate for one input in sixteen (a deflate
+    // stream's setup costs several times that). Not for zeros, which `arbitrary` gives once
+    // the input is used up.
+    let npz = input.chunk & 3 == 3;
+    let compressed = input.chunk & 15 == 15;
+    if npz {
         let mut zip = Cursor::new(Vec::new());
         let mut w = if compressed {
             NpzWriter::new_compressed(&mut zip)

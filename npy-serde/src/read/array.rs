@@ -57,12 +57,14 @@ impl Array {
             match dims.split_first() {
                 None => vals.first().cloned().unwrap_or(Value::List(Vec::new())),
                 Some((&n, rest)) => {
-                    let per = rest.iter().product::<u64>() as usize;
+                    // Saturating: with a 0 further down the product is 0, but the axes before
+                    // that 0 may overflow (the file's element count is 0 and was accepted).
+                    let per = rest.iter().fold(1u64, |a, &d| a.saturating_mul(d)) as usize;
                     Value::List(
                         (0..n as usize)
                             .map(|i| {
-                                let lo = (i * per).min(vals.len());
-                                let hi = (lo + per).min(vals.len());
+                                let lo = i.saturating_mul(per).min(vals.len());
+                                let hi = lo.saturating_add(per).min(vals.len());
                                 nest(&vals[lo..hi], rest)
                             })
                             .collect(),

@@ -913,3 +913,18 @@ fn maps_enums_values_and_unknown_fields() {
     assert_eq!(e.kind().code(), "message");
     assert_eq!(e.position().record, Some(0));
 }
+
+#[test]
+fn to_nested_with_a_zero_axis_before_axes_whose_product_overflows() {
+    // Found by the npy fuzz target (tests/fixtures/fuzz-regressions/npy-2.bin): 0 elements,
+    // so the file is valid, but the product of the axes below the 0 overflowed in to_nested.
+    let file = npy("<f8", &[1, 0, 3, i64::MAX as u64], false, &[]);
+    let a = Array::from_slice(&file).unwrap();
+    assert!(a.values.is_empty());
+    assert_eq!(a.to_nested(), Value::List(vec![Value::List(Vec::new())]));
+    let file = npy("<f8", &[2, 1 << 40, 1 << 40, 0], false, &[]);
+    assert!(
+        Array::from_slice(&file).is_err(),
+        "2^81 empty lists: over the limit"
+    );
+}

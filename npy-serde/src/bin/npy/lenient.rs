@@ -91,7 +91,11 @@ fn sub(
     let Some((&n, rest)) = shape.split_first() else {
         return lenient(base, bytes, offset, max_empty, seen);
     };
-    let per: usize = rest.iter().map(|&d| d as usize).product::<usize>() * base.itemsize();
+    // Saturating: after a 0 axis the axes below may multiply past `usize` (the subarray is
+    // empty and its size checked); with no 0 their product is at most the checked size.
+    let per = usize::try_from(crate::input::product(rest))
+        .unwrap_or(usize::MAX)
+        .saturating_mul(base.itemsize());
     let mut items = Vec::new();
     for i in 0..n as usize {
         let b = bytes
@@ -211,5 +215,22 @@ mod tests {
         // Not characters at all: still an error.
         let dt: DType = "<U1".parse().unwrap();
         assert!(decode(&dt, &u(&[0x110000]), 0, 16, &mut Lenient::default()).is_err());
+    }
+
+    #[test]
+    fn an_empty_subarray_whose_other_axes_overflow() {
+        // A 0 first, then axes whose product overflows: an empty subarray NumPy accepts too;
+        // the lenient decode (here for the bool byte 2) multiplied the axes and overflowed.
+        let dt: DType = "[('b', '?'), ('a', '<f8', (0, 1099511627776, 1099511627776))]"
+            .parse()
+            .unwrap();
+        let v = decode(&dt, &[2], 0, 16, &mut Lenient::default()).unwrap();
+        assert_eq!(
+            v,
+            Value::Record(vec![
+                ("b".into(), Value::Bool(true)),
+                ("a".into(), Value::List(Vec::new()))
+            ])
+        );
     }
 }
