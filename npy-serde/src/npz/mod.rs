@@ -79,10 +79,12 @@
 //! All errors from the zip layer (corrupt archive, bad CRC, corrupt deflate data, truncated
 //! member) are [`ErrorKind::Zip`] errors whose message names the member.
 
+mod member;
 mod read;
 mod write;
 
-pub use read::{MemberInfo, NpzArchive, NpzMember, NpzReaderBuilder, NpzRecords};
+pub use member::{MemberInfo, NpzMember, NpzRecords};
+pub use read::{NpzArchive, NpzReaderBuilder};
 pub use write::{MemberWriter, NpzRecordWriter, NpzStreamWriter, NpzWriter, RawMemberWriter};
 
 use std::fmt;
