@@ -1282,6 +1282,15 @@ fn corrupt_member_is_an_error_not_a_skip() {
     std::fs::write(&path, w.finish().unwrap().into_inner()).unwrap();
     let text = npy_ok(["info".as_ref(), path.as_os_str()]);
     assert!(text.contains("not an .npy array"), "{text}");
+    // `cat` of the whole archive prints nothing for it, and says so on stderr (exit 0).
+    let out = npy(&["cat".as_ref(), "--json".as_ref(), path.as_os_str()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("notes.txt is not an .npy array (skipped)"),
+        "{stderr}"
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "{}");
 }
 
 /// Arrays with no data bytes but a huge number of values (a `(10**18, 0)` shape, which NumPy

@@ -778,6 +778,8 @@ pub fn write_input(
         let key = m.info().key.clone();
         let display = format!("{archive_name}:{key}");
         let Some(header) = member_header_if_npy(&mut m, &display)? else {
+            // As `np.load` returns such a member as raw bytes: nothing to print, but say so.
+            eprintln!("npy: note: {display} is not an .npy array (skipped)");
             continue;
         };
         let (start, len, shape) = select(&header.header().shape, range);
