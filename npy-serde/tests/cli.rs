@@ -1283,7 +1283,7 @@ fn corrupt_member_is_an_error_not_a_skip() {
     let text = npy_ok(["info".as_ref(), path.as_os_str()]);
     assert!(text.contains("not an .npy array"), "{text}");
     // `cat` of the whole archive prints nothing for it, and says so on stderr (exit 0).
-    let out = npy(&["cat".as_ref(), "--json".as_ref(), path.as_os_str()]);
+    let out = npy(["cat".as_ref(), "--json".as_ref(), path.as_os_str()]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(
