@@ -749,8 +749,8 @@ fn check_same(want: &Array, got: npy_serde::Result<Array>, how: &str) {
 pub fn roundtrip(data: &[u8]) {
     let mut u = ByteSource::new(data);
     // The options come first: most inputs run out of bytes inside the array, and an exhausted
-    // source gives zeros. The npz part for one input in four (the writers target puts every
-    // input's array through npz), deflate for one in sixteen: an archive costs as much as the
+    // source gives zeros. The npz part for one input in four (the writers target puts its
+    // arrays through npz too), deflate for one in sixteen: an archive costs as much as the
     // rest of the input under the sanitizer, a deflate stream's setup (zeroed window and hash
     // tables) and the inflate of reading it back several times that.
     let opts = u.u8();
