@@ -20,35 +20,12 @@ use std::any::Any;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ndarray::{Array1, Array2};
 
-/// Best of `reps` runs after a warm-up: interference on a shared machine only adds time.
-fn time<T>(reps: usize, mut f: impl FnMut() -> T) -> Duration {
-    black_box(f());
-    (0..reps)
-        .map(|_| {
-            let t = Instant::now();
-            let out = f();
-            let d = t.elapsed();
-            drop(black_box(out));
-            d
-        })
-        .min()
-        .unwrap_or_default()
-}
-
-fn gbps(bytes: u64, d: Duration) -> f64 {
-    bytes as f64 / d.as_secs_f64() / 1e9
-}
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
+mod common;
+use common::{env_or, gbps, time};
 
 /// `np.load` of each file by `numpy_ref.py` (shared with the `read` bench): best seconds.
 fn numpy_load(python: &str, reps: usize, files: &[&Path]) -> Vec<Option<f64>> {

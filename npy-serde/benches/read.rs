@@ -19,14 +19,16 @@
 //! Run: `NPY_PYTHON=.venv/bin/python cargo bench -p npy-serde --bench read`
 
 use std::fs::File;
-use std::hint::black_box;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use npy_serde::{DType, Header, MmapArray, NpyRecord, RecordReader};
 use serde::Deserialize;
+
+mod common;
+use common::{gbps, time};
 
 /// `Deserialize` drives every case; `NpyRecord` (its dtype is W2's) is what lets
 /// `records_from_path`/`to_records` use the exact tier.
@@ -87,26 +89,6 @@ fn w2_fill(big: bool) -> impl FnMut(u64, &mut Vec<u8>) {
             put!((i + k) as f32);
         }
     }
-}
-
-/// Best of `reps` runs after a warm-up: on a shared, noisy machine interference only ever adds
-/// time, so the minimum is the most repeatable estimate (numpy_ref.py does the same).
-fn time<T>(reps: usize, mut f: impl FnMut() -> T) -> Duration {
-    black_box(f()); // warm-up (page cache, allocator)
-    (0..reps)
-        .map(|_| {
-            let t = Instant::now();
-            let out = f();
-            let d = t.elapsed();
-            drop(black_box(out));
-            d
-        })
-        .min()
-        .unwrap_or_default()
-}
-
-fn gbps(bytes: u64, d: Duration) -> f64 {
-    bytes as f64 / d.as_secs_f64() / 1e9
 }
 
 fn numpy_reference(python: &str, reps: usize, files: &[&Path]) -> Vec<Option<Duration>> {

@@ -15,13 +15,15 @@
 //!
 //! Run: `NPY_PYTHON=.venv/bin/python cargo bench -p npy-serde --bench views`
 
-use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use npy_serde::{MmapArray, MmapArrayMut, NpyRecord};
 use serde::{Deserialize, Serialize};
+
+mod common;
+use common::time;
 
 /// W2 in NumPy's `align=True` layout, as C lays it out.
 #[derive(Serialize, Deserialize, NpyRecord, Clone, Copy, Debug)]
@@ -52,20 +54,6 @@ print("mmap_x_sum_w2a", best(lambda: np.load(w2a, mmap_mode='r')['x'].sum()))
 a = np.load(w1)
 print("save_w1", best(lambda: np.save(out1, a)))
 "#;
-
-fn time<T>(reps: usize, mut f: impl FnMut() -> T) -> Duration {
-    black_box(f());
-    (0..reps)
-        .map(|_| {
-            let t = Instant::now();
-            let out = f();
-            let d = t.elapsed();
-            drop(black_box(out));
-            d
-        })
-        .min()
-        .unwrap_or_default()
-}
 
 fn numpy(python: &str, reps: usize, w1: &Path, w2a: &Path, out: &Path) -> Vec<(String, f64)> {
     let out = Command::new(python)

@@ -16,10 +16,13 @@ use std::fs::File;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use npy_serde::{NpyRecord, NpyWriter};
 use serde::Serialize;
+
+mod common;
+use common::{env_or, gbps, time};
 
 /// `#[derive(NpyRecord)]` gives the packed layout NumPy uses for this dtype (W2), and its
 /// compile-time layout lets `to_writer` use the exact tier.
@@ -80,30 +83,6 @@ fn time_if(label: &str, reps: usize, f: impl FnMut()) -> Duration {
         Ok(filter) if !label.contains(&*filter) => Duration::ZERO,
         _ => time(reps, f),
     }
-}
-
-/// Best of `reps` runs after a warm-up: interference on a shared machine only adds time.
-fn time(reps: usize, mut f: impl FnMut()) -> Duration {
-    f(); // warm-up
-    (0..reps)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .min()
-        .unwrap_or_default()
-}
-
-fn gbps(bytes: u64, d: Duration) -> f64 {
-    bytes as f64 / d.as_secs_f64() / 1e9
-}
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 fn tempdir() -> PathBuf {
