@@ -1,7 +1,8 @@
 //! The exact tier on the streaming paths: `RecordReader::new_records`,
 //! `MmapArray::iter_records` and `NpyWriter::write_record`/`write_records` give the elements,
 //! errors and bytes of `RecordReader::new`, `MmapArray::records` and `NpyWriter::write`, with
-//! the tier counted by the library's `tier-hook`.
+//! the tier counted by the library's `tier-hook`; and internal iteration (`fold`) on every
+//! tier gives what `next` gives.
 
 use std::io::{Cursor, Read};
 
@@ -389,10 +390,170 @@ fn npz_members_on_the_exact_tier() {
         assert_eq!(tier::take().exact, 30_000);
         let general = by_next(z.records::<W2>("w2").unwrap());
         assert_eq!(by_fold(z.iter_records::<W2>("w2").unwrap()), general);
+        assert_eq!(by_fold(z.records::<W2>("w2").unwrap()), general);
         let general = by_next(z.records::<Flagged>("bad").unwrap());
         assert!(general[1234].is_err() && general[1235].is_ok());
         assert_eq!(by_fold(z.iter_records::<Flagged>("bad").unwrap()), general);
         assert_eq!(by_next(z.iter_records::<Flagged>("bad").unwrap()), general);
+        assert_eq!(by_fold(z.records::<Flagged>("bad").unwrap()), general);
         assert!(z.read_records::<Flagged>("bad").is_err());
+    }
+}
+
+/// `fold` on the runtime-planned tier (`RecordReader::new`, `MmapArray::records`, for any
+/// `Deserialize` type) gives what `next` gives: values, errors and their places, with a miss
+/// mid-array (a zero read as `NonZeroU8`: the element the tier cannot decode goes to the
+/// general tier, which reports it, and so does every element after it), the other byte
+/// order, truncation, short reads, and after elements already taken by `next`.
+#[test]
+fn planned_fold_equals_next() {
+    #[derive(Serialize, NpyRecord)]
+    struct Raw {
+        id: i64,
+        n: u8,
+    }
+    #[derive(Deserialize, Debug, PartialEq)]
+    struct Nz {
+        id: i64,
+        n: std::num::NonZeroU8,
+    }
+    #[derive(Deserialize, Debug, PartialEq)]
+    struct Pair {
+        id: i64,
+        x: f64,
+    }
+    let dir = TempDir::new("streaming-planned-fold");
+    let raw: Vec<Raw> = (0..9000)
+        .map(|i| Raw {
+            id: i,
+            n: if i == 5123 || i == 8000 {
+                0
+            } else {
+                1 + (i % 250) as u8
+            },
+        })
+        .collect();
+    let nz = npy_serde::to_vec(&raw).unwrap();
+    let rows = w2(20_000);
+    let le = npy_serde::to_vec(&rows).unwrap();
+    let be = npy_serde::WriterBuilder::new()
+        .byte_order(npy_serde::ByteOrder::Big)
+        .to_vec(&rows)
+        .unwrap();
+    let short = le[..le.len() - 40].to_vec();
+
+    fn check<T: serde::de::DeserializeOwned + PartialEq + std::fmt::Debug>(
+        dir: &TempDir,
+        name: &str,
+        file: &[u8],
+    ) {
+        let want = by_next(RecordReader::<_, T>::new(Cursor::new(file)).unwrap());
+        for step in [7, 4096, usize::MAX] {
+            let open = || RecordReader::<_, T>::new(Trickle { data: file, step }).unwrap();
+            assert_eq!(by_fold(open()), want, "{name}: fold, Trickle {step}");
+            let mut r = open();
+            let mut head = by_next(r.by_ref().take(1001));
+            head.extend(by_fold(r));
+            assert_eq!(head, want, "{name}: next then fold, Trickle {step}");
+        }
+        let path = dir.join(format!("{name}.npy"));
+        std::fs::write(&path, file).unwrap();
+        if let Ok(map) = MmapArray::open(&path) {
+            let records = || map.records::<T>().unwrap();
+            assert_eq!(by_next(records()), want, "{name}: mmap next");
+            assert_eq!(by_fold(records()), want, "{name}: mmap fold");
+            let mut it = records();
+            let mut head = by_next(it.by_ref().take(999));
+            head.extend(by_fold(it));
+            assert_eq!(head, want, "{name}: mmap next then fold");
+        }
+    }
+    check::<Nz>(&dir, "nz", &nz);
+    check::<W2>(&dir, "le", &le);
+    check::<W2>(&dir, "be", &be);
+    check::<W2>(&dir, "short", &short);
+    // Fewer fields than the file's: by name, on the general tier only.
+    check::<Pair>(&dir, "pair", &le);
+
+    // The misses are where they should be, and the planned tier served everything before.
+    let got = by_fold(RecordReader::<_, Nz>::new(Cursor::new(&nz)).unwrap());
+    let bad: Vec<usize> = (0..got.len()).filter(|&i| got[i].is_err()).collect();
+    assert_eq!(bad, [5123, 8000]);
+    assert!(
+        got[5123].as_ref().unwrap_err().contains("5123"),
+        "{:?}",
+        got[5123]
+    );
+    tier::take();
+    let sum: f64 = RecordReader::<_, W2>::new(Cursor::new(&le))
+        .unwrap()
+        .map(|r| r.unwrap().x)
+        .sum();
+    assert_eq!(sum, rows.iter().map(|r| r.x).sum::<f64>());
+    let served = tier::take();
+    assert_eq!((served.planned, served.general), (20_000, 0));
+    RecordReader::<_, Nz>::new(Cursor::new(&nz))
+        .unwrap()
+        .for_each(drop);
+    let served = tier::take();
+    assert_eq!((served.planned, served.general), (5123, 9000 - 5123));
+}
+
+/// A reader whose one read at `fail_at` fails (once), then goes on reading.
+struct Flaky<'a> {
+    data: &'a [u8],
+    pos: usize,
+    fail_at: usize,
+    failed: bool,
+}
+
+impl Read for Flaky<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if !self.failed && self.pos >= self.fail_at {
+            self.failed = true;
+            return Err(std::io::Error::other("flaky disk"));
+        }
+        let end = if self.failed {
+            self.data.len()
+        } else {
+            self.fail_at
+        };
+        let n = buf.len().min(end - self.pos).min(3000);
+        buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+/// An I/O error mid-array ends the iteration there, by `fold` as by `next`, on both tiers: the
+/// error is reported once, with the element it stopped at, and nothing after it is read.
+#[test]
+fn a_failed_read_ends_fold_as_it_ends_next() {
+    let rows = w2(5000);
+    let file = npy_serde::to_vec(&rows).unwrap();
+    for fail_at in [200, 50_000, file.len() - 10] {
+        let open = || Flaky {
+            data: &file,
+            pos: 0,
+            fail_at,
+            failed: false,
+        };
+        let want = by_next(RecordReader::<_, W2>::new(open()).unwrap());
+        assert!(want.last().unwrap().is_err());
+        assert!(want.len() < rows.len() + 1);
+        // (`assert!`: a failure would print 5000 records.)
+        let same = |got: Vec<_>, how: &str| assert!(got == want, "{how}, failing at {fail_at}");
+        same(
+            by_fold(RecordReader::<_, W2>::new(open()).unwrap()),
+            "new, fold",
+        );
+        same(
+            by_next(RecordReader::<_, W2>::new_records(open()).unwrap()),
+            "new_records, next",
+        );
+        same(
+            by_fold(RecordReader::<_, W2>::new_records(open()).unwrap()),
+            "new_records, fold",
+        );
     }
 }

@@ -375,6 +375,10 @@ impl<R: Read, T: DeserializeOwned> Iterator for NpzRecords<'_, R, T> {
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.inner.size_hint()
     }
+
+    fn fold<B, F: FnMut(B, Self::Item) -> B>(self, init: B, mut f: F) -> B {
+        self.inner.fold(init, |acc, r| f(acc, r.map_err(lift)))
+    }
 }
 
 impl<R: Read, T: DeserializeOwned + NpyRecord> Iterator for NpzRecords<'_, R, T, Exact<T>> {

@@ -15,6 +15,7 @@
 //! ```
 
 use std::fs::File;
+use std::ops::ControlFlow;
 use std::path::Path;
 
 use serde::de::Deserialize;
@@ -26,7 +27,7 @@ use super::entry::FastDe;
 use super::exact::{self, Exact, General};
 use super::options::ReaderBuilder;
 use super::plan::{Ctx, Plan};
-use super::planned::{LastPlan, RowDe};
+use super::planned::{LastPlan, PlannedRun, RowDe};
 use super::source::{SliceSource, Source};
 use crate::error::{Error, Result};
 use crate::header::{parse_header, Header, ParsedHeader};
@@ -294,9 +295,9 @@ impl MmapArray {
 
 /// Iterator over the elements of an [`MmapArray`].
 ///
-/// `for_each`, `fold`, `sum`, `collect` and the like iterate internally: on the exact tier
-/// ([`MmapArray::iter_records`]) each element then goes from the map to the closure with
-/// nothing in between, and the fields the closure does not use are never decoded.
+/// `for_each`, `fold`, `sum`, `collect` and the like iterate internally: each element then
+/// goes from the map to the closure with nothing in between, and on the exact tier
+/// ([`MmapArray::iter_records`]) the fields the closure does not use are never decoded.
 ///
 /// `E` is the tiers tried first: [`General`] for any `Deserialize` type
 /// ([`MmapArray::records`]), [`Exact`] for types that know their dtype
@@ -366,6 +367,27 @@ impl<'a, T: Deserialize<'a>, E> MmapRecords<'a, T, E> {
         )
     }
 
+    /// `fold` over the elements the runtime-planned tier decodes, up to its first miss (which
+    /// turns it off, as in `next`); the rest is left to `next`.
+    fn fold_planned<B, F: FnMut(B, Result<T>) -> B>(&mut self, acc: B, f: &mut F) -> B {
+        if !self.fast {
+            return acc;
+        }
+        let Some(bytes) = self.src.peek_run(usize::MAX) else {
+            return acc;
+        };
+        let step = |acc, v| ControlFlow::Continue(f(acc, Ok(v)));
+        let (acc, k) = T::planned_fold::<FoldSite<F>, _, _>(
+            bytes, self.dtype, &self.ctx, &self.last, acc, step,
+        );
+        self.src.next += k as u64;
+        crate::tier::served(crate::tier::Tier::Planned, k as u64);
+        if self.src.remaining() > 0 {
+            self.fast = false;
+        }
+        acc
+    }
+
     fn remaining_hint(&self) -> (usize, Option<usize>) {
         let n = self.src.remaining();
         (
@@ -385,6 +407,18 @@ impl<'a, T: Deserialize<'a>> Iterator for MmapRecords<'a, T> {
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.remaining_hint()
+    }
+
+    fn fold<B, F>(mut self, init: B, mut f: F) -> B
+    where
+        F: FnMut(B, Self::Item) -> B,
+    {
+        let mut acc = self.fold_planned(init, &mut f);
+        // By `next` (a `for` loop does not call `fold`).
+        for x in self {
+            acc = f(acc, x);
+        }
+        acc
     }
 }
 
@@ -431,6 +465,7 @@ impl<'a, T: Deserialize<'a> + NpyRecord> Iterator for MmapRecords<'a, T, Exact<T
             // A miss, or elements the tier cannot see (Fortran order, missing bytes): the
             // other tiers take that element and the rest.
         }
+        acc = self.fold_planned(acc, &mut f);
         // By `next` (a `for` loop does not call `fold`).
         for x in self {
             acc = f(acc, x);
@@ -484,5 +519,7 @@ fn normalize(dt: &crate::dtype::DType) -> crate::dtype::DType {
     }
 }
 
-/// The call site of this module's runtime-planned tier (see `super::planned::RowDe`).
+/// The call sites of this module's runtime-planned tier (see `super::planned::RowDe`):
+/// `next`, and `fold` with the closure `F`.
 struct MmapSite;
+struct FoldSite<F>(std::marker::PhantomData<F>);

@@ -20,6 +20,7 @@
 
 use std::cell::Cell;
 use std::marker::PhantomData;
+use std::ops::ControlFlow;
 use std::slice;
 
 use serde::de::{self, DeserializeSeed, SeqAccess, Visitor};
@@ -183,26 +184,46 @@ macro_rules! planned {
 /// `T` so that rustc compiles it next to `T::deserialize`, which then inlines into it (see
 /// `crate::read::exact`'s `Run`); `S` names the caller (see [`RowDe`]).
 pub(crate) trait PlannedRun<'de>: Sized {
-    /// Decodes the whole elements of `bytes` up to the first miss, handing each to `sink`
-    /// (false: stop); returns how many `sink` took.
-    fn planned_run<S, F: FnMut(Self) -> bool>(
+    /// Decodes the whole elements of `bytes` in order up to the first miss, folding each into
+    /// `acc` with `f` until `f` breaks; returns the accumulator and how many elements `f`
+    /// continued on (an element `f` breaks on is not counted).
+    fn planned_fold<S, B, F: FnMut(B, Self) -> ControlFlow<B, B>>(
         bytes: &[u8],
         dtype: &DType,
         ctx: &Ctx,
         last: &LastPlan,
-        sink: F,
-    ) -> usize;
-}
+        acc: B,
+        f: F,
+    ) -> (B, usize);
 
-impl<'de, T: de::Deserialize<'de>> PlannedRun<'de> for T {
-    #[inline(never)]
-    fn planned_run<S, F: FnMut(T) -> bool>(
+    /// [`planned_fold`](Self::planned_fold) handing each element to `sink` (false: stop);
+    /// returns how many `sink` took.
+    #[inline]
+    fn planned_run<S, F: FnMut(Self) -> bool>(
         bytes: &[u8],
         dtype: &DType,
         ctx: &Ctx,
         last: &LastPlan,
         mut sink: F,
     ) -> usize {
+        let step = |(), v| match sink(v) {
+            true => ControlFlow::Continue(()),
+            false => ControlFlow::Break(()),
+        };
+        Self::planned_fold::<S, _, _>(bytes, dtype, ctx, last, (), step).1
+    }
+}
+
+impl<'de, T: de::Deserialize<'de>> PlannedRun<'de> for T {
+    #[inline(never)]
+    fn planned_fold<S, B, F: FnMut(B, T) -> ControlFlow<B, B>>(
+        bytes: &[u8],
+        dtype: &DType,
+        ctx: &Ctx,
+        last: &LastPlan,
+        mut acc: B,
+        mut f: F,
+    ) -> (B, usize) {
         let size = dtype.itemsize();
         let plan = Plan::of(dtype);
         let mut n = 0;
@@ -215,17 +236,14 @@ impl<'de, T: de::Deserialize<'de>> PlannedRun<'de> for T {
                 last,
                 site: PhantomData,
             });
-            match v {
-                Ok(v) => {
-                    if !sink(v) {
-                        break;
-                    }
-                    n += 1;
-                }
-                Err(_) => break,
+            let Ok(v) = v else { break };
+            match f(acc, v) {
+                ControlFlow::Continue(a) => acc = a,
+                ControlFlow::Break(a) => return (a, n),
             }
+            n += 1;
         }
-        n
+        (acc, n)
     }
 }
 

@@ -25,6 +25,7 @@
 use std::fmt;
 use std::io::{Read, Seek, SeekFrom};
 use std::marker::PhantomData;
+use std::ops::ControlFlow;
 
 use serde::de::{DeserializeOwned, DeserializeSeed};
 
@@ -33,7 +34,7 @@ use super::entry::FastDe;
 use super::exact::{self, Exact, General};
 use super::options::ReaderBuilder;
 use super::plan::{Ctx, Plan};
-use super::planned::{LastPlan, RowDe};
+use super::planned::{LastPlan, PlannedRun, RowDe};
 use super::source::{BlockReader, FortranWalk};
 use crate::error::{Error, Result};
 use crate::header::{read_header, Header, ParsedHeader};
@@ -50,9 +51,10 @@ use crate::record::NpyRecord;
 ///
 /// `E` is the tiers tried first: [`General`] for any `Deserialize` type ([`new`](Self::new)),
 /// [`Exact`] for types that know their dtype ([`new_records`](Self::new_records)). `for_each`,
-/// `fold`, `sum`, `collect` and the like iterate internally: on the exact tier each element
-/// then goes from the block just read to the closure with nothing in between, and the fields
-/// the closure does not use are never decoded.
+/// `fold`, `sum`, `collect` and the like iterate internally, a block at a time: each element
+/// then goes from the block just read to the closure with nothing in between (on the exact
+/// tier, the fields the closure does not use are never decoded). A `for` loop takes one
+/// element per `next` instead, which costs more per element.
 pub struct RecordReader<R, T, E = General> {
     block: BlockReader<R>,
     header: ParsedHeader,
@@ -324,8 +326,10 @@ impl<R: Read, T: DeserializeOwned, E> RecordReader<R, T, E> {
     }
 }
 
-/// The call site of this module's runtime-planned tier (see `super::planned::RowDe`).
+/// The call sites of this module's runtime-planned tier (see `super::planned::RowDe`):
+/// `next`, and `fold` with the closure `F`.
 struct StreamSite;
+struct FoldSite<F>(PhantomData<F>);
 
 impl<R: Read, T: DeserializeOwned, E> RecordReader<R, T, E> {
     /// The next element on the runtime-planned tier, or on the general one.
@@ -363,6 +367,44 @@ impl<R: Read, T: DeserializeOwned, E> RecordReader<R, T, E> {
         self.next_seed(PhantomData::<T>)
     }
 
+    /// `fold` over the elements the runtime-planned tier decodes, a block at a time, up to its
+    /// first miss (which turns it off, as in `next`); the rest is left to `next`. A failed
+    /// refill is handed to `f` and ends the iterator, as `next` would.
+    fn fold_planned<B, F: FnMut(B, Result<T>) -> B>(&mut self, mut acc: B, f: &mut F) -> B {
+        while self.fast && !self.failed && self.memory.is_none() && self.itemsize > 0 {
+            let left = self.count.saturating_sub(self.next);
+            if left == 0 {
+                break;
+            }
+            if let Err(e) = self.block.fill(self.itemsize) {
+                self.failed = true;
+                return f(acc, Err(e.at_record(self.next)));
+            }
+            let n = (self.block.buffered() / self.itemsize)
+                .min(usize::try_from(left).unwrap_or(usize::MAX));
+            let Some(bytes) = self.block.peek(n * self.itemsize) else {
+                break;
+            };
+            let step = |acc, v| ControlFlow::Continue(f(acc, Ok(v)));
+            let (a, k) = T::planned_fold::<FoldSite<F>, _, _>(
+                bytes,
+                &self.header.header.dtype,
+                &self.ctx,
+                &self.last,
+                acc,
+                step,
+            );
+            acc = a;
+            self.block.try_next(k * self.itemsize);
+            self.next += k as u64;
+            crate::tier::served(crate::tier::Tier::Planned, k as u64);
+            if k < n {
+                self.fast = false;
+            }
+        }
+        acc
+    }
+
     fn remaining_hint(&self) -> (usize, Option<usize>) {
         if self.failed {
             return (0, Some(0));
@@ -385,6 +427,18 @@ impl<R: Read, T: DeserializeOwned> Iterator for RecordReader<R, T> {
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.remaining_hint()
+    }
+
+    fn fold<B, F>(mut self, init: B, mut f: F) -> B
+    where
+        F: FnMut(B, Self::Item) -> B,
+    {
+        let mut acc = self.fold_planned(init, &mut f);
+        // By `next` (a `for` loop does not call `fold`).
+        for x in self {
+            acc = f(acc, x);
+        }
+        acc
     }
 }
 
@@ -432,9 +486,9 @@ impl<R: Read, T: DeserializeOwned + NpyRecord> Iterator for RecordReader<R, T, E
             if self.failed || self.next >= self.count || self.itemsize == 0 {
                 break;
             }
-            // A failed refill is reported by `next` below.
-            if self.block.fill(self.itemsize).is_err() {
-                break;
+            if let Err(e) = self.block.fill(self.itemsize) {
+                self.failed = true;
+                return f(acc, Err(e.at_record(self.next)));
             }
             let n = (self.block.buffered() / self.itemsize)
                 .min(usize::try_from(self.count - self.next).unwrap_or(usize::MAX));
@@ -450,6 +504,8 @@ impl<R: Read, T: DeserializeOwned + NpyRecord> Iterator for RecordReader<R, T, E
                 self.exact.0 = None;
             }
         }
+        // After a miss of the exact tier, the runtime-planned one.
+        acc = self.fold_planned(acc, &mut f);
         // By `next` (a `for` loop does not call `fold`).
         for x in self {
             acc = f(acc, x);
