@@ -229,6 +229,19 @@ fn main() {
             &mut || Box::new(npy_serde::vec_from_path::<_, Rec>(path).unwrap()),
         );
         run(
+            format!("{name} vec_from_path, 1 thread"),
+            b2,
+            k,
+            &mut || {
+                Box::new(
+                    npy_serde::ReaderBuilder::new()
+                        .parallel(false)
+                        .vec_from_path::<_, Rec>(path)
+                        .unwrap(),
+                )
+            },
+        );
+        run(
             format!("{name} records_from_path -> Vec<Rec>"),
             b2,
             k,

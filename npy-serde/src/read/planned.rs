@@ -228,7 +228,10 @@ impl<'de, T: de::Deserialize<'de>> PlannedRun<'de> for T {
         let plan = Plan::of(dtype);
         let mut n = 0;
         for chunk in bytes.chunks_exact(size.max(1)) {
-            let v = T::deserialize(RowDe::<S> {
+            // The site is `(S, F)`: a caller generic over its input (a source type, say)
+            // makes one instance of this loop per input, each with its own closure `F`, and
+            // each must have its own `T::deserialize` to inline it.
+            let v = T::deserialize(RowDe::<(S, F)> {
                 bytes: chunk,
                 dtype,
                 plan,
