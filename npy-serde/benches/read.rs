@@ -306,6 +306,36 @@ fn main() {
                 })
             },
         );
+        // The same sums in a `for` loop (one `next` per element, no internal iteration).
+        run(
+            format!("{name} RecordReader<Rec> (for loop)"),
+            b2,
+            k,
+            &mut || {
+                Box::new({
+                    let mut sum = 0.0;
+                    for r in RecordReader::<_, Rec>::new(File::open(path).unwrap()).unwrap() {
+                        sum += r.unwrap().x;
+                    }
+                    sum
+                })
+            },
+        );
+        run(
+            format!("{name} RecordReader new_records (for loop)"),
+            b2,
+            k,
+            &mut || {
+                Box::new({
+                    let mut sum = 0.0;
+                    let r = RecordReader::<_, Rec>::new_records(File::open(path).unwrap());
+                    for r in r.unwrap() {
+                        sum += r.unwrap().x;
+                    }
+                    sum
+                })
+            },
+        );
         run(format!("{name} mmap records (sum x)"), b2, k, &mut || {
             Box::new({
                 let m = MmapArray::open(path).unwrap();

@@ -247,8 +247,37 @@ impl<S> Site for Trusted<S> {
 ///
 /// For iterators that hand out one element per call: inlined into the caller, the element is
 /// decoded where it is used, with no batch in between. `S` names the caller (see [`ExactDe`]).
+/// As in [`fold`], the inlined decode trusts only a field list already verified; the first
+/// element (and any miss) is decoded again out of line, where the list is checked.
 #[inline(always)]
 pub(crate) fn one<'de, T: Deserialize<'de> + NpyRecord, S>(
+    t: &ExactTier<T>,
+    bytes: &[u8],
+) -> Option<T> {
+    let v = match t.flip {
+        false => T::deserialize(ExactDe::<T, false, Trusted<S>> {
+            bytes,
+            at: 0,
+            plan: &t.plan,
+            _t: PhantomData,
+        }),
+        true => T::deserialize(ExactDe::<T, true, Trusted<S>> {
+            bytes,
+            at: 0,
+            plan: &t.plan,
+            _t: PhantomData,
+        }),
+    };
+    match v {
+        Ok(v) => Some(v),
+        Err(_) => one_checked::<T, S>(t, bytes),
+    }
+}
+
+/// [`one`] on a checking site: the first element, or a miss.
+#[cold]
+#[inline(never)]
+fn one_checked<'de, T: Deserialize<'de> + NpyRecord, S>(
     t: &ExactTier<T>,
     bytes: &[u8],
 ) -> Option<T> {

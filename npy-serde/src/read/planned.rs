@@ -250,6 +250,28 @@ impl<'de, T: de::Deserialize<'de>> PlannedRun<'de> for T {
     }
 }
 
+/// The plan slot of `fields` read from a record of `dtype`, remembered in `last`: out of line,
+/// so that the per-element path makes no call (the registers a call clobbers cost every
+/// element spills).
+#[cold]
+#[inline(never)]
+fn plan_slot(
+    dtype: &DType,
+    fields: &'static [&'static str],
+    ctx: &Ctx,
+    last: &LastPlan,
+) -> Option<usize> {
+    match (dtype, fields.len()) {
+        // A struct with no fields could share its (dangling) `fields` pointer.
+        (DType::Record(rec), 1..) => {
+            let slot = ctx.plan_index(rec, fields)?;
+            last.set(Some((fields.as_ptr() as usize, slot)));
+            Some(slot)
+        }
+        _ => None,
+    }
+}
+
 impl<'de, S> de::Deserializer<'de> for RowDe<'_, '_, S> {
     type Error = Miss;
 
@@ -264,15 +286,7 @@ impl<'de, S> de::Deserializer<'de> for RowDe<'_, '_, S> {
     ) -> Result<V::Value> {
         let slot = match self.last.get() {
             Some((key, slot)) if key == fields.as_ptr() as usize => slot,
-            _ => match (self.dtype, fields.len()) {
-                // A struct with no fields could share its (dangling) `fields` pointer.
-                (DType::Record(rec), 1..) => {
-                    let slot = self.ctx.plan_index(rec, fields).ok_or_else(miss)?;
-                    self.last.set(Some((fields.as_ptr() as usize, slot)));
-                    slot
-                }
-                _ => return Err(miss()),
-            },
+            _ => plan_slot(self.dtype, fields, self.ctx, self.last).ok_or_else(miss)?,
         };
         match self.ctx.cached(slot) {
             Some(StructPlan::Seq(plan)) => {
