@@ -336,6 +336,14 @@ fn main() {
                 })
             },
         );
+        run(format!("{name} mmap record(i) (sum x)"), b2, k, &mut || {
+            Box::new({
+                let m = MmapArray::open(path).unwrap();
+                (0..m.len())
+                    .map(|i| m.record::<Rec>(i).unwrap().x)
+                    .sum::<f64>()
+            })
+        });
         run(format!("{name} mmap records (sum x)"), b2, k, &mut || {
             Box::new({
                 let m = MmapArray::open(path).unwrap();

@@ -557,3 +557,75 @@ fn a_failed_read_ends_fold_as_it_ends_next() {
         );
     }
 }
+
+/// `MmapArray::record(i)` (random access, the runtime-planned tier first) gives element `i`
+/// of `records()`, value or error, for every NumPy fixture (Fortran order, strings, every
+/// dtype) read as several types, and for W2 and a file with misses mid-array.
+#[test]
+fn record_i_is_the_iterators_element() {
+    fn check<T: for<'a> Deserialize<'a> + std::fmt::Debug>(map: &MmapArray, name: &str) {
+        // Compared as text: NaN is not equal to itself.
+        let text = |v: Vec<_>| v.iter().map(|r| format!("{r:?}")).collect::<Vec<_>>();
+        let want = text(by_next(map.records::<T>().unwrap()));
+        let got = text(by_next((0..map.len()).map(|i| map.record::<T>(i))));
+        if let Some(i) = (0..want.len().max(got.len())).find(|&i| got.get(i) != want.get(i)) {
+            panic!(
+                "{name} as {}: element {i}: {:?} != {:?}",
+                std::any::type_name::<T>(),
+                got.get(i),
+                want.get(i)
+            );
+        }
+    }
+    let mut seen = 0;
+    let dir = npy_serde_tests::fixtures_dir().join("npy");
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let Ok(map) = MmapArray::open(&path) else {
+            continue;
+        };
+        let name = path.display().to_string();
+        check::<serde_json::Value>(&map, &name);
+        check::<f64>(&map, &name);
+        check::<i64>(&map, &name);
+        check::<String>(&map, &name);
+        seen += 1;
+    }
+    assert!(seen >= 80, "only {seen} fixtures");
+
+    #[derive(Serialize, NpyRecord)]
+    struct Raw {
+        id: i64,
+        n: u8,
+    }
+    #[derive(Deserialize, Debug, PartialEq)]
+    struct Nz {
+        id: i64,
+        n: std::num::NonZeroU8,
+    }
+    let raw: Vec<Raw> = (0..300)
+        .map(|i| Raw {
+            id: i,
+            n: if i % 97 == 3 { 0 } else { 1 },
+        })
+        .collect();
+    let tmp = TempDir::new("streaming-record-i");
+    let path = tmp.join("nz.npy");
+    npy_serde::to_path(&path, &raw).unwrap();
+    let map = MmapArray::open(&path).unwrap();
+    check::<Nz>(&map, "nz");
+    assert!(map.record::<Nz>(3).is_err() && map.record::<Nz>(4).is_ok());
+    let path = tmp.join("w2.npy");
+    npy_serde::to_path(&path, &w2(1000)).unwrap();
+    let map = MmapArray::open(&path).unwrap();
+    check::<W2>(&map, "w2");
+    // From several threads at once (a call that finds the kept plans in use makes its own).
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| check::<W2>(&map, "w2, 4 threads"));
+        }
+    });
+    tier::take();
+    assert_eq!(map.record::<W2>(999).unwrap().id, 999 * 7);
+    assert_eq!(tier::take().planned, 1);
+}

@@ -49,6 +49,9 @@ pub struct MmapArray {
     data_start: usize,
     data_len: usize,
     rb: ReaderBuilder,
+    /// The plans of [`record`](Self::record)'s runtime-planned tier, made once per struct and
+    /// kept between calls (a call that finds it in use makes its own).
+    record_ctx: std::sync::Mutex<Ctx>,
 }
 
 impl std::fmt::Debug for MmapArray {
@@ -86,6 +89,7 @@ impl MmapArray {
             data_start,
             data_len,
             rb: rb.clone(),
+            record_ctx: std::sync::Mutex::new(rb.ctx()),
         })
     }
 
@@ -171,6 +175,12 @@ impl MmapArray {
 
     /// Deserializes element `index` (logical C order: for a Fortran-order array, the element
     /// whose C-order flat index is `index`).
+    ///
+    /// Random access in constant time: the element's bytes are found from its index, and
+    /// decoded on the runtime-planned tier (the same values and errors as the general one,
+    /// which takes any element it cannot decode), with its plans kept between calls. To read
+    /// many elements in order, iterating ([`records`](Self::records),
+    /// [`iter_records`](Self::iter_records)) costs less per element.
     pub fn record<'a, T: Deserialize<'a>>(&'a self, index: u64) -> Result<T> {
         let len = self.len();
         if index >= len {
@@ -181,6 +191,39 @@ impl MmapArray {
             ));
         }
         let h = &self.header.header;
+        let plan = Plan::of(&h.dtype);
+        // Never waits: a call that finds the kept plans in use (another thread's) makes its own.
+        let kept = self.record_ctx.try_lock().ok();
+        let own;
+        let ctx: &Ctx = match &kept {
+            Some(kept) => kept,
+            None => {
+                own = self.rb.ctx();
+                &own
+            }
+        };
+        if !super::needs_walk(h) {
+            // Stored in C order (a 1-D Fortran array is too): at `index` × the item size.
+            let size = h.dtype.itemsize();
+            let start = usize::try_from(index)
+                .ok()
+                .and_then(|i| i.checked_mul(size));
+            let bytes = start.and_then(|s| self.data().get(s..s.checked_add(size)?));
+            if let Some(bytes) = bytes {
+                let fast = T::deserialize(RowDe::<RecordSite> {
+                    bytes,
+                    dtype: &h.dtype,
+                    plan,
+                    ctx,
+                    last: &LastPlan::default(),
+                    site: std::marker::PhantomData,
+                });
+                if let Ok(v) = fast {
+                    crate::tier::served(crate::tier::Tier::Planned, 1);
+                    return Ok(v);
+                }
+            }
+        }
         let mut src = SliceSource::new(
             self.data(),
             true,
@@ -190,8 +233,8 @@ impl MmapArray {
             self.header.data_offset,
         )?;
         src.seek(index);
-        let mut ctx = self.rb.ctx();
         let e = src.next_elem()?;
+        crate::tier::served(crate::tier::Tier::General, 1);
         T::deserialize(FastDe::whole(
             &mut ElemDe {
                 bytes: e.bytes,
@@ -199,9 +242,9 @@ impl MmapArray {
                 dtype: &h.dtype,
                 dims: &[],
                 offset: e.offset,
-                ctx: &mut ctx,
+                ctx,
             },
-            Plan::of(&h.dtype),
+            plan,
         ))
         .map_err(|err| err.at_record(index))
     }
@@ -522,4 +565,6 @@ fn normalize(dt: &crate::dtype::DType) -> crate::dtype::DType {
 /// The call sites of this module's runtime-planned tier (see `super::planned::RowDe`):
 /// `next`, and `fold` with the closure `F`.
 struct MmapSite;
+/// The call site of [`MmapArray::record`]'s runtime-planned tier.
+struct RecordSite;
 struct FoldSite<F>(std::marker::PhantomData<F>);

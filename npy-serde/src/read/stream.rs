@@ -524,4 +524,12 @@ mod send_tests {
         send::<crate::MmapRecords<'static, f64>>();
         send::<crate::ReaderBuilder>();
     }
+
+    /// A map can be shared between threads (`record` keeps its plans behind a lock that it
+    /// never waits for).
+    #[test]
+    fn maps_are_sync() {
+        fn sync<T: Sync>() {}
+        sync::<crate::MmapArray>();
+    }
 }
