@@ -629,3 +629,41 @@ fn record_i_is_the_iterators_element() {
     assert_eq!(map.record::<W2>(999).unwrap().id, 999 * 7);
     assert_eq!(tier::take().planned, 1);
 }
+
+/// Members streamed into an archive with `write_record` / `write_records` (the exact tier) hold
+/// the bytes `write` / `write_all` give, and `to_vec`'s, stored or deflated.
+#[test]
+fn npz_record_writers_on_the_exact_tier() {
+    use npy_serde::{NpzArchive, NpzWriter};
+    let rows = w2(5000);
+    let want = npy_serde::to_vec(&rows).unwrap();
+    for compressed in [false, true] {
+        let mut w = if compressed {
+            NpzWriter::new_compressed(Cursor::new(Vec::new()))
+        } else {
+            NpzWriter::new(Cursor::new(Vec::new()))
+        };
+        let n = rows.len() as u64;
+        let mut m = w.start_records::<W2>("general", n).unwrap();
+        for r in &rows[..100] {
+            m.write(r).unwrap();
+        }
+        m.write_all(&rows[100..]).unwrap();
+        m.finish().unwrap();
+        tier::take();
+        let mut m = w.start_records::<W2>("exact", n).unwrap();
+        for r in &rows[..100] {
+            m.write_record(r).unwrap();
+        }
+        m.write_records(&rows[100..]).unwrap();
+        m.finish().unwrap();
+        assert_eq!(tier::take().exact, n);
+        let bytes = w.finish().unwrap().into_inner();
+        let mut z = NpzArchive::from_bytes(&bytes).unwrap();
+        for key in ["general", "exact"] {
+            let mut got = Vec::new();
+            z.by_key(key).unwrap().read_to_end(&mut got).unwrap();
+            assert!(got == want, "{key}, compressed {compressed}");
+        }
+    }
+}
