@@ -26,7 +26,7 @@
 //! | write `&[T]`, `T: Serialize + NpyRecord` (bytes identical to `np.save`) | [`to_path`] / [`to_writer`] / [`to_vec`] |
 //! | write with another dtype, shape, byte order, Fortran order or version, or a nested `Serialize` value | [`WriterBuilder`] (`to_*`, [`serialize`](WriterBuilder::serialize), [`write_array`](WriterBuilder::write_array)) |
 //! | write records one at a time (counted, uncounted, appending) | [`NpyWriter`], [`WriterBuilder::writer`] / [`writer_with_len`](WriterBuilder::writer_with_len) / [`append_path`](WriterBuilder::append_path) |
-//! | read or write `.npz` archives | [`NpzArchive`], [`NpzWriter`], [`NpzStreamWriter`] |
+//! | read or write `.npz` archives | [`NpzArchive`], [`NpzWriter`], [`NpzStreamWriter`]; a member record by record: `start_records`, then `write_record` (`NpyRecord` types) or `write` |
 //! | read an N-d file into an `ndarray` array: `Array2<f32>`, `ArrayD<T>`, `Array1<Rec>` (feature `ndarray`) | `ndarray::read_npy`, `ndarray::ReadNpyExt`, `ReaderBuilder::ndarray_from_path` (`_reader`, `_slice`), `NpzArchive::read_ndarray` |
 //! | write any `ndarray` `ArrayBase` (owned, view, strided; bytes identical to `np.save`) (feature `ndarray`) | `ndarray::write_npy`, `ndarray::WriteNpyExt`, `WriterBuilder::write_ndarray`, `NpzWriter::add_ndarray` |
 //! | view a mapped file as an `ArrayView`/`ArrayViewMut` without copying (feature `ndarray`) | `MmapArray::view`, `MmapArrayMut::view_mut` |
