@@ -576,6 +576,16 @@ fn record_i_is_the_iterators_element() {
                 want.get(i)
             );
         }
+        // `nth` skips without decoding, to the same element.
+        let n = want.len();
+        for k in [0, 1, 2, 7, n / 2, n.saturating_sub(1), n, n + 3] {
+            let got = text(by_next(map.records::<T>().unwrap().nth(k).into_iter()));
+            assert_eq!(got.first(), want.get(k), "{name}: nth({k})");
+        }
+        let mut it = map.records::<T>().unwrap();
+        let stepped = text(by_next(std::iter::from_fn(|| it.nth(2))));
+        let every_third: Vec<_> = want.iter().skip(2).step_by(3).cloned().collect();
+        assert_eq!(stepped, every_third, "{name}: nth(2) repeated");
     }
     let mut seen = 0;
     let dir = npy_serde_tests::fixtures_dir().join("npy");
@@ -625,6 +635,11 @@ fn record_i_is_the_iterators_element() {
             s.spawn(|| check::<W2>(&map, "w2, 4 threads"));
         }
     });
+    let mut exact = map.iter_records::<W2>().unwrap();
+    assert_eq!(exact.nth(500).unwrap().unwrap().id, 500 * 7);
+    assert_eq!(exact.next().unwrap().unwrap().id, 501 * 7);
+    assert_eq!(exact.nth(497).unwrap().unwrap().id, 999 * 7);
+    assert!(exact.next().is_none() && exact.nth(0).is_none());
     tier::take();
     assert_eq!(map.record::<W2>(999).unwrap().id, 999 * 7);
     assert_eq!(tier::take().planned, 1);

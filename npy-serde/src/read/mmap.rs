@@ -431,6 +431,14 @@ impl<'a, T: Deserialize<'a>, E> MmapRecords<'a, T, E> {
         acc
     }
 
+    /// Moves past `n` elements (at most to the end) without decoding them.
+    fn skip_ahead(&mut self, n: usize) {
+        let n = u64::try_from(n)
+            .unwrap_or(u64::MAX)
+            .min(self.src.remaining());
+        self.src.seek(self.src.next + n);
+    }
+
     fn remaining_hint(&self) -> (usize, Option<usize>) {
         let n = self.src.remaining();
         (
@@ -450,6 +458,12 @@ impl<'a, T: Deserialize<'a>> Iterator for MmapRecords<'a, T> {
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.remaining_hint()
+    }
+
+    /// In constant time for C-order data: the elements skipped are not decoded.
+    fn nth(&mut self, n: usize) -> Option<Result<T>> {
+        self.skip_ahead(n);
+        self.next()
     }
 
     fn fold<B, F>(mut self, init: B, mut f: F) -> B
@@ -491,6 +505,12 @@ impl<'a, T: Deserialize<'a> + NpyRecord> Iterator for MmapRecords<'a, T, Exact<T
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.remaining_hint()
+    }
+
+    /// In constant time for C-order data: the elements skipped are not decoded.
+    fn nth(&mut self, n: usize) -> Option<Result<T>> {
+        self.skip_ahead(n);
+        self.next()
     }
 
     fn fold<B, F>(mut self, init: B, mut f: F) -> B
