@@ -639,7 +639,7 @@ fn record_i_is_the_iterators_element() {
     assert_eq!(exact.nth(500).unwrap().unwrap().id, 500 * 7);
     assert_eq!(exact.next().unwrap().unwrap().id, 501 * 7);
     assert_eq!(exact.nth(497).unwrap().unwrap().id, 999 * 7);
-    assert!(exact.next().is_none() && exact.nth(0).is_none());
+    assert!(exact.next().is_none() && exact.nth(1).is_none());
     tier::take();
     assert_eq!(map.record::<W2>(999).unwrap().id, 999 * 7);
     assert_eq!(tier::take().planned, 1);
