@@ -585,6 +585,6 @@ fn normalize(dt: &crate::dtype::DType) -> crate::dtype::DType {
 /// The call sites of this module's runtime-planned tier (see `super::planned::RowDe`):
 /// `next`, and `fold` with the closure `F`.
 struct MmapSite;
+struct FoldSite<F>(std::marker::PhantomData<F>);
 /// The call site of [`MmapArray::record`]'s runtime-planned tier.
 struct RecordSite;
-struct FoldSite<F>(std::marker::PhantomData<F>);
