@@ -836,15 +836,17 @@ pub enum Writer {
     Array,
     /// An npz archive (the dynamic array and the typed records), stored.
     Npz,
-    /// The same archive, deflated.
+    /// The same archive with the array member deflated.
     NpzDeflate,
 }
 
 impl Writer {
     /// The writer for a selector byte. The weights follow the cost: an archive written and
-    /// read costs about as much as the other writers together, and deflate several times that
-    /// (its stream's setup zeroes a window and hash tables), so npz gets one input in eight
-    /// and deflate one in thirty-two; the dynamic array (any dtype) gets the most.
+    /// read costs two to three times another writer's input, and deflate about twice that
+    /// again (its stream's setup allocates and zeroes a window and hash tables), so npz gets
+    /// one selector value in eight, deflate one of those four; the dynamic array (any dtype)
+    /// gets the most. (How often each writer runs in the end is the corpus's doing: inputs
+    /// that reach new code are kept and mutated, mostly keeping their first byte.)
     pub fn from_byte(b: u8) -> Writer {
         match b % 32 {
             0..=5 => Writer::ToVec,
@@ -865,7 +867,7 @@ pub struct WritersInput {
     pub writer: Writer,
     /// Records for the typed writers.
     pub typed: Vec<Typed>,
-    /// Write big-endian (the typed writers).
+    /// Write big-endian (the typed `.npy` writers).
     pub big: bool,
     /// Reader chunk size.
     pub chunk: u8,
@@ -877,7 +879,7 @@ pub struct WritersInput {
 
 /// Most scalar values per element of the writers target's dynamic arrays (a quarter of the
 /// roundtrip target's [`MAX_LEAVES`]): every dtype kind and nesting is still made (a record
-/// holding a subarray of records takes four), and the headers stay short. A header's text is
+/// holding a subarray of records needs two), and the headers stay short. A header's text is
 /// most of the cost of an array input here, where each is written and parsed several times
 /// (write, parse, read back; npz adds a second write and read), and roundtrip already covers
 /// the larger dtypes through the same writers.
