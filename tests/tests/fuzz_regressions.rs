@@ -123,3 +123,28 @@ fn roundtrip_target_on_fixed_inputs() {
     }
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
+
+#[test]
+fn writers_target_on_fixed_inputs() {
+    // The writers target picks one writer per input from the first byte: every first byte,
+    // followed by deterministic byte patterns (typed records, options, a dynamic array), so
+    // that each writer runs on several inputs.
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut failed = Vec::new();
+    for first in 0u8..=255 {
+        for len in [0usize, 40, 300] {
+            let mut input = vec![first];
+            input.extend((0..len).map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            }));
+            if let Err(e) = catch_unwind(|| fuzzlib::writers_from_bytes(&input)) {
+                let msg = e.downcast_ref::<String>().cloned().unwrap_or_default();
+                failed.push(format!("first byte {first}, {len} more: {msg}"));
+            }
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
