@@ -1,11 +1,12 @@
 //! The bodies of the fuzz targets, one public function per target, and their helpers.
 //!
 //! Each `fuzz_targets/<name>.rs` is a one-line `fuzz_target!` calling [`header`], [`npy`],
-//! [`npz`], [`records`] or [`roundtrip`]. This file depends only on `npy-serde`, `serde` and
-//! `std`, so that `tests/tests/fuzz_regressions.rs` can include it with `#[path]` and replay
-//! every saved crash input through exactly the code the fuzzer ran, on stable, in `cargo test`.
-//! (For the same reason the roundtrip target decodes its dtype and values from the fuzz bytes
-//! with the small [`ByteSource`] below rather than the `arbitrary` crate.)
+//! [`npz`], [`records`], [`roundtrip`] or [`writers`]. This file depends only on `npy-serde`,
+//! `serde`, `arbitrary` and `std`, so that `tests/tests/fuzz_regressions.rs` can include it
+//! with `#[path]` and replay every saved crash input through exactly the code the fuzzer ran,
+//! on stable, in `cargo test` ([`writers_from_bytes`] for the `writers` target's structured
+//! input). The roundtrip target decodes its dtype and values from the fuzz bytes with the
+//! small [`ByteSource`] below; `writers` takes its typed records from `arbitrary`.
 //!
 //! Every function panics on a broken invariant; a returned error from the library is fine.
 
