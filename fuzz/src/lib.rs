@@ -767,8 +767,9 @@ pub fn roundtrip(data: &[u8]) {
     WriterBuilder::new()
         .write_array(&mut bytes, &array)
         .unwrap_or_else(|e| panic!("writing {} {:?}: {e}", array.dtype, array.shape));
-    let parsed = parse_header(&bytes, &Limits::default()).expect("our header parses");
-    assert_eq!(parsed.data_offset % 64, 0);
+    // The header is parsed by both reads below (and its dtype, shape and order checked by
+    // their equality); a third parse of it cost a tenth of the target's time.
+    check_data_offset(&bytes, "write_array");
     check_same(&array, Array::from_slice(&bytes), "from_slice");
     check_same(
         &array,
