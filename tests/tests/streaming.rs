@@ -191,6 +191,22 @@ fn by_fold<T>(it: impl Iterator<Item = Result<T>>) -> Vec<std::result::Result<T,
     })
 }
 
+/// Iterators made by `open` give `want` by `next`, by `fold`, and by `next` for the first
+/// `head` elements then `fold` for the rest.
+fn same_every_way<T: PartialEq + std::fmt::Debug, I: Iterator<Item = Result<T>>>(
+    want: &[std::result::Result<T, String>],
+    head: usize,
+    open: impl Fn() -> I,
+    what: &str,
+) {
+    assert_eq!(by_next(open()), want, "{what}: next");
+    assert_eq!(by_fold(open()), want, "{what}: fold");
+    let mut it = open();
+    let mut got = by_next(it.by_ref().take(head));
+    got.extend(by_fold(it));
+    assert_eq!(got, want, "{what}: next then fold");
+}
+
 /// `fold` on the exact tier gives what `next` gives on every tier: values, errors and their
 /// places, with misses mid-array, the other byte order, truncation, short reads, a struct
 /// whose field names are not the file's, and after elements already taken by `next`.
@@ -235,32 +251,14 @@ fn fold_equals_next_on_every_path() {
         let general = by_next(RecordReader::<_, T>::new(Cursor::new(file)).unwrap());
         for step in [7, 4096, usize::MAX] {
             let open = || RecordReader::<_, T>::new_records(Trickle { data: file, step }).unwrap();
-            assert_eq!(by_fold(open()), general, "{name}: fold, Trickle {step}");
-            assert_eq!(by_next(open()), general, "{name}: next, Trickle {step}");
-            // Some elements by `next`, the rest by `fold`.
-            let mut r = open();
-            let mut head = by_next(r.by_ref().take(1001));
-            head.extend(by_fold(r));
-            assert_eq!(head, general, "{name}: next then fold, Trickle {step}");
+            same_every_way(&general, 1001, open, &format!("{name}, Trickle {step}"));
         }
         let path = dir.join(format!("{name}.npy"));
         std::fs::write(&path, file).unwrap();
         if let Ok(map) = MmapArray::open(&path) {
             let general = by_next(map.records::<T>().unwrap());
-            assert_eq!(
-                by_fold(map.iter_records::<T>().unwrap()),
-                general,
-                "{name}: mmap fold"
-            );
-            assert_eq!(
-                by_next(map.iter_records::<T>().unwrap()),
-                general,
-                "{name}: mmap next"
-            );
-            let mut it = map.iter_records::<T>().unwrap();
-            let mut head = by_next(it.by_ref().take(999));
-            head.extend(by_fold(it));
-            assert_eq!(head, general, "{name}: mmap next then fold");
+            let open = || map.iter_records::<T>().unwrap();
+            same_every_way(&general, 999, open, &format!("{name}, mmap"));
         }
     }
     check::<W2>(&dir, "le", &le);
@@ -450,22 +448,18 @@ fn planned_fold_equals_next() {
         let want = by_next(RecordReader::<_, T>::new(Cursor::new(file)).unwrap());
         for step in [7, 4096, usize::MAX] {
             let open = || RecordReader::<_, T>::new(Trickle { data: file, step }).unwrap();
-            assert_eq!(by_fold(open()), want, "{name}: fold, Trickle {step}");
-            let mut r = open();
-            let mut head = by_next(r.by_ref().take(1001));
-            head.extend(by_fold(r));
-            assert_eq!(head, want, "{name}: next then fold, Trickle {step}");
+            same_every_way(&want, 1001, open, &format!("{name}, Trickle {step}"));
         }
         let path = dir.join(format!("{name}.npy"));
         std::fs::write(&path, file).unwrap();
         if let Ok(map) = MmapArray::open(&path) {
-            let records = || map.records::<T>().unwrap();
-            assert_eq!(by_next(records()), want, "{name}: mmap next");
-            assert_eq!(by_fold(records()), want, "{name}: mmap fold");
-            let mut it = records();
-            let mut head = by_next(it.by_ref().take(999));
-            head.extend(by_fold(it));
-            assert_eq!(head, want, "{name}: mmap next then fold");
+            let want = by_next(map.records::<T>().unwrap());
+            same_every_way(
+                &want,
+                999,
+                || map.records::<T>().unwrap(),
+                &format!("{name}, mmap"),
+            );
         }
     }
     check::<Nz>(&dir, "nz", &nz);
