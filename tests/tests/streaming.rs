@@ -453,7 +453,7 @@ fn planned_fold_equals_next() {
         let path = dir.join(format!("{name}.npy"));
         std::fs::write(&path, file).unwrap();
         if let Ok(map) = MmapArray::open(&path) {
-            let want = by_next(map.records::<T>().unwrap());
+            // The reader's elements and errors, from the map too.
             same_every_way(
                 &want,
                 999,
