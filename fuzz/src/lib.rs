@@ -140,9 +140,9 @@ pub fn npy(data: &[u8]) {
 
 fn npy_with(data: &[u8], rb: &ReaderBuilder) {
     let chunk = 1 + data.last().copied().unwrap_or(0) as usize % 13;
-    let from_slice = rb.array_from_slice(data);
-    let from_reader = rb.read_array(Chunked::new(data, chunk));
-    match (&from_slice, &from_reader) {
+    let deserialize_slice = rb.array_from_slice(data);
+    let deserialize_reader = rb.read_array(Chunked::new(data, chunk));
+    match (&deserialize_slice, &deserialize_reader) {
         (Ok(a), Ok(b)) => {
             assert_eq!(a.dtype, b.dtype);
             assert_eq!(a.shape, b.shape);
@@ -154,22 +154,22 @@ fn npy_with(data: &[u8], rb: &ReaderBuilder) {
         (Err(_), Err(_)) => {}
         _ => panic!(
             "slice and reader disagree: {:?} vs {:?}",
-            from_slice.as_ref().map(|a| (&a.dtype, &a.shape)),
-            from_reader.as_ref().map(|a| (&a.dtype, &a.shape))
+            deserialize_slice.as_ref().map(|a| (&a.dtype, &a.shape)),
+            deserialize_reader.as_ref().map(|a| (&a.dtype, &a.shape))
         ),
     }
-    if let Ok(a) = &from_slice {
+    if let Ok(a) = &deserialize_slice {
         let count: u64 = a.shape.iter().product();
         assert_eq!(a.values.len() as u64, count);
         let _ = a.to_nested();
     }
 
-    let _ = rb.from_slice::<Value>(data);
-    let _ = rb.from_reader::<_, Value>(Chunked::new(data, chunk));
-    let _ = rb.vec_from_slice::<Value>(data);
-    let _ = rb.vec_from_reader::<_, Value>(Chunked::new(data, chunk));
+    let _ = rb.deserialize_slice::<Value>(data);
+    let _ = rb.deserialize_reader::<_, Value>(Chunked::new(data, chunk));
+    let _ = rb.from_slice_serde::<Value>(data);
+    let _ = rb.from_reader_serde::<_, Value>(Chunked::new(data, chunk));
 
-    if let Ok(records) = rb.records::<_, Value>(Chunked::new(data, chunk)) {
+    if let Ok(records) = rb.records_serde::<_, Value>(Chunked::new(data, chunk)) {
         let total = records.len();
         let mut n = 0u64;
         for r in records {
@@ -218,7 +218,7 @@ pub struct Rec {
     pub m: [[u16; 2]; 2],
 }
 
-/// `Rec` without its strings: a type with a constant layout, which `records_from_*` decode on
+/// `Rec` without its strings: a type with a constant layout, which `from_*` decode on
 /// their exact tier when the file's dtype is this one (in either byte order).
 #[derive(Serialize, Deserialize, NpyRecord, Debug)]
 pub struct Pod {
@@ -256,20 +256,21 @@ struct Subset {
 
 fn records_roundtrip(recs: &[Rec]) {
     let bytes = npy_serde::to_vec(recs).expect("writing what was read");
-    let again: Vec<Rec> = npy_serde::from_slice(&bytes).expect("re-reading what was written");
+    let again: Vec<Rec> =
+        npy_serde::deserialize_slice(&bytes).expect("re-reading what was written");
     let bytes2 = npy_serde::to_vec(&again).expect("re-writing");
     assert_eq!(bytes, bytes2, "write -> read -> write changed the bytes");
 }
 
-/// Target `records`: `from_slice::<Vec<Rec>>` (and borrowing, subset, 0-d and nested
+/// Target `records`: `deserialize_slice::<Vec<Rec>>` (and borrowing, subset, 0-d and nested
 /// variants), the chunked-reader path (which must agree with the slice) and the streaming
 /// reader. A file of exactly `Rec`'s dtype that reads successfully is written back and must
 /// re-read and re-write identically.
 pub fn records(data: &[u8]) {
     let chunk = 1 + data.len() % 7;
     let rb = ReaderBuilder::new().max_data_size(1 << 22);
-    let slice = rb.from_slice::<Vec<Rec>>(data);
-    let reader = rb.from_reader::<_, Vec<Rec>>(Chunked::new(data, chunk));
+    let slice = rb.deserialize_slice::<Vec<Rec>>(data);
+    let reader = rb.deserialize_reader::<_, Vec<Rec>>(Chunked::new(data, chunk));
     assert_eq!(
         slice.is_ok(),
         reader.is_ok(),
@@ -288,8 +289,8 @@ pub fn records(data: &[u8]) {
     }
     // The flat readers (fast tier first, general path after a miss) agree with the nested
     // one on 1-D arrays: the same records, or an error of the same kind.
-    let flat = rb.vec_from_slice::<Rec>(data);
-    let flat_reader = rb.vec_from_reader::<_, Rec>(Chunked::new(data, chunk));
+    let flat = rb.from_slice_serde::<Rec>(data);
+    let flat_reader = rb.from_reader_serde::<_, Rec>(Chunked::new(data, chunk));
     assert_eq!(
         flat.is_ok(),
         flat_reader.is_ok(),
@@ -305,7 +306,7 @@ pub fn records(data: &[u8]) {
             (a, b) => panic!("nested and flat readers disagree: {a:?} vs {b:?}"),
         }
     }
-    // The exact tier (`records_from_*`) gives exactly what the flat readers give, from the
+    // The exact tier (`from_*`) gives exactly what the flat readers give, from the
     // same source: the same values, or the same error.
     let same =
         |what: &str, a: &npy_serde::Result<Vec<Pod>>, b: &npy_serde::Result<Vec<Pod>>| match (a, b)
@@ -315,20 +316,20 @@ pub fn records(data: &[u8]) {
             (a, b) => panic!("{what}: {a:?} vs {b:?}"),
         };
     same(
-        "records_from_slice vs vec_from_slice",
-        &rb.records_from_slice::<Pod>(data),
-        &rb.vec_from_slice::<Pod>(data),
+        "from_slice vs from_slice_serde",
+        &rb.from_slice::<Pod>(data),
+        &rb.from_slice_serde::<Pod>(data),
     );
     same(
-        "records_from_reader vs vec_from_reader",
-        &rb.records_from_reader::<_, Pod>(Chunked::new(data, chunk)),
-        &rb.vec_from_reader::<_, Pod>(Chunked::new(data, chunk)),
+        "from_reader vs from_reader_serde",
+        &rb.from_reader::<_, Pod>(Chunked::new(data, chunk)),
+        &rb.from_reader_serde::<_, Pod>(Chunked::new(data, chunk)),
     );
     // A 1-D file of exactly Pod's dtype (either byte order) that reads is written back
     // through the exact tier of writing to the same data bytes (Pod has no padding).
     if let (Ok(p), Ok(pods)) = (
         parse_header(data, &Limits::default()),
-        rb.records_from_slice::<Pod>(data),
+        rb.from_slice::<Pod>(data),
     ) {
         let h = &p.header;
         let le = Pod::dtype();
@@ -353,12 +354,12 @@ pub fn records(data: &[u8]) {
             );
         }
     }
-    let _ = rb.vec_from_slice::<Borrowed>(data);
-    let _ = rb.from_slice::<Vec<Borrowed>>(data);
-    let _ = rb.from_slice::<Vec<Subset>>(data);
-    let _ = rb.from_slice::<Rec>(data);
-    let _ = rb.from_slice::<Vec<Vec<Rec>>>(data);
-    if let Ok(stream) = rb.records::<_, Rec>(Chunked::new(data, chunk)) {
+    let _ = rb.from_slice_serde::<Borrowed>(data);
+    let _ = rb.deserialize_slice::<Vec<Borrowed>>(data);
+    let _ = rb.deserialize_slice::<Vec<Subset>>(data);
+    let _ = rb.deserialize_slice::<Rec>(data);
+    let _ = rb.deserialize_slice::<Vec<Vec<Rec>>>(data);
+    if let Ok(stream) = rb.records_serde::<_, Rec>(Chunked::new(data, chunk)) {
         let mut out = Vec::new();
         for r in stream {
             match r {
@@ -411,7 +412,7 @@ fn npz_with(builder: &NpzReaderBuilder, data: &[u8]) {
             let _ = m.deserialize::<Value>();
         }
         if let Ok(m) = archive.by_index(i) {
-            if let Ok(records) = m.records::<Value>() {
+            if let Ok(records) = m.records_serde::<Value>() {
                 for r in records {
                     if r.is_err() {
                         break;
@@ -434,7 +435,7 @@ fn npz_with(builder: &NpzReaderBuilder, data: &[u8]) {
     for k in &keys {
         let _ = archive.header(k);
         let _ = archive.read_array(k);
-        let _ = archive.read::<Vec<i64>>(k);
+        let _ = archive.deserialize::<Vec<i64>>(k);
     }
 }
 
@@ -997,8 +998,8 @@ pub fn writers(input: WritersInput) {
             let (wb, typed_dtype) = typed_writer();
             let bytes = wb.to_vec(typed).expect("typed records write");
             check_header(&bytes, &typed_dtype, &typed_shape, "to_vec");
-            let back: Vec<Typed> = npy_serde::records_from_slice(&bytes).expect("to_vec read back");
-            assert!(same_typed(&back, typed), "to_vec -> records_from_slice");
+            let back: Vec<Typed> = npy_serde::from_slice(&bytes).expect("to_vec read back");
+            assert!(same_typed(&back, typed), "to_vec -> from_slice");
         }
         Writer::Counted => {
             let (wb, typed_dtype) = typed_writer();
@@ -1006,12 +1007,12 @@ pub fn writers(input: WritersInput) {
                 .writer_with_len(Vec::new(), typed.len() as u64)
                 .expect("counted writer");
             for t in typed {
-                counted.write_record(t).expect("write_record");
+                counted.write(t).expect("write");
             }
             let out = counted.finish().expect("finish counted");
             check_header(&out, &typed_dtype, &typed_shape, "counted NpyWriter");
             let back: Vec<Typed> = ReaderBuilder::new()
-                .records_from_reader(Chunked::new(&out, chunk))
+                .from_reader(Chunked::new(&out, chunk))
                 .expect("counted read back from a reader");
             assert!(same_typed(&back, typed), "counted NpyWriter");
             // A declared length makes the file `to_vec` makes.
@@ -1026,14 +1027,14 @@ pub fn writers(input: WritersInput) {
                 .writer(Cursor::new(Vec::new()))
                 .expect("uncounted writer");
             let (a, b) = typed.split_at(typed.len() / 2);
-            uncounted.write_records(a).expect("write_records");
+            uncounted.write_all(a).expect("write_all");
             for t in b {
-                uncounted.write(t).expect("write");
+                uncounted.write_serde(t).expect("write");
             }
             let out = uncounted.finish().expect("finish uncounted").into_inner();
             check_header(&out, &typed_dtype, &typed_shape, "uncounted NpyWriter");
             let back: Vec<Typed> = ReaderBuilder::new()
-                .records_from_reader(Chunked::new(&out, chunk))
+                .from_reader(Chunked::new(&out, chunk))
                 .expect("uncounted read back from a reader");
             assert!(same_typed(&back, typed), "uncounted NpyWriter");
         }
@@ -1084,7 +1085,7 @@ pub fn writers(input: WritersInput) {
                 "the npz member is not the .npy file"
             );
             check_same(&array, archive.read_array("a"), "npz");
-            let back: Vec<Typed> = archive.read("t").expect("npz typed member");
+            let back: Vec<Typed> = archive.deserialize("t").expect("npz typed member");
             assert!(same_typed(&back, typed), "npz typed member");
         }
     }

@@ -1,4 +1,4 @@
-//! Memory: the peak heap of `records_from_path` beyond its result, and of streaming 10 GB
+//! Memory: the peak heap of `from_path` beyond its result, and of streaming 10 GB
 //! record by record, both ways, in constant memory.
 //!
 //! A global allocator counts the bytes allocated by every thread; `VmHWM` (the process's peak
@@ -6,9 +6,9 @@
 //! first, before anything large is allocated.
 //!
 //! - streaming read: a generated `.npy` of W2 records (10 GB at scale 1, no disk involved)
-//!   through `RecordReader::new_records`, summing a field;
-//! - streaming write: the same records through `NpyWriter::write_record` into `io::sink()`;
-//! - `records_from_path` of a W2 file (660 MB at scale 1): peak heap minus the result's size.
+//!   through `RecordReader::new`, summing a field;
+//! - streaming write: the same records through `NpyWriter::write` into `io::sink()`;
+//! - `from_path` of a W2 file (660 MB at scale 1): peak heap minus the result's size.
 //!
 //! Environment: `NPY_BENCH_SCALE` (float, default 1).
 //!
@@ -175,7 +175,7 @@ fn main() {
     // Streaming read of 10 GB, summing a field.
     let t = Instant::now();
     let (sum, peak) = peak_of(|| {
-        RecordReader::<_, Rec>::new_records(Generated::new(n_stream))
+        RecordReader::<_, Rec>::new(Generated::new(n_stream))
             .unwrap()
             .map(|r| r.unwrap().x)
             .sum::<f64>()
@@ -202,7 +202,7 @@ fn main() {
         for i in 0..n_stream {
             let mut r = rec;
             r.id = i as i64;
-            w.write_record(&r).unwrap();
+            w.write(&r).unwrap();
         }
         w.finish().unwrap();
     });
@@ -215,21 +215,18 @@ fn main() {
     );
     println!("after streaming: {}", vm_hwm());
 
-    // records_from_path: the result, plus how much more.
+    // from_path: the result, plus how much more.
     let dir = std::env::temp_dir().join(format!("npy-serde-bench-mem-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("w2.npy");
     let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
     std::io::copy(&mut Generated::new(n2), &mut file).unwrap();
     drop(file);
-    for (what, parallel) in [
-        ("records_from_path", true),
-        ("records_from_path, 1 thread", false),
-    ] {
+    for (what, parallel) in [("from_path", true), ("from_path, 1 thread", false)] {
         let (v, peak) = peak_of(|| {
             npy_serde::ReaderBuilder::new()
                 .parallel(parallel)
-                .records_from_path::<_, Rec>(&path)
+                .from_path::<_, Rec>(&path)
                 .unwrap()
         });
         let result = (v.capacity() * std::mem::size_of::<Rec>()) as u64;

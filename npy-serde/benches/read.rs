@@ -1,7 +1,7 @@
-//! Read throughput: serde into `Vec<f64>`/`Vec<Rec>` from a path (`from_path::<Vec<_>>`,
-//! `vec_from_path`, which allocates the `Vec` once, and `records_from_path`, which adds the
+//! Read throughput: serde into `Vec<f64>`/`Vec<Rec>` from a path (`deserialize_path::<Vec<_>>`,
+//! `from_path_serde`, which allocates the `Vec` once, and `from_path`, which adds the
 //! exact-layout tier of `NpyRecord` types), record by record through `RecordReader`, and from
-//! a memory map (`deserialize`, `to_vec`, `to_records`), versus `np.load` measured in the same
+//! a memory map (`deserialize`, `to_vec`, `to_vec`), versus `np.load` measured in the same
 //! run.
 //!
 //! Workloads (written to a temporary directory; page cache warm), at scale 1:
@@ -31,7 +31,7 @@ mod common;
 use common::{gbps, time};
 
 /// `Deserialize` drives every case; `NpyRecord` (its dtype is W2's) is what lets
-/// `records_from_path`/`to_records` use the exact tier.
+/// `from_path`/`to_vec` use the exact tier.
 #[derive(Deserialize, NpyRecord, Clone, Copy, Debug)]
 #[allow(dead_code)] // fields are read through black_box
 struct Rec {
@@ -189,21 +189,18 @@ fn main() {
             })
         },
     );
+    run("W1 deserialize_path -> Vec<f64>".into(), b1, 0, &mut || {
+        Box::new(npy_serde::deserialize_path::<_, Vec<f64>>(&w1).unwrap())
+    });
+    run("W1 from_path_serde -> Vec<f64>".into(), b1, 0, &mut || {
+        Box::new(npy_serde::from_path_serde::<_, f64>(&w1).unwrap())
+    });
     run("W1 from_path -> Vec<f64>".into(), b1, 0, &mut || {
-        Box::new(npy_serde::from_path::<_, Vec<f64>>(&w1).unwrap())
+        Box::new(npy_serde::from_path::<_, f64>(&w1).unwrap())
     });
-    run("W1 vec_from_path -> Vec<f64>".into(), b1, 0, &mut || {
-        Box::new(npy_serde::vec_from_path::<_, f64>(&w1).unwrap())
-    });
-    run(
-        "W1 records_from_path -> Vec<f64>".into(),
-        b1,
-        0,
-        &mut || Box::new(npy_serde::records_from_path::<_, f64>(&w1).unwrap()),
-    );
     run("W1 RecordReader<f64> (sum)".into(), b1, 0, &mut || {
         Box::new({
-            let r = RecordReader::<_, f64>::new(File::open(&w1).unwrap()).unwrap();
+            let r = RecordReader::<_, f64>::new_serde(File::open(&w1).unwrap()).unwrap();
             r.map(|x| x.unwrap()).sum::<f64>()
         })
     });
@@ -215,58 +212,53 @@ fn main() {
                 .unwrap()
         })
     });
-    run("W1 mmap to_records -> Vec<f64>".into(), b1, 0, &mut || {
-        Box::new(MmapArray::open(&w1).unwrap().to_records::<f64>().unwrap())
+    run("W1 mmap to_vec -> Vec<f64>".into(), b1, 0, &mut || {
+        Box::new(MmapArray::open(&w1).unwrap().to_vec::<f64>().unwrap())
     });
     for (name, path, k) in [("W2", &w2, 1usize), ("W3", &w3, 2)] {
+        run(
+            format!("{name} deserialize_path -> Vec<Rec>"),
+            b2,
+            k,
+            &mut || Box::new(npy_serde::deserialize_path::<_, Vec<Rec>>(path).unwrap()),
+        );
+        run(
+            format!("{name} from_path_serde -> Vec<Rec>"),
+            b2,
+            k,
+            &mut || Box::new(npy_serde::from_path_serde::<_, Rec>(path).unwrap()),
+        );
+        run(
+            format!("{name} from_path_serde, 1 thread"),
+            b2,
+            k,
+            &mut || {
+                Box::new(
+                    npy_serde::ReaderBuilder::new()
+                        .parallel(false)
+                        .from_path_serde::<_, Rec>(path)
+                        .unwrap(),
+                )
+            },
+        );
         run(format!("{name} from_path -> Vec<Rec>"), b2, k, &mut || {
-            Box::new(npy_serde::from_path::<_, Vec<Rec>>(path).unwrap())
+            Box::new(npy_serde::from_path::<_, Rec>(path).unwrap())
+        });
+        run(format!("{name} from_path, 1 thread"), b2, k, &mut || {
+            Box::new(
+                npy_serde::ReaderBuilder::new()
+                    .parallel(false)
+                    .from_path::<_, Rec>(path)
+                    .unwrap(),
+            )
         });
         run(
-            format!("{name} vec_from_path -> Vec<Rec>"),
-            b2,
-            k,
-            &mut || Box::new(npy_serde::vec_from_path::<_, Rec>(path).unwrap()),
-        );
-        run(
-            format!("{name} vec_from_path, 1 thread"),
-            b2,
-            k,
-            &mut || {
-                Box::new(
-                    npy_serde::ReaderBuilder::new()
-                        .parallel(false)
-                        .vec_from_path::<_, Rec>(path)
-                        .unwrap(),
-                )
-            },
-        );
-        run(
-            format!("{name} records_from_path -> Vec<Rec>"),
-            b2,
-            k,
-            &mut || Box::new(npy_serde::records_from_path::<_, Rec>(path).unwrap()),
-        );
-        run(
-            format!("{name} records_from_path, 1 thread"),
-            b2,
-            k,
-            &mut || {
-                Box::new(
-                    npy_serde::ReaderBuilder::new()
-                        .parallel(false)
-                        .records_from_path::<_, Rec>(path)
-                        .unwrap(),
-                )
-            },
-        );
-        run(
-            format!("{name} from_reader(File) -> Vec<Rec>"),
+            format!("{name} deserialize_reader(File) -> Vec<Rec>"),
             b2,
             k,
             &mut || {
                 Box::new({
-                    npy_serde::from_reader::<_, Vec<Rec>>(File::open(path).unwrap()).unwrap()
+                    npy_serde::deserialize_reader::<_, Vec<Rec>>(File::open(path).unwrap()).unwrap()
                 })
             },
         );
@@ -276,36 +268,31 @@ fn main() {
             k,
             &mut || {
                 Box::new({
+                    let r = RecordReader::<_, Rec>::new_serde(File::open(path).unwrap()).unwrap();
+                    r.map(|x| x.unwrap().x).sum::<f64>()
+                })
+            },
+        );
+        run(
+            format!("{name} RecordReader new (sum x)"),
+            b2,
+            k,
+            &mut || {
+                Box::new({
                     let r = RecordReader::<_, Rec>::new(File::open(path).unwrap()).unwrap();
                     r.map(|x| x.unwrap().x).sum::<f64>()
                 })
             },
         );
-        run(
-            format!("{name} RecordReader new_records (sum x)"),
-            b2,
-            k,
-            &mut || {
-                Box::new({
-                    let r = RecordReader::<_, Rec>::new_records(File::open(path).unwrap()).unwrap();
-                    r.map(|x| x.unwrap().x).sum::<f64>()
-                })
-            },
-        );
-        run(
-            format!("{name} mmap iter_records (sum x)"),
-            b2,
-            k,
-            &mut || {
-                Box::new({
-                    let m = MmapArray::open(path).unwrap();
-                    m.iter_records::<Rec>()
-                        .unwrap()
-                        .map(|x| x.unwrap().x)
-                        .sum::<f64>()
-                })
-            },
-        );
+        run(format!("{name} mmap records (sum x)"), b2, k, &mut || {
+            Box::new({
+                let m = MmapArray::open(path).unwrap();
+                m.records::<Rec>()
+                    .unwrap()
+                    .map(|x| x.unwrap().x)
+                    .sum::<f64>()
+            })
+        });
         // The same sums in a `for` loop (one `next` per element, no internal iteration).
         run(
             format!("{name} RecordReader<Rec> (for loop)"),
@@ -314,7 +301,7 @@ fn main() {
             &mut || {
                 Box::new({
                     let mut sum = 0.0;
-                    for r in RecordReader::<_, Rec>::new(File::open(path).unwrap()).unwrap() {
+                    for r in RecordReader::<_, Rec>::new_serde(File::open(path).unwrap()).unwrap() {
                         sum += r.unwrap().x;
                     }
                     sum
@@ -322,13 +309,13 @@ fn main() {
             },
         );
         run(
-            format!("{name} RecordReader new_records (for loop)"),
+            format!("{name} RecordReader new (for loop)"),
             b2,
             k,
             &mut || {
                 Box::new({
                     let mut sum = 0.0;
-                    let r = RecordReader::<_, Rec>::new_records(File::open(path).unwrap());
+                    let r = RecordReader::<_, Rec>::new(File::open(path).unwrap());
                     for r in r.unwrap() {
                         sum += r.unwrap().x;
                     }
@@ -340,14 +327,14 @@ fn main() {
             Box::new({
                 let m = MmapArray::open(path).unwrap();
                 (0..m.len())
-                    .map(|i| m.record::<Rec>(i).unwrap().x)
+                    .map(|i| m.record_serde::<Rec>(i).unwrap().x)
                     .sum::<f64>()
             })
         });
         run(format!("{name} mmap records (sum x)"), b2, k, &mut || {
             Box::new({
                 let m = MmapArray::open(path).unwrap();
-                m.records::<Rec>()
+                m.records_serde::<Rec>()
                     .unwrap()
                     .map(|x| x.unwrap().x)
                     .sum::<f64>()
@@ -365,13 +352,20 @@ fn main() {
             format!("{name} mmap to_vec -> Vec<Rec>"),
             b2,
             k,
-            &mut || Box::new(MmapArray::open(path).unwrap().to_vec::<Rec>().unwrap()),
+            &mut || {
+                Box::new(
+                    MmapArray::open(path)
+                        .unwrap()
+                        .to_vec_serde::<Rec>()
+                        .unwrap(),
+                )
+            },
         );
         run(
-            format!("{name} mmap to_records -> Vec<Rec>"),
+            format!("{name} mmap to_vec -> Vec<Rec>"),
             b2,
             k,
-            &mut || Box::new(MmapArray::open(path).unwrap().to_records::<Rec>().unwrap()),
+            &mut || Box::new(MmapArray::open(path).unwrap().to_vec::<Rec>().unwrap()),
         );
     }
 

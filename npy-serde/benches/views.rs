@@ -1,11 +1,11 @@
 //! Zero-copy and one-copy throughput for plain-data types (`npy_serde::pod`), versus NumPy in
 //! the same run:
 //!
-//! - W1 (`<f8`, 100M elements at scale 1): `records_from_path` (the bulk tier: one `read`
+//! - W1 (`<f8`, 100M elements at scale 1): `from_path` (the bulk tier: one `read`
 //!   loop into the result) against `np.load`; a typed map view summed lane-wise
 //!   (`MmapArray::open` + `as_slice::<f64>()`) against `np.load(mmap_mode='r').sum()`.
 //! - W2A (W2's fields in a NumPy `align=True` dtype, 40-byte records, 20M at scale 1, read into
-//!   a `#[repr(C)]` twin): `records_from_path` and `MmapArray::to_records` against `np.load`;
+//!   a `#[repr(C)]` twin): `from_path` and `MmapArray::to_vec` against `np.load`;
 //!   a view summing `x` against `np.load(mmap_mode='r')['x'].sum()`.
 //! - Opening a map and taking a typed view of a 1 GB and a 4 GB file (sparse: created with
 //!   `MmapArrayMut::create`): the time must not grow with the size.
@@ -142,11 +142,9 @@ fn main() {
 
     let mut rows: Vec<(&str, f64, Duration, &str)> = Vec::new();
     rows.push((
-        "W1 records_from_path -> Vec<f64>",
+        "W1 from_path -> Vec<f64>",
         b1,
-        time(reps, || {
-            npy_serde::records_from_path::<_, f64>(&w1).unwrap()
-        }),
+        time(reps, || npy_serde::from_path::<_, f64>(&w1).unwrap()),
         "load_w1",
     ));
     rows.push((
@@ -159,18 +157,16 @@ fn main() {
         "mmap_sum_w1",
     ));
     rows.push((
-        "W2A records_from_path -> Vec<W2A>",
+        "W2A from_path -> Vec<W2A>",
         b2,
-        time(reps, || {
-            npy_serde::records_from_path::<_, W2A>(&w2a).unwrap()
-        }),
+        time(reps, || npy_serde::from_path::<_, W2A>(&w2a).unwrap()),
         "load_w2a",
     ));
     rows.push((
-        "W2A mmap to_records -> Vec<W2A>",
+        "W2A mmap to_vec -> Vec<W2A>",
         b2,
         time(reps, || {
-            MmapArray::open(&w2a).unwrap().to_records::<W2A>().unwrap()
+            MmapArray::open(&w2a).unwrap().to_vec::<W2A>().unwrap()
         }),
         "load_w2a",
     ));
@@ -192,9 +188,9 @@ fn main() {
     // NumPy's arrays of 4 MiB and more live in huge pages (it asks for them), which makes
     // writing them from memory faster; so do the Vecs this crate reads. The same write from
     // such a Vec, for the like-for-like comparison:
-    let v1h: Vec<f64> = npy_serde::records_from_path(&w1).unwrap();
+    let v1h: Vec<f64> = npy_serde::from_path(&w1).unwrap();
     rows.push((
-        "W1 to_path(&[f64]), Vec from records_from_path",
+        "W1 to_path(&[f64]), Vec from from_path",
         b1,
         time(reps, || npy_serde::to_path(&out, &v1h).unwrap()),
         "save_w1",

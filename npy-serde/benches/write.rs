@@ -91,12 +91,12 @@ fn tempdir() -> PathBuf {
     d
 }
 
-/// Record by record through the exact tier (`NpyWriter::write_record`), into a file made by
+/// Record by record through the exact tier (`NpyWriter::write`), into a file made by
 /// `NpyWriter::create` (blocks written on a second thread, space reserved ahead).
 fn stream_records<T: Serialize + NpyRecord + 'static>(path: &Path, data: &[T]) {
     let mut w = NpyWriter::create::<T>(path).unwrap();
     for r in data {
-        w.write_record(r).unwrap();
+        w.write(r).unwrap();
     }
     w.finish().unwrap();
 }
@@ -105,7 +105,7 @@ fn stream_records<T: Serialize + NpyRecord + 'static>(path: &Path, data: &[T]) {
 fn stream_records_on<T: Serialize + NpyRecord + 'static>(path: &Path, data: &[T]) {
     let mut w = NpyWriter::new::<T>(File::create(path).unwrap()).unwrap();
     for r in data {
-        w.write_record(r).unwrap();
+        w.write(r).unwrap();
     }
     w.finish().unwrap();
 }
@@ -113,7 +113,7 @@ fn stream_records_on<T: Serialize + NpyRecord + 'static>(path: &Path, data: &[T]
 fn stream<T: Serialize + NpyRecord>(path: &Path, data: &[T]) {
     let mut w = NpyWriter::create::<T>(path).unwrap();
     for r in data {
-        w.write(r).unwrap();
+        w.write_serde(r).unwrap();
     }
     w.finish().unwrap();
 }
@@ -172,25 +172,25 @@ fn main() {
         ),
         (
             "W1",
-            "NpyWriter write_record",
+            "NpyWriter write",
             b1,
-            time_if("W1 NpyWriter write_record", reps, || {
+            time_if("W1 NpyWriter write", reps, || {
                 stream_records(&ps, black_box(&w1))
             }),
         ),
         (
             "W2",
-            "NpyWriter write_record",
+            "NpyWriter write",
             b2,
-            time_if("W2 NpyWriter write_record", reps, || {
+            time_if("W2 NpyWriter write", reps, || {
                 stream_records(&ps, black_box(&w2))
             }),
         ),
         (
             "W2",
-            "write_record, new(File)",
+            "write, new(File)",
             b2,
-            time_if("W2 write_record, new(File)", reps, || {
+            time_if("W2 write, new(File)", reps, || {
                 stream_records_on(&ps, black_box(&w2))
             }),
         ),

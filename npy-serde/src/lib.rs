@@ -11,30 +11,36 @@
 //!
 //! # Which function
 //!
+//! One naming rule: for a type that knows its dtype ([`NpyRecord`]: numbers, `bool`, `[T; N]`,
+//! structs that `#[derive(NpyRecord)]`), the plain name is the door, and it is the fast one
+//! (the compile-time layout). The same door for any serde type has `_serde` appended: the same
+//! values, bytes and errors, several times slower on records.
+//!
+//! | I want to … | `T: NpyRecord` | any serde type |
+//! |---|---|---|
+//! | read a file into `Vec<T>` (elements in C order) | [`from_path`] / [`from_reader`] / [`from_slice`] | [`from_path_serde`] / [`from_reader_serde`] / [`from_slice_serde`] |
+//! | stream a file larger than memory, element by element | [`RecordReader::new`] | [`RecordReader::new_serde`] |
+//! | map a file: all of it, iterate, one element | [`MmapArray::to_vec`] / [`records`](MmapArray::records) / [`record`](MmapArray::record) | [`to_vec_serde`](MmapArray::to_vec_serde) / [`records_serde`](MmapArray::records_serde) / [`record_serde`](MmapArray::record_serde) |
+//! | write `&[T]` (bytes identical to `np.save`) | [`to_path`] / [`to_writer`] / [`to_vec`] | [`WriterBuilder::serialize`] |
+//! | write a file record by record | [`NpyWriter::create`], then [`write`](NpyWriter::write) / [`write_all`](NpyWriter::write_all) | [`write_serde`](NpyWriter::write_serde) / [`write_all_serde`](NpyWriter::write_all_serde) |
+//! | read an `.npz` member | [`NpzArchive::read`] / [`records`](NpzArchive::records) | [`deserialize`](NpzArchive::deserialize) / [`records_serde`](NpzArchive::records_serde) |
+//! | write an `.npz` member | [`NpzWriter::add`]; record by record: `start_records`, then `write` | `write_serde` |
+//!
+//! And the doors that take no element type:
+//!
 //! | I want to … | call |
 //! |---|---|
-//! | read a record array into `Vec<T>`, `T: Deserialize + NpyRecord` (fastest: the compile-time layout) | [`records_from_path`] / [`records_from_reader`] / [`records_from_slice`] |
-//! | read every element into `Vec<T>` for any `T: Deserialize` (only `#[derive(Deserialize)]`) | [`vec_from_path`] / [`vec_from_reader`] / [`vec_from_slice`] |
-//! | read the whole array as any serde type: `Vec<Vec<f32>>`, `Vec<[u8; 4]>`, a 0-d scalar, a borrowed `Vec<&str>` | [`from_path`] / [`from_reader`] / [`from_slice`] |
-//! | stream a file larger than memory, element by element (seek with a `Seek` reader) | [`RecordReader::new_records`] for `NpyRecord` types (several times faster), [`RecordReader::new`] for any `Deserialize` |
-//! | write records one at a time into a file | [`NpyWriter::create`] (blocks written on a second thread), then [`write_record`](NpyWriter::write_record) for `NpyRecord` types, [`write`](NpyWriter::write) for any `Serialize` value |
-//! | use a file in place: borrow `&str`/`&[u8]` fields, read one record, iterate | [`MmapArray::open`], then [`to_records`](MmapArray::to_records) / [`to_vec`](MmapArray::to_vec) / [`deserialize`](MmapArray::deserialize) / [`record`](MmapArray::record) / [`iter_records`](MmapArray::iter_records) (`NpyRecord` types) / [`records`](MmapArray::records) |
+//! | the whole array as one serde value: `Vec<Vec<f32>>`, `Vec<[u8; 4]>`, a 0-d scalar, a borrowed `Vec<&str>` | [`deserialize_path`] / [`deserialize_reader`] / [`deserialize_slice`], [`MmapArray::deserialize`] |
 //! | view a file's numbers or `#[repr(C)]` records as `&[T]` without copying | [`MmapArray::as_slice`] |
 //! | update a file in place, or create one larger than memory and fill it | [`MmapArrayMut::open_rw`] / [`open_cow`](MmapArrayMut::open_cow) / [`create`](MmapArrayMut::create) |
 //! | read a file whose dtype I don't know at compile time | [`Array::from_path`] (values as [`Value`]) |
 //! | set limits for untrusted files (header size, data size, empty items) | [`ReaderBuilder`], then the same doors as its methods |
-//! | write `&[T]`, `T: Serialize + NpyRecord` (bytes identical to `np.save`) | [`to_path`] / [`to_writer`] / [`to_vec`] |
-//! | write with another dtype, shape, byte order, Fortran order or version, or a nested `Serialize` value | [`WriterBuilder`] (`to_*`, [`serialize`](WriterBuilder::serialize), [`write_array`](WriterBuilder::write_array)) |
-//! | write records one at a time (counted, uncounted, appending) | [`NpyWriter`], [`WriterBuilder::writer`] / [`writer_with_len`](WriterBuilder::writer_with_len) / [`append_path`](WriterBuilder::append_path) |
-//! | read or write `.npz` archives | [`NpzArchive`], [`NpzWriter`], [`NpzStreamWriter`]; a member record by record: `start_records`, then `write_record` (`NpyRecord` types) or `write` |
-//! | read an N-d file into an `ndarray` array: `Array2<f32>`, `ArrayD<T>`, `Array1<Rec>` (feature `ndarray`) | `ndarray::read_npy`, `ndarray::ReadNpyExt`, `ReaderBuilder::ndarray_from_path` (`_reader`, `_slice`), `NpzArchive::read_ndarray` |
-//! | write any `ndarray` `ArrayBase` (owned, view, strided; bytes identical to `np.save`) (feature `ndarray`) | `ndarray::write_npy`, `ndarray::WriteNpyExt`, `WriterBuilder::write_ndarray`, `NpzWriter::add_ndarray` |
-//! | view a mapped file as an `ArrayView`/`ArrayViewMut` without copying (feature `ndarray`) | `MmapArray::view`, `MmapArrayMut::view_mut` |
+//! | write with another dtype, shape, byte order, Fortran order or version | [`WriterBuilder`] (`to_*`, [`serialize`](WriterBuilder::serialize), [`write_array`](WriterBuilder::write_array)); record by record: [`WriterBuilder::writer`] / [`writer_with_len`](WriterBuilder::writer_with_len) / [`append_path`](WriterBuilder::append_path) |
+//! | read or write `ndarray` arrays, or view a map as an `ArrayView` (feature `ndarray`) | `ndarray::read_npy` / `write_npy`, `ReadNpyExt` / `WriteNpyExt`, `MmapArray::view`, `NpzArchive::read_ndarray`, `NpzWriter::add_ndarray` |
 //! | parse or write just a header | [`header::read_header`], [`header::parse_header`], [`Header::to_bytes`] |
 //!
-//! `records_from_*` and `vec_from_*` give the same values and errors; the first needs
-//! `#[derive(NpyRecord)]` on the type and is several times faster on records. Every door picks its
-//! fastest tier inside and falls back, element by element, to the general one.
+//! Every door picks its fastest tier inside and falls back, element by element, to the general
+//! one, with the same values and errors.
 //!
 //! Every fallible function returns this crate's [`Error`], which says what went wrong, where
 //! (byte offset, record index, field path) and what was expected versus found.
@@ -73,9 +79,9 @@ mod tier;
 // ---- reading: the doors, then byte sources, the shape walk and the tiers (see `read`) ----
 pub mod read;
 pub use read::{
-    decode_value, from_path, from_reader, from_slice, longdouble_to_f64, read_array,
-    records_from_path, records_from_reader, records_from_slice, vec_from_path, vec_from_reader,
-    vec_from_slice, MmapArray, MmapRecords, ReaderBuilder, RecordReader,
+    decode_value, deserialize_path, deserialize_reader, deserialize_slice, from_path,
+    from_path_serde, from_reader, from_reader_serde, from_slice, from_slice_serde,
+    longdouble_to_f64, read_array, MmapArray, MmapRecords, ReaderBuilder, RecordReader,
 };
 
 // ---- writing: the mirror of reading (see `write`) ----

@@ -23,7 +23,7 @@
 //! first. Every other leaf kind takes any bit pattern.
 //!
 //! What it buys: [`MmapArray::as_slice`](crate::MmapArray::as_slice) views the mapped data in
-//! place, `records_from_*` and [`MmapArray::to_records`](crate::MmapArray::to_records) copy
+//! place, `from_*` and [`MmapArray::to_vec`](crate::MmapArray::to_vec) copy
 //! the data into the result once, and `to_*` writes a slice of a padding-free type with one
 //! `write`.
 //!
@@ -109,7 +109,7 @@ pub(crate) fn check_view<T: NpyRecord>(
                 "byte order",
                 format!(
                     "the file's dtype {} is in the other byte order (read it with \
-                     records_from_* to convert)",
+                     from_* to convert)",
                     dtype.descr()
                 ),
             )
@@ -130,7 +130,7 @@ pub(crate) fn check_view<T: NpyRecord>(
             "order",
             "the data is in Fortran order with more than one axis longer than 1, so storage \
              order is not the logical order (transpose the shape, or read it with \
-             records_from_*)"
+             from_*)"
                 .into(),
         ));
     }
@@ -157,7 +157,7 @@ pub(crate) fn cast<T: NpyRecord>(_proof: Pod<T>, bytes: &[u8], offset: u64) -> R
             format!(
                 "the data starts at byte offset {offset}, not a multiple of the type's \
                  alignment {} (files written by NumPy start at a multiple of 64; this one was \
-                 written by another writer: read it with records_from_*)",
+                 written by another writer: read it with from_*)",
                 align_of::<T>()
             ),
         ));

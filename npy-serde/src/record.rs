@@ -32,7 +32,7 @@ pub trait NpyRecord {
     fn dtype() -> DType;
 
     /// [`dtype`](NpyRecord::dtype)'s layout as a compile-time constant, for the exact decoding
-    /// tier of [`records_from_path`](crate::records_from_path) and its siblings. Not a public
+    /// tier of [`from_path`](crate::from_path) and its siblings. Not a public
     /// API: implemented here and by `#[derive(NpyRecord)]`. The default (opaque) is always
     /// correct, only slower; a layout that is not `dtype()`'s only means the tier never engages.
     #[doc(hidden)]

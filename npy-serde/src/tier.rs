@@ -14,7 +14,7 @@
 //! # #[cfg(feature = "tier-hook")] {
 //! let file = npy_serde::to_vec(&[1.5f64, 2.5])?;
 //! npy_serde::tier::take();
-//! let v: Vec<f64> = npy_serde::records_from_slice(&file)?;
+//! let v: Vec<f64> = npy_serde::from_slice(&file)?;
 //! assert_eq!(npy_serde::tier::take().exact, 2);
 //! # }
 //! # Ok::<(), npy_serde::Error>(())
@@ -23,7 +23,7 @@
 /// A decoding (or encoding) tier.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tier {
-    /// The compile-time layout of an `NpyRecord` type (`records_from_*`, `to_*`).
+    /// The compile-time layout of an `NpyRecord` type (`from_*`, `to_*`).
     Exact,
     /// The runtime-planned tier: exact requests, planned once per array.
     Planned,

@@ -1248,7 +1248,7 @@ fn corrupt_member_is_an_error_not_a_skip() {
         }
         // The library's readers report it too, naming the member.
         let mut npz = npy_serde::NpzArchive::from_bytes(&bad).unwrap();
-        let err = npz.read::<Vec<f64>>("data").unwrap_err();
+        let err = npz.deserialize::<Vec<f64>>("data").unwrap_err();
         assert!(err.to_string().contains("data"), "{err}");
     }
     assert!(errors >= 13, "{errors}");

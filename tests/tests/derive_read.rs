@@ -1,4 +1,4 @@
-//! NumPy files read into `#[derive(NpyRecord)]` structs with `npy_serde::from_slice`: the
+//! NumPy files read into `#[derive(NpyRecord)]` structs with `npy_serde::deserialize_slice`: the
 //! derived dtype is the file's dtype, and the records come out field for field.
 //!
 //! The fixtures were written by NumPy (`tests/fixtures/make_fixtures.py`); the live test has
@@ -9,7 +9,7 @@ use std::ffi::OsStr;
 
 use half::f16;
 use npy_serde::header::{parse_header, Limits};
-use npy_serde::{from_slice, NpyRecord};
+use npy_serde::{deserialize_slice, NpyRecord};
 use npy_serde_tests::{fixture, live_python, run_python, TempDir, W2};
 use serde::Deserialize;
 
@@ -26,7 +26,7 @@ fn assert_file_dtype<T: NpyRecord>(bytes: &[u8]) {
 fn record_fixture_reads_into_derived_struct() {
     let bytes = fixture("rec_w2_le");
     assert_file_dtype::<W2>(&bytes);
-    let recs: Vec<W2> = from_slice(&bytes).unwrap();
+    let recs: Vec<W2> = deserialize_slice(&bytes).unwrap();
     assert_eq!(recs.len(), 5);
     assert_eq!(
         recs[0],
@@ -62,7 +62,7 @@ struct W2Big {
 fn big_endian_fixture_matches_byte_order_attribute() {
     let bytes = fixture("rec_w2_be");
     assert_file_dtype::<W2Big>(&bytes);
-    let recs: Vec<W2Big> = from_slice(&bytes).unwrap();
+    let recs: Vec<W2Big> = deserialize_slice(&bytes).unwrap();
     assert_eq!(recs[1].id, -2);
     assert_eq!(recs[1].x, -1.25);
     assert_eq!(recs[1].v, [-0.25, 0.0, 0.25]);
@@ -83,7 +83,7 @@ fn aligned_fixture_matches_npy_align() {
     // np.dtype([('a','u1'),('b','<i8'),('c','u1'),('d','<f2')], align=True)
     let bytes = fixture("rec_aligned");
     assert_file_dtype::<RecAligned>(&bytes);
-    let recs: Vec<RecAligned> = from_slice(&bytes).unwrap();
+    let recs: Vec<RecAligned> = deserialize_slice(&bytes).unwrap();
     assert_eq!(
         recs,
         [
@@ -132,7 +132,7 @@ struct RecNested {
 fn nested_fixture_reads_into_nested_structs() {
     let bytes = fixture("rec_nested");
     assert_file_dtype::<RecNested>(&bytes);
-    let recs: Vec<RecNested> = from_slice(&bytes).unwrap();
+    let recs: Vec<RecNested> = deserialize_slice(&bytes).unwrap();
     assert_eq!(
         recs[1],
         RecNested {
@@ -165,7 +165,7 @@ struct Polyline {
 fn subarray_of_records_fixture() {
     let bytes = fixture("rec_subarray_of_records");
     assert_file_dtype::<Polyline>(&bytes);
-    let recs: Vec<Polyline> = from_slice(&bytes).unwrap();
+    let recs: Vec<Polyline> = deserialize_slice(&bytes).unwrap();
     assert_eq!(
         recs[1],
         Polyline {
@@ -200,7 +200,7 @@ fn string_fixture_reads_into_width_attributed_fields() {
     let bytes = fixture("rec_str_unicode");
     assert_file_dtype::<Labels>(&bytes);
     assert_file_dtype::<LabelsBorrowed>(&bytes);
-    let recs: Vec<Labels> = from_slice(&bytes).unwrap();
+    let recs: Vec<Labels> = deserialize_slice(&bytes).unwrap();
     assert_eq!(
         recs,
         [
@@ -221,7 +221,7 @@ fn string_fixture_reads_into_width_attributed_fields() {
             },
         ]
     );
-    let borrowed: Vec<LabelsBorrowed> = from_slice(&bytes).unwrap();
+    let borrowed: Vec<LabelsBorrowed> = deserialize_slice(&bytes).unwrap();
     assert_eq!(borrowed[1].name, b"a\0b");
     assert!(borrowed[1].unused.is_empty());
 }
@@ -267,7 +267,7 @@ np.save(sys.argv[2], a)
     run_python(script, &[OsStr::new(&descr), path.as_os_str()]);
     let bytes = std::fs::read(&path).unwrap();
     assert_file_dtype::<Everything>(&bytes);
-    let recs: Vec<Everything> = from_slice(&bytes).unwrap();
+    let recs: Vec<Everything> = deserialize_slice(&bytes).unwrap();
     assert_eq!(
         recs,
         [

@@ -1,5 +1,5 @@
 //! `#[derive(Serialize, NpyRecord)]` structs written with `npy_serde::to_vec`: the header has the
-//! derived dtype, `from_slice` reads the records back, and (live, `NPY_PYTHON`) NumPy loads the
+//! derived dtype, `deserialize_slice` reads the records back, and (live, `NPY_PYTHON`) NumPy loads the
 //! file with the dtype it builds from its own spelling and sees the same values.
 #![cfg(target_endian = "little")]
 
@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use half::f16;
 use npy_serde::header::{parse_header, Limits};
-use npy_serde::{from_slice, to_vec, NpyRecord};
+use npy_serde::{deserialize_slice, to_vec, NpyRecord};
 use npy_serde_tests::{live_python, run_python, TempDir};
 use num_complex::Complex;
 use serde::{Deserialize, Serialize};
@@ -124,7 +124,7 @@ where
     assert_eq!(h.dtype.descr(), T::dtype().descr());
     assert_eq!(h.shape, [records.len() as u64]);
     assert!(!h.fortran_order);
-    let back: Vec<T> = from_slice(&bytes).unwrap();
+    let back: Vec<T> = deserialize_slice(&bytes).unwrap();
     assert_eq!(back, records);
     bytes
 }

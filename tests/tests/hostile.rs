@@ -692,16 +692,16 @@ fn huge_shape_tiny_data_fails_fast_from_a_slice() {
             Array::from_slice(&b)
         });
         fails_small(&format!("{what} Vec<Value>"), "unexpected_eof", MIB, || {
-            npy_serde::from_slice::<Vec<Value>>(&b)
+            npy_serde::deserialize_slice::<Vec<Value>>(&b)
         });
         fails_small(&format!("{what} Value"), "unexpected_eof", MIB, || {
-            npy_serde::from_slice::<Value>(&b)
+            npy_serde::deserialize_slice::<Value>(&b)
         });
         fails_small(&format!("{what} Vec<f64>"), "unexpected_eof", MIB, || {
-            npy_serde::from_slice::<Vec<f64>>(&b)
+            npy_serde::deserialize_slice::<Vec<f64>>(&b)
         });
         fails_small(&format!("{what} Vec<Rec>"), "unexpected_eof", MIB, || {
-            npy_serde::from_slice::<Vec<Rec>>(&b)
+            npy_serde::deserialize_slice::<Vec<Rec>>(&b)
         });
         // A data-size limit refuses it before anything is read.
         fails_small(
@@ -742,7 +742,7 @@ fn huge_shape_tiny_data_fails_fast_from_a_reader_of_unknown_length() {
             &format!("{what} Vec<Value>"),
             "unexpected_eof",
             READER_BUDGET,
-            || npy_serde::from_reader::<_, Vec<Value>>(chunked(b.clone(), 5)),
+            || npy_serde::deserialize_reader::<_, Vec<Value>>(chunked(b.clone(), 5)),
         );
         fails_small(
             &format!("{what} Vec<f64>"),
@@ -752,7 +752,7 @@ fn huge_shape_tiny_data_fails_fast_from_a_reader_of_unknown_length() {
                 "type_mismatch|unexpected_eof"
             },
             READER_BUDGET,
-            || npy_serde::from_reader::<_, Vec<f64>>(chunked(b.clone(), 5)),
+            || npy_serde::deserialize_reader::<_, Vec<f64>>(chunked(b.clone(), 5)),
         );
         // Reading element by element, a dtype that is not `Rec`'s fails on the first one (a
         // Fortran-order array is read whole first, and fails on the missing data).
@@ -762,20 +762,19 @@ fn huge_shape_tiny_data_fails_fast_from_a_reader_of_unknown_length() {
             "type_mismatch|unexpected_eof"
         };
         fails_small(&format!("{what} Vec<Rec>"), code, READER_BUDGET, || {
-            npy_serde::from_reader::<_, Vec<Rec>>(chunked(b.clone(), 5))
+            npy_serde::deserialize_reader::<_, Vec<Rec>>(chunked(b.clone(), 5))
         });
         // Streaming: the first records may come out; then the data ends. (A Fortran-order
         // array needs the whole data for logical C order, so opening the stream fails.)
-        let (r, peak) =
-            peak_alloc(
-                || match ReaderBuilder::new().records::<_, Value>(chunked(b.clone(), 5)) {
-                    Ok(records) => {
-                        assert_eq!(records.len(), 1_000_000_000_000);
-                        records.into_iter().find_map(|r| r.err())
-                    }
-                    Err(e) => Some(e),
-                },
-            );
+        let (r, peak) = peak_alloc(|| {
+            match ReaderBuilder::new().records_serde::<_, Value>(chunked(b.clone(), 5)) {
+                Ok(records) => {
+                    assert_eq!(records.len(), 1_000_000_000_000);
+                    records.into_iter().find_map(|r| r.err())
+                }
+                Err(e) => Some(e),
+            }
+        });
         let e = r.expect("the stream must end in an error");
         assert!(e.is_eof(), "{what}: {e}");
         assert!(peak < READER_BUDGET, "{what}: streaming allocated {peak}");
@@ -810,14 +809,14 @@ fn values_without_data_are_bounded() {
             Array::from_slice(&b)
         });
         fails_small(&format!("{what} Value"), "limit_exceeded", MIB, || {
-            npy_serde::from_slice::<Value>(&b)
+            npy_serde::deserialize_slice::<Value>(&b)
         });
         fails_small(&format!("{what} reader"), "limit_exceeded", MIB, || {
             Array::from_reader(chunked(b.clone(), 3))
         });
         fails_small(&format!("{what} stream"), "limit_exceeded", MIB, || {
             ReaderBuilder::new()
-                .records::<_, Value>(chunked(b.clone(), 3))
+                .records_serde::<_, Value>(chunked(b.clone(), 3))
                 .map(|_| ())
         });
         let h = parse_header(&b, &Limits::default()).unwrap().header;
@@ -850,9 +849,9 @@ fn values_without_data_are_bounded() {
 fn bool_bytes_other_than_0_and_1() {
     let b = npy_dict("'|b1'", "False", "(4,)", &[0, 1, 2, 255]);
     for e in [
-        npy_serde::from_slice::<Vec<bool>>(&b).unwrap_err(),
-        npy_serde::from_reader::<_, Vec<bool>>(chunked(b.clone(), 1)).unwrap_err(),
-        npy_serde::from_slice::<Vec<Value>>(&b).unwrap_err(),
+        npy_serde::deserialize_slice::<Vec<bool>>(&b).unwrap_err(),
+        npy_serde::deserialize_reader::<_, Vec<bool>>(chunked(b.clone(), 1)).unwrap_err(),
+        npy_serde::deserialize_slice::<Vec<Value>>(&b).unwrap_err(),
         Array::from_slice(&b).unwrap_err(),
     ] {
         assert_eq!(e.kind().code(), "invalid_value", "{e}");
@@ -861,7 +860,7 @@ fn bool_bytes_other_than_0_and_1() {
     }
     // In a record field too, with the field named.
     let r = npy_dict("[('x', '|u1'), ('ok', '|b1')]", "False", "(1,)", &[7, 9]);
-    let e = npy_serde::from_slice::<Vec<Value>>(&r).unwrap_err();
+    let e = npy_serde::deserialize_slice::<Vec<Value>>(&r).unwrap_err();
     assert_eq!(e.kind().code(), "invalid_value", "{e}");
     assert_eq!(e.position().field.as_deref(), Some("ok"), "{e}");
     // The raw bytes are readable as they are: from a memory map, and as a V1 view.
@@ -883,8 +882,8 @@ fn object_dtype_through_the_readers() {
     let b = npy_dict("'|O'", "False", "(1,)", b"\x80\x04K\x01.");
     for e in [
         Array::from_slice(&b).unwrap_err(),
-        npy_serde::from_slice::<Value>(&b).unwrap_err(),
-        npy_serde::from_reader::<_, Value>(chunked(b.clone(), 2)).unwrap_err(),
+        npy_serde::deserialize_slice::<Value>(&b).unwrap_err(),
+        npy_serde::deserialize_reader::<_, Value>(chunked(b.clone(), 2)).unwrap_err(),
     ] {
         assert_eq!(e.kind().code(), "unsupported_dtype", "{e}");
     }
@@ -897,7 +896,7 @@ fn invalid_strings_in_data() {
         let b = npy_dict("'<U1'", "False", "(1,)", &cp.to_le_bytes());
         for e in [
             Array::from_slice(&b).unwrap_err(),
-            npy_serde::from_slice::<Vec<String>>(&b).unwrap_err(),
+            npy_serde::deserialize_slice::<Vec<String>>(&b).unwrap_err(),
         ] {
             assert_eq!(e.kind().code(), "invalid_value", "{cp:#x}: {e}");
         }
@@ -905,7 +904,7 @@ fn invalid_strings_in_data() {
     // S into String: must be UTF-8; as bytes it is fine.
     let b = npy_dict("'|S2'", "False", "(1,)", b"\xff\xfe");
     assert_eq!(
-        npy_serde::from_slice::<Vec<String>>(&b)
+        npy_serde::deserialize_slice::<Vec<String>>(&b)
             .unwrap_err()
             .kind()
             .code(),
@@ -930,8 +929,8 @@ fn truncated_data_at_every_length() {
         for e in [
             Array::from_slice(b).unwrap_err(),
             Array::from_reader(chunked(b.to_vec(), 4)).unwrap_err(),
-            npy_serde::from_slice::<Vec<Value>>(b).unwrap_err(),
-            npy_serde::from_reader::<_, Vec<Value>>(chunked(b.to_vec(), 3)).unwrap_err(),
+            npy_serde::deserialize_slice::<Vec<Value>>(b).unwrap_err(),
+            npy_serde::deserialize_reader::<_, Vec<Value>>(chunked(b.to_vec(), 3)).unwrap_err(),
         ] {
             assert!(e.is_eof(), "cut at {cut}: {e}");
         }
@@ -1022,7 +1021,7 @@ fn npz_corrupt_crc() {
         assert_eq!(e.kind().code(), "zip", "{c:?}: {e}");
         let e = a.read_array("a").unwrap_err();
         assert_eq!(e.kind().code(), "zip", "{c:?}: {e}");
-        let e = a.read::<Vec<u8>>("a").unwrap_err();
+        let e = a.deserialize::<Vec<u8>>("a").unwrap_err();
         assert_eq!(e.kind().code(), "zip", "{c:?}: {e}");
     }
     // A corrupt data byte (stored) is caught by the CRC.
@@ -1144,7 +1143,7 @@ fn npz_member_header_lies() {
         peak_alloc(|| {
             NpzArchive::from_bytes(&zip)
                 .unwrap()
-                .read::<Vec<f64>>("a")
+                .deserialize::<Vec<f64>>("a")
                 .map(|_| Array::from_slice(&[]).unwrap())
         }),
     ] {

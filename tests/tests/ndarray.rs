@@ -2,7 +2,7 @@
 //! archives.
 //!
 //! Offline: round trips over 0-d to 5-d, C and Fortran layouts, both byte orders and every
-//! plain element type; the committed fixtures read as arrays agree with `vec_from_path`; the
+//! plain element type; the committed fixtures read as arrays agree with `from_path_serde`; the
 //! write order is np.save's (checked against the crate's own C-order writer); views, npz
 //! members, records, dimension mismatches and limits.
 //!
@@ -381,7 +381,7 @@ fn the_write_order_is_np_saves() {
 fn fixtures_read_as_arrays_agree_with_vec_from_path() {
     fn agree<T: Gen>(path: &Path, name: &str) {
         let a: ArrayD<T> = read_npy(path).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let flat: Vec<T> = npy_serde::vec_from_path(path).unwrap();
+        let flat: Vec<T> = npy_serde::from_path_serde(path).unwrap();
         // Bit for bit (NaN included): as written back.
         let got: Vec<T> = a.iter().cloned().collect();
         assert_eq!(bits(&got), bits(&flat), "{name}");
@@ -417,13 +417,13 @@ fn records_as_arrays() {
     for name in ["rec_w2_le", "rec_w2_be"] {
         let path = entry_path(npy_serde_tests::entry("npy", name));
         let a: Array1<W2> = read_npy(&path).unwrap();
-        let v: Vec<W2> = npy_serde::records_from_path(&path).unwrap();
+        let v: Vec<W2> = npy_serde::from_path(&path).unwrap();
         assert_eq!(bits(&a.to_vec()), bits(&v), "{name}");
     }
     let path = entry_path(npy_serde_tests::entry("npy", "rec_w2_2x3"));
     let a: Array2<W2> = read_npy(&path).unwrap();
     assert_eq!(a.dim(), (2, 3));
-    let v: Vec<W2> = npy_serde::records_from_path(&path).unwrap();
+    let v: Vec<W2> = npy_serde::from_path(&path).unwrap();
     assert_eq!(bits(&a.iter().copied().collect::<Vec<_>>()), bits(&v));
     // Fortran-layout Array2<Sample> written and read back in layout.
     let c = generated::<Sample>(&[3, 2])

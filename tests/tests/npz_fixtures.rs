@@ -126,7 +126,7 @@ fn every_fixture_matches_the_manifest() {
                 // The streaming reader yields the same elements, in logical C order.
                 let a = from_file.read_array(key).unwrap();
                 let streamed: Vec<Value> = from_file
-                    .records::<Value>(key)
+                    .records_serde::<Value>(key)
                     .unwrap()
                     .collect::<Result<_, _>>()
                     .unwrap();
@@ -147,46 +147,49 @@ fn every_fixture_matches_the_manifest() {
 #[test]
 fn typed_reads_of_savez_archives() {
     let mut npz = open("positional");
-    assert_eq!(npz.read::<Vec<i32>>("arr_0").unwrap(), [1, 2, 3]);
-    let b: Vec<Vec<f64>> = npz.read("arr_1").unwrap();
+    assert_eq!(npz.deserialize::<Vec<i32>>("arr_0").unwrap(), [1, 2, 3]);
+    let b: Vec<Vec<f64>> = npz.deserialize("arr_1").unwrap();
     assert_eq!(b[0], [0.5, -1.0]);
     assert!(b[1][0].is_nan() && b[1][1] == f64::INFINITY);
     // The key with its suffix finds the same member, as in np.load.
-    assert_eq!(npz.read::<Vec<i64>>("arr_0.npy").unwrap(), [1, 2, 3]);
+    assert_eq!(npz.deserialize::<Vec<i64>>("arr_0.npy").unwrap(), [1, 2, 3]);
 
     let mut npz = open("mixed");
     // Fortran-order data comes out in logical C order.
-    let b: Vec<[f64; 2]> = npz.read("arr_1").unwrap();
+    let b: Vec<[f64; 2]> = npz.deserialize("arr_1").unwrap();
     assert_eq!(b[0], [0.5, -1.0]);
-    assert_eq!(npz.read::<Vec<String>>("key").unwrap(), ["x", "yé"]);
+    assert_eq!(npz.deserialize::<Vec<String>>("key").unwrap(), ["x", "yé"]);
 
     let mut npz = open("compressed");
     assert_eq!(
-        npz.read::<Vec<i64>>("arr_0").unwrap(),
+        npz.deserialize::<Vec<i64>>("arr_0").unwrap(),
         (0..100).collect::<Vec<i64>>()
     );
-    assert!(npz.read::<bool>("t").unwrap());
+    assert!(npz.deserialize::<bool>("t").unwrap());
     assert_eq!(
-        npz.read::<Vec<[f32; 5]>>("zeros").unwrap(),
+        npz.deserialize::<Vec<[f32; 5]>>("zeros").unwrap(),
         vec![[0.0; 5]; 4]
     );
     // A type mismatch is the reader's error, not a zip error.
-    let err = npz.read::<Vec<u8>>("arr_0").unwrap_err();
+    let err = npz.deserialize::<Vec<u8>>("arr_0").unwrap_err();
     assert_eq!(err.kind().code(), "type_mismatch", "{err}");
 
     let mut npz = open("odd_keys");
-    assert_eq!(npz.read::<Vec<i32>>("données").unwrap(), [1, 2, 3]);
-    assert_eq!(npz.read::<f64>("a.b").unwrap(), 1.5);
+    assert_eq!(npz.deserialize::<Vec<i32>>("données").unwrap(), [1, 2, 3]);
+    assert_eq!(npz.deserialize::<f64>("a.b").unwrap(), 1.5);
     assert_eq!(npz.member("x.npy").unwrap().name, "x.npy.npy");
-    assert_eq!(npz.read::<Vec<u8>>("x.npy").unwrap(), [1]);
-    assert_eq!(npz.read::<Vec<String>>("sp ace").unwrap(), ["x", "yé"]);
+    assert_eq!(npz.deserialize::<Vec<u8>>("x.npy").unwrap(), [1]);
+    assert_eq!(
+        npz.deserialize::<Vec<String>>("sp ace").unwrap(),
+        ["x", "yé"]
+    );
 }
 
 #[test]
 fn record_arrays_as_structs_both_byte_orders() {
     let mut npz = open("records");
     for key in ["rec", "rec_be"] {
-        let recs: Vec<W2> = npz.read(key).unwrap();
+        let recs: Vec<W2> = npz.deserialize(key).unwrap();
         assert_eq!(recs.len(), 3);
         assert_eq!(
             recs[1],
@@ -199,7 +202,7 @@ fn record_arrays_as_structs_both_byte_orders() {
             }
         );
         let streamed: Vec<W2> = npz
-            .records::<W2>(key)
+            .records_serde::<W2>(key)
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap();
@@ -210,7 +213,7 @@ fn record_arrays_as_structs_both_byte_orders() {
 #[test]
 fn streaming_a_deflated_member() {
     let mut npz = open("compressed");
-    let mut records = npz.records::<i64>("arr_0").unwrap();
+    let mut records = npz.records_serde::<i64>("arr_0").unwrap();
     assert_eq!(records.len(), 100);
     assert_eq!(records.header().shape, [100]);
     let first: Vec<i64> = records.by_ref().take(10).map(Result::unwrap).collect();
@@ -254,7 +257,7 @@ fn empty_archive_from_savez_with_no_arrays() {
     let mut npz = open("empty");
     assert!(npz.is_empty());
     assert_eq!(npz.keys().count(), 0);
-    let err = npz.read::<Vec<f64>>("arr_0").unwrap_err();
+    let err = npz.deserialize::<Vec<f64>>("arr_0").unwrap_err();
     assert_eq!(err.kind().code(), "zip");
     assert!(err.to_string().contains("the archive is empty"), "{err}");
 }
@@ -266,11 +269,11 @@ fn archives_numpy_wrote_to_non_seekable_streams() {
         let bytes = std::fs::read(path_of(name)).unwrap();
         assert_eq!(bytes[6] & 0x08, 0x08, "{name}: expected a data descriptor");
         let mut npz = open(name);
-        assert_eq!(npz.read::<Vec<i32>>("a").unwrap(), [1, 2, 3]);
+        assert_eq!(npz.deserialize::<Vec<i32>>("a").unwrap(), [1, 2, 3]);
     }
     assert_eq!(
         open("unseekable_stream_compressed")
-            .read::<Vec<String>>("c")
+            .deserialize::<Vec<String>>("c")
             .unwrap(),
         ["x", "yé"]
     );

@@ -346,11 +346,11 @@ fn corrupt_crc_is_a_zip_error_naming_the_member() {
         let z = build_zip(&[e]);
         let mut npz = NpzArchive::from_bytes(&z).unwrap();
         assert_zip_error(
-            &npz.read::<Vec<f64>>("bad").unwrap_err(),
+            &npz.deserialize::<Vec<f64>>("bad").unwrap_err(),
             &["bad.npy", "CRC"],
         );
         assert_zip_error(&npz.read_array("bad").unwrap_err(), &["bad.npy", "CRC"]);
-        let results: Vec<_> = npz.records::<f64>("bad").unwrap().collect();
+        let results: Vec<_> = npz.records_serde::<f64>("bad").unwrap().collect();
         // The CRC is checked by the read that brings in the member's last bytes.
         let err = results.iter().find_map(|r| r.as_ref().err()).unwrap();
         assert_zip_error(err, &["bad.npy", "CRC"]);

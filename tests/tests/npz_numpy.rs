@@ -75,7 +75,7 @@ macro_rules! write_for_numpy {
         w.add_positional_array(&text).unwrap();
         let mut r = w.start_records::<u16>("big", 100_000).unwrap();
         for i in 0..100_000u32 {
-            r.write(&((i % 65_536) as u16)).unwrap();
+            r.write_serde(&((i % 65_536) as u16)).unwrap();
         }
         r.finish().unwrap();
         w.set_compression(Compression::Stored);
@@ -198,27 +198,27 @@ fn check_numpy_archive(npz: &mut NpzArchive<std::io::BufReader<std::fs::File>>, 
     );
     // A 2.4 MB member, streamed and read whole.
     let mut n = 0u64;
-    for (i, v) in npz.records::<i64>("big").unwrap().enumerate() {
+    for (i, v) in npz.records_serde::<i64>("big").unwrap().enumerate() {
         assert_eq!(v.unwrap(), 3 * i as i64, "{label}");
         n += 1;
     }
     assert_eq!(n, 300_000);
-    let big: Vec<i64> = npz.read("big").unwrap();
+    let big: Vec<i64> = npz.deserialize("big").unwrap();
     assert_eq!(big[299_999], 899_997);
-    let lin: Vec<f64> = npz.read("lin").unwrap();
+    let lin: Vec<f64> = npz.deserialize("lin").unwrap();
     assert_eq!(
         (lin.len(), lin[0], lin[500], lin[1000]),
         (1001, 0.0, 0.5, 1.0)
     );
     // Fortran order, big-endian: logical C order out.
-    let fort: Vec<Vec<i32>> = npz.read("fort").unwrap();
+    let fort: Vec<Vec<i32>> = npz.deserialize("fort").unwrap();
     assert_eq!(fort[1], [4, 5, 6, 7], "{label}");
     assert!(npz.header("fort").unwrap().header.fortran_order);
-    let rec: Vec<Sample> = npz.read("rec").unwrap();
+    let rec: Vec<Sample> = npz.deserialize("rec").unwrap();
     assert_eq!(rec, samples(5), "{label}");
-    assert_eq!(npz.read::<Vec<String>>("uni").unwrap(), ["α", "βγ"]);
-    assert_eq!(npz.read::<f32>("données").unwrap(), 2.5);
-    assert_eq!(npz.read::<Vec<u8>>("arr_0").unwrap(), [0, 1, 2]);
+    assert_eq!(npz.deserialize::<Vec<String>>("uni").unwrap(), ["α", "βγ"]);
+    assert_eq!(npz.deserialize::<f32>("données").unwrap(), 2.5);
+    assert_eq!(npz.deserialize::<Vec<u8>>("arr_0").unwrap(), [0, 1, 2]);
 }
 
 #[test]

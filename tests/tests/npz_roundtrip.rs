@@ -45,7 +45,7 @@ macro_rules! write_everything {
         w.set_compression(Compression::Deflate);
         let mut r = w.start_records::<Sample>("streamed", 1000).unwrap();
         for s in samples(1000) {
-            r.write(&s).unwrap();
+            r.write_serde(&s).unwrap();
         }
         assert_eq!(r.len(), 1000);
         r.finish().unwrap();
@@ -84,26 +84,32 @@ fn check_everything(bytes: &[u8]) {
     assert_eq!(comp(&npz, "be"), Compression::Stored);
     assert_eq!(comp(&npz, "streamed"), Compression::Deflate);
 
-    assert_eq!(npz.read::<Vec<i32>>("ints").unwrap(), [1, -2, 3]);
-    assert_eq!(npz.read::<Vec<Sample>>("samples").unwrap(), samples(5));
+    assert_eq!(npz.deserialize::<Vec<i32>>("ints").unwrap(), [1, -2, 3]);
+    assert_eq!(
+        npz.deserialize::<Vec<Sample>>("samples").unwrap(),
+        samples(5)
+    );
     assert_eq!(npz.header("rows").unwrap().header.shape, [3, 2]);
     assert_eq!(
-        npz.read::<Vec<[f64; 2]>>("rows").unwrap(),
+        npz.deserialize::<Vec<[f64; 2]>>("rows").unwrap(),
         [[1.5, 2.5], [3.5, 4.5], [5.5, 6.5]]
     );
-    assert_eq!(npz.read::<Vec<u8>>("arr_0").unwrap(), [7, 8, 9]);
+    assert_eq!(npz.deserialize::<Vec<u8>>("arr_0").unwrap(), [7, 8, 9]);
     assert_eq!(npz.header("be").unwrap().header.dtype.descr(), "'>u2'");
-    assert_eq!(npz.read::<Vec<u16>>("be").unwrap(), [1, 2]);
+    assert_eq!(npz.deserialize::<Vec<u16>>("be").unwrap(), [1, 2]);
     for k in ["text", "arr_1"] {
-        assert_eq!(npz.read::<Vec<String>>(k).unwrap(), ["ab", "été"]);
+        assert_eq!(npz.deserialize::<Vec<String>>(k).unwrap(), ["ab", "été"]);
     }
     let streamed: Vec<Sample> = npz
-        .records::<Sample>("streamed")
+        .records_serde::<Sample>("streamed")
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
     assert_eq!(streamed, samples(1000));
-    assert_eq!(npz.read::<Vec<Vec<i64>>>("raw").unwrap(), [[1, 2], [3, 4]]);
+    assert_eq!(
+        npz.deserialize::<Vec<Vec<i64>>>("raw").unwrap(),
+        [[1, 2], [3, 4]]
+    );
     assert_eq!(npz.read_raw("notes.txt").unwrap(), b"free text");
 }
 
@@ -142,7 +148,10 @@ fn writing_to_a_file_and_opening_it() {
     write_everything!(w);
     w.finish().unwrap().flush().unwrap();
     let mut npz = NpzArchive::open(&path).unwrap();
-    assert_eq!(npz.read::<Vec<Sample>>("samples").unwrap(), samples(5));
+    assert_eq!(
+        npz.deserialize::<Vec<Sample>>("samples").unwrap(),
+        samples(5)
+    );
     let bytes = std::fs::read(&path).unwrap();
     check_everything(&bytes);
 }
@@ -197,7 +206,7 @@ fn local_headers_are_byte_identical_to_numpy() {
     );
     let mut npz = NpzArchive::from_bytes(&bytes).unwrap();
     assert_eq!(npz.member("a").unwrap().compression, Compression::Deflate);
-    assert_eq!(npz.read::<Vec<i32>>("a").unwrap(), [0, 1, 2]);
+    assert_eq!(npz.deserialize::<Vec<i32>>("a").unwrap(), [0, 1, 2]);
 }
 
 #[test]
@@ -233,12 +242,12 @@ fn member_writer_checks_the_declared_length() {
     // The same for a records writer dropped early, and for a wrong count.
     let mut w = NpzStreamWriter::new(Vec::new());
     let mut r = w.start_records::<f32>("r", 3).unwrap();
-    r.write(&1.0f32).unwrap();
+    r.write_serde(&1.0f32).unwrap();
     drop(r);
     assert!(w.finish().unwrap_err().to_string().contains("\"r.npy\""));
     let mut w = NpzWriter::new(Cursor::new(Vec::new()));
     let mut r = w.start_records::<f32>("r", 3).unwrap();
-    r.write_all(&[1.0f32, 2.0]).unwrap();
+    r.write_all_serde(&[1.0f32, 2.0]).unwrap();
     let err = r.finish().unwrap_err();
     assert!(err.to_string().contains("3 were declared"), "{err}");
 }
@@ -260,7 +269,7 @@ fn names_and_methods_are_checked() {
     let bytes = w.finish().unwrap().into_inner();
     let mut npz = NpzArchive::from_bytes(&bytes).unwrap();
     assert_eq!(npz.keys().collect::<Vec<_>>(), ["arr_0", "b"]);
-    assert_eq!(npz.read::<Vec<u8>>("b").unwrap(), [3]);
+    assert_eq!(npz.deserialize::<Vec<u8>>("b").unwrap(), [3]);
 }
 
 #[test]

@@ -42,7 +42,7 @@ macro_rules! write_archive {
         while i < N {
             batch.clear();
             batch.extend((i..(i + BATCH).min(N)).map(value));
-            r.write_all(&batch).unwrap();
+            r.write_all_serde(&batch).unwrap();
             i += batch.len() as u64;
         }
         r.finish().unwrap();
@@ -62,15 +62,15 @@ fn check_archive(path: &std::path::Path) {
     assert_eq!(big.size, 128 + 8 * N);
     assert!(big.size > u64::from(u32::MAX));
     assert_eq!(big.compressed_size, big.size);
-    assert_eq!(npz.read::<Vec<i16>>("after").unwrap(), [-1, -2]);
-    assert_eq!(npz.read::<Vec<u8>>("before").unwrap(), [1, 2, 3]);
+    assert_eq!(npz.deserialize::<Vec<i16>>("after").unwrap(), [-1, -2]);
+    assert_eq!(npz.deserialize::<Vec<u8>>("before").unwrap(), [1, 2, 3]);
 
     // The default member-size limit refuses the big member up front.
     let mut default = NpzArchive::open(path).unwrap();
-    let err = default.records::<u64>("big").unwrap_err();
+    let err = default.records_serde::<u64>("big").unwrap_err();
     assert!(err.to_string().contains("max_member_size"), "{err}");
 
-    let mut records = npz.records::<u64>("big").unwrap();
+    let mut records = npz.records_serde::<u64>("big").unwrap();
     assert_eq!(records.len(), N);
     let mut count = 0u64;
     for (i, r) in records.by_ref().enumerate() {

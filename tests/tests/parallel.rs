@@ -19,25 +19,25 @@ fn sequential() -> ReaderBuilder {
     ReaderBuilder::new().parallel(false)
 }
 
-/// `records_from_slice`, `records_from_path`, `MmapArray::to_records`, `vec_from_slice` and
-/// `vec_from_path` in parallel against the sequential `records_from_slice` and
-/// `vec_from_slice`: values, or error kind, message and position.
+/// `from_slice`, `from_path`, `MmapArray::to_vec`, `from_slice_serde` and
+/// `from_path_serde` in parallel against the sequential `from_slice` and
+/// `from_slice_serde`: values, or error kind, message and position.
 fn same<T>(file: &[u8], dir: &TempDir) -> Option<Vec<T>>
 where
     T: DeserializeOwned + NpyRecord + Send + PartialEq + Debug,
 {
     let path = dir.join("same.npy");
     std::fs::write(&path, file).unwrap();
-    let want = sequential().records_from_slice::<T>(file);
+    let want = sequential().from_slice::<T>(file);
     let got = [
-        parallel().records_from_slice::<T>(file),
-        parallel().records_from_path::<_, T>(&path),
-        MmapArray::open_with(&path, &parallel()).and_then(|m| m.to_records::<T>()),
-        // The runtime-planned tier in parallel (any `Deserialize`), and in sequence.
-        parallel().vec_from_slice::<T>(file),
-        parallel().vec_from_path::<_, T>(&path),
+        parallel().from_slice::<T>(file),
+        parallel().from_path::<_, T>(&path),
         MmapArray::open_with(&path, &parallel()).and_then(|m| m.to_vec::<T>()),
-        sequential().vec_from_slice::<T>(file),
+        // The runtime-planned tier in parallel (any `Deserialize`), and in sequence.
+        parallel().from_slice_serde::<T>(file),
+        parallel().from_path_serde::<_, T>(&path),
+        MmapArray::open_with(&path, &parallel()).and_then(|m| m.to_vec_serde::<T>()),
+        sequential().from_slice_serde::<T>(file),
     ];
     for g in got {
         match (&want, g) {
@@ -92,7 +92,7 @@ fn big_arrays_and_misses_in_several_chunks() {
     assert!(file.len() as u64 > 16 << 20);
     let path = dir.join("w2.npy");
     std::fs::write(&path, &file).unwrap();
-    assert_eq!(npy_serde::records_from_path::<_, W2>(&path).unwrap(), rows);
+    assert_eq!(npy_serde::from_path::<_, W2>(&path).unwrap(), rows);
     assert_eq!(same::<W2>(&file, &dir).unwrap(), rows);
 
     // Bad bools in three chunks: every reader names the first.
@@ -109,7 +109,7 @@ fn big_arrays_and_misses_in_several_chunks() {
         bad[data + 13 * k + 8] = 5;
     }
     assert!(same::<Flagged>(&bad, &dir).is_none());
-    let err = parallel().records_from_slice::<Flagged>(&bad).unwrap_err();
+    let err = parallel().from_slice::<Flagged>(&bad).unwrap_err();
     assert_eq!(err.position().record, Some(70_001));
 }
 
@@ -122,29 +122,20 @@ fn plain_data_read_in_parallel_from_a_file() {
     let path = dir.join("f8.npy");
     let values: Vec<f64> = (0..2_500_003).map(|i| i as f64 * 0.5 - 7.0).collect(); // ~20 MB
     npy_serde::to_path(&path, &values).unwrap();
-    assert_eq!(
-        npy_serde::records_from_path::<_, f64>(&path).unwrap(),
-        values
-    );
-    assert_eq!(
-        parallel().records_from_path::<_, f64>(&path).unwrap(),
-        values
-    );
+    assert_eq!(npy_serde::from_path::<_, f64>(&path).unwrap(), values);
+    assert_eq!(parallel().from_path::<_, f64>(&path).unwrap(), values);
     let bools: Vec<bool> = (0..9_000_001).map(|i| i % 7 == 0).collect(); // 3 chunks of 4 MiB
     let mut file = npy_serde::to_vec(&bools).unwrap();
     let data = file.len() - bools.len();
     let path = dir.join("b1.npy");
     std::fs::write(&path, &file).unwrap();
-    assert_eq!(
-        parallel().records_from_path::<_, bool>(&path).unwrap(),
-        bools
-    );
+    assert_eq!(parallel().from_path::<_, bool>(&path).unwrap(), bools);
     for k in [8_999_999usize, 4_500_000] {
         file[data + k] = 2;
     }
     std::fs::write(&path, &file).unwrap();
-    let want = sequential().records_from_slice::<bool>(&file).unwrap_err();
-    let got = parallel().records_from_path::<_, bool>(&path).unwrap_err();
+    let want = sequential().from_slice::<bool>(&file).unwrap_err();
+    let got = parallel().from_path::<_, bool>(&path).unwrap_err();
     assert_eq!(got.to_string(), want.to_string());
     assert_eq!(got.position().record, Some(4_500_000));
 }

@@ -69,7 +69,7 @@ fn every_npy_fixture_reads_with_the_manifest_values() {
         }
         // Value through serde (nearest types) must read every valid file too.
         if e["bool_bytes_invalid"].as_bool() != Some(true) {
-            if let Err(err) = rb.from_slice::<Value>(&bytes) {
+            if let Err(err) = rb.deserialize_slice::<Value>(&bytes) {
                 failures.push(format!("{name} (serde Value): {err}"));
             }
         }
@@ -99,10 +99,13 @@ fn every_bad_fixture_fails_with_its_error_code() {
                 "from_reader",
                 Array::from_reader(Cursor::new(&bytes)).map(|_| ()),
             ),
-            ("serde", npy_serde::from_slice::<Value>(&bytes).map(|_| ())),
+            (
+                "serde",
+                npy_serde::deserialize_slice::<Value>(&bytes).map(|_| ()),
+            ),
             (
                 "records",
-                RecordReader::<_, Value>::new(Cursor::new(&bytes))
+                RecordReader::<_, Value>::new_serde(Cursor::new(&bytes))
                     .and_then(|r| r.collect::<Result<Vec<_>, _>>())
                     .map(|_| ()),
             ),
@@ -130,8 +133,8 @@ fn every_bad_fixture_fails_with_its_error_code() {
 fn w2_records_into_structs_match_dynamic_values() {
     for name in ["rec_w2_le", "rec_w2_be"] {
         let bytes = fixture(name);
-        let recs: Vec<W2> = npy_serde::from_slice(&bytes).unwrap();
-        let streamed: Vec<W2> = RecordReader::new(Cursor::new(&bytes))
+        let recs: Vec<W2> = npy_serde::deserialize_slice(&bytes).unwrap();
+        let streamed: Vec<W2> = RecordReader::new_serde(Cursor::new(&bytes))
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap();
@@ -150,12 +153,12 @@ fn w2_records_into_structs_match_dynamic_values() {
         }
         assert_eq!(recs[0].v, [-1.0, -0.75, -0.5]);
     }
-    let grid: Vec<Vec<W2>> = npy_serde::from_slice(&fixture("rec_w2_2x3")).unwrap();
+    let grid: Vec<Vec<W2>> = npy_serde::deserialize_slice(&fixture("rec_w2_2x3")).unwrap();
     assert_eq!((grid.len(), grid[1].len()), (2, 3));
     assert_eq!(grid[0][1].id, -2);
-    let one: W2 = npy_serde::from_slice(&fixture("rec_w2_0d")).unwrap();
+    let one: W2 = npy_serde::deserialize_slice(&fixture("rec_w2_0d")).unwrap();
     assert_eq!(one.v, [-0.25, 0.0, 0.25]);
-    let none: Vec<W2> = npy_serde::from_slice(&fixture("rec_w2_empty")).unwrap();
+    let none: Vec<W2> = npy_serde::deserialize_slice(&fixture("rec_w2_empty")).unwrap();
     assert!(none.is_empty());
 }
 
@@ -176,7 +179,7 @@ fn nested_strings_and_subarrays_into_typed_values() {
         b: bool,
         inner: Inner,
     }
-    let n: Vec<Nested> = npy_serde::from_slice(&fixture("rec_nested")).unwrap();
+    let n: Vec<Nested> = npy_serde::deserialize_slice(&fixture("rec_nested")).unwrap();
     assert_eq!(
         n[1],
         Nested {
@@ -196,7 +199,7 @@ fn nested_strings_and_subarrays_into_typed_values() {
         n: i16,
     }
     let bytes = fixture("rec_str_unicode");
-    let s: Vec<Names> = npy_serde::from_slice(&bytes).unwrap();
+    let s: Vec<Names> = npy_serde::deserialize_slice(&bytes).unwrap();
     assert_eq!(s[0].name, "alpha");
     assert_eq!(s[0].label, "été");
     assert_eq!(s[1].name, "a\0b");
@@ -207,7 +210,7 @@ fn nested_strings_and_subarrays_into_typed_values() {
         m: [[f32; 3]; 2],
         id: u16,
     }
-    let m: Vec<M> = npy_serde::from_slice(&fixture("rec_subarray_2x3")).unwrap();
+    let m: Vec<M> = npy_serde::deserialize_slice(&fixture("rec_subarray_2x3")).unwrap();
     assert_eq!(m[1].m, [[6.0, 7.0, 8.0], [9.0, 10.0, 11.0]]);
     assert_eq!(m[1].id, 20);
 
@@ -221,13 +224,13 @@ fn nested_strings_and_subarrays_into_typed_values() {
         pts: Vec<P>,
         n: i16,
     }
-    let p: Vec<Pts> = npy_serde::from_slice(&fixture("rec_subarray_of_records")).unwrap();
+    let p: Vec<Pts> = npy_serde::deserialize_slice(&fixture("rec_subarray_of_records")).unwrap();
     assert_eq!(p[1].pts[1], P { x: 4.0, y: -4.0 });
 
-    let f: Vec<Vec<f64>> = npy_serde::from_slice(&fixture("f8_le_2x3_fortran")).unwrap();
+    let f: Vec<Vec<f64>> = npy_serde::deserialize_slice(&fixture("f8_le_2x3_fortran")).unwrap();
     assert_eq!(f, [[0.0, 1.5, 3.0], [4.5, 6.0, 7.5]]);
-    let u: Vec<[String; 2]> = npy_serde::from_slice(&fixture("U3_le_2x2_fortran")).unwrap();
+    let u: Vec<[String; 2]> = npy_serde::deserialize_slice(&fixture("U3_le_2x2_fortran")).unwrap();
     assert_eq!(u, [["a", "bc"], ["déf", "\u{1F600}"]]);
-    let c: Vec<(f64, f64)> = npy_serde::from_slice(&fixture("c32_be_1d")).unwrap();
+    let c: Vec<(f64, f64)> = npy_serde::deserialize_slice(&fixture("c32_be_1d")).unwrap();
     assert_eq!(c[0], (1.0 / 3.0, 2.0 / 3.0));
 }

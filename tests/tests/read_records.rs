@@ -1,15 +1,15 @@
-//! `records_from_slice`, `records_from_reader`, `records_from_path`, their `ReaderBuilder`
-//! variants and `MmapArray::to_records`: every element of the array, flattened in logical C
+//! `from_slice`, `from_reader`, `from_path`, their `ReaderBuilder`
+//! variants and `MmapArray::to_vec`: every element of the array, flattened in logical C
 //! order, into a `Vec<T>` for a `T: Deserialize + NpyRecord`.
 //!
-//! Their contract is that of the matching `vec_from_*` entry point (same values, same errors:
+//! Their contract is that of the matching `from_*_serde` entry point (same values, same errors:
 //! kind code, message and position), only faster: when the file's element layout is
 //! `T::LAYOUT` (or `T::LAYOUT` byte-swapped throughout) and serde's field list is the file's
 //! field names in order, elements go through the exact tier (`npy-serde/src/read/exact.rs`); any
 //! request that does not match its layout is a miss, and that element and the rest of the array
 //! continue on the other tiers.
 //!
-//! Every check here runs each `records_from_*` entry point next to its `vec_from_*` counterpart
+//! Every check here runs each `from_*` entry point next to its `from_*_serde` counterpart
 //! (see [`same`]) on files written by `npy_serde::to_vec`, built from a [`Header`] and raw
 //! bytes, or written by NumPy (the fixtures), and checks the values themselves too. `npy_serde::tier::take`
 //! (feature `tier-hook`) counts the elements the exact tier decoded, to check that it engages where it should (and
@@ -104,31 +104,31 @@ fn differs<T: PartialEq + Debug>(got: &Got<T>, want: &Got<T>) -> Option<String> 
     }
 }
 
-/// Which entry points [`compare_all`] runs, besides `records_from_slice` and
-/// `records_from_reader(Cursor)` of `rb`.
+/// Which entry points [`compare_all`] runs, besides `from_slice` and
+/// `from_reader(Cursor)` of `rb`.
 struct Entries<'a> {
     rb: &'a ReaderBuilder,
     /// The free functions and `MmapArray::open` too (`rb` must be the default).
     free: bool,
-    /// `records_from_reader` over a [`Trickle`] of each of these steps.
+    /// `from_reader` over a [`Trickle`] of each of these steps.
     steps: &'a [usize],
-    /// `records_from_path` and `MmapArray::to_records` on this file (holding the same bytes).
+    /// `from_path` and `MmapArray::to_vec` on this file (holding the same bytes).
     path: Option<&'a Path>,
 }
 
-/// Every entry point `e` names on `file`, each `records_from_*` next to its `vec_from_*`
+/// Every entry point `e` names on `file`, each `from_*` next to its `from_*_serde`
 /// counterpart on the same input.
 ///
-/// Panics unless every `records_from_*` outcome is its counterpart's (values, or error kind,
-/// message and position), and, when `vec_from_slice` succeeds, unless every outcome is its
-/// values. Returns `vec_from_slice`'s outcome, for the caller to check against the expected
+/// Panics unless every `from_*` outcome is its counterpart's (values, or error kind,
+/// message and position), and, when `from_slice_serde` succeeds, unless every outcome is its
+/// values. Returns `from_slice_serde`'s outcome, for the caller to check against the expected
 /// values or error.
 fn compare_all<T>(e: &Entries, file: &[u8]) -> Got<T>
 where
     T: DeserializeOwned + NpyRecord + Send + PartialEq + Debug,
 {
     let rb = e.rb;
-    let want: Got<T> = rb.vec_from_slice(file);
+    let want: Got<T> = rb.from_slice_serde(file);
     let mut failures = Vec::new();
     let mut check = |how: &str, records: Got<T>, vec: &Got<T>| {
         if let Some(d) = differs(&records, vec) {
@@ -136,55 +136,47 @@ where
         }
         if want.is_ok() {
             if let Some(d) = differs(&records, &want) {
-                failures.push(format!("{how}: vs vec_from_slice: {d}"));
+                failures.push(format!("{how}: vs from_slice_serde: {d}"));
             }
         }
     };
-    check("records_from_slice", rb.records_from_slice(file), &want);
-    let cursor = rb.vec_from_reader(Cursor::new(file));
+    check("from_slice", rb.from_slice(file), &want);
+    let cursor = rb.from_reader_serde(Cursor::new(file));
     check(
-        "records_from_reader(Cursor)",
-        rb.records_from_reader(Cursor::new(file)),
+        "from_reader(Cursor)",
+        rb.from_reader(Cursor::new(file)),
         &cursor,
     );
     for &step in e.steps {
         check(
-            &format!("records_from_reader(Trickle {step})"),
-            rb.records_from_reader(Trickle { data: file, step }),
-            &rb.vec_from_reader(Trickle { data: file, step }),
+            &format!("from_reader(Trickle {step})"),
+            rb.from_reader(Trickle { data: file, step }),
+            &rb.from_reader_serde(Trickle { data: file, step }),
         );
     }
     let mut by_path = None;
     if let Some(path) = e.path {
-        let vec = rb.vec_from_path(path);
-        check("records_from_path", rb.records_from_path(path), &vec);
-        // A file that cannot be mapped fails `to_records` and `to_vec` alike, before either.
+        let vec = rb.from_path_serde(path);
+        check("from_path", rb.from_path(path), &vec);
+        // A file that cannot be mapped fails `to_vec` and `to_vec` alike, before either.
         let mapped = MmapArray::open_with(path, rb).ok().map(|map| {
-            let vec = map.to_vec();
-            check("MmapArray::to_records", map.to_records(), &vec);
+            let vec = map.to_vec_serde();
+            check("MmapArray::to_vec", map.to_vec(), &vec);
             vec
         });
         by_path = Some((path, vec, mapped));
     }
     if e.free {
+        check("npy_serde::from_slice", npy_serde::from_slice(file), &want);
         check(
-            "npy_serde::records_from_slice",
-            npy_serde::records_from_slice(file),
-            &want,
-        );
-        check(
-            "npy_serde::records_from_reader(Cursor)",
-            npy_serde::records_from_reader(Cursor::new(file)),
+            "npy_serde::from_reader(Cursor)",
+            npy_serde::from_reader(Cursor::new(file)),
             &cursor,
         );
         if let Some((path, vec, mapped)) = &by_path {
-            check(
-                "npy_serde::records_from_path",
-                npy_serde::records_from_path(path),
-                vec,
-            );
+            check("npy_serde::from_path", npy_serde::from_path(path), vec);
             if let (Ok(map), Some(vec)) = (MmapArray::open(path), mapped) {
-                check("MmapArray::open + to_records", map.to_records(), vec);
+                check("MmapArray::open + to_vec", map.to_vec(), vec);
             }
         }
     }
@@ -246,7 +238,7 @@ fn same_ok<T>(dir: &TempDir, file: &[u8], want: &[T])
 where
     T: DeserializeOwned + NpyRecord + Send + PartialEq + Debug,
 {
-    let got = same::<T>(dir, file).unwrap_or_else(|e| panic!("vec_from_slice: {e}"));
+    let got = same::<T>(dir, file).unwrap_or_else(|e| panic!("from_slice_serde: {e}"));
     if let Some(d) = values_differ(&got, want) {
         panic!("{}: {d}", std::any::type_name::<T>());
     }
@@ -256,14 +248,14 @@ where
 // Seeing the exact tier
 // ---------------------------------------------------------------------------------------------
 
-/// `records_from_slice::<T>` on `file`: the values and how many elements the exact tier
+/// `from_slice::<T>` on `file`: the values and how many elements the exact tier
 /// decoded (counted by the library's `tier-hook`).
 fn exact_count<T>(file: &[u8]) -> (Vec<T>, usize)
 where
     T: DeserializeOwned + NpyRecord + Send,
 {
     tier::take();
-    let got: Vec<T> = npy_serde::records_from_slice(file).unwrap();
+    let got: Vec<T> = npy_serde::from_slice(file).unwrap();
     (got, tier::take().exact as usize)
 }
 
@@ -354,7 +346,10 @@ fn w2_written_by_to_vec_both_byte_orders() {
         let (got, n) = exact_count::<W2Be>(&file);
         assert_eq!((got, n), (be, recs.len()), "big {big}");
         // The nested reader agrees.
-        assert_eq!(npy_serde::from_slice::<Vec<W2>>(&file).unwrap(), recs);
+        assert_eq!(
+            npy_serde::deserialize_slice::<Vec<W2>>(&file).unwrap(),
+            recs
+        );
     }
 }
 
@@ -366,23 +361,23 @@ fn w2_many_records_span_reader_blocks() {
     for big in [false, true] {
         let file = w2_file(&recs, big);
         fs::write(&path, &file).unwrap();
-        // (`vec_from_*` gives these values too: see read_vec.rs.) Both byte orders from a
+        // (`from_*_serde` gives these values too: see read_vec.rs.) Both byte orders from a
         // Cursor and a Trickle; little-endian through every entry point.
         let mut all: Vec<(&str, Got<W2>)> = vec![
-            ("Cursor", npy_serde::records_from_reader(Cursor::new(&file))),
+            ("Cursor", npy_serde::from_reader(Cursor::new(&file))),
             (
                 "Trickle 65537",
-                npy_serde::records_from_reader(Trickle {
+                npy_serde::from_reader(Trickle {
                     data: &file,
                     step: 65_537,
                 }),
             ),
         ];
         if !big {
-            all.push(("slice", npy_serde::records_from_slice(&file)));
-            all.push(("path", npy_serde::records_from_path(&path)));
+            all.push(("slice", npy_serde::from_slice(&file)));
+            all.push(("path", npy_serde::from_path(&path)));
             let map = MmapArray::open(&path).unwrap();
-            all.push(("map", map.to_records()));
+            all.push(("map", map.to_vec()));
         }
         for (how, got) in all {
             let got = got.unwrap_or_else(|e| panic!("{how}, big {big}: {e}"));
@@ -400,11 +395,11 @@ fn w2_fixtures_written_by_numpy() {
         // They hold a NaN: `same` compares these small arrays by their Debug text.
         let got = same::<W2>(&dir, &file).unwrap();
         let nested: Vec<W2> = match name {
-            "rec_w2_2x3" => npy_serde::from_slice::<Vec<Vec<W2>>>(&file)
+            "rec_w2_2x3" => npy_serde::deserialize_slice::<Vec<Vec<W2>>>(&file)
                 .unwrap()
                 .concat(),
-            "rec_w2_0d" => vec![npy_serde::from_slice::<W2>(&file).unwrap()],
-            _ => npy_serde::from_slice(&file).unwrap(),
+            "rec_w2_0d" => vec![npy_serde::deserialize_slice::<W2>(&file).unwrap()],
+            _ => npy_serde::deserialize_slice(&file).unwrap(),
         };
         assert_eq!(format!("{got:?}"), format!("{nested:?}"), "{name}");
         // The manifest's second record (the 0-d fixture holds only that one).
@@ -466,7 +461,7 @@ fn flagged_be(recs: &[Flagged]) -> Vec<u8> {
 fn bad_bool_at(file: &[u8], k: usize, run: impl FnOnce(&[u8]) -> Got<Flagged>) {
     let file = bad_bool_checked(file, k, run);
     tier::take();
-    let probed = npy_serde::records_from_slice::<Flagged>(&file).unwrap_err();
+    let probed = npy_serde::from_slice::<Flagged>(&file).unwrap_err();
     assert_eq!(
         tier::take().exact as usize,
         k,
@@ -536,7 +531,7 @@ fn invalid_bool_mid_array_same_error() {
             inner: Cursor::new(&le),
             reads: Vec::new(),
         };
-        let got: Vec<Flagged> = npy_serde::records_from_reader(&mut logged).unwrap();
+        let got: Vec<Flagged> = npy_serde::from_reader(&mut logged).unwrap();
         assert!(got == recs);
         let (_, first) = *logged
             .reads
@@ -547,8 +542,8 @@ fn invalid_bool_mid_array_same_error() {
         first / 13
     };
     let cursor = |f: &[u8]| {
-        let records = npy_serde::records_from_reader(Cursor::new(f));
-        let vec = npy_serde::vec_from_reader(Cursor::new(f));
+        let records = npy_serde::from_reader(Cursor::new(f));
+        let vec = npy_serde::from_reader_serde(Cursor::new(f));
         assert_eq!(differs(&records, &vec), None);
         records
     };
@@ -722,7 +717,7 @@ fn widened_fields_do_not_engage() {
     // The file's own layout engages.
     assert_eq!(exact_count::<Narrow>(&file), (recs.clone(), recs.len()));
     // Same sizes, other kinds: not the file's layout either; the error is vec_from's.
-    let want = npy_serde::from_slice::<Vec<SignFlipped>>(&file).unwrap_err();
+    let want = npy_serde::deserialize_slice::<Vec<SignFlipped>>(&file).unwrap_err();
     let err = same::<SignFlipped>(&dir, &file).unwrap_err();
     assert_eq!(err.kind().code(), want.kind().code(), "{err}");
     assert_eq!(err.position(), want.position(), "{err}");
@@ -1076,7 +1071,7 @@ fn swapped_field_order_matches_by_name() {
         })
         .collect();
     let file = npy_serde::to_vec(&yx).unwrap();
-    let got: Vec<Xy> = npy_serde::records_from_reader(Cursor::new(&file)).unwrap();
+    let got: Vec<Xy> = npy_serde::from_reader(Cursor::new(&file)).unwrap();
     assert!(got.iter().zip(&yx).all(|(g, w)| (g.x, g.y) == (w.x, w.y)));
     assert_eq!(got.len(), yx.len());
 }
@@ -1104,7 +1099,7 @@ fn alias_naming_another_file_field_is_an_error_everywhere() {
         .collect();
     let file = npy_serde::to_vec(&recs).unwrap();
     assert_eq!(descr_of(&file), "[('x', '<f8'), ('y', '<f8')]");
-    let want = npy_serde::from_slice::<Vec<AliasSkip>>(&file);
+    let want = npy_serde::deserialize_slice::<Vec<AliasSkip>>(&file);
     let got = same::<AliasSkip>(&dir, &file);
     assert_eq!(differs(&got, &want), None);
     let err = got.unwrap_err();
@@ -1190,12 +1185,15 @@ fn early_stopping_visitors_are_read_by_name() {
         })
         .collect();
     same_ok(&dir, &file, &want);
-    assert_eq!(npy_serde::from_slice::<Vec<Head>>(&file).unwrap(), want);
+    assert_eq!(
+        npy_serde::deserialize_slice::<Vec<Head>>(&file).unwrap(),
+        want
+    );
     // A first record that stops early: by name from the start.
     let file = npy_serde::to_vec(&rows[3..]).unwrap();
     same_ok(&dir, &file, &want[3..]);
     assert_eq!(
-        npy_serde::from_slice::<Vec<Head>>(&file).unwrap(),
+        npy_serde::deserialize_slice::<Vec<Head>>(&file).unwrap(),
         want[3..]
     );
 }
@@ -1532,7 +1530,7 @@ fn tuple_structs_and_newtypes() {
     same_ok::<Triple>(&dir, &file, &recs);
     assert_eq!(exact_count::<Triple>(&file), (recs.clone(), recs.len()));
     // A plain tuple reads the same records (positionally, no tier: not NpyRecord).
-    let tuples: Vec<(i32, f64, [u8; 2])> = npy_serde::vec_from_slice(&file).unwrap();
+    let tuples: Vec<(i32, f64, [u8; 2])> = npy_serde::from_slice_serde(&file).unwrap();
     assert_eq!(tuples[123], (recs[123].0, recs[123].1, recs[123].2));
 
     let walks: Vec<Walk> = (0..600)
@@ -1754,7 +1752,7 @@ fn top_level_scalars() {
         let file = npy(if big { ">f8" } else { "<f8" }, &[6], false, &data);
         let got = same::<f64>(&dir, &file).unwrap();
         assert_eq!(bits(&got), bits(&specials));
-        let got: Vec<f64> = npy_serde::records_from_reader(Trickle {
+        let got: Vec<f64> = npy_serde::from_reader(Trickle {
             data: &file,
             step: 3,
         })
@@ -1810,7 +1808,7 @@ fn top_level_subarrays() {
     assert_eq!(exact_count::<[u16; 4]>(&file), (vals.clone(), vals.len()));
     // A 2-D array of `<u2`: its elements are scalars, not `[u16; 4]`.
     let file = npy("<u2", &[600, 4], false, &data);
-    let want = npy_serde::vec_from_slice::<[u16; 4]>(&file).map(|_| ());
+    let want = npy_serde::from_slice_serde::<[u16; 4]>(&file).map(|_| ());
     let got = same::<[u16; 4]>(&dir, &file).map(|_| ());
     assert_eq!(
         got.map_err(|e| e.to_string()),
@@ -1883,7 +1881,7 @@ fn nd_and_fortran_order_flatten_in_c_order() {
         };
         let file = npy(descr, &[rows as u64, cols as u64], true, &fortran(&recs));
         same_ok::<W2>(&dir, &file, &recs);
-        let nested: Vec<Vec<W2>> = npy_serde::from_slice(&file).unwrap();
+        let nested: Vec<Vec<W2>> = npy_serde::deserialize_slice(&file).unwrap();
         assert_eq!(nested.concat(), recs);
 
         // As bools: a bad one at C index 237 (row 11, column 17) is reported there, in either
@@ -1932,10 +1930,11 @@ fn nd_and_fortran_order_flatten_in_c_order() {
     let f = same::<f64>(&dir, &fixture("f8_le_2x3_fortran")).unwrap();
     assert_eq!(f, [0.0, 1.5, 3.0, 4.5, 6.0, 7.5]);
     let cube = same::<u16>(&dir, &fixture("u2_le_2x3x4")).unwrap();
-    let nested: Vec<Vec<Vec<u16>>> = npy_serde::from_slice(&fixture("u2_le_2x3x4")).unwrap();
+    let nested: Vec<Vec<Vec<u16>>> = npy_serde::deserialize_slice(&fixture("u2_le_2x3x4")).unwrap();
     assert_eq!(cube, nested.concat().concat());
     let i2 = same::<i16>(&dir, &fixture("i2_be_3x2_fortran")).unwrap();
-    let nested: Vec<Vec<i16>> = npy_serde::from_slice(&fixture("i2_be_3x2_fortran")).unwrap();
+    let nested: Vec<Vec<i16>> =
+        npy_serde::deserialize_slice(&fixture("i2_be_3x2_fortran")).unwrap();
     assert_eq!(i2, nested.concat());
 }
 
@@ -1953,7 +1952,7 @@ fn empty_and_zero_d_arrays() {
     }
     for name in ["f8_le_empty", "i2_be_empty_2x0", "u8_le_empty_0x3"] {
         assert_eq!(same::<i64>(&dir, &fixture(name)).map(|v| v.len()).ok(), {
-            let v = npy_serde::vec_from_slice::<i64>(&fixture(name));
+            let v = npy_serde::from_slice_serde::<i64>(&fixture(name));
             v.map(|v| v.len()).ok()
         });
     }
@@ -1968,12 +1967,12 @@ fn empty_and_zero_d_arrays() {
     same_ok::<i32>(
         &dir,
         &fixture("i4_be_0d"),
-        &[npy_serde::from_slice(&fixture("i4_be_0d")).unwrap()],
+        &[npy_serde::deserialize_slice(&fixture("i4_be_0d")).unwrap()],
     );
     let b = same::<bool>(&dir, &fixture("b1_0d")).unwrap();
     assert_eq!(
         b,
-        [npy_serde::from_slice::<bool>(&fixture("b1_0d")).unwrap()]
+        [npy_serde::deserialize_slice::<bool>(&fixture("b1_0d")).unwrap()]
     );
 
     // A struct with no fields over NumPy's `[]` dtype (zero-size elements).
@@ -2043,7 +2042,7 @@ fn truncated_data_same_errors() {
     let err = compare_all::<W2>(&cursor, &full[..full.len() - 40]).unwrap_err();
     assert_eq!(err.kind().code(), "unexpected_eof");
     let reader =
-        npy_serde::records_from_reader::<_, W2>(Cursor::new(&full[..full.len() - 40])).unwrap_err();
+        npy_serde::from_reader::<_, W2>(Cursor::new(&full[..full.len() - 40])).unwrap_err();
     assert!(reader.to_string().contains("found 329960"), "{reader}");
     // Scalars, and a 0-d record with no data.
     let file = npy("<f8", &[1000], false, &[0; 7999]);
@@ -2079,9 +2078,9 @@ fn reader_builder_limits_same_errors() {
     assert_eq!(err.kind().code(), "header_too_large", "{err}");
     let big = ReaderBuilder::new().max_header_size(1 << 20);
     // 1500 `|u1` fields: not a layout the exact tier holds (too many steps), nor a `u8`.
-    let err = big.records_from_slice::<u8>(&long).unwrap_err();
+    let err = big.from_slice::<u8>(&long).unwrap_err();
     assert_eq!(err.kind().code(), "type_mismatch", "{err}");
-    let want = big.vec_from_slice::<u8>(&long).unwrap_err();
+    let want = big.from_slice_serde::<u8>(&long).unwrap_err();
     assert_eq!(err.to_string(), want.to_string());
 }
 
@@ -2105,22 +2104,22 @@ fn back_to_back_arrays_read_in_turn() {
     stream.extend(npy_serde::to_vec(&flagged).unwrap());
 
     let check = |r: &mut dyn Read, how: &str| {
-        let a: Vec<W2> = npy_serde::records_from_reader(&mut *r).unwrap();
+        let a: Vec<W2> = npy_serde::from_reader(&mut *r).unwrap();
         assert_eq!(a, recs, "{how}");
-        let b: Vec<f64> = npy_serde::records_from_reader(&mut *r).unwrap();
+        let b: Vec<f64> = npy_serde::from_reader(&mut *r).unwrap();
         assert_eq!(b, floats, "{how}");
         // By name (no tier).
-        let c: Vec<Xy> = npy_serde::records_from_reader(&mut *r).unwrap();
+        let c: Vec<Xy> = npy_serde::from_reader(&mut *r).unwrap();
         assert_eq!(c.len(), 777, "{how}");
         assert_eq!((c[5].x, c[5].y), (-5.0, 5.0), "{how}");
-        let d: Vec<W2Be> = ReaderBuilder::new().records_from_reader(&mut *r).unwrap();
+        let d: Vec<W2Be> = ReaderBuilder::new().from_reader(&mut *r).unwrap();
         assert_eq!(d.len(), 10, "{how}");
         assert_eq!(d[9], W2Be::from(recs[9]), "{how}");
-        let e: Vec<i64> = npy_serde::records_from_reader(&mut *r).unwrap();
+        let e: Vec<i64> = npy_serde::from_reader(&mut *r).unwrap();
         assert_eq!(e, [-5], "{how}");
-        let f: Vec<Flagged> = npy_serde::records_from_reader(&mut *r).unwrap();
+        let f: Vec<Flagged> = npy_serde::from_reader(&mut *r).unwrap();
         assert_eq!(f, flagged, "{how}");
-        let end: Result<Vec<i64>, _> = npy_serde::records_from_reader(&mut *r);
+        let end: Result<Vec<i64>, _> = npy_serde::from_reader(&mut *r);
         assert_eq!(end.unwrap_err().kind().code(), "unexpected_eof", "{how}");
     };
     let mut cur = Cursor::new(&stream);
@@ -2134,14 +2133,14 @@ fn back_to_back_arrays_read_in_turn() {
         check(&mut t, &format!("Trickle {step}"));
         assert!(t.data.is_empty());
     }
-    // Mixed with vec_from_reader and the nested reader: each leaves the stream just after
+    // Mixed with from_reader_serde and the nested reader: each leaves the stream just after
     // its array.
     let mut cur = Cursor::new(&stream);
-    let a: Vec<W2> = npy_serde::vec_from_reader(&mut cur).unwrap();
+    let a: Vec<W2> = npy_serde::from_reader_serde(&mut cur).unwrap();
     assert_eq!(a, recs);
-    let b: Vec<f64> = npy_serde::records_from_reader(&mut cur).unwrap();
+    let b: Vec<f64> = npy_serde::from_reader(&mut cur).unwrap();
     assert_eq!(b, floats);
-    let c: Vec<Yx> = npy_serde::from_reader(&mut cur).unwrap();
+    let c: Vec<Yx> = npy_serde::deserialize_reader(&mut cur).unwrap();
     assert_eq!(c, yx);
     // A bad element stops the read with an error; the stream is then somewhere in the array.
     let mut bad = w2_file(&recs[..100], false);
@@ -2169,8 +2168,8 @@ fn back_to_back_arrays_read_in_turn() {
         flag: Nz,
         v: [f32; 3],
     }
-    let err = npy_serde::records_from_reader::<_, NzFlag>(Cursor::new(&bad)).unwrap_err();
-    let want = npy_serde::vec_from_reader::<_, NzFlag>(Cursor::new(&bad)).unwrap_err();
+    let err = npy_serde::from_reader::<_, NzFlag>(Cursor::new(&bad)).unwrap_err();
+    let want = npy_serde::from_reader_serde::<_, NzFlag>(Cursor::new(&bad)).unwrap_err();
     assert_eq!(err.to_string(), want.to_string());
     assert_eq!(err.position().record, Some(50));
 }
@@ -2200,12 +2199,11 @@ fn reader_io_errors_same_errors() {
     let file = w2_file(&recs, false);
     let start = data_offset(&file);
     for ok in [start - 1, start, start + 33 * 100 + 7, 300_000] {
-        let records =
-            npy_serde::records_from_reader::<_, W2>(Failing { data: &file, ok }).unwrap_err();
-        let vec = npy_serde::vec_from_reader::<_, W2>(Failing { data: &file, ok }).unwrap_err();
+        let records = npy_serde::from_reader::<_, W2>(Failing { data: &file, ok }).unwrap_err();
+        let vec = npy_serde::from_reader_serde::<_, W2>(Failing { data: &file, ok }).unwrap_err();
         assert_eq!(differs::<W2>(&Err(records), &Err(vec)), None, "{ok}");
     }
-    let err = npy_serde::records_from_reader::<_, W2>(Failing {
+    let err = npy_serde::from_reader::<_, W2>(Failing {
         data: &file,
         ok: 300_000,
     })
@@ -2246,7 +2244,7 @@ fn every_fixture_with_generic_types() {
                     ok += 1;
                     assert_eq!(v.len(), count, "{name}");
                     tier::take();
-                    let probed: Vec<$t> = rb.records_from_slice(&file).unwrap();
+                    let probed: Vec<$t> = rb.from_slice(&file).unwrap();
                     assert_eq!(values_differ(&probed, &v), None, "{name}");
                     if tier::take().exact as usize == count && count > 0 {
                         exact += 1;

@@ -1,11 +1,11 @@
-//! `vec_from_reader`, `vec_from_slice`, `vec_from_path` and
+//! `from_reader_serde`, `from_slice_serde`, `from_path_serde` and
 //! `MmapArray::to_vec`: every element of the array, flattened in logical C order, into a
 //! `Vec<T>`.
 //!
 //! Each element is first offered to the fast tier (`npy-serde/src/read/planned.rs`); any error there is
 //! a miss and the same element is decoded again by the general deserializer, which then reads
 //! the rest of the array. These tests check that the results and the errors are those of
-//! `from_slice::<Vec<T>>` (for 1-D arrays; flattened for N-d), whichever entry point is used,
+//! `deserialize_slice::<Vec<T>>` (for 1-D arrays; flattened for N-d), whichever entry point is used,
 //! wherever the miss happens (first element, middle of a run, a block boundary of a reader) and
 //! whatever the shape and byte order.
 
@@ -101,7 +101,7 @@ fn data_offset(file: &[u8]) -> u64 {
         .data_offset
 }
 
-/// Every `vec_from_*` entry point of `rb` (and `MmapArray::to_vec`) on `file`, also written to
+/// Every `from_*_serde` entry point of `rb` (and `MmapArray::to_vec`) on `file`, also written to
 /// `path`: `(name, result)` pairs. Readers are a `Cursor` and [`Trickle`]s of several steps.
 fn vec_with<T: DeserializeOwned + Send>(
     rb: &ReaderBuilder,
@@ -110,22 +110,22 @@ fn vec_with<T: DeserializeOwned + Send>(
 ) -> Vec<(String, npy_serde::Result<Vec<T>>)> {
     fs::write(path, file).unwrap();
     let mut out: Vec<(String, npy_serde::Result<Vec<T>>)> = vec![
-        ("vec_from_slice".into(), rb.vec_from_slice(file)),
+        ("from_slice_serde".into(), rb.from_slice_serde(file)),
         (
-            "vec_from_reader(Cursor)".into(),
-            rb.vec_from_reader(Cursor::new(file)),
+            "from_reader_serde(Cursor)".into(),
+            rb.from_reader_serde(Cursor::new(file)),
         ),
     ];
     for step in [1, 7, 33, 99, 4097] {
         out.push((
-            format!("vec_from_reader(Trickle {step})"),
-            rb.vec_from_reader(Trickle { data: file, step }),
+            format!("from_reader_serde(Trickle {step})"),
+            rb.from_reader_serde(Trickle { data: file, step }),
         ));
     }
-    out.push(("vec_from_path".into(), rb.vec_from_path(path)));
+    out.push(("from_path_serde".into(), rb.from_path_serde(path)));
     out.push((
         "MmapArray::to_vec".into(),
-        MmapArray::open_with(path, rb).and_then(|m| m.to_vec::<T>()),
+        MmapArray::open_with(path, rb).and_then(|m| m.to_vec_serde::<T>()),
     ));
     out
 }
@@ -137,20 +137,20 @@ fn vec_all<T: DeserializeOwned + Send>(
 ) -> Vec<(String, npy_serde::Result<Vec<T>>)> {
     let mut out = vec_with(&ReaderBuilder::new(), file, path);
     out.push((
-        "npy_serde::vec_from_slice".into(),
-        npy_serde::vec_from_slice(file),
+        "npy_serde::from_slice_serde".into(),
+        npy_serde::from_slice_serde(file),
     ));
     out.push((
-        "npy_serde::vec_from_reader".into(),
-        npy_serde::vec_from_reader(Cursor::new(file)),
+        "npy_serde::from_reader_serde".into(),
+        npy_serde::from_reader_serde(Cursor::new(file)),
     ));
     out.push((
-        "npy_serde::vec_from_path".into(),
-        npy_serde::vec_from_path(path),
+        "npy_serde::from_path_serde".into(),
+        npy_serde::from_path_serde(path),
     ));
     out.push((
         "MmapArray::open".into(),
-        MmapArray::open(path).and_then(|m| m.to_vec::<T>()),
+        MmapArray::open(path).and_then(|m| m.to_vec_serde::<T>()),
     ));
     out
 }
@@ -246,7 +246,7 @@ fn same_value(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// The elements of a nested `Value` (as `from_slice::<Value>` gives it for an array of `ndim`
+/// The elements of a nested `Value` (as `deserialize_slice::<Value>` gives it for an array of `ndim`
 /// axes), flattened in C order.
 fn flatten(v: Value, ndim: usize, out: &mut Vec<Value>) {
     if ndim == 0 {
@@ -378,11 +378,11 @@ fn every_fixture_as_values_equals_from_slice_flattened() {
         let ndim = e["shape"].as_array().unwrap().len();
         let count = e["count"].as_u64().unwrap() as usize;
         if e["bool_bytes_invalid"].as_bool() == Some(true) {
-            // The file is 1-D: the error must be `from_slice::<Vec<Value>>`'s (and `Value`'s).
+            // The file is 1-D: the error must be `deserialize_slice::<Vec<Value>>`'s (and `Value`'s).
             assert_eq!(ndim, 1, "{name}");
-            let want = rb.from_slice::<Vec<Value>>(&bytes).unwrap_err();
+            let want = rb.deserialize_slice::<Vec<Value>>(&bytes).unwrap_err();
             assert_eq!(want.kind().code(), "invalid_value", "{name}");
-            let nested = rb.from_slice::<Value>(&bytes).unwrap_err();
+            let nested = rb.deserialize_slice::<Value>(&bytes).unwrap_err();
             assert_same_error(&nested, &want, name);
             for (how, r) in results {
                 match r {
@@ -394,8 +394,8 @@ fn every_fixture_as_values_equals_from_slice_flattened() {
             continue;
         }
         let nested: Value = rb
-            .from_slice(&bytes)
-            .unwrap_or_else(|err| panic!("{name}: from_slice::<Value>: {err}"));
+            .deserialize_slice(&bytes)
+            .unwrap_or_else(|err| panic!("{name}: deserialize_slice::<Value>: {err}"));
         let mut want = Vec::new();
         flatten(nested, ndim, &mut want);
         assert_eq!(want.len(), count, "{name}: manifest count");
@@ -431,22 +431,22 @@ fn every_fixture_as_values_equals_from_slice_flattened() {
 #[test]
 fn fixtures_into_typed_vecs() {
     // 0-d: one element.
-    let one: Vec<f64> = npy_serde::vec_from_slice(&fixture("f8_le_0d")).unwrap();
+    let one: Vec<f64> = npy_serde::from_slice_serde(&fixture("f8_le_0d")).unwrap();
     assert_eq!(
         one,
-        [npy_serde::from_slice::<f64>(&fixture("f8_le_0d")).unwrap()]
+        [npy_serde::deserialize_slice::<f64>(&fixture("f8_le_0d")).unwrap()]
     );
-    let w: Vec<W2> = npy_serde::vec_from_slice(&fixture("rec_w2_0d")).unwrap();
+    let w: Vec<W2> = npy_serde::from_slice_serde(&fixture("rec_w2_0d")).unwrap();
     assert_eq!(
         w,
-        [npy_serde::from_slice::<W2>(&fixture("rec_w2_0d")).unwrap()]
+        [npy_serde::deserialize_slice::<W2>(&fixture("rec_w2_0d")).unwrap()]
     );
     // N-d: flattened in C order.
-    let grid: Vec<Vec<W2>> = npy_serde::from_slice(&fixture("rec_w2_2x3")).unwrap();
-    let flat: Vec<W2> = npy_serde::vec_from_slice(&fixture("rec_w2_2x3")).unwrap();
+    let grid: Vec<Vec<W2>> = npy_serde::deserialize_slice(&fixture("rec_w2_2x3")).unwrap();
+    let flat: Vec<W2> = npy_serde::from_slice_serde(&fixture("rec_w2_2x3")).unwrap();
     assert_eq!(w2_bits(&flat), w2_bits(&grid.concat()));
-    let cube: Vec<Vec<Vec<u16>>> = npy_serde::from_slice(&fixture("u2_le_2x3x4")).unwrap();
-    let flat: Vec<u16> = npy_serde::vec_from_reader(Cursor::new(fixture("u2_le_2x3x4"))).unwrap();
+    let cube: Vec<Vec<Vec<u16>>> = npy_serde::deserialize_slice(&fixture("u2_le_2x3x4")).unwrap();
+    let flat: Vec<u16> = npy_serde::from_reader_serde(Cursor::new(fixture("u2_le_2x3x4"))).unwrap();
     assert_eq!(flat, cube.concat().concat());
     // Empty arrays, including zero-length axes.
     for name in [
@@ -456,23 +456,23 @@ fn fixtures_into_typed_vecs() {
         "u8_le_empty_0x3",
     ] {
         let bytes = fixture(name);
-        let v: Vec<Value> = npy_serde::vec_from_slice(&bytes).unwrap();
+        let v: Vec<Value> = npy_serde::from_slice_serde(&bytes).unwrap();
         assert!(v.is_empty(), "{name}");
-        let v: Vec<IgnoredAny> = npy_serde::vec_from_reader(Cursor::new(&bytes)).unwrap();
+        let v: Vec<IgnoredAny> = npy_serde::from_reader_serde(Cursor::new(&bytes)).unwrap();
         assert!(v.is_empty(), "{name}");
     }
     // W2 fixtures written by NumPy, both byte orders, into the derived struct (fast tier).
     for name in ["rec_w2_le", "rec_w2_be"] {
         let bytes = fixture(name);
         // They hold a NaN: compared by bits.
-        let want: Vec<W2> = npy_serde::from_slice(&bytes).unwrap();
+        let want: Vec<W2> = npy_serde::deserialize_slice(&bytes).unwrap();
         assert_eq!(want.len(), 5);
         let want = w2_bits(&want);
         assert_eq!(
-            w2_bits(&npy_serde::vec_from_slice::<W2>(&bytes).unwrap()),
+            w2_bits(&npy_serde::from_slice_serde::<W2>(&bytes).unwrap()),
             want
         );
-        let streamed = npy_serde::vec_from_reader::<_, W2>(Trickle {
+        let streamed = npy_serde::from_reader_serde::<_, W2>(Trickle {
             data: &bytes,
             step: 7,
         });
@@ -481,11 +481,11 @@ fn fixtures_into_typed_vecs() {
         let path = dir.join("w2.npy");
         fs::write(&path, &bytes).unwrap();
         assert_eq!(
-            w2_bits(&npy_serde::vec_from_path::<_, W2>(&path).unwrap()),
+            w2_bits(&npy_serde::from_path_serde::<_, W2>(&path).unwrap()),
             want
         );
         let map = MmapArray::open(&path).unwrap();
-        assert_eq!(w2_bits(&map.to_vec::<W2>().unwrap()), want);
+        assert_eq!(w2_bits(&map.to_vec_serde::<W2>().unwrap()), want);
     }
 }
 
@@ -590,7 +590,7 @@ struct Renamed {
 
 type W2Tuple = (i64, f64, f32, u8, [f32; 3]);
 
-/// Checks `T` through every entry point against `from_slice::<Vec<T>>` and against `want`
+/// Checks `T` through every entry point against `deserialize_slice::<Vec<T>>` and against `want`
 /// (computed independently from the records).
 fn typed_case<T: DeserializeOwned + Send + PartialEq + Debug>(
     file: &[u8],
@@ -599,12 +599,13 @@ fn typed_case<T: DeserializeOwned + Send + PartialEq + Debug>(
     want: impl Fn(&W2) -> T,
     recs: &[W2],
 ) {
-    let reference: Vec<T> = npy_serde::from_slice(file).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let reference: Vec<T> =
+        npy_serde::deserialize_slice(file).unwrap_or_else(|e| panic!("{what}: {e}"));
     let want: Vec<T> = recs.iter().map(want).collect();
     assert_eq!(reference.len(), want.len(), "{what}");
     if let Some(i) = (0..want.len()).find(|&i| reference[i] != want[i]) {
         panic!(
-            "{what}: from_slice element {i}: {:?} vs {:?}",
+            "{what}: deserialize_slice element {i}: {:?} vs {:?}",
             reference[i], want[i]
         );
     }
@@ -765,7 +766,7 @@ fn w2_records_into_structs_every_way() {
             &recs,
         );
         // Value (always the general path) agrees with the typed reads.
-        let vals: Vec<Value> = npy_serde::vec_from_slice(&file).unwrap();
+        let vals: Vec<Value> = npy_serde::from_slice_serde(&file).unwrap();
         assert_eq!(vals.len(), recs.len());
         for (v, r) in vals.iter().zip(&recs) {
             assert_eq!(v.get("id"), Some(&Value::Int(r.id)));
@@ -817,23 +818,23 @@ fn w2_lossy_field_requests_fail_like_from_slice() {
         let start = data_offset(&file);
         let rb = ReaderBuilder::new();
 
-        let want = npy_serde::from_slice::<Vec<XAsF32>>(&file).unwrap_err();
+        let want = npy_serde::deserialize_slice::<Vec<XAsF32>>(&file).unwrap_err();
         assert_eq!(want.kind().code(), "type_mismatch");
         assert_eq!(want.position().record, Some(0));
         assert_eq!(want.position().field.as_deref(), Some("x"));
         assert_eq!(want.position().byte, Some(start + 8));
         assert_all_err(vec_with::<XAsF32>(&rb, &file, &path), &want);
 
-        let want = npy_serde::from_slice::<Vec<ShortV>>(&file).unwrap_err();
+        let want = npy_serde::deserialize_slice::<Vec<ShortV>>(&file).unwrap_err();
         assert_eq!(want.kind().code(), "type_mismatch");
         assert_all_err(vec_with::<ShortV>(&rb, &file, &path), &want);
 
-        let want = npy_serde::from_slice::<Vec<ItemAsI32>>(&file).unwrap_err();
+        let want = npy_serde::deserialize_slice::<Vec<ItemAsI32>>(&file).unwrap_err();
         assert_eq!(want.position().field.as_deref(), Some("v[0]"));
         assert_eq!(want.position().byte, Some(start + 21));
         assert_all_err(vec_with::<ItemAsI32>(&rb, &file, &path), &want);
 
-        let want = npy_serde::from_slice::<Vec<FlagAsI8ByName>>(&file).unwrap_err();
+        let want = npy_serde::deserialize_slice::<Vec<FlagAsI8ByName>>(&file).unwrap_err();
         assert_eq!(want.kind().code(), "type_mismatch");
         assert_eq!(want.position().field.as_deref(), Some("flag"));
         assert_all_err(vec_with::<FlagAsI8ByName>(&rb, &file, &path), &want);
@@ -901,7 +902,7 @@ fn nonzero_flag_miss_mid_array_reports_like_from_slice() {
     let path = dir.join("f.npy");
     let n = 10_000;
     let base = w2_records(n);
-    // All good: the results equal the records (and `from_slice`).
+    // All good: the results equal the records (and `deserialize_slice`).
     let file = w2_file(&base, false);
     let want: Vec<NzFlag> = base
         .iter()
@@ -913,7 +914,10 @@ fn nonzero_flag_miss_mid_array_reports_like_from_slice() {
             v: r.v,
         })
         .collect();
-    assert_eq!(npy_serde::from_slice::<Vec<NzFlag>>(&file).unwrap(), want);
+    assert_eq!(
+        npy_serde::deserialize_slice::<Vec<NzFlag>>(&file).unwrap(),
+        want
+    );
     assert_all_eq(vec_all::<NzFlag>(&file, &path), &want);
 
     // Where the first block of a `Cursor` ends: the element straddling the end of the first
@@ -923,7 +927,7 @@ fn nonzero_flag_miss_mid_array_reports_like_from_slice() {
             inner: Cursor::new(&file),
             reads: Vec::new(),
         };
-        let got: Vec<NzFlag> = npy_serde::vec_from_reader(&mut logged).unwrap();
+        let got: Vec<NzFlag> = npy_serde::from_reader_serde(&mut logged).unwrap();
         assert_eq!(got.len(), n);
         let start = data_offset(&file);
         let (_, first) = *logged
@@ -944,7 +948,7 @@ fn nonzero_flag_miss_mid_array_reports_like_from_slice() {
             recs[bad].flag = 0;
             let file = w2_file(&recs, big);
             let start = data_offset(&file);
-            let want = npy_serde::from_slice::<Vec<NzFlag>>(&file).unwrap_err();
+            let want = npy_serde::deserialize_slice::<Vec<NzFlag>>(&file).unwrap_err();
             assert_eq!(want.position().record, Some(bad as u64), "{want}");
             assert_eq!(want.kind().code(), "message", "{want}");
             assert!(want.to_string().contains("nonzero"), "{want}");
@@ -955,7 +959,7 @@ fn nonzero_flag_miss_mid_array_reports_like_from_slice() {
                     "{want}"
                 );
             }
-            let streamed = npy_serde::from_reader::<_, Vec<NzFlag>>(Trickle {
+            let streamed = npy_serde::deserialize_reader::<_, Vec<NzFlag>>(Trickle {
                 data: &file,
                 step: 7,
             })
@@ -994,7 +998,7 @@ fn try_from_newtype_miss_reports_like_from_slice() {
         })
         .collect();
     assert_eq!(
-        npy_serde::from_slice::<Vec<Not42Flag>>(&file).unwrap(),
+        npy_serde::deserialize_slice::<Vec<Not42Flag>>(&file).unwrap(),
         want
     );
     #[derive(Deserialize, Debug, PartialEq)]
@@ -1002,7 +1006,7 @@ fn try_from_newtype_miss_reports_like_from_slice() {
         flag: Not42,
         id: i64,
     }
-    let by_name: Vec<ByName> = npy_serde::vec_from_slice(&file).unwrap();
+    let by_name: Vec<ByName> = npy_serde::from_slice_serde(&file).unwrap();
     for (b, w) in by_name.iter().zip(&want) {
         assert_eq!((b.flag, b.id), (w.flag, w.id));
     }
@@ -1013,14 +1017,14 @@ fn try_from_newtype_miss_reports_like_from_slice() {
         recs[bad].flag = 42;
         for big in [false, true] {
             let file = w2_file(&recs, big);
-            let want = npy_serde::from_slice::<Vec<Not42Flag>>(&file).unwrap_err();
+            let want = npy_serde::deserialize_slice::<Vec<Not42Flag>>(&file).unwrap_err();
             assert_eq!(want.position().record, Some(bad as u64), "{want}");
             assert!(
                 want.to_string().contains("the flag 42 is reserved"),
                 "{want}"
             );
             // The by-name (general) path agrees on the kind and record.
-            let general = npy_serde::from_slice::<Vec<ByName>>(&file).unwrap_err();
+            let general = npy_serde::deserialize_slice::<Vec<ByName>>(&file).unwrap_err();
             assert_eq!(general.kind().code(), want.kind().code());
             assert_eq!(general.position().record, want.position().record);
             let results = vec_all::<Not42Flag>(&file, &path)
@@ -1045,19 +1049,19 @@ fn try_from_whole_record_miss_reports_like_from_slice() {
     assert_all_eq(vec_all::<EvenId>(&file, &path), &want);
     recs[3333].id = 7;
     let file = w2_file(&recs, false);
-    let want = npy_serde::from_slice::<Vec<EvenId>>(&file).unwrap_err();
+    let want = npy_serde::deserialize_slice::<Vec<EvenId>>(&file).unwrap_err();
     assert_eq!(want.kind().code(), "message");
     assert_eq!(want.kind().to_string(), "odd id 7");
-    // `from_slice::<Vec<_>>` leaves out the record index of an error raised by the element's
-    // own conversion (see `element_conversion_errors_name_their_record`); every `vec_from_*`
+    // `deserialize_slice::<Vec<_>>` leaves out the record index of an error raised by the element's
+    // own conversion (see `element_conversion_errors_name_their_record`); every `from_*_serde`
     // names it, like `RecordReader`.
     assert_all_err_at(vec_all::<EvenId>(&file, &path), &want, 3333);
 }
 
 /// An error raised by the element type's own conversion (`#[serde(try_from)]` on the element)
-/// names its record in every reader: `vec_from_*`, `RecordReader` and `MmapArray::record` do;
-/// `from_slice`/`from_reader::<Vec<T>>` must too (the brief's contract: `vec_from_*` errors are
-/// those of `from_slice::<Vec<T>>`, same record index).
+/// names its record in every reader: `from_*_serde`, `RecordReader` and `MmapArray::record` do;
+/// `deserialize_slice`/`deserialize_reader::<Vec<T>>` must too (the brief's contract: `from_*_serde` errors are
+/// those of `deserialize_slice::<Vec<T>>`, same record index).
 #[test]
 fn element_conversion_errors_name_their_record() {
     let mut recs = w2_records(6_000);
@@ -1066,19 +1070,19 @@ fn element_conversion_errors_name_their_record() {
     }
     recs[3333].id = 7;
     let file = w2_file(&recs, false);
-    let vec = npy_serde::vec_from_slice::<EvenId>(&file).unwrap_err();
+    let vec = npy_serde::from_slice_serde::<EvenId>(&file).unwrap_err();
     assert_eq!(vec.position().record, Some(3333), "{vec}");
-    let mut rr = npy_serde::RecordReader::<_, EvenId>::new(Cursor::new(&file)).unwrap();
+    let mut rr = npy_serde::RecordReader::<_, EvenId>::new_serde(Cursor::new(&file)).unwrap();
     let streamed = rr.nth(3333).unwrap().unwrap_err();
     assert_eq!(streamed.position().record, Some(3333), "{streamed}");
-    let nested = npy_serde::from_slice::<Vec<EvenId>>(&file).unwrap_err();
+    let nested = npy_serde::deserialize_slice::<Vec<EvenId>>(&file).unwrap_err();
     assert_same_error(&vec, &nested, "from_slice::<Vec<EvenId>>");
-    let nested = npy_serde::from_reader::<_, Vec<EvenId>>(Cursor::new(&file)).unwrap_err();
+    let nested = npy_serde::deserialize_reader::<_, Vec<EvenId>>(Cursor::new(&file)).unwrap_err();
     assert_same_error(&vec, &nested, "from_reader::<Vec<EvenId>>");
     let bytes = npy("|u1", &[3], false, &[1, 42, 3]);
-    let vec = npy_serde::vec_from_slice::<Not42>(&bytes).unwrap_err();
+    let vec = npy_serde::from_slice_serde::<Not42>(&bytes).unwrap_err();
     assert_eq!(vec.position().record, Some(1), "{vec}");
-    let nested = npy_serde::from_slice::<Vec<Not42>>(&bytes).unwrap_err();
+    let nested = npy_serde::deserialize_slice::<Vec<Not42>>(&bytes).unwrap_err();
     assert_same_error(&vec, &nested, "from_slice::<Vec<Not42>>");
 }
 
@@ -1102,11 +1106,11 @@ fn scalar_visitor_miss_mid_array() {
         d[bad] = 0;
         d[(bad + 7) % 5000] = 42;
         let file = npy("|u1", &[5000], false, &d);
-        let want = npy_serde::from_slice::<Vec<NonZeroU8>>(&file).unwrap_err();
+        let want = npy_serde::deserialize_slice::<Vec<NonZeroU8>>(&file).unwrap_err();
         assert_eq!(want.position().record, Some(bad as u64), "{want}");
         assert_all_err(vec_all::<NonZeroU8>(&file, &path), &want);
         // The conversion of the element itself fails: see `try_from_whole_record_miss_...`.
-        let want = npy_serde::from_slice::<Vec<Not42>>(&file).unwrap_err();
+        let want = npy_serde::deserialize_slice::<Vec<Not42>>(&file).unwrap_err();
         assert_eq!(want.kind().to_string(), "the flag 42 is reserved");
         assert_all_err_at(
             vec_all::<Not42>(&file, &path),
@@ -1125,40 +1129,40 @@ fn borrowed_strings_from_slices_and_maps() {
     let dir = TempDir::new("read-vec-borrow");
     // Top-level S5 (NumPy's): its fifth value, b"\xff", is not UTF-8.
     let bytes = fixture("S5_1d");
-    let want: Vec<&[u8]> = npy_serde::from_slice(&bytes).unwrap();
+    let want: Vec<&[u8]> = npy_serde::deserialize_slice(&bytes).unwrap();
     assert_eq!(want[2], b"hello");
-    let got: Vec<&[u8]> = npy_serde::vec_from_slice(&bytes).unwrap();
+    let got: Vec<&[u8]> = npy_serde::from_slice_serde(&bytes).unwrap();
     assert_eq!(got, want);
     assert!(got
         .iter()
         .all(|g| bytes.as_ptr_range().contains(&g.as_ptr()) || g.is_empty()));
-    let str_err = npy_serde::from_slice::<Vec<&str>>(&bytes).unwrap_err();
+    let str_err = npy_serde::deserialize_slice::<Vec<&str>>(&bytes).unwrap_err();
     assert_eq!(str_err.position().record, Some(4));
     assert_same_error(
-        &npy_serde::vec_from_slice::<&str>(&bytes).unwrap_err(),
+        &npy_serde::from_slice_serde::<&str>(&bytes).unwrap_err(),
         &str_err,
         "S5 as &str",
     );
     let path = dir.join("s5.npy");
     fs::write(&path, &bytes).unwrap();
     let map = MmapArray::open(&path).unwrap();
-    assert_eq!(map.to_vec::<&[u8]>().unwrap(), want);
+    assert_eq!(map.to_vec_serde::<&[u8]>().unwrap(), want);
     assert_same_error(
-        &map.to_vec::<&str>().unwrap_err(),
+        &map.to_vec_serde::<&str>().unwrap_err(),
         &str_err,
         "S5 as &str (mmap)",
     );
     // Owned strings from a reader: the same error.
-    let owned = npy_serde::vec_from_reader::<_, String>(Trickle {
+    let owned = npy_serde::from_reader_serde::<_, String>(Trickle {
         data: &bytes,
         step: 7,
     });
     assert_same_error(&owned.unwrap_err(), &str_err, "S5 as String (reader)");
     // The legacy `|a5` fixture is all ASCII.
     let bytes = fixture("custom_legacy_a5");
-    let want: Vec<&str> = npy_serde::from_slice(&bytes).unwrap();
+    let want: Vec<&str> = npy_serde::deserialize_slice(&bytes).unwrap();
     assert_eq!(want, ["ab", "hello"]);
-    assert_eq!(npy_serde::vec_from_slice::<&str>(&bytes).unwrap(), want);
+    assert_eq!(npy_serde::from_slice_serde::<&str>(&bytes).unwrap(), want);
 
     // A record with a borrowed `&str` field, in file order (the fast tier misses on it).
     #[derive(Deserialize, Debug, PartialEq)]
@@ -1168,14 +1172,14 @@ fn borrowed_strings_from_slices_and_maps() {
         n: i16,
     }
     let bytes = fixture("rec_str_unicode");
-    let want: Vec<Names> = npy_serde::from_slice(&bytes).unwrap();
-    let got: Vec<Names> = npy_serde::vec_from_slice(&bytes).unwrap();
+    let want: Vec<Names> = npy_serde::deserialize_slice(&bytes).unwrap();
+    let got: Vec<Names> = npy_serde::from_slice_serde(&bytes).unwrap();
     assert_eq!(got, want);
     assert_eq!(got[0].name, "alpha");
     let path = dir.join("names.npy");
     fs::write(&path, &bytes).unwrap();
     let map = MmapArray::open(&path).unwrap();
-    assert_eq!(map.to_vec::<Names>().unwrap(), want);
+    assert_eq!(map.to_vec_serde::<Names>().unwrap(), want);
 
     // Many borrowed strings in one run: every one points at its own element.
     let mut data = Vec::new();
@@ -1186,7 +1190,7 @@ fn borrowed_strings_from_slices_and_maps() {
         data.extend(b);
     }
     let file = npy("|S8", &[4000], false, &data);
-    let got: Vec<&str> = npy_serde::vec_from_slice(&file).unwrap();
+    let got: Vec<&str> = npy_serde::from_slice_serde(&file).unwrap();
     assert_eq!(got, words);
     for (g, w) in got.iter().zip(&data.chunks(8).collect::<Vec<_>>()) {
         // Borrowed from the input (not copied).
@@ -1221,7 +1225,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Item<'a> {
                     .ok_or_else(|| serde::de::Error::invalid_length(0, &self))?;
                 if n != 0 {
                     // `s` is skipped (a visitor that stopped here would be read by name from
-                    // the first element on: see `read_records.rs`).
+                    // the first element on: see `read.rs`).
                     seq.next_element::<IgnoredAny>()?;
                     return Ok(Item::Num(n));
                 }
@@ -1282,15 +1286,15 @@ fn borrowing_after_a_mid_run_miss() {
         });
     }
     let file = npy("[('n','u1'),('s','S4')]", &[n as u64], false, &data);
-    let reference: Vec<Item> = npy_serde::from_slice(&file).unwrap();
+    let reference: Vec<Item> = npy_serde::deserialize_slice(&file).unwrap();
     assert_eq!(reference, want);
-    let got: Vec<Item> = npy_serde::vec_from_slice(&file).unwrap();
+    let got: Vec<Item> = npy_serde::from_slice_serde(&file).unwrap();
     assert_eq!(got, want);
     let dir = TempDir::new("read-vec-borrow-mid");
     let path = dir.join("items.npy");
     fs::write(&path, &file).unwrap();
     let map = MmapArray::open(&path).unwrap();
-    assert_eq!(map.to_vec::<Item>().unwrap(), want);
+    assert_eq!(map.to_vec_serde::<Item>().unwrap(), want);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1309,19 +1313,19 @@ fn back_to_back_arrays_read_in_turn() {
     stream.extend(npy("<i4", &[], false, &(-5i32).to_le_bytes()));
 
     let check = |r: &mut dyn Read, how: &str| {
-        let a: Vec<W2> = npy_serde::vec_from_reader(&mut *r).unwrap();
+        let a: Vec<W2> = npy_serde::from_reader_serde(&mut *r).unwrap();
         assert_eq!(a, recs, "{how}");
-        let b: Vec<f64> = npy_serde::vec_from_reader(&mut *r).unwrap();
+        let b: Vec<f64> = npy_serde::from_reader_serde(&mut *r).unwrap();
         assert_eq!(b, floats, "{how}");
-        let c: Vec<String> = npy_serde::vec_from_reader(&mut *r).unwrap();
+        let c: Vec<String> = npy_serde::from_reader_serde(&mut *r).unwrap();
         assert_eq!(c, ["abc", "de"], "{how}");
         // A by-name struct (general path from the first element).
-        let d: Vec<Subset> = npy_serde::vec_from_reader(&mut *r).unwrap();
+        let d: Vec<Subset> = npy_serde::from_reader_serde(&mut *r).unwrap();
         assert_eq!(d.len(), 10, "{how}");
         assert_eq!((d[9].flag, d[9].x), (recs[9].flag, recs[9].x), "{how}");
-        let e: Vec<i64> = npy_serde::vec_from_reader(&mut *r).unwrap();
+        let e: Vec<i64> = npy_serde::from_reader_serde(&mut *r).unwrap();
         assert_eq!(e, [-5], "{how}");
-        let end: Result<Vec<i64>, _> = npy_serde::vec_from_reader(&mut *r);
+        let end: Result<Vec<i64>, _> = npy_serde::from_reader_serde(&mut *r);
         assert_eq!(end.unwrap_err().kind().code(), "unexpected_eof", "{how}");
     };
     let mut cur = Cursor::new(&stream);
@@ -1337,16 +1341,16 @@ fn back_to_back_arrays_read_in_turn() {
     }
     // Mixed with the nested reader: each leaves the stream just after its array.
     let mut cur = Cursor::new(&stream);
-    let a: Vec<W2> = npy_serde::from_reader(&mut cur).unwrap();
+    let a: Vec<W2> = npy_serde::deserialize_reader(&mut cur).unwrap();
     assert_eq!(a, recs);
-    let b: Vec<f64> = npy_serde::vec_from_reader(&mut cur).unwrap();
+    let b: Vec<f64> = npy_serde::from_reader_serde(&mut cur).unwrap();
     assert_eq!(b, floats);
-    let c: Vec<Vec<u8>> = npy_serde::from_reader(&mut cur).unwrap();
+    let c: Vec<Vec<u8>> = npy_serde::deserialize_reader(&mut cur).unwrap();
     assert_eq!(c, [b"abc".to_vec(), b"de".to_vec()]);
     // A Vec of ignored elements still leaves the stream after the array.
-    let d: Vec<IgnoredAny> = npy_serde::vec_from_reader(&mut cur).unwrap();
+    let d: Vec<IgnoredAny> = npy_serde::from_reader_serde(&mut cur).unwrap();
     assert_eq!(d.len(), 10);
-    let e: i32 = npy_serde::from_reader(&mut cur).unwrap();
+    let e: i32 = npy_serde::deserialize_reader(&mut cur).unwrap();
     assert_eq!(e, -5);
 }
 
@@ -1366,7 +1370,7 @@ fn huge_declared_shape_over_tiny_data_is_eof() {
         ("|u1", vec![1 << 62]),
     ] {
         let file = npy(descr, &shape, false, &[1; 10]);
-        let want = npy_serde::from_slice::<Vec<Value>>(&file).unwrap_err();
+        let want = npy_serde::deserialize_slice::<Vec<Value>>(&file).unwrap_err();
         assert_eq!(
             want.kind().code(),
             "unexpected_eof",
@@ -1383,17 +1387,17 @@ fn huge_declared_shape_over_tiny_data_is_eof() {
             assert!(err.is_eof(), "{descr} {shape:?} ({how}): {err}");
             assert_eq!(err.kind().code(), "unexpected_eof", "{how}");
         }
-        let e = npy_serde::vec_from_slice::<f64>(&file).unwrap_err();
+        let e = npy_serde::from_slice_serde::<f64>(&file).unwrap_err();
         assert_same_error(
             &e,
-            &npy_serde::from_slice::<Vec<f64>>(&file).unwrap_err(),
+            &npy_serde::deserialize_slice::<Vec<f64>>(&file).unwrap_err(),
             descr,
         );
-        let e = npy_serde::vec_from_slice::<W2>(&file).unwrap_err();
+        let e = npy_serde::from_slice_serde::<W2>(&file).unwrap_err();
         assert_eq!(e.kind().code(), "unexpected_eof");
         // From a reader, elements decode as the data arrives: a W2 request over `<f8` data
         // fails on the type of the first element before the data runs out.
-        let e = npy_serde::vec_from_reader::<_, W2>(Cursor::new(&file)).unwrap_err();
+        let e = npy_serde::from_reader_serde::<_, W2>(Cursor::new(&file)).unwrap_err();
         let want = if descr == W2_DESCR {
             "unexpected_eof"
         } else {
@@ -1401,7 +1405,7 @@ fn huge_declared_shape_over_tiny_data_is_eof() {
         };
         assert_eq!(e.kind().code(), want, "{descr}: {e}");
     }
-    // A shape whose element count overflows: the header's overflow error, as for from_slice.
+    // A shape whose element count overflows: the header's overflow error, as for deserialize_slice.
     let dict = "{'descr': '<f8', 'fortran_order': False, \
                 'shape': (4611686018427387904, 4611686018427387904), }";
     let mut file = b"\x93NUMPY\x01\x00".to_vec();
@@ -1411,11 +1415,11 @@ fn huge_declared_shape_over_tiny_data_is_eof() {
     file.resize(10 + len - 1, b' ');
     file.push(b'\n');
     file.extend_from_slice(&[0; 10]);
-    let want = npy_serde::from_slice::<Vec<f64>>(&file).unwrap_err();
+    let want = npy_serde::deserialize_slice::<Vec<f64>>(&file).unwrap_err();
     assert_eq!(want.kind().code(), "overflow", "{want}");
-    let got = npy_serde::vec_from_slice::<f64>(&file).unwrap_err();
+    let got = npy_serde::from_slice_serde::<f64>(&file).unwrap_err();
     assert_same_error(&got, &want, "overflowing shape (slice)");
-    let got = npy_serde::vec_from_reader::<_, f64>(Cursor::new(&file)).unwrap_err();
+    let got = npy_serde::from_reader_serde::<_, f64>(Cursor::new(&file)).unwrap_err();
     assert_same_error(&got, &want, "overflowing shape (reader)");
 }
 
@@ -1423,7 +1427,7 @@ fn huge_declared_shape_over_tiny_data_is_eof() {
 /// reserve memory (or address space) for them: "from a plain `io::Read` the data is read in
 /// blocks as it arrives, so a header claiming terabytes costs nothing until the bytes exist"
 /// (the "Untrusted input" docs of `npy_serde::read`), and `vecalloc::vec_for` requires a count
-/// already bounded by the data present. `from_slice`, `from_path` and maps check the data size
+/// already bounded by the data present. `deserialize_slice`, `deserialize_path` and maps check the data size
 /// first, so only the reader entry points are concerned.
 ///
 /// The watch only sees reservations the system grants: with `vm.overcommit_memory = 0` an
@@ -1436,8 +1440,9 @@ fn huge_declared_shape_from_a_reader_does_not_reserve_for_it() {
         // The nested reader (serde's cautious `Vec` growth) does not (1-D: `Vec<f64>` is
         // the whole array).
         if shape.len() == 1 {
-            let (r, largest) =
-                largest_alloc_of(|| npy_serde::from_reader::<_, Vec<f64>>(Cursor::new(&file)));
+            let (r, largest) = largest_alloc_of(|| {
+                npy_serde::deserialize_reader::<_, Vec<f64>>(Cursor::new(&file))
+            });
             assert_eq!(r.unwrap_err().kind().code(), "unexpected_eof");
             assert!(
                 largest < GIANT,
@@ -1446,12 +1451,12 @@ fn huge_declared_shape_from_a_reader_does_not_reserve_for_it() {
         }
         for step in [3, usize::MAX] {
             let (r, largest) = largest_alloc_of(|| {
-                npy_serde::vec_from_reader::<_, f64>(Trickle { data: &file, step })
+                npy_serde::from_reader_serde::<_, f64>(Trickle { data: &file, step })
             });
             assert_eq!(r.unwrap_err().kind().code(), "unexpected_eof");
             assert!(
                 largest < GIANT,
-                "vec_from_reader, {descr} {shape:?} over 10 bytes: an allocation of {largest} \
+                "from_reader_serde, {descr} {shape:?} over 10 bytes: an allocation of {largest} \
                  bytes succeeded"
             );
         }
@@ -1469,12 +1474,12 @@ fn huge_declared_shape_from_slices_and_files_does_not_reserve_for_it() {
         fs::write(&path, &file).unwrap();
         let (codes, largest) = largest_alloc_of(|| {
             [
-                npy_serde::vec_from_slice::<f64>(&file).map(|_| ()),
-                npy_serde::vec_from_path::<_, f64>(&path).map(|_| ()),
-                MmapArray::open(&path).and_then(|m| m.to_vec::<f64>().map(|_| ())),
+                npy_serde::from_slice_serde::<f64>(&file).map(|_| ()),
+                npy_serde::from_path_serde::<_, f64>(&path).map(|_| ()),
+                MmapArray::open(&path).and_then(|m| m.to_vec_serde::<f64>().map(|_| ())),
                 ReaderBuilder::new()
                     .max_data_size(1 << 20)
-                    .vec_from_reader::<_, f64>(Cursor::new(&file))
+                    .from_reader_serde::<_, f64>(Cursor::new(&file))
                     .map(|_| ()),
             ]
             .map(|r| r.unwrap_err().kind().code())
@@ -1511,7 +1516,7 @@ fn fortran_order_comes_out_in_c_order() {
     let want: Vec<i32> = (0..rows)
         .flat_map(|r| (0..cols).map(move |c| (10 * r + c) as i32))
         .collect();
-    let nested: Vec<Vec<i32>> = npy_serde::from_slice(&file).unwrap();
+    let nested: Vec<Vec<i32>> = npy_serde::deserialize_slice(&file).unwrap();
     assert_eq!(nested.concat(), want);
     assert_all_eq(vec_all::<i32>(&file, &path), &want);
     assert_all_eq(
@@ -1520,18 +1525,18 @@ fn fortran_order_comes_out_in_c_order() {
     );
 
     // Fixtures written by NumPy.
-    let f: Vec<f64> = npy_serde::vec_from_slice(&fixture("f8_le_2x3_fortran")).unwrap();
+    let f: Vec<f64> = npy_serde::from_slice_serde(&fixture("f8_le_2x3_fortran")).unwrap();
     assert_eq!(f, [0.0, 1.5, 3.0, 4.5, 6.0, 7.5]);
-    let u: Vec<String> = npy_serde::vec_from_reader(Trickle {
+    let u: Vec<String> = npy_serde::from_reader_serde(Trickle {
         data: &fixture("U3_le_2x2_fortran"),
         step: 7,
     })
     .unwrap();
     assert_eq!(u, ["a", "bc", "déf", "\u{1F600}"]);
     let b = fixture("u1_2x3x2_fortran");
-    let nested: Vec<Vec<Vec<u8>>> = npy_serde::from_slice(&b).unwrap();
+    let nested: Vec<Vec<Vec<u8>>> = npy_serde::deserialize_slice(&b).unwrap();
     assert_eq!(
-        npy_serde::vec_from_slice::<u8>(&b).unwrap(),
+        npy_serde::from_slice_serde::<u8>(&b).unwrap(),
         nested.concat().concat()
     );
 
@@ -1550,7 +1555,7 @@ fn fortran_order_comes_out_in_c_order() {
         h.fortran_order = true;
         let mut file = h.to_bytes().unwrap();
         file.extend(w2_data(&storage, big));
-        let nested: Vec<Vec<W2>> = npy_serde::from_slice(&file).unwrap();
+        let nested: Vec<Vec<W2>> = npy_serde::deserialize_slice(&file).unwrap();
         assert_eq!(nested.concat(), recs);
         assert_all_eq(vec_all::<W2>(&file, &path), &recs);
         let subset: Vec<Subset> = recs
@@ -1569,7 +1574,7 @@ fn fortran_order_comes_out_in_c_order() {
         bad[at].flag = 0;
         let mut file = h.to_bytes().unwrap();
         file.extend(w2_data(&bad, big));
-        let nested = npy_serde::from_slice::<Vec<Vec<NzFlag>>>(&file).unwrap_err();
+        let nested = npy_serde::deserialize_slice::<Vec<Vec<NzFlag>>>(&file).unwrap_err();
         assert_eq!(nested.position().record, Some(1234), "{nested}");
         for (how, r) in vec_all::<NzFlag>(&file, &path) {
             let e = r.unwrap_err();
@@ -1586,42 +1591,42 @@ fn zero_size_elements_respect_max_empty_items() {
     for descr in ["|V0", "[]"] {
         // Default limit (2^20 values without data, the list included).
         let file = npy(descr, &[1 << 20], false, &[]);
-        let want = npy_serde::from_slice::<Vec<IgnoredAny>>(&file).unwrap_err();
+        let want = npy_serde::deserialize_slice::<Vec<IgnoredAny>>(&file).unwrap_err();
         assert_eq!(want.kind().code(), "limit_exceeded", "{descr}");
         assert_all_err(vec_all::<IgnoredAny>(&file, &path), &want);
         assert_all_err(vec_all::<Value>(&file, &path), &want);
         // Far too many: still the limit, at once.
         let file = npy(descr, &[1 << 40], false, &[]);
-        let want = npy_serde::from_slice::<Vec<IgnoredAny>>(&file).unwrap_err();
+        let want = npy_serde::deserialize_slice::<Vec<IgnoredAny>>(&file).unwrap_err();
         assert_eq!(want.kind().code(), "limit_exceeded", "{descr}");
         assert_all_err(vec_all::<IgnoredAny>(&file, &path), &want);
 
-        // A custom limit: up to it reads (equal to from_slice), one more is refused.
+        // A custom limit: up to it reads (equal to deserialize_slice), one more is refused.
         let rb = ReaderBuilder::new().max_empty_items(1000);
         let ok = npy(descr, &[999], false, &[]);
         let h = npy_serde::header::parse_header(&ok, &Limits::default()).unwrap();
         assert_eq!(h.header.empty_value_count(), 1000);
-        let want: Vec<Value> = rb.from_slice(&ok).unwrap();
+        let want: Vec<Value> = rb.deserialize_slice(&ok).unwrap();
         assert_eq!(want.len(), 999);
         assert_all_eq(vec_with::<Value>(&rb, &ok, &path), &want);
         let too_many = npy(descr, &[1000], false, &[]);
-        let want = rb.from_slice::<Vec<Value>>(&too_many).unwrap_err();
+        let want = rb.deserialize_slice::<Vec<Value>>(&too_many).unwrap_err();
         assert_eq!(want.kind().code(), "limit_exceeded");
         assert_all_err(vec_with::<Value>(&rb, &too_many, &path), &want);
         // 2-D: the lists count too.
         let two_d = npy(descr, &[10, 99], false, &[]);
-        let want = rb.from_slice::<Vec<Vec<Value>>>(&two_d).unwrap_err();
+        let want = rb.deserialize_slice::<Vec<Vec<Value>>>(&two_d).unwrap_err();
         assert_eq!(want.kind().code(), "limit_exceeded");
         assert_all_err(vec_with::<Value>(&rb, &two_d, &path), &want);
     }
     // A zero-size field inside a non-empty record counts per element.
     let rb = ReaderBuilder::new().max_empty_items(100);
     let file = npy("[('a','<i4'),('z','V0')]", &[101], false, &[0; 404]);
-    let want = rb.from_slice::<Vec<Value>>(&file).unwrap_err();
+    let want = rb.deserialize_slice::<Vec<Value>>(&file).unwrap_err();
     assert_eq!(want.kind().code(), "limit_exceeded");
     assert_all_err(vec_with::<Value>(&rb, &file, &path), &want);
     let file = npy("[('a','<i4'),('z','V0')]", &[100], false, &[7; 400]);
-    let want: Vec<Value> = rb.from_slice(&file).unwrap();
+    let want: Vec<Value> = rb.deserialize_slice(&file).unwrap();
     assert_all_eq(vec_with::<Value>(&rb, &file, &path), &want);
 }
 
@@ -1632,7 +1637,7 @@ fn max_data_size_is_honoured() {
     let recs = w2_records(100); // 3300 data bytes
     let file = w2_file(&recs, false);
     let tight = ReaderBuilder::new().max_data_size(3299);
-    let want = tight.from_slice::<Vec<W2>>(&file).unwrap_err();
+    let want = tight.deserialize_slice::<Vec<W2>>(&file).unwrap_err();
     assert_eq!(want.kind().code(), "limit_exceeded");
     assert_all_err(vec_with::<W2>(&tight, &file, &path), &want);
     assert_all_err(vec_with::<Value>(&tight, &file, &path), &want);
@@ -1640,7 +1645,7 @@ fn max_data_size_is_honoured() {
     assert_all_eq(vec_with::<W2>(&exact, &file, &path), &recs);
     // Checked before any data is read: a huge claim over no data is the limit, not EOF.
     let huge = npy("<f8", &[1 << 40], false, &[]);
-    let want = tight.from_slice::<Vec<f64>>(&huge).unwrap_err();
+    let want = tight.deserialize_slice::<Vec<f64>>(&huge).unwrap_err();
     assert_eq!(want.kind().code(), "limit_exceeded");
     assert_all_err(vec_with::<f64>(&tight, &huge, &path), &want);
 }
@@ -1652,10 +1657,10 @@ fn truncated_data_errors_match_from_slice() {
     let recs = w2_records(1000);
     let mut file = w2_file(&recs, false);
     file.truncate(file.len() - 40);
-    let want = npy_serde::from_slice::<Vec<W2>>(&file).unwrap_err();
+    let want = npy_serde::deserialize_slice::<Vec<W2>>(&file).unwrap_err();
     assert_eq!(want.kind().code(), "unexpected_eof");
     assert_same_error(
-        &npy_serde::vec_from_slice::<W2>(&file).unwrap_err(),
+        &npy_serde::from_slice_serde::<W2>(&file).unwrap_err(),
         &want,
         "slice",
     );
@@ -1681,7 +1686,7 @@ macro_rules! scalar_case {
         let be: Vec<u8> = vals.iter().flat_map(|v| v.to_be_bytes()).collect();
         for (descr, data) in [(concat!("<", $code), le), (concat!(">", $code), be)] {
             let file = npy(descr, &[n], false, &data);
-            let reference: Vec<$t> = npy_serde::from_slice(&file).unwrap();
+            let reference: Vec<$t> = npy_serde::deserialize_slice(&file).unwrap();
             assert_eq!(reference, vals, "{descr}");
             let path = $dir.join(concat!($code, ".npy"));
             let results = vec_all::<$t>(&file, &path)
@@ -1747,7 +1752,7 @@ fn scalar_arrays_equal_from_slice() {
             })
             .collect();
         let file = npy(if big { ">f8" } else { "<f8" }, &[6], false, &data);
-        let got: Vec<f64> = npy_serde::vec_from_reader(Trickle {
+        let got: Vec<f64> = npy_serde::from_reader_serde(Trickle {
             data: &file,
             step: 7,
         })
@@ -1755,7 +1760,7 @@ fn scalar_arrays_equal_from_slice() {
         let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&got), bits(&specials));
         assert_eq!(
-            bits(&npy_serde::vec_from_slice::<f64>(&file).unwrap()),
+            bits(&npy_serde::from_slice_serde::<f64>(&file).unwrap()),
             bits(&specials)
         );
     }
@@ -1776,7 +1781,10 @@ fn widened_scalars_equal_from_slice() {
             .collect::<Vec<_>>(),
     );
     let want: Vec<i64> = ints.iter().map(|&v| v.into()).collect();
-    assert_eq!(npy_serde::from_slice::<Vec<i64>>(&file).unwrap(), want);
+    assert_eq!(
+        npy_serde::deserialize_slice::<Vec<i64>>(&file).unwrap(),
+        want
+    );
     assert_all_eq(vec_all::<i64>(&file, &path), &want);
     let want: Vec<f64> = ints.iter().map(|&v| v.into()).collect();
     assert_all_eq(vec_all::<f64>(&file, &path), &want);
@@ -1810,7 +1818,7 @@ fn lossy_scalar_requests_fail_like_from_slice() {
         .flat_map(|i| (i as f64 * 0.1).to_le_bytes())
         .collect();
     let file = npy("<f8", &[3000], false, &f8);
-    let want = npy_serde::from_slice::<Vec<f32>>(&file).unwrap_err();
+    let want = npy_serde::deserialize_slice::<Vec<f32>>(&file).unwrap_err();
     assert_eq!(want.kind().code(), "type_mismatch");
     assert_eq!(want.position().record, Some(0));
     assert_eq!(want.position().byte, Some(data_offset(&file)));
@@ -1819,19 +1827,19 @@ fn lossy_scalar_requests_fail_like_from_slice() {
         "{want}"
     );
     assert_all_err(vec_all::<f32>(&file, &path), &want);
-    let want = npy_serde::from_slice::<Vec<i64>>(&file).unwrap_err();
+    let want = npy_serde::deserialize_slice::<Vec<i64>>(&file).unwrap_err();
     assert_all_err(vec_all::<i64>(&file, &path), &want);
 
     let i8_be: Vec<u8> = (0..3000i64).flat_map(|i| i.to_be_bytes()).collect();
     let file = npy(">i8", &[3000], false, &i8_be);
     for want in [
-        npy_serde::from_slice::<Vec<f64>>(&file)
+        npy_serde::deserialize_slice::<Vec<f64>>(&file)
             .map(|_| ())
             .unwrap_err(),
-        npy_serde::from_slice::<Vec<i32>>(&file)
+        npy_serde::deserialize_slice::<Vec<i32>>(&file)
             .map(|_| ())
             .unwrap_err(),
-        npy_serde::from_slice::<Vec<u64>>(&file)
+        npy_serde::deserialize_slice::<Vec<u64>>(&file)
             .map(|_| ())
             .unwrap_err(),
     ] {
@@ -1839,21 +1847,21 @@ fn lossy_scalar_requests_fail_like_from_slice() {
     }
     assert_all_err(
         vec_all::<f64>(&file, &path),
-        &npy_serde::from_slice::<Vec<f64>>(&file).unwrap_err(),
+        &npy_serde::deserialize_slice::<Vec<f64>>(&file).unwrap_err(),
     );
     assert_all_err(
         vec_all::<i32>(&file, &path),
-        &npy_serde::from_slice::<Vec<i32>>(&file).unwrap_err(),
+        &npy_serde::deserialize_slice::<Vec<i32>>(&file).unwrap_err(),
     );
     assert_all_err(
         vec_all::<u64>(&file, &path),
-        &npy_serde::from_slice::<Vec<u64>>(&file).unwrap_err(),
+        &npy_serde::deserialize_slice::<Vec<u64>>(&file).unwrap_err(),
     );
     // Invalid bool bytes in the middle: same error (record and byte) everywhere.
     let mut b1: Vec<u8> = (0..5000).map(|i| (i % 2) as u8).collect();
     b1[3210] = 7;
     let file = npy("|b1", &[5000], false, &b1);
-    let want = npy_serde::from_slice::<Vec<bool>>(&file).unwrap_err();
+    let want = npy_serde::deserialize_slice::<Vec<bool>>(&file).unwrap_err();
     assert_eq!(want.kind().code(), "invalid_value");
     assert_eq!(want.position().record, Some(3210));
     assert_all_err(vec_all::<bool>(&file, &path), &want);
@@ -1870,11 +1878,11 @@ fn fortran_conversion_errors_name_the_c_order_element() {
     data[j * 3 + i] = 42;
     let file = npy("|u1", &[3, 4], true, &data);
     let want_record = Some(9);
-    let slice = npy_serde::vec_from_slice::<Not42>(&file).unwrap_err();
+    let slice = npy_serde::from_slice_serde::<Not42>(&file).unwrap_err();
     assert_eq!(slice.position().record, want_record, "{slice}");
-    let reader = npy_serde::vec_from_reader::<_, Not42>(Cursor::new(&file)).unwrap_err();
+    let reader = npy_serde::from_reader_serde::<_, Not42>(Cursor::new(&file)).unwrap_err();
     assert_eq!(reader.position().record, want_record, "{reader}");
-    let nested = npy_serde::from_slice::<Vec<Vec<Not42>>>(&file).unwrap_err();
+    let nested = npy_serde::deserialize_slice::<Vec<Vec<Not42>>>(&file).unwrap_err();
     assert_eq!(nested.position().record, want_record, "{nested}");
     assert_eq!(slice.kind().code(), nested.kind().code());
 }

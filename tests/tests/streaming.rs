@@ -1,6 +1,6 @@
-//! The exact tier on the streaming paths: `RecordReader::new_records`,
-//! `MmapArray::iter_records` and `NpyWriter::write_record`/`write_records` give the elements,
-//! errors and bytes of `RecordReader::new`, `MmapArray::records` and `NpyWriter::write`, with
+//! The exact tier on the streaming paths: `RecordReader::new`,
+//! `MmapArray::records` and `NpyWriter::write`/`write_all` give the elements,
+//! errors and bytes of `RecordReader::new_serde`, `MmapArray::records_serde` and `NpyWriter::write`, with
 //! the tier counted by the library's `tier-hook`; and internal iteration (`fold`) on every
 //! tier gives what `next` gives.
 
@@ -39,14 +39,14 @@ fn record_reader_new_records_equals_new() {
     let rows = w2(10_000);
     let file = npy_serde::to_vec(&rows).unwrap();
     tier::take();
-    let got: Vec<W2> = RecordReader::new_records(Cursor::new(&file))
+    let got: Vec<W2> = RecordReader::new(Cursor::new(&file))
         .unwrap()
         .collect::<Result<_>>()
         .unwrap();
     assert_eq!(got, rows);
     assert_eq!(tier::take().exact, 10_000);
     for step in [1, 33, 1000, 4097] {
-        let got: Vec<W2> = RecordReader::new_records(Trickle { data: &file, step })
+        let got: Vec<W2> = RecordReader::new(Trickle { data: &file, step })
             .unwrap()
             .collect::<Result<_>>()
             .unwrap();
@@ -63,15 +63,15 @@ fn record_reader_new_records_equals_new() {
     let mut bad = npy_serde::to_vec(&flags).unwrap();
     let at = bad.len() - 9 * (5000 - 2345) + 8;
     bad[at] = 9;
-    let a = errors_of(RecordReader::<_, Flagged>::new(Cursor::new(&bad)).unwrap());
-    let b = errors_of(RecordReader::<_, Flagged>::new_records(Cursor::new(&bad)).unwrap());
+    let a = errors_of(RecordReader::<_, Flagged>::new_serde(Cursor::new(&bad)).unwrap());
+    let b = errors_of(RecordReader::<_, Flagged>::new(Cursor::new(&bad)).unwrap());
     assert_eq!(a, b);
     assert!(a[2345].is_err() && a[2344].is_ok() && a[2346].is_ok());
 
     // Truncated: the same elements, then the same error.
     let short = &file[..file.len() - 50];
-    let a = errors_of(RecordReader::<_, W2>::new(Cursor::new(short)).unwrap());
-    let b = errors_of(RecordReader::<_, W2>::new_records(Cursor::new(short)).unwrap());
+    let a = errors_of(RecordReader::<_, W2>::new_serde(Cursor::new(short)).unwrap());
+    let b = errors_of(RecordReader::<_, W2>::new(Cursor::new(short)).unwrap());
     assert_eq!(a, b);
     assert!(a.last().unwrap().is_err());
 }
@@ -80,7 +80,7 @@ fn record_reader_new_records_equals_new() {
 fn record_reader_seeks_and_continues_after_the_batch() {
     let rows = w2(9000);
     let file = npy_serde::to_vec(&rows).unwrap();
-    let mut r = RecordReader::<_, W2>::new_records(Cursor::new(&file)).unwrap();
+    let mut r = RecordReader::<_, W2>::new(Cursor::new(&file)).unwrap();
     assert_eq!(r.next().unwrap().unwrap(), rows[0]);
     assert_eq!(r.position(), 1);
     r.seek_to_record(8000).unwrap();
@@ -96,13 +96,13 @@ fn record_reader_seeks_and_continues_after_the_batch() {
     // Two arrays back to back: into_inner leaves the reader after the first.
     let mut two = file.clone();
     two.extend(npy_serde::to_vec(&[1.5f64, 2.5]).unwrap());
-    let mut r = RecordReader::<_, W2>::new_records(Cursor::new(two)).unwrap();
+    let mut r = RecordReader::<_, W2>::new(Cursor::new(two)).unwrap();
     r.next().unwrap().unwrap();
     let mut inner = r.into_inner().unwrap();
     let mut rest = Vec::new();
     inner.read_to_end(&mut rest).unwrap();
     assert_eq!(
-        npy_serde::from_slice::<Vec<f64>>(&rest).unwrap(),
+        npy_serde::deserialize_slice::<Vec<f64>>(&rest).unwrap(),
         [1.5, 2.5]
     );
 }
@@ -115,7 +115,7 @@ fn mmap_iter_records_equals_records() {
     npy_serde::to_path(&path, &rows).unwrap();
     let map = MmapArray::open(&path).unwrap();
     tier::take();
-    let got: Vec<W2> = map.iter_records().unwrap().collect::<Result<_>>().unwrap();
+    let got: Vec<W2> = map.records().unwrap().collect::<Result<_>>().unwrap();
     assert_eq!(got, rows);
     assert_eq!(tier::take().exact, 10_000);
 
@@ -126,8 +126,8 @@ fn mmap_iter_records_equals_records() {
     let p = dir.join("bad.npy");
     std::fs::write(&p, bad).unwrap();
     let map = MmapArray::open(&p).unwrap();
-    let a = errors_of(map.records::<Flagged>().unwrap());
-    let b = errors_of(map.iter_records::<Flagged>().unwrap());
+    let a = errors_of(map.records_serde::<Flagged>().unwrap());
+    let b = errors_of(map.records::<Flagged>().unwrap());
     assert_eq!(a, b);
     assert!(a[200].is_err());
 }
@@ -137,39 +137,39 @@ fn npy_writer_write_record_is_write() {
     let rows = w2(5000);
     let mut general = NpyWriter::with_len::<W2>(Vec::new(), 5000).unwrap();
     for r in &rows {
-        general.write(r).unwrap();
+        general.write_serde(r).unwrap();
     }
     let general = general.finish().unwrap();
     tier::take();
     let mut exact = NpyWriter::with_len::<W2>(Vec::new(), 5000).unwrap();
     for r in &rows {
-        exact.write_record(r).unwrap();
+        exact.write(r).unwrap();
     }
     assert_eq!(exact.finish().unwrap(), general);
     assert_eq!(tier::take().exact, 5000);
 
     let mut w = NpyWriter::new::<W2>(Cursor::new(Vec::new())).unwrap();
-    w.write_records(&rows[..100]).unwrap();
-    w.write_record(&rows[100]).unwrap();
-    w.write_records(&rows[101..]).unwrap();
+    w.write_all(&rows[..100]).unwrap();
+    w.write(&rows[100]).unwrap();
+    w.write_all(&rows[101..]).unwrap();
     assert_eq!(w.finish().unwrap().into_inner(), general);
 
     // Plain data without padding goes out as its bytes.
     let xs: Vec<f64> = (0..1000).map(|i| i as f64).collect();
     let mut w = NpyWriter::with_len::<f64>(Vec::new(), 1000).unwrap();
-    w.write_record(&-1.0f64).unwrap();
-    w.write_records(&xs[1..]).unwrap();
+    w.write(&-1.0f64).unwrap();
+    w.write_all(&xs[1..]).unwrap();
     let mut want = xs.clone();
     want[0] = -1.0;
     assert_eq!(w.finish().unwrap(), npy_serde::to_vec(&want).unwrap());
 
     // Errors are those of write: too many records.
     let mut w = NpyWriter::with_len::<W2>(Vec::new(), 1).unwrap();
-    w.write_record(&rows[0]).unwrap();
-    let e1 = w.write_record(&rows[1]).unwrap_err();
-    let mut w = NpyWriter::with_len::<W2>(Vec::new(), 1).unwrap();
     w.write(&rows[0]).unwrap();
-    let e2 = w.write(&rows[1]).unwrap_err();
+    let e1 = w.write(&rows[1]).unwrap_err();
+    let mut w = NpyWriter::with_len::<W2>(Vec::new(), 1).unwrap();
+    w.write_serde(&rows[0]).unwrap();
+    let e2 = w.write_serde(&rows[1]).unwrap_err();
     assert_eq!(e1.to_string(), e2.to_string());
 }
 
@@ -248,16 +248,16 @@ fn fold_equals_next_on_every_path() {
         name: &str,
         file: &[u8],
     ) {
-        let general = by_next(RecordReader::<_, T>::new(Cursor::new(file)).unwrap());
+        let general = by_next(RecordReader::<_, T>::new_serde(Cursor::new(file)).unwrap());
         for step in [7, 4096, usize::MAX] {
-            let open = || RecordReader::<_, T>::new_records(Trickle { data: file, step }).unwrap();
+            let open = || RecordReader::<_, T>::new(Trickle { data: file, step }).unwrap();
             same_every_way(&general, 1001, open, &format!("{name}, Trickle {step}"));
         }
         let path = dir.join(format!("{name}.npy"));
         std::fs::write(&path, file).unwrap();
         if let Ok(map) = MmapArray::open(&path) {
-            let general = by_next(map.records::<T>().unwrap());
-            let open = || map.iter_records::<T>().unwrap();
+            let general = by_next(map.records_serde::<T>().unwrap());
+            let open = || map.records::<T>().unwrap();
             same_every_way(&general, 999, open, &format!("{name}, mmap"));
         }
     }
@@ -266,7 +266,7 @@ fn fold_equals_next_on_every_path() {
     check::<W2>(&dir, "short", &short);
     check::<Renamed>(&dir, "renamed", &le);
     tier::take();
-    let renamed: Vec<Renamed> = RecordReader::new_records(Cursor::new(&le))
+    let renamed: Vec<Renamed> = RecordReader::new(Cursor::new(&le))
         .unwrap()
         .collect::<Result<_>>()
         .unwrap();
@@ -276,7 +276,7 @@ fn fold_equals_next_on_every_path() {
 
     // The tier served the elements of a clean file, by fold as by next.
     tier::take();
-    let sum: f64 = RecordReader::<_, W2>::new_records(Cursor::new(&le))
+    let sum: f64 = RecordReader::<_, W2>::new(Cursor::new(&le))
         .unwrap()
         .map(|r| r.unwrap().x)
         .sum();
@@ -302,9 +302,9 @@ fn path_writers_write_the_same_bytes() {
         let mut w = b.create_path(&path).unwrap();
         for (i, r) in rows.iter().enumerate() {
             match i % 3 {
-                0 => w.write_record(r).unwrap(),
-                1 => w.write(r).unwrap(),
-                _ => w.write_records(std::slice::from_ref(r)).unwrap(),
+                0 => w.write(r).unwrap(),
+                1 => w.write_serde(r).unwrap(),
+                _ => w.write_all(std::slice::from_ref(r)).unwrap(),
             }
         }
         w.finish().unwrap();
@@ -312,12 +312,12 @@ fn path_writers_write_the_same_bytes() {
 
         // Appending: the first half, then the rest through append_path.
         let mut w = b.create_path(&path).unwrap();
-        w.write_records(&rows[..20_000]).unwrap();
+        w.write_all(&rows[..20_000]).unwrap();
         w.finish().unwrap();
         let mut w = b.append_path(&path).unwrap();
         assert_eq!(w.len(), 20_000);
         for r in &rows[20_000..] {
-            w.write_record(r).unwrap();
+            w.write(r).unwrap();
         }
         w.finish().unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), want, "append, block {block}");
@@ -331,15 +331,15 @@ fn path_writers_write_the_same_bytes() {
     }
     let path = dir.join("text.npy");
     let mut w = NpyWriter::create::<Text>(&path).unwrap();
-    w.write_record(&Text { s: "abcd".into() }).unwrap();
+    w.write(&Text { s: "abcd".into() }).unwrap();
     assert!(w
-        .write_record(&Text {
+        .write(&Text {
             s: "too long".into()
         })
         .is_err());
-    w.write_record(&Text { s: "ef".into() }).unwrap();
+    w.write(&Text { s: "ef".into() }).unwrap();
     w.finish().unwrap();
-    let back: Vec<Text> = npy_serde::records_from_path(&path).unwrap();
+    let back: Vec<Text> = npy_serde::from_path(&path).unwrap();
     let back: Vec<&str> = back.iter().map(|t| t.s.as_str()).collect();
     assert_eq!(back, ["abcd", "ef"]);
 
@@ -351,13 +351,13 @@ fn path_writers_write_the_same_bytes() {
         .buffer_size(4096)
         .create_path(&path)
         .unwrap();
-    w.write_records(&rows[..1000]).unwrap();
+    w.write_all(&rows[..1000]).unwrap();
     drop(w);
-    assert!(npy_serde::records_from_path::<_, W2>(&path).is_err());
+    assert!(npy_serde::from_path::<_, W2>(&path).is_err());
     assert!(std::fs::metadata(&path).unwrap().len() > 4096);
 }
 
-/// npz members on the exact tier: `iter_records` and `read_records` give what `records` and
+/// npz members on the exact tier: `records` and `read` give what `records` and
 /// `read` give, stored or deflated, with a miss mid-array, and by `fold` as by `next`.
 #[test]
 fn npz_members_on_the_exact_tier() {
@@ -383,22 +383,22 @@ fn npz_members_on_the_exact_tier() {
         let bytes = w.finish().unwrap().into_inner();
         let mut z = NpzArchive::from_bytes(&bytes).unwrap();
         tier::take();
-        let got: Vec<W2> = z.read_records("w2").unwrap();
+        let got: Vec<W2> = z.read("w2").unwrap();
         assert_eq!(got, rows);
         assert_eq!(tier::take().exact, 30_000);
-        let general = by_next(z.records::<W2>("w2").unwrap());
-        assert_eq!(by_fold(z.iter_records::<W2>("w2").unwrap()), general);
+        let general = by_next(z.records_serde::<W2>("w2").unwrap());
         assert_eq!(by_fold(z.records::<W2>("w2").unwrap()), general);
-        let general = by_next(z.records::<Flagged>("bad").unwrap());
+        assert_eq!(by_fold(z.records_serde::<W2>("w2").unwrap()), general);
+        let general = by_next(z.records_serde::<Flagged>("bad").unwrap());
         assert!(general[1234].is_err() && general[1235].is_ok());
-        assert_eq!(by_fold(z.iter_records::<Flagged>("bad").unwrap()), general);
-        assert_eq!(by_next(z.iter_records::<Flagged>("bad").unwrap()), general);
         assert_eq!(by_fold(z.records::<Flagged>("bad").unwrap()), general);
-        assert!(z.read_records::<Flagged>("bad").is_err());
+        assert_eq!(by_next(z.records::<Flagged>("bad").unwrap()), general);
+        assert_eq!(by_fold(z.records_serde::<Flagged>("bad").unwrap()), general);
+        assert!(z.read::<Flagged>("bad").is_err());
     }
 }
 
-/// `fold` on the runtime-planned tier (`RecordReader::new`, `MmapArray::records`, for any
+/// `fold` on the runtime-planned tier (`RecordReader::new_serde`, `MmapArray::records_serde`, for any
 /// `Deserialize` type) gives what `next` gives: values, errors and their places, with a miss
 /// mid-array (a zero read as `NonZeroU8`: the element the tier cannot decode goes to the
 /// general tier, which reports it, and so does every element after it), the other byte
@@ -445,9 +445,9 @@ fn planned_fold_equals_next() {
         name: &str,
         file: &[u8],
     ) {
-        let want = by_next(RecordReader::<_, T>::new(Cursor::new(file)).unwrap());
+        let want = by_next(RecordReader::<_, T>::new_serde(Cursor::new(file)).unwrap());
         for step in [7, 4096, usize::MAX] {
-            let open = || RecordReader::<_, T>::new(Trickle { data: file, step }).unwrap();
+            let open = || RecordReader::<_, T>::new_serde(Trickle { data: file, step }).unwrap();
             same_every_way(&want, 1001, open, &format!("{name}, Trickle {step}"));
         }
         let path = dir.join(format!("{name}.npy"));
@@ -457,7 +457,7 @@ fn planned_fold_equals_next() {
             same_every_way(
                 &want,
                 999,
-                || map.records::<T>().unwrap(),
+                || map.records_serde::<T>().unwrap(),
                 &format!("{name}, mmap"),
             );
         }
@@ -470,7 +470,7 @@ fn planned_fold_equals_next() {
     check::<Pair>(&dir, "pair", &le);
 
     // The misses are where they should be, and the planned tier served everything before.
-    let got = by_fold(RecordReader::<_, Nz>::new(Cursor::new(&nz)).unwrap());
+    let got = by_fold(RecordReader::<_, Nz>::new_serde(Cursor::new(&nz)).unwrap());
     let bad: Vec<usize> = (0..got.len()).filter(|&i| got[i].is_err()).collect();
     assert_eq!(bad, [5123, 8000]);
     assert!(
@@ -479,14 +479,14 @@ fn planned_fold_equals_next() {
         got[5123]
     );
     tier::take();
-    let sum: f64 = RecordReader::<_, W2>::new(Cursor::new(&le))
+    let sum: f64 = RecordReader::<_, W2>::new_serde(Cursor::new(&le))
         .unwrap()
         .map(|r| r.unwrap().x)
         .sum();
     assert_eq!(sum, rows.iter().map(|r| r.x).sum::<f64>());
     let served = tier::take();
     assert_eq!((served.planned, served.general), (20_000, 0));
-    RecordReader::<_, Nz>::new(Cursor::new(&nz))
+    RecordReader::<_, Nz>::new_serde(Cursor::new(&nz))
         .unwrap()
         .for_each(drop);
     let served = tier::take();
@@ -532,22 +532,22 @@ fn a_failed_read_ends_fold_as_it_ends_next() {
             fail_at,
             failed: false,
         };
-        let want = by_next(RecordReader::<_, W2>::new(open()).unwrap());
+        let want = by_next(RecordReader::<_, W2>::new_serde(open()).unwrap());
         assert!(want.last().unwrap().is_err());
         assert!(want.len() < rows.len() + 1);
         // (`assert!`: a failure would print 5000 records.)
         let same = |got: Vec<_>, how: &str| assert!(got == want, "{how}, failing at {fail_at}");
         same(
-            by_fold(RecordReader::<_, W2>::new(open()).unwrap()),
+            by_fold(RecordReader::<_, W2>::new_serde(open()).unwrap()),
             "new, fold",
         );
         same(
-            by_next(RecordReader::<_, W2>::new_records(open()).unwrap()),
-            "new_records, next",
+            by_next(RecordReader::<_, W2>::new(open()).unwrap()),
+            "new, next",
         );
         same(
-            by_fold(RecordReader::<_, W2>::new_records(open()).unwrap()),
-            "new_records, fold",
+            by_fold(RecordReader::<_, W2>::new(open()).unwrap()),
+            "new, fold",
         );
     }
 }
@@ -560,8 +560,8 @@ fn record_i_is_the_iterators_element() {
     fn check<T: for<'a> Deserialize<'a> + std::fmt::Debug>(map: &MmapArray, name: &str) {
         // Compared as text: NaN is not equal to itself.
         let text = |v: Vec<_>| v.iter().map(|r| format!("{r:?}")).collect::<Vec<_>>();
-        let want = text(by_next(map.records::<T>().unwrap()));
-        let got = text(by_next((0..map.len()).map(|i| map.record::<T>(i))));
+        let want = text(by_next(map.records_serde::<T>().unwrap()));
+        let got = text(by_next((0..map.len()).map(|i| map.record_serde::<T>(i))));
         if let Some(i) = (0..want.len().max(got.len())).find(|&i| got.get(i) != want.get(i)) {
             panic!(
                 "{name} as {}: element {i}: {:?} != {:?}",
@@ -573,10 +573,12 @@ fn record_i_is_the_iterators_element() {
         // `nth` skips without decoding, to the same element.
         let n = want.len();
         for k in [0, 1, 2, 7, n / 2, n.saturating_sub(1), n, n + 3] {
-            let got = text(by_next(map.records::<T>().unwrap().nth(k).into_iter()));
+            let got = text(by_next(
+                map.records_serde::<T>().unwrap().nth(k).into_iter(),
+            ));
             assert_eq!(got.first(), want.get(k), "{name}: nth({k})");
         }
-        let mut it = map.records::<T>().unwrap();
+        let mut it = map.records_serde::<T>().unwrap();
         let stepped = text(by_next(std::iter::from_fn(|| it.nth(2))));
         let every_third: Vec<_> = want.iter().skip(2).step_by(3).cloned().collect();
         assert_eq!(stepped, every_third, "{name}: nth(2) repeated");
@@ -618,7 +620,7 @@ fn record_i_is_the_iterators_element() {
     npy_serde::to_path(&path, &raw).unwrap();
     let map = MmapArray::open(&path).unwrap();
     check::<Nz>(&map, "nz");
-    assert!(map.record::<Nz>(3).is_err() && map.record::<Nz>(4).is_ok());
+    assert!(map.record_serde::<Nz>(3).is_err() && map.record_serde::<Nz>(4).is_ok());
     let path = tmp.join("w2.npy");
     npy_serde::to_path(&path, &w2(1000)).unwrap();
     let map = MmapArray::open(&path).unwrap();
@@ -629,17 +631,17 @@ fn record_i_is_the_iterators_element() {
             s.spawn(|| check::<W2>(&map, "w2, 4 threads"));
         }
     });
-    let mut exact = map.iter_records::<W2>().unwrap();
+    let mut exact = map.records::<W2>().unwrap();
     assert_eq!(exact.nth(500).unwrap().unwrap().id, 500 * 7);
     assert_eq!(exact.next().unwrap().unwrap().id, 501 * 7);
     assert_eq!(exact.nth(497).unwrap().unwrap().id, 999 * 7);
     assert!(exact.next().is_none() && exact.nth(1).is_none());
     tier::take();
-    assert_eq!(map.record::<W2>(999).unwrap().id, 999 * 7);
+    assert_eq!(map.record_serde::<W2>(999).unwrap().id, 999 * 7);
     assert_eq!(tier::take().planned, 1);
 }
 
-/// Members streamed into an archive with `write_record` / `write_records` (the exact tier) hold
+/// Members streamed into an archive with `write` / `write_all` (the exact tier) hold
 /// the bytes `write` / `write_all` give, and `to_vec`'s, stored or deflated.
 #[test]
 fn npz_record_writers_on_the_exact_tier() {
@@ -655,16 +657,16 @@ fn npz_record_writers_on_the_exact_tier() {
         let n = rows.len() as u64;
         let mut m = w.start_records::<W2>("general", n).unwrap();
         for r in &rows[..100] {
-            m.write(r).unwrap();
+            m.write_serde(r).unwrap();
         }
-        m.write_all(&rows[100..]).unwrap();
+        m.write_all_serde(&rows[100..]).unwrap();
         m.finish().unwrap();
         tier::take();
         let mut m = w.start_records::<W2>("exact", n).unwrap();
         for r in &rows[..100] {
-            m.write_record(r).unwrap();
+            m.write(r).unwrap();
         }
-        m.write_records(&rows[100..]).unwrap();
+        m.write_all(&rows[100..]).unwrap();
         m.finish().unwrap();
         assert_eq!(tier::take().exact, n);
         let bytes = w.finish().unwrap().into_inner();

@@ -53,25 +53,25 @@ fn flat_readers() {
     let file = npy_serde::to_vec(&rows).unwrap();
     tier::take();
 
-    let got: Vec<W2> = npy_serde::records_from_slice(&file).unwrap();
+    let got: Vec<W2> = npy_serde::from_slice(&file).unwrap();
     assert_eq!(got, rows);
-    assert_eq!(tier::take(), served(100, 0, 0), "records_from_slice");
+    assert_eq!(tier::take(), served(100, 0, 0), "from_slice");
 
-    let got: Vec<W2> = npy_serde::records_from_reader(file.as_slice()).unwrap();
+    let got: Vec<W2> = npy_serde::from_reader(file.as_slice()).unwrap();
     assert_eq!(got, rows);
-    assert_eq!(tier::take(), served(100, 0, 0), "records_from_reader");
+    assert_eq!(tier::take(), served(100, 0, 0), "from_reader");
 
-    let got: Vec<W2Plain> = npy_serde::vec_from_slice(&file).unwrap();
+    let got: Vec<W2Plain> = npy_serde::from_slice_serde(&file).unwrap();
     assert_eq!(got.len(), 100);
-    assert_eq!(tier::take(), served(0, 100, 0), "vec_from_slice");
+    assert_eq!(tier::take(), served(0, 100, 0), "from_slice_serde");
 
-    let got: Vec<W2Plain> = npy_serde::from_slice(&file).unwrap();
+    let got: Vec<W2Plain> = npy_serde::deserialize_slice(&file).unwrap();
     assert_eq!(got.len(), 100);
     assert_eq!(tier::take(), served(0, 100, 0), "from_slice::<Vec<_>>");
 
     // Fewer fields than the file: the planned tier misses on the first element, and the
     // general tier reads every element by name.
-    let got: Vec<XY> = npy_serde::vec_from_slice(&file).unwrap();
+    let got: Vec<XY> = npy_serde::from_slice_serde(&file).unwrap();
     assert_eq!(got[7], XY { x: 3.5, id: 7 });
     assert_eq!(tier::take(), served(0, 0, 100), "a subset of the fields");
 }
@@ -81,14 +81,14 @@ fn conversions_go_to_the_general_tier() {
     let file = npy_serde::to_vec(&[1i32, 2, 3]).unwrap();
     tier::take();
     // i4 -> i64 is a conversion: the planned tier serves only a type's own kind.
-    let got: Vec<i64> = npy_serde::vec_from_slice(&file).unwrap();
+    let got: Vec<i64> = npy_serde::from_slice_serde(&file).unwrap();
     assert_eq!(got, [1, 2, 3]);
     assert_eq!(tier::take(), served(0, 0, 3));
-    // As its own type, the exact tier (records_from_*) or the planned tier (vec_from_*).
-    let got: Vec<i32> = npy_serde::records_from_slice(&file).unwrap();
+    // As its own type, the exact tier (from_*) or the planned tier (from_*_serde).
+    let got: Vec<i32> = npy_serde::from_slice(&file).unwrap();
     assert_eq!(got, [1, 2, 3]);
     assert_eq!(tier::take(), served(3, 0, 0));
-    let got: Vec<i32> = npy_serde::vec_from_slice(&file).unwrap();
+    let got: Vec<i32> = npy_serde::from_slice_serde(&file).unwrap();
     assert_eq!(got, [1, 2, 3]);
     assert_eq!(tier::take(), served(0, 3, 0));
 }
@@ -100,7 +100,7 @@ fn a_miss_mid_array_hands_the_rest_to_the_general_tier() {
     let at = file.len() - 10 + 5;
     file[at] = 2;
     tier::take();
-    let err = npy_serde::records_from_slice::<bool>(&file).unwrap_err();
+    let err = npy_serde::from_slice::<bool>(&file).unwrap_err();
     assert_eq!(err.position().record, Some(5));
     let s = tier::take();
     assert_eq!((s.exact, s.general), (5, 1), "{s:?}");
@@ -115,7 +115,7 @@ fn streaming_and_maps() {
     let file = std::fs::read(&path).unwrap();
     tier::take();
 
-    let got: Vec<W2Plain> = RecordReader::new(Cursor::new(&file))
+    let got: Vec<W2Plain> = RecordReader::new_serde(Cursor::new(&file))
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
@@ -123,25 +123,41 @@ fn streaming_and_maps() {
     assert_eq!(tier::take(), served(0, 50, 0), "RecordReader");
 
     let got: Vec<W2Plain> = ReaderBuilder::new()
-        .records(Cursor::new(&file))
+        .records_serde(Cursor::new(&file))
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
     assert_eq!(got.len(), 50);
-    assert_eq!(tier::take(), served(0, 50, 0), "ReaderBuilder::records");
+    assert_eq!(
+        tier::take(),
+        served(0, 50, 0),
+        "ReaderBuilder::records_serde"
+    );
 
     let map = MmapArray::open(&path).unwrap();
-    let got: Vec<W2Plain> = map.records().unwrap().collect::<Result<_, _>>().unwrap();
+    let got: Vec<W2Plain> = map
+        .records_serde()
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
     assert_eq!(got.len(), 50);
-    assert_eq!(tier::take(), served(0, 50, 0), "MmapArray::records");
+    assert_eq!(tier::take(), served(0, 50, 0), "MmapArray::records_serde");
 
-    let got: Vec<W2> = map.to_records().unwrap();
+    let got: Vec<W2> = map.to_vec().unwrap();
     assert_eq!(got, rows);
-    assert_eq!(tier::take(), served(50, 0, 0), "MmapArray::to_records");
+    assert_eq!(tier::take(), served(50, 0, 0), "MmapArray::to_vec");
 
-    let got: Vec<XY> = map.records().unwrap().collect::<Result<_, _>>().unwrap();
+    let got: Vec<XY> = map
+        .records_serde()
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
     assert_eq!(got.len(), 50);
-    assert_eq!(tier::take(), served(0, 0, 50), "MmapArray::records by name");
+    assert_eq!(
+        tier::take(),
+        served(0, 0, 50),
+        "MmapArray::records_serde by name"
+    );
 }
 
 #[test]
@@ -166,7 +182,7 @@ fn writers() {
     // Record by record through NpyWriter: the general tier.
     let mut w = NpyWriter::with_len::<W2>(Vec::new(), 20).unwrap();
     for r in &rows {
-        w.write(r).unwrap();
+        w.write_serde(r).unwrap();
     }
     assert_eq!(w.finish().unwrap(), file);
     assert_eq!(tier::take(), served(0, 0, 20), "NpyWriter::write");

@@ -1,9 +1,9 @@
 //! Zero-copy and one-copy paths for plain-data types (`npy_serde::pod`): typed memory-map
 //! views (`MmapArray::as_slice`, `MmapArrayMut`), maps created sparse (NumPy's `open_memmap`
-//! 'w+'), bulk reads (`records_from_*`, `MmapArray::to_records`) and raw writes (`to_*`).
+//! 'w+'), bulk reads (`from_*`, `MmapArray::to_vec`) and raw writes (`to_*`).
 //!
 //! Every refusal names its reason; the bulk paths give the values and errors of the other
-//! tiers (the same checks as `read_records.rs`, against `vec_from_*`); live NumPy reads what
+//! tiers (the same checks as `read.rs`, against `from_*_serde`); live NumPy reads what
 //! we write through maps and we see what it writes through `mmap_mode='r+'`.
 
 use std::ffi::OsStr;
@@ -167,10 +167,7 @@ fn views_refuse_with_their_reason() {
     std::fs::write(&p, &file).unwrap();
     refused::<f64>(&p, "alignment");
     // The copying readers read it all the same.
-    assert_eq!(
-        npy_serde::records_from_path::<_, f64>(&p).unwrap(),
-        [1.5, 2.5]
-    );
+    assert_eq!(npy_serde::from_path::<_, f64>(&p).unwrap(), [1.5, 2.5]);
 
     // A bool byte of 2: refused, naming the record.
     let p = dir.join("bool.npy");
@@ -199,7 +196,7 @@ fn writable_maps() {
         rows[9].v[2] = 42.0;
         map.flush().unwrap();
     }
-    let back: Vec<W2A> = npy_serde::records_from_path(&path).unwrap();
+    let back: Vec<W2A> = npy_serde::from_path(&path).unwrap();
     assert_eq!(back[3].x, 1e9);
     assert_eq!(back[9].v[2], 42.0);
 
@@ -269,31 +266,29 @@ fn bulk_reads_equal_the_other_tiers() {
     let rb = ReaderBuilder::new();
 
     tier::take();
-    let got: Vec<W2A> = rb.records_from_path(&path).unwrap();
+    let got: Vec<W2A> = rb.from_path(&path).unwrap();
     assert_eq!(got, rows);
     assert_eq!(tier::take().exact, 5000);
-    let got: Vec<W2A> = rb.records_from_slice(&file).unwrap();
+    let got: Vec<W2A> = rb.from_slice(&file).unwrap();
     assert_eq!(got, rows);
-    let got: Vec<W2A> = rb.records_from_reader(Cursor::new(&file)).unwrap();
+    let got: Vec<W2A> = rb.from_reader(Cursor::new(&file)).unwrap();
     assert_eq!(got, rows);
     for step in [1, 7, 4097] {
-        let got: Vec<W2A> = rb
-            .records_from_reader(Trickle { data: &file, step })
-            .unwrap();
+        let got: Vec<W2A> = rb.from_reader(Trickle { data: &file, step }).unwrap();
         assert_eq!(got, rows, "Trickle {step}");
     }
-    let got: Vec<W2A> = MmapArray::open(&path).unwrap().to_records().unwrap();
+    let got: Vec<W2A> = MmapArray::open(&path).unwrap().to_vec().unwrap();
     assert_eq!(got, rows);
     let s = tier::take();
     assert_eq!((s.exact, s.planned, s.general), (5000 * 6, 0, 0));
 
-    // Errors, as vec_from_* gives them: a truncated file, a reader ending early, a bad bool.
+    // Errors, as from_*_serde gives them: a truncated file, a reader ending early, a bad bool.
     let short = &file[..file.len() - 17];
-    let want = npy_serde::vec_from_slice::<W2A>(short).unwrap_err();
+    let want = npy_serde::from_slice_serde::<W2A>(short).unwrap_err();
     for got in [
-        npy_serde::records_from_slice::<W2A>(short).unwrap_err(),
-        npy_serde::records_from_reader::<_, W2A>(Cursor::new(short)).unwrap_err(),
-        npy_serde::records_from_reader::<_, W2A>(Trickle {
+        npy_serde::from_slice::<W2A>(short).unwrap_err(),
+        npy_serde::from_reader::<_, W2A>(Cursor::new(short)).unwrap_err(),
+        npy_serde::from_reader::<_, W2A>(Trickle {
             data: short,
             step: 3,
         })
@@ -311,10 +306,10 @@ fn bulk_reads_equal_the_other_tiers() {
     let mut bad = npy_serde::to_vec(&flags).unwrap();
     let k = bad.len() - 8 * 37 + 4;
     bad[k] = 7;
-    let want = npy_serde::vec_from_slice::<Flagged>(&bad).unwrap_err();
+    let want = npy_serde::from_slice_serde::<Flagged>(&bad).unwrap_err();
     for got in [
-        npy_serde::records_from_slice::<Flagged>(&bad).unwrap_err(),
-        npy_serde::records_from_reader::<_, Flagged>(Cursor::new(&bad)).unwrap_err(),
+        npy_serde::from_slice::<Flagged>(&bad).unwrap_err(),
+        npy_serde::from_reader::<_, Flagged>(Cursor::new(&bad)).unwrap_err(),
     ] {
         assert_eq!(got.to_string(), want.to_string());
         assert_eq!(got.position(), want.position());
@@ -323,7 +318,7 @@ fn bulk_reads_equal_the_other_tiers() {
 
     // A header that claims more data than a reader has: the Vec grows only as bytes arrive.
     let lying = npy("<f8", &[1 << 40], false, &1.0f64.to_le_bytes().repeat(3));
-    let err = npy_serde::records_from_reader::<_, f64>(Cursor::new(&lying)).unwrap_err();
+    let err = npy_serde::from_reader::<_, f64>(Cursor::new(&lying)).unwrap_err();
     assert_eq!(err.kind().code(), "unexpected_eof");
 }
 
@@ -340,7 +335,7 @@ fn raw_writes_are_the_serializers_bytes() {
     assert_eq!(tier::take().exact, 300);
     // Through NpyWriter (the general serializer) the bytes are the same.
     let mut w = npy_serde::NpyWriter::with_len::<Pair>(Vec::new(), 300).unwrap();
-    w.write_all(&pairs).unwrap();
+    w.write_all_serde(&pairs).unwrap();
     assert_eq!(w.finish().unwrap(), raw);
     // A padded record (W2A) is not written raw; its padding is zeros, as np.save writes it.
     let bytes = npy_serde::to_vec(&w2a(2)).unwrap();
@@ -352,7 +347,7 @@ fn raw_writes_are_the_serializers_bytes() {
         .byte_order(npy_serde::ByteOrder::Big)
         .to_vec(&pairs)
         .unwrap();
-    let back: Vec<Pair> = npy_serde::records_from_slice(&be).unwrap();
+    let back: Vec<Pair> = npy_serde::from_slice(&be).unwrap();
     assert_eq!(back, pairs);
     let shaped = WriterBuilder::new().shape([3, 100]).to_vec(&pairs).unwrap();
     let h = npy_serde::header::parse_header(&shaped, &Default::default()).unwrap();

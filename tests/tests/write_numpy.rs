@@ -464,7 +464,7 @@ fn cases() -> Vec<Case> {
     // Streaming: uncounted (patched header) and counted.
     let mut w = NpyWriter::new::<[i16; 2]>(std::io::Cursor::new(Vec::new())).unwrap();
     for i in 0..1000i16 {
-        w.write(&[i, -i]).unwrap();
+        w.write_serde(&[i, -i]).unwrap();
     }
     let b = w.finish().unwrap().into_inner();
     let vals: Json = (0..1000).map(|i| json!([i, -i])).collect();
@@ -474,7 +474,7 @@ fn cases() -> Vec<Case> {
         .version(Version::V2_0)
         .writer_with_len(Vec::new(), 3)
         .unwrap();
-    w.write_all(&[7u32, 8, 9]).unwrap();
+    w.write_all_serde(&[7u32, 8, 9]).unwrap();
     add(
         "counted_v2",
         w.finish().unwrap(),
@@ -597,7 +597,7 @@ np.save(sys.argv[2], np.arange(5, dtype='>f8'))
         .unwrap();
     assert_eq!(w.len(), 3);
     let more: Vec<W2> = (3..12).map(rec).collect();
-    w.write_all(&more).unwrap();
+    w.write_all_serde(&more).unwrap();
     w.finish().unwrap();
     // Bytes equal to writing all 12 at once.
     let all: Vec<W2> = (0..12).map(rec).collect();
@@ -615,7 +615,7 @@ np.save(sys.argv[2], np.arange(5, dtype='>f8'))
     )
     .unwrap();
     for v in [5.5f64, -1.0] {
-        w.write(&v).unwrap();
+        w.write_serde(&v).unwrap();
     }
     let mut f = w.finish().unwrap();
     // The file is left positioned at the end of the data.
@@ -651,7 +651,7 @@ fn numpy_refuses_an_unfinished_file() {
     let path = dir.join("partial.npy");
     {
         let mut w = NpyWriter::new::<f64>(File::create(&path).unwrap()).unwrap();
-        w.write_all(&vec![1.0; 200_000]).unwrap();
+        w.write_all_serde(&vec![1.0; 200_000]).unwrap();
     }
     let mut head = [0u8; 6];
     File::open(&path).unwrap().read_exact(&mut head).unwrap();

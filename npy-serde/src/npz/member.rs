@@ -243,16 +243,16 @@ impl<'a, R: Read> NpzMember<'a, R> {
     }
 
     /// Streams the array's elements (logical C order), decoding the member as they are
-    /// read; see [`crate::NpzArchive::records`].
-    pub fn records<T: DeserializeOwned>(mut self) -> Result<NpzRecords<'a, R, T>> {
+    /// read; see [`crate::NpzArchive::records_serde`].
+    pub fn records_serde<T: DeserializeOwned>(mut self) -> Result<NpzRecords<'a, R, T, General>> {
         let header = self.at_data()?;
         let options = self.options;
         let inner = RecordReader::from_parts_with(self, header, options).map_err(lift)?;
         Ok(NpzRecords { inner })
     }
 
-    /// [`records`](Self::records) on the exact tier; see [`crate::NpzArchive::iter_records`].
-    pub fn iter_records<T: DeserializeOwned + NpyRecord>(
+    /// [`records_serde`](Self::records_serde) on the exact tier; see [`crate::NpzArchive::records`].
+    pub fn records<T: DeserializeOwned + NpyRecord>(
         mut self,
     ) -> Result<NpzRecords<'a, R, T, Exact<T>>> {
         let header = self.at_data()?;
@@ -288,7 +288,7 @@ impl<R: Read> Read for NpzMember<'_, R> {
 }
 
 /// The elements of one `.npz` member, streamed: an iterator of `Result<T>` (see
-/// [`crate::NpzArchive::records`]). The member's CRC-32 is checked when the last element is read.
+/// [`crate::NpzArchive::records_serde`]). The member's CRC-32 is checked when the last element is read.
 ///
 /// ```
 /// use std::io::Write;
@@ -304,7 +304,7 @@ impl<R: Read> Read for NpzMember<'_, R> {
 /// let bytes = w.finish()?.into_inner();
 ///
 /// let mut npz = NpzArchive::from_bytes(&bytes)?;
-/// let records = npz.records::<u32>("v")?;
+/// let records = npz.records_serde::<u32>("v")?;
 /// assert_eq!(records.len(), 1000);
 /// let mut sum = 0u64;
 /// for r in records {
@@ -315,8 +315,8 @@ impl<R: Read> Read for NpzMember<'_, R> {
 /// ```
 ///
 /// `E` is the tiers tried first, as for [`RecordReader`]: [`General`] from
-/// [`crate::NpzArchive::records`], [`Exact`] from [`crate::NpzArchive::iter_records`].
-pub struct NpzRecords<'a, R: Read, T, E = General> {
+/// [`crate::NpzArchive::records_serde`], [`Exact`] from [`crate::NpzArchive::records`].
+pub struct NpzRecords<'a, R: Read, T, E = Exact<T>> {
     inner: RecordReader<NpzMember<'a, R>, T, E>,
 }
 
@@ -365,7 +365,7 @@ impl<'a, R: Read, T, E> NpzRecords<'a, R, T, E> {
     }
 }
 
-impl<R: Read, T: DeserializeOwned> Iterator for NpzRecords<'_, R, T> {
+impl<R: Read, T: DeserializeOwned> Iterator for NpzRecords<'_, R, T, General> {
     type Item = Result<T>;
 
     fn next(&mut self) -> Option<Result<T>> {

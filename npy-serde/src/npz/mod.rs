@@ -5,7 +5,7 @@
 //!   looked up by key (`"a"` for member `a.npy`) or by full member name, and read into any
 //!   `serde` type ([`NpzArchive::read`]), a dynamic [`Array`](crate::Array)
 //!   ([`NpzArchive::read_array`]), streamed record by record with deflate decoded on the fly
-//!   ([`NpzArchive::records`]), or as raw bytes ([`NpzArchive::read_raw`], also for members that
+//!   ([`NpzArchive::records_serde`]), or as raw bytes ([`NpzArchive::read_raw`], also for members that
 //!   are not `.npy` files). [`NpzReaderBuilder`] sets the limits used for untrusted archives.
 //! - [`NpzWriter`] (seekable output) and [`NpzStreamWriter`] (any `Write`, e.g. a pipe) write
 //!   archives NumPy loads back: whole members from slices ([`NpzWriter::add`]) or dynamic arrays
@@ -32,8 +32,8 @@
 //! let mut npz = NpzArchive::builder().max_member_size(1 << 30).from_bytes(&bytes)?;
 //! assert_eq!(npz.keys().collect::<Vec<_>>(), ["hits", "weights"]);
 //! assert_eq!(npz.member("hits").unwrap().compression, Compression::Deflate);
-//! assert_eq!(npz.read::<Vec<Hit>>("hits")?, hits);
-//! for w in npz.records::<f32>("weights")? {
+//! assert_eq!(npz.read::<Hit>("hits")?, hits);
+//! for w in npz.records_serde::<f32>("weights")? {
 //!     assert!(w? < 1.0);
 //! }
 //! # Ok::<(), npy_serde::Error>(())

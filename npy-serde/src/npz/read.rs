@@ -17,8 +17,8 @@ use super::{
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{Limits, ParsedHeader};
-use crate::read::Exact;
 use crate::read::ReaderBuilder;
+use crate::read::{Exact, General};
 use crate::record::NpyRecord;
 use crate::value::Array;
 
@@ -206,9 +206,9 @@ impl NpzReaderBuilder {
 /// assert_eq!(npz.header("a")?.header.shape, [3]);
 ///
 /// // Typed, dynamic, streamed or raw.
-/// assert_eq!(npz.read::<Vec<i32>>("a")?, [1, 2, 3]);
+/// assert_eq!(npz.read::<i32>("a")?, [1, 2, 3]);
 /// assert_eq!(npz.read_array("a")?.values.len(), 3);
-/// let total: i64 = npz.records::<i64>("a")?.map(|r| r.unwrap()).sum();
+/// let total: i64 = npz.records_serde::<i64>("a")?.map(|r| r.unwrap()).sum();
 /// assert_eq!(total, 6);
 /// let mut member = npz.by_key("a")?;
 /// member.header()?; // consumes the header; what follows is the data
@@ -374,7 +374,7 @@ impl<R: Read + Seek> NpzArchive<R> {
 
     /// Reads the array of the member for `key` into `T` (see [`crate::read`] for the mapping:
     /// `Vec<T>` for 1-D, nested `Vec`s or arrays for more dimensions, a struct per record).
-    pub fn read<T: DeserializeOwned>(&mut self, key: &str) -> Result<T> {
+    pub fn deserialize<T: DeserializeOwned>(&mut self, key: &str) -> Result<T> {
         self.by_key(key)?.deserialize()
     }
 
@@ -405,13 +405,16 @@ impl<R: Read + Seek> NpzArchive<R> {
     /// Streams the elements of the member for `key` one at a time, decompressing on the fly:
     /// memory stays O(record) however large the member (except for Fortran-order arrays of
     /// more than one dimension, whose logical C order needs the whole array in memory).
-    pub fn records<T: DeserializeOwned>(&mut self, key: &str) -> Result<NpzRecords<'_, R, T>> {
-        self.by_key(key)?.records()
+    pub fn records_serde<T: DeserializeOwned>(
+        &mut self,
+        key: &str,
+    ) -> Result<NpzRecords<'_, R, T, General>> {
+        self.by_key(key)?.records_serde()
     }
 
-    /// [`records`](Self::records) for a type that knows its dtype (`#[derive(Deserialize,
+    /// [`records_serde`](Self::records_serde) for a type that knows its dtype (`#[derive(Deserialize,
     /// NpyRecord)]`): the same elements and errors, on the exact tier of
-    /// [`RecordReader::new_records`](crate::RecordReader::new_records) (several times faster on records).
+    /// [`RecordReader::new`](crate::RecordReader::new) (several times faster on records).
     ///
     /// ```
     /// # use npy_serde::{NpyRecord, NpzArchive, NpzWriter};
@@ -423,24 +426,24 @@ impl<R: Read + Seek> NpzArchive<R> {
     /// w.add("recs", &[Rec { id: 1, x: 0.5 }, Rec { id: 2, x: 1.5 }])?;
     /// let bytes = w.finish()?.into_inner();
     /// let mut npz = NpzArchive::from_bytes(&bytes)?;
-    /// let sum: f64 = npz.iter_records::<Rec>("recs")?.map(|r| r.unwrap().x).sum();
+    /// let sum: f64 = npz.records::<Rec>("recs")?.map(|r| r.unwrap().x).sum();
     /// assert_eq!(sum, 2.0);
-    /// let all: Vec<Rec> = npz.read_records("recs")?;
+    /// let all: Vec<Rec> = npz.read("recs")?;
     /// assert_eq!(all[1].id, 2);
     /// # Ok::<(), npy_serde::Error>(())
     /// ```
-    pub fn iter_records<T: DeserializeOwned + NpyRecord>(
+    pub fn records<T: DeserializeOwned + NpyRecord>(
         &mut self,
         key: &str,
     ) -> Result<NpzRecords<'_, R, T, Exact<T>>> {
-        self.by_key(key)?.iter_records()
+        self.by_key(key)?.records()
     }
 
     /// Every element of the member for `key` as a `T` (logical C order), on the exact tier:
-    /// [`iter_records`](Self::iter_records) collected, then the member's length and CRC-32
+    /// [`records`](Self::records) collected, then the member's length and CRC-32
     /// checked.
-    pub fn read_records<T: DeserializeOwned + NpyRecord>(&mut self, key: &str) -> Result<Vec<T>> {
-        let mut it = self.iter_records::<T>(key)?;
+    pub fn read<T: DeserializeOwned + NpyRecord>(&mut self, key: &str) -> Result<Vec<T>> {
+        let mut it = self.records::<T>(key)?;
         let v = it.by_ref().collect::<Result<Vec<T>>>()?;
         it.finish()?;
         Ok(v)

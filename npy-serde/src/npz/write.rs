@@ -241,29 +241,27 @@ impl std::fmt::Debug for NpzRecordWriter<'_> {
 }
 
 impl NpzRecordWriter<'_> {
-    /// Writes one record.
-    pub fn write<T: Serialize + ?Sized>(&mut self, record: &T) -> Result<()> {
+    /// Writes one record of any `Serialize` type the member's dtype accepts (see
+    /// [`NpyWriter::write_serde`]).
+    pub fn write_serde<T: Serialize + ?Sized>(&mut self, record: &T) -> Result<()> {
+        self.inner.write_serde(record)
+    }
+
+    /// Writes records of any `Serialize` type from a slice (see [`NpyWriter::write_all_serde`]).
+    pub fn write_all_serde<T: Serialize>(&mut self, records: &[T]) -> Result<()> {
+        self.inner.write_all_serde(records)
+    }
+
+    /// Writes one record of a type that knows its dtype, on the exact tier (see
+    /// [`NpyWriter::write`]).
+    pub fn write<T: Serialize + NpyRecord + 'static>(&mut self, record: &T) -> Result<()> {
         self.inner.write(record)
     }
 
-    /// Writes records from a slice.
-    pub fn write_all<T: Serialize>(&mut self, records: &[T]) -> Result<()> {
+    /// Writes records of a type that knows its dtype from a slice (see
+    /// [`NpyWriter::write_all`]).
+    pub fn write_all<T: Serialize + NpyRecord + 'static>(&mut self, records: &[T]) -> Result<()> {
         self.inner.write_all(records)
-    }
-
-    /// [`write`](Self::write) for a type that knows its dtype, on the exact tier (see
-    /// [`NpyWriter::write_record`]): the same bytes, faster.
-    pub fn write_record<T: Serialize + NpyRecord + 'static>(&mut self, record: &T) -> Result<()> {
-        self.inner.write_record(record)
-    }
-
-    /// [`write_all`](Self::write_all) for a type that knows its dtype (see
-    /// [`NpyWriter::write_records`]).
-    pub fn write_records<T: Serialize + NpyRecord + 'static>(
-        &mut self,
-        records: &[T],
-    ) -> Result<()> {
-        self.inner.write_records(records)
     }
 
     /// Records written so far.
@@ -496,9 +494,9 @@ macro_rules! writer_methods {
 /// let mut npz = NpzArchive::from_bytes(&bytes)?;
 /// assert_eq!(npz.keys().collect::<Vec<_>>(), ["ids", "xyz", "arr_0", "big", "raw"]);
 /// assert_eq!(npz.member("arr_0").unwrap().compression, Compression::Deflate);
-/// assert_eq!(npz.read::<Vec<u32>>("ids")?, [10, 20, 30]);
-/// assert_eq!(npz.read::<Vec<[f32; 3]>>("xyz")?, [[0.5, 1.5, 2.5]]);
-/// assert_eq!(npz.read::<Vec<f64>>("big")?.len(), 1000);
+/// assert_eq!(npz.read::<u32>("ids")?, [10, 20, 30]);
+/// assert_eq!(npz.deserialize::<Vec<[f32; 3]>>("xyz")?, [[0.5, 1.5, 2.5]]);
+/// assert_eq!(npz.read::<f64>("big")?.len(), 1000);
 /// # Ok::<(), npy_serde::Error>(())
 /// ```
 pub struct NpzWriter<W: Write + Seek> {

@@ -66,8 +66,8 @@ pub struct General;
 
 /// The tiers of an element iterator for a type that knows its dtype (`NpyRecord`): the exact
 /// tier of its compile-time layout first, until its first miss, then those of [`General`].
-/// Made by [`RecordReader::new_records`](crate::RecordReader::new_records) and
-/// [`MmapArray::iter_records`](crate::MmapArray::iter_records).
+/// Made by [`RecordReader::new`](crate::RecordReader::new) and
+/// [`MmapArray::records`](crate::MmapArray::records).
 pub struct Exact<T>(pub(crate) Option<ExactTier<T>>);
 
 impl<T> std::fmt::Debug for Exact<T> {

@@ -7,8 +7,8 @@
 //! # fn main() -> npy_serde::Result<()> {
 //! use npy_serde::MmapArray;
 //! let map = MmapArray::open("points.npy")?;
-//! let names: Vec<&str> = map.deserialize()?; // an `S` array, borrowed from the map
-//! let third: &str = map.record(2)?;
+//! let names: Vec<&str> = map.to_vec_serde()?; // an `S` array, borrowed from the map
+//! let third: &str = map.record_serde(2)?;
 //! # let _ = (names, third);
 //! # Ok(())
 //! # }
@@ -42,7 +42,7 @@ use crate::NpyRecord;
 /// The map shows the file's current contents. If another process (or this one) writes to the
 /// file while it is mapped, values read later may change; if it truncates the file, touching
 /// the lost pages raises `SIGBUS`. Map only files that nothing modifies while the map exists,
-/// or read them with [`from_path`](crate::from_path) instead, which copies.
+/// or read them with [`deserialize_path`](crate::deserialize_path) instead, which copies.
 pub struct MmapArray {
     map: memmap2::Mmap,
     header: ParsedHeader,
@@ -131,11 +131,12 @@ impl MmapArray {
         deserialize_data(self.data(), true, &self.header, &self.rb)
     }
 
-    /// Deserializes every element, in logical C order, into a `Vec` allocated once at its
-    /// final size (see [`vec_from_reader`](crate::vec_from_reader)), borrowing strings and
+    /// [`to_vec`](Self::to_vec) for any `Deserialize` type: every element, in logical C order,
+    /// into a `Vec` allocated once at its final size (see
+    /// [`from_reader_serde`](crate::from_reader_serde)), borrowing strings and
     /// bytes from the map. Arrays of 16 MiB and more are decoded on all cores, as by
-    /// [`vec_from_slice`](crate::vec_from_slice).
-    pub fn to_vec<'a, T: Deserialize<'a> + Send>(&'a self) -> Result<Vec<T>> {
+    /// [`from_slice_serde`](crate::from_slice_serde).
+    pub fn to_vec_serde<'a, T: Deserialize<'a> + Send>(&'a self) -> Result<Vec<T>> {
         if let Some(v) = self.rb.vec_fast::<T>(&self.header, self.data()) {
             return Ok(v);
         }
@@ -143,9 +144,10 @@ impl MmapArray {
     }
 
     /// Every element into a `Vec<T>` for a type that knows its dtype, as
-    /// [`records_from_reader`](crate::records_from_reader) reads them: [`to_vec`](Self::to_vec)
-    /// plus the exact-layout tier when the file's element layout is `T::dtype()`'s. Reading a
-    /// memory map this way is the fastest way to a `Vec` of records.
+    /// [`from_reader`](crate::from_reader) reads them: the exact-layout tier when the file's
+    /// element layout is `T::dtype()`'s, else as [`to_vec_serde`](Self::to_vec_serde), with the
+    /// same values and errors. Reading a memory map this way is the fastest way to a `Vec` of
+    /// records.
     ///
     /// ```
     /// # use npy_serde::{MmapArray, NpyRecord};
@@ -155,12 +157,12 @@ impl MmapArray {
     ///
     /// # let path = std::env::temp_dir().join(format!("to-records-{}.npy", std::process::id()));
     /// npy_serde::to_path(&path, &[Rec { id: 1, x: 0.5 }, Rec { id: 2, x: 1.5 }])?;
-    /// let recs: Vec<Rec> = MmapArray::open(&path)?.to_records()?;
+    /// let recs: Vec<Rec> = MmapArray::open(&path)?.to_vec()?;
     /// assert_eq!(recs[1].x, 1.5);
     /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), npy_serde::Error>(())
     /// ```
-    pub fn to_records<'a, T: Deserialize<'a> + NpyRecord + Send>(&'a self) -> Result<Vec<T>> {
+    pub fn to_vec<'a, T: Deserialize<'a> + NpyRecord + Send>(&'a self) -> Result<Vec<T>> {
         if let Some(v) = self.rb.records_fast::<T>(&self.header, self.data()) {
             return Ok(v);
         }
@@ -173,15 +175,16 @@ impl MmapArray {
         )
     }
 
-    /// Deserializes element `index` (logical C order: for a Fortran-order array, the element
-    /// whose C-order flat index is `index`).
+    /// [`record`](Self::record) for any `Deserialize` type: deserializes element `index`
+    /// (logical C order: for a Fortran-order array, the element whose C-order flat index is
+    /// `index`).
     ///
     /// Random access in constant time: the element's bytes are found from its index, and
     /// decoded on the runtime-planned tier (the same values and errors as the general one,
     /// which takes any element it cannot decode), with its plans kept between calls. To read
-    /// many elements in order, iterating ([`records`](Self::records),
-    /// [`iter_records`](Self::iter_records)) costs less per element.
-    pub fn record<'a, T: Deserialize<'a>>(&'a self, index: u64) -> Result<T> {
+    /// many elements in order, iterating ([`records_serde`](Self::records_serde),
+    /// [`records`](Self::records)) costs less per element.
+    pub fn record_serde<'a, T: Deserialize<'a>>(&'a self, index: u64) -> Result<T> {
         let len = self.len();
         if index >= len {
             return Err(Error::limit(
@@ -249,8 +252,36 @@ impl MmapArray {
         .map_err(|err| err.at_record(index))
     }
 
-    /// Iterates over the elements in logical C order, borrowing from the map.
-    pub fn records<'a, T: Deserialize<'a>>(&'a self) -> Result<MmapRecords<'a, T>> {
+    /// Element `index` (logical C order: for a Fortran-order array, the element whose C-order
+    /// flat index is `index`) as a type that knows its dtype, in constant time.
+    ///
+    /// One element is decoded as [`record_serde`](Self::record_serde) decodes it (on the
+    /// runtime-planned tier, whose plans are kept between calls: about 30 ns for a 33-byte
+    /// record); the exact tier pays off over runs of elements, so iterate with
+    /// [`records`](Self::records) to read many in order.
+    ///
+    /// ```
+    /// # use npy_serde::{MmapArray, NpyRecord};
+    /// # use serde::{Deserialize, Serialize};
+    /// #[derive(Serialize, Deserialize, NpyRecord)]
+    /// struct Rec { id: i64, x: f64 }
+    ///
+    /// # let path = std::env::temp_dir().join(format!("record-i-{}.npy", std::process::id()));
+    /// npy_serde::to_path(&path, &[Rec { id: 1, x: 0.5 }, Rec { id: 2, x: 1.5 }])?;
+    /// let map = MmapArray::open(&path)?;
+    /// assert_eq!(map.record::<Rec>(1)?.id, 2);
+    /// # drop(map);
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
+    #[inline]
+    pub fn record<'a, T: Deserialize<'a> + NpyRecord>(&'a self, index: u64) -> Result<T> {
+        self.record_serde(index)
+    }
+
+    /// [`records`](Self::records) for any `Deserialize` type: iterates over the elements in
+    /// logical C order, borrowing from the map.
+    pub fn records_serde<'a, T: Deserialize<'a>>(&'a self) -> Result<MmapRecords<'a, T, General>> {
         self.iter_with(General)
     }
 
@@ -275,11 +306,12 @@ impl MmapArray {
         })
     }
 
-    /// [`records`](Self::records) for a type that knows its dtype (`#[derive(Deserialize,
-    /// NpyRecord)]`): the same elements and errors, several times faster when the file's element
-    /// layout is `T`'s (the exact tier of [`to_records`](Self::to_records)). For plain data,
+    /// Iterates over the elements in logical C order, for a type that knows its dtype
+    /// (`#[derive(Deserialize, NpyRecord)]`): the exact tier of [`to_vec`](Self::to_vec) when
+    /// the file's element layout is `T`'s, else as [`records_serde`](Self::records_serde),
+    /// with the same elements and errors. For plain data,
     /// [`as_slice`](Self::as_slice) is faster still: no decoding at all.
-    pub fn iter_records<'a, T: Deserialize<'a> + NpyRecord>(
+    pub fn records<'a, T: Deserialize<'a> + NpyRecord>(
         &'a self,
     ) -> Result<MmapRecords<'a, T, Exact<T>>> {
         self.iter_with(Exact(exact::tier::<T>(&self.header.header.dtype)))
@@ -303,7 +335,7 @@ impl MmapArray {
     /// the elements must be in C order (a Fortran-order array qualifies when at most one axis
     /// is longer than 1). Otherwise the error ([`ErrorKind::View`](crate::ErrorKind::View)) says
     /// which of the type, dtype, byte order, order or alignment does not fit; reading with
-    /// [`to_records`](Self::to_records) converts all of those. For a type with `bool` leaves,
+    /// [`to_vec`](Self::to_vec) converts all of those. For a type with `bool` leaves,
     /// every bool byte is checked (0 or 1) first, which reads the whole map once; otherwise
     /// the view costs nothing, whatever the file's size.
     ///
@@ -340,12 +372,12 @@ impl MmapArray {
 ///
 /// `for_each`, `fold`, `sum`, `collect` and the like iterate internally: each element then
 /// goes from the map to the closure with nothing in between, and on the exact tier
-/// ([`MmapArray::iter_records`]) the fields the closure does not use are never decoded.
+/// ([`MmapArray::records`]) the fields the closure does not use are never decoded.
 ///
 /// `E` is the tiers tried first: [`General`] for any `Deserialize` type
-/// ([`MmapArray::records`]), [`Exact`] for types that know their dtype
-/// ([`MmapArray::iter_records`]).
-pub struct MmapRecords<'a, T, E = General> {
+/// ([`MmapArray::records_serde`]), [`Exact`] for types that know their dtype
+/// ([`MmapArray::records`]).
+pub struct MmapRecords<'a, T, E = Exact<T>> {
     src: SliceSource<'a>,
     dtype: &'a crate::dtype::DType,
     /// The element's decode plan, computed once.
@@ -354,7 +386,7 @@ pub struct MmapRecords<'a, T, E = General> {
     /// Whether elements still go to the fast tier first.
     fast: bool,
     last: LastPlan,
-    /// The exact tier ([`MmapArray::iter_records`]), until its first miss.
+    /// The exact tier ([`MmapArray::records`]), until its first miss.
     exact: E,
     _t: std::marker::PhantomData<fn() -> T>,
 }
@@ -448,7 +480,7 @@ impl<'a, T: Deserialize<'a>, E> MmapRecords<'a, T, E> {
     }
 }
 
-impl<'a, T: Deserialize<'a>> Iterator for MmapRecords<'a, T> {
+impl<'a, T: Deserialize<'a>> Iterator for MmapRecords<'a, T, General> {
     type Item = Result<T>;
 
     #[inline]

@@ -1,4 +1,4 @@
-//! Reading `.npy` data through serde: [`from_reader`], [`from_slice`], [`from_path`] and the
+//! Reading `.npy` data through serde: [`deserialize_reader`], [`deserialize_slice`], [`deserialize_path`] and the
 //! configurable [`ReaderBuilder`].
 //!
 //! The whole array deserializes as nested sequences following its shape, like
@@ -23,7 +23,7 @@
 //! file.extend_from_slice(&1.5f64.to_le_bytes());
 //! file.extend_from_slice(&2.5f32.to_le_bytes());
 //!
-//! let points: Vec<Point> = npy_serde::from_slice(&file)?;
+//! let points: Vec<Point> = npy_serde::deserialize_slice(&file)?;
 //! assert_eq!(points, [Point { x: 1.5, y: 2.5 }]);
 //! # Ok::<(), npy_serde::Error>(())
 //! ```
@@ -46,7 +46,7 @@
 //! - complex -> `(re, im)`, `[f64; 2]`, or `num_complex::Complex` (a 2-tuple in serde).
 //! - `S<n>` -> `String`/`&str` (UTF-8 checked), `Vec<u8>`, `serde_bytes`, `&[u8]`, with
 //!   trailing NULs stripped as NumPy does; `[u8; n]` gets all `n` raw bytes. Borrowing (`&str`,
-//!   `&[u8]`) works from [`from_slice`] and memory maps.
+//!   `&[u8]`) works from [`deserialize_slice`] and memory maps.
 //! - `U<n>` -> `String` or `char` (invalid code points, UTF-16 surrogates among them, are
 //!   `InvalidValue` errors: NumPy gives a Python `str` holding the surrogate, which a Rust
 //!   `String` cannot; the `npy` tool prints it as `\udXXX`, as Python does).
@@ -60,9 +60,9 @@
 //!
 //! # Big arrays
 //!
-//! [`vec_from_path`], [`vec_from_reader`], [`vec_from_slice`] (and
+//! [`from_path_serde`], [`from_reader_serde`], [`from_slice_serde`] (and
 //! [`MmapArray::to_vec`](crate::MmapArray::to_vec)) read every element into a `Vec` allocated
-//! once at its final size, backed by huge pages from 4 MiB, which `from_*::<Vec<T>>` cannot do
+//! once at its final size, backed by huge pages from 4 MiB, which `deserialize_*::<Vec<T>>` cannot do
 //! through serde's `Vec` impl; prefer them for large files. From a plain reader, whose data is
 //! not known to exist, the `Vec` grows as elements arrive instead.
 //!
@@ -72,11 +72,11 @@
 //! serves the rest of the array. Results and errors are the same either way.
 //!
 //! For types that also derive [`NpyRecord`] (so that their layout is a compile-time constant),
-//! [`records_from_path`], [`records_from_reader`], [`records_from_slice`] and
-//! [`MmapArray::to_records`](crate::MmapArray::to_records) add an *exact* tier in front: when
+//! [`from_path`], [`from_reader`], [`from_slice`] and
+//! [`MmapArray::to_vec`](crate::MmapArray::to_vec) add an *exact* tier in front: when
 //! the file's element layout is the type's, every check of the decoding is resolved at compile
 //! time and a record costs about what a hand-written decoder spends on it (on 33-byte records,
-//! 2-3x less than `vec_from_*`). Results and errors are again those of `vec_from_*`.
+//! 2-3x less than `from_*_serde`). Results and errors are again those of `from_*_serde`.
 //!
 //! When the file's fields are exactly the struct's fields (the `fields` list serde passes to
 //! `deserialize_struct`), in the same order, the record is handed to the struct's visitor as a
@@ -86,7 +86,7 @@
 //! struct whose visitor takes fewer fields than `fields` names (a derived struct with a
 //! `#[serde(alias)]`, which serde lists in `fields`, or a visitor that stops early) is read by
 //! name instead, from the element where that is seen on: with the flat readers
-//! (`vec_from_*`, `records_from_*`), streaming and `from_*::<Vec<T>>` that is the first
+//! (`from_*_serde`, `from_*`), streaming and `deserialize_*::<Vec<T>>` that is the first
 //! element.
 //!
 //! # How this module is built
@@ -96,7 +96,7 @@
 //!
 //! | file | owns | calls |
 //! |---|---|---|
-//! | `mod.rs` | the doors: `from_*`, `vec_from_*`, `records_from_*`, [`ReaderBuilder`]'s methods; their storage-order forms for `crate::ndarray` | `decode`, `stream`, `mmap`, `array` |
+//! | `mod.rs` | the doors: `deserialize_*`, `from_*_serde`, `from_*`, [`ReaderBuilder`]'s methods; their storage-order forms for `crate::ndarray` | `decode`, `stream`, `mmap`, `array` |
 //! | `stream.rs`, `mmap.rs`, `array.rs` | [`RecordReader`], [`MmapArray`], the dynamic [`Array`](crate::Array) | `decode`, the tiers, `source` |
 //! | `decode.rs` | checking data against the header and limits; whole-array or flat-`Vec` decoding | `shape`, `source` |
 //! | `shape.rs` | the array's axes as serde sequences; every element into a `Vec`, tier by tier | `exact`, `planned`, `general` |
@@ -162,31 +162,75 @@ use crate::header::{parse_header, read_header, ParsedHeader};
 use crate::NpyRecord;
 use decode::{deserialize_data, vec_from_data, Elements, Whole};
 
-/// Reads one array from `reader` into `T`, leaving the reader just after the array's data (so
-/// arrays saved back to back read in turn).
+/// Reads every element of the array from `reader` into a `Vec<T>`, for a type that knows its
+/// dtype (`#[derive(Deserialize, NpyRecord)]`, numbers, `bool`, `[T; N]`): the fastest way to
+/// a `Vec`. Elements come in logical C order whatever the shape (like `arr.ravel()`); the
+/// reader is left just after the array.
+///
+/// When the file's element layout is `T::dtype()`'s (its fields, types, offsets and itemsize,
+/// in the same byte order or in the opposite one throughout, and serde's field list for the
+/// struct is the file's field names in order), each record decodes through `T`'s `Deserialize`
+/// impl with every check resolved at compile time, about as fast as a hand-written decoder;
+/// plain data (`#[repr(C)]` records, numbers) is copied once. Otherwise, and from the first
+/// element that tier cannot decode exactly (a bool byte other than 0 or 1, a hand-written
+/// `Deserialize` asking for another type), the array continues as [`from_reader_serde`]
+/// reads it: the same values and errors either way.
+///
+/// ```
+/// use npy_serde::NpyRecord;
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Debug, PartialEq, Serialize, Deserialize, NpyRecord)]
+/// struct Rec { id: i64, x: f64, v: [f32; 3] }
+///
+/// let rows = vec![Rec { id: 1, x: 0.5, v: [1.0, 2.0, 3.0] }, Rec { id: 2, x: -1.5, v: [0.0; 3] }];
+/// let file = npy_serde::to_vec(&rows)?;
+/// let back: Vec<Rec> = npy_serde::from_reader(file.as_slice())?;
+/// assert_eq!(back, rows);
+/// # Ok::<(), npy_serde::Error>(())
+/// ```
 ///
 /// `reader` is read in large blocks; wrapping it in a `BufReader` gains nothing.
-pub fn from_reader<R: Read, T: DeserializeOwned>(reader: R) -> Result<T> {
+pub fn from_reader<R: Read, T: DeserializeOwned + NpyRecord>(reader: R) -> Result<Vec<T>> {
     ReaderBuilder::new().from_reader(reader)
 }
 
-/// Reads the array in `bytes` (a whole `.npy` file) into `T`, which may borrow `&str` and
-/// `&[u8]` from `S` fields. Bytes after the array are ignored.
-pub fn from_slice<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> {
+/// [`from_reader`] for a whole `.npy` file in memory. Arrays of 16 MiB and more are decoded on
+/// all cores (feature `parallel`, [`ReaderBuilder::parallel`]), with the same values and errors.
+pub fn from_slice<'de, T: Deserialize<'de> + NpyRecord + Send>(bytes: &'de [u8]) -> Result<Vec<T>> {
     ReaderBuilder::new().from_slice(bytes)
 }
 
-/// Reads the `.npy` file at `path` into `T`.
-pub fn from_path<P: AsRef<Path>, T: DeserializeOwned>(path: P) -> Result<T> {
+/// [`from_reader`] for the `.npy` file at `path`: the `Vec` is allocated once at its final
+/// size and, from 4 MiB, backed by huge pages as NumPy does; arrays of 16 MiB and more are read
+/// and decoded on all cores (feature `parallel`, [`ReaderBuilder::parallel`]).
+///
+/// ```
+/// # use npy_serde::NpyRecord;
+/// # use serde::{Deserialize, Serialize};
+/// #[derive(Serialize, Deserialize, NpyRecord)]
+/// struct Rec { id: i64, x: f64 }
+///
+/// # let path = std::env::temp_dir().join(format!("from-path-{}.npy", std::process::id()));
+/// npy_serde::to_path(&path, &[Rec { id: 1, x: 0.5 }, Rec { id: 2, x: 1.5 }])?;
+/// let recs: Vec<Rec> = npy_serde::from_path(&path)?;
+/// assert_eq!(recs[1].id, 2);
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), npy_serde::Error>(())
+/// ```
+pub fn from_path<P: AsRef<Path>, T: DeserializeOwned + NpyRecord + Send>(
+    path: P,
+) -> Result<Vec<T>> {
     ReaderBuilder::new().from_path(path)
 }
 
-/// Reads every element of the array from `reader` into a `Vec<T>`, in logical C order
-/// whatever the shape (like `arr.ravel()`), leaving the reader just after the array.
+/// [`from_reader`] for any `Deserialize` element type (`String`, `&str`, tuples, [`Value`],
+/// a struct that only derives `Deserialize`): every element into a `Vec<T>` allocated once,
+/// in logical C order, leaving the reader just after the array.
 ///
-/// For a 1-D array this gives the same `Vec` as [`from_reader`]`::<_, Vec<T>>`, faster: the
-/// `Vec` is allocated once at its final size (serde's `Vec` impl cannot know it, so it grows
-/// as it goes) and, when large, backed by huge pages as NumPy does. Prefer it for big arrays.
+/// The same values and errors as [`from_reader`], which is several times faster on records for
+/// types that also derive `NpyRecord`. From a plain reader, whose data is not known to exist,
+/// the `Vec` grows as elements arrive.
 ///
 /// ```
 /// # use serde::Deserialize;
@@ -202,83 +246,66 @@ pub fn from_path<P: AsRef<Path>, T: DeserializeOwned>(path: P) -> Result<T> {
 /// #     file.extend_from_slice(&y.to_le_bytes());
 /// # }
 /// # let reader = std::io::Cursor::new(file);
-/// let points: Vec<Point> = npy_serde::vec_from_reader(reader)?;
+/// let points: Vec<Point> = npy_serde::from_reader_serde(reader)?;
 /// assert_eq!((points[1].x, points[1].y), (3.0, 4.0));
 /// # Ok::<(), npy_serde::Error>(())
 /// ```
-pub fn vec_from_reader<R: Read, T: DeserializeOwned>(reader: R) -> Result<Vec<T>> {
-    ReaderBuilder::new().vec_from_reader(reader)
+///
+/// [`Value`]: crate::Value
+pub fn from_reader_serde<R: Read, T: DeserializeOwned>(reader: R) -> Result<Vec<T>> {
+    ReaderBuilder::new().from_reader_serde(reader)
 }
 
-/// [`vec_from_reader`] for a whole `.npy` file in memory; `T` may borrow `&str` and `&[u8]`
+/// [`from_reader_serde`] for a whole `.npy` file in memory; `T` may borrow `&str` and `&[u8]`
 /// from `S` fields. Arrays of 16 MiB and more are decoded on all cores (feature `parallel`,
 /// [`ReaderBuilder::parallel`]), with the same values and errors.
-pub fn vec_from_slice<'de, T: Deserialize<'de> + Send>(bytes: &'de [u8]) -> Result<Vec<T>> {
-    ReaderBuilder::new().vec_from_slice(bytes)
+pub fn from_slice_serde<'de, T: Deserialize<'de> + Send>(bytes: &'de [u8]) -> Result<Vec<T>> {
+    ReaderBuilder::new().from_slice_serde(bytes)
 }
 
-/// [`vec_from_reader`] for the `.npy` file at `path`. Arrays of 16 MiB and more are read and
-/// decoded on all cores (feature `parallel`, [`ReaderBuilder::parallel`]), with the same values
-/// and errors.
-pub fn vec_from_path<P: AsRef<Path>, T: DeserializeOwned + Send>(path: P) -> Result<Vec<T>> {
-    ReaderBuilder::new().vec_from_path(path)
+/// [`from_reader_serde`] for the `.npy` file at `path`, the `Vec` allocated once at its final
+/// size (huge pages from 4 MiB). Arrays of 16 MiB and more are read and decoded on all cores
+/// (feature `parallel`, [`ReaderBuilder::parallel`]), with the same values and errors.
+pub fn from_path_serde<P: AsRef<Path>, T: DeserializeOwned + Send>(path: P) -> Result<Vec<T>> {
+    ReaderBuilder::new().from_path_serde(path)
 }
 
-/// Reads every element of the array from `reader` into a `Vec<T>` for a type that knows its
-/// dtype (`#[derive(Deserialize, NpyRecord)]`): [`vec_from_reader`], with the same results and
-/// errors, plus an exact-layout tier when the file's element layout is `T::dtype()`'s.
+/// Deserializes the whole array from `reader` as one serde value shaped like
+/// `ndarray.tolist()` (for a `Vec` of elements, [`from_reader`] is several times faster: through
+/// this door `Vec<T>` goes through serde's `Vec` visitor, which grows it element by element).
 ///
-/// On that tier each record decodes through `T`'s `Deserialize` impl with every check against
-/// the layout resolved at compile time, which makes it about as fast as a hand-written decoder
-/// (several times faster than [`vec_from_reader`] on records of scalars). It engages when the
-/// file's dtype has `T::dtype()`'s fields, types, offsets and itemsize, in the same byte order
-/// or in the opposite one throughout, and serde's field list for the struct is the file's field
-/// names in order. Otherwise, and from the first element the tier cannot decode exactly (a
-/// bool byte other than 0 or 1, a hand-written `Deserialize` asking for another type), the
-/// array continues as [`vec_from_reader`] reads it.
-///
-/// ```
-/// use npy_serde::NpyRecord;
-/// use serde::{Deserialize, Serialize};
-///
-/// #[derive(Debug, PartialEq, Serialize, Deserialize, NpyRecord)]
-/// struct Rec { id: i64, x: f64, v: [f32; 3] }
-///
-/// let rows = vec![Rec { id: 1, x: 0.5, v: [1.0, 2.0, 3.0] }, Rec { id: 2, x: -1.5, v: [0.0; 3] }];
-/// let file = npy_serde::to_vec(&rows)?;
-/// let back: Vec<Rec> = npy_serde::records_from_reader(file.as_slice())?;
-/// assert_eq!(back, rows);
-/// # Ok::<(), npy_serde::Error>(())
-/// ```
-pub fn records_from_reader<R: Read, T: DeserializeOwned + NpyRecord>(reader: R) -> Result<Vec<T>> {
-    ReaderBuilder::new().records_from_reader(reader)
+/// `T` follows the shape: `Vec<T>` for 1-D, `Vec<Vec<f32>>` or `Vec<[f32; 3]>` for 2-D, a bare
+/// value for 0-d. The reader is left just after the array's data (so arrays saved back to back
+/// read in turn); it is read in large blocks, so wrapping it in a `BufReader` gains nothing.
+pub fn deserialize_reader<R: Read, T: DeserializeOwned>(reader: R) -> Result<T> {
+    ReaderBuilder::new().deserialize_reader(reader)
 }
 
-/// [`records_from_reader`] for a whole `.npy` file in memory.
-pub fn records_from_slice<'de, T: Deserialize<'de> + NpyRecord + Send>(
-    bytes: &'de [u8],
-) -> Result<Vec<T>> {
-    ReaderBuilder::new().records_from_slice(bytes)
+/// Deserializes the whole `.npy` file in `bytes` as one serde value shaped like
+/// `ndarray.tolist()`, which may borrow `&str` and `&[u8]` from `S` fields (for a `Vec` of
+/// elements, [`from_slice`] / [`from_slice_serde`] are several times faster: `Vec<T>` through
+/// this door goes through serde's `Vec` visitor). Bytes after the array are ignored.
+pub fn deserialize_slice<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> {
+    ReaderBuilder::new().deserialize_slice(bytes)
 }
 
-/// [`records_from_reader`] for the `.npy` file at `path`, with the `Vec` allocated once at its
-/// final size (as [`vec_from_path`]).
-pub fn records_from_path<P: AsRef<Path>, T: DeserializeOwned + NpyRecord + Send>(
-    path: P,
-) -> Result<Vec<T>> {
-    ReaderBuilder::new().records_from_path(path)
+/// Deserializes the `.npy` file at `path` as one serde value shaped like `ndarray.tolist()`
+/// (for a `Vec` of elements, [`from_path`] / [`from_path_serde`] are 5-10x faster: `Vec<T>`
+/// through this door goes through serde's `Vec` visitor, which cannot know the length).
+pub fn deserialize_path<P: AsRef<Path>, T: DeserializeOwned>(path: P) -> Result<T> {
+    ReaderBuilder::new().deserialize_path(path)
 }
 
 impl ReaderBuilder {
-    /// [`from_reader`] with these options.
-    pub fn from_reader<R: Read, T: DeserializeOwned>(&self, mut reader: R) -> Result<T> {
+    /// [`deserialize_reader`] with these options.
+    pub fn deserialize_reader<R: Read, T: DeserializeOwned>(&self, mut reader: R) -> Result<T> {
         let header = read_header(&mut reader, &self.limits)?;
         self.from_reader_with_header(reader, &header)
     }
 
-    /// [`from_reader`] for an array whose header was already read from `reader` (positioned
+    /// [`deserialize_reader`] for an array whose header was already read from `reader` (positioned
     /// at the first data byte): a `.npz` member.
-    // Named as the door it continues (`from_reader`), which takes `&self` as well.
+    // Named as the door it continues (`deserialize_reader`), which takes `&self` as well.
     #[allow(clippy::wrong_self_convention)]
     pub(crate) fn from_reader_with_header<R: Read, T: DeserializeOwned>(
         &self,
@@ -288,15 +315,15 @@ impl ReaderBuilder {
         self.read_data(reader, header, Whole::<T>(PhantomData), false)
     }
 
-    /// [`vec_from_reader`] with these options.
-    pub fn vec_from_reader<R: Read, T: DeserializeOwned>(&self, mut reader: R) -> Result<Vec<T>> {
+    /// [`from_reader_serde`] with these options.
+    pub fn from_reader_serde<R: Read, T: DeserializeOwned>(&self, mut reader: R) -> Result<Vec<T>> {
         let header = read_header(&mut reader, &self.limits)?;
         // The data may not exist: reserve only as elements arrive.
         self.read_data(reader, &header, Elements::<T>::plain(), false)
     }
 
-    /// [`vec_from_slice`] with these options.
-    pub fn vec_from_slice<'de, T: Deserialize<'de> + Send>(
+    /// [`from_slice_serde`] with these options.
+    pub fn from_slice_serde<'de, T: Deserialize<'de> + Send>(
         &self,
         bytes: &'de [u8],
     ) -> Result<Vec<T>> {
@@ -308,8 +335,8 @@ impl ReaderBuilder {
         vec_from_data(data, true, &header, self, Elements::plain())
     }
 
-    /// [`vec_from_path`] with these options.
-    pub fn vec_from_path<P: AsRef<Path>, T: DeserializeOwned + Send>(
+    /// [`from_path_serde`] with these options.
+    pub fn from_path_serde<P: AsRef<Path>, T: DeserializeOwned + Send>(
         &self,
         path: P,
     ) -> Result<Vec<T>> {
@@ -328,8 +355,8 @@ impl ReaderBuilder {
         self.read_data(file, &header, Elements::<T>::plain(), true)
     }
 
-    /// [`records_from_reader`] with these options.
-    pub fn records_from_reader<R: Read, T: DeserializeOwned + NpyRecord>(
+    /// [`from_reader`] with these options.
+    pub fn from_reader<R: Read, T: DeserializeOwned + NpyRecord>(
         &self,
         mut reader: R,
     ) -> Result<Vec<T>> {
@@ -337,7 +364,7 @@ impl ReaderBuilder {
         self.records_after_header(reader, &header)
     }
 
-    /// [`records_from_reader`] for a reader positioned just after `header`.
+    /// [`from_reader`] for a reader positioned just after `header`.
     fn records_after_header<R: Read, T: DeserializeOwned + NpyRecord>(
         &self,
         reader: R,
@@ -349,8 +376,8 @@ impl ReaderBuilder {
         }
     }
 
-    /// [`records_from_slice`] with these options.
-    pub fn records_from_slice<'de, T: Deserialize<'de> + NpyRecord + Send>(
+    /// [`from_slice`] with these options.
+    pub fn from_slice<'de, T: Deserialize<'de> + NpyRecord + Send>(
         &self,
         bytes: &'de [u8],
     ) -> Result<Vec<T>> {
@@ -358,7 +385,7 @@ impl ReaderBuilder {
         self.records_in_slice(bytes, &header)
     }
 
-    /// [`records_from_slice`] for the file `bytes` whose header is `header`.
+    /// [`from_slice`] for the file `bytes` whose header is `header`.
     fn records_in_slice<'de, T: Deserialize<'de> + NpyRecord + Send>(
         &self,
         bytes: &'de [u8],
@@ -371,8 +398,8 @@ impl ReaderBuilder {
         vec_from_data(data, true, header, self, Elements::records())
     }
 
-    /// [`records_from_path`] with these options.
-    pub fn records_from_path<P: AsRef<Path>, T: DeserializeOwned + NpyRecord + Send>(
+    /// [`from_path`] with these options.
+    pub fn from_path<P: AsRef<Path>, T: DeserializeOwned + NpyRecord + Send>(
         &self,
         path: P,
     ) -> Result<Vec<T>> {
@@ -380,7 +407,7 @@ impl ReaderBuilder {
         self.records_from_file(file, &header)
     }
 
-    /// [`records_from_path`] for an opened, checked file positioned just after `header`.
+    /// [`from_path`] for an opened, checked file positioned just after `header`.
     fn records_from_file<T: DeserializeOwned + NpyRecord + Send>(
         &self,
         file: std::fs::File,
@@ -409,31 +436,43 @@ impl ReaderBuilder {
         self.read_data(file, header, Elements::<T>::records(), true)
     }
 
-    /// [`from_slice`] with these options.
-    pub fn from_slice<'de, T: Deserialize<'de>>(&self, bytes: &'de [u8]) -> Result<T> {
+    /// [`deserialize_slice`] with these options.
+    pub fn deserialize_slice<'de, T: Deserialize<'de>>(&self, bytes: &'de [u8]) -> Result<T> {
         let header = parse_header(bytes, &self.limits)?;
         deserialize_data(data_of(bytes, &header, self)?, true, &header, self)
     }
 
-    /// [`from_path`] with these options.
-    pub fn from_path<P: AsRef<Path>, T: DeserializeOwned>(&self, path: P) -> Result<T> {
+    /// [`deserialize_path`] with these options.
+    pub fn deserialize_path<P: AsRef<Path>, T: DeserializeOwned>(&self, path: P) -> Result<T> {
         let (file, header) = open_checked(path.as_ref(), self)?;
         self.from_reader_with_header(file, &header)
     }
 
     /// A streaming reader yielding the array's elements one at a time, in logical C order.
-    pub fn records<R: Read, T: DeserializeOwned>(&self, reader: R) -> Result<RecordReader<R, T>> {
+    pub fn records_serde<R: Read, T: DeserializeOwned>(
+        &self,
+        reader: R,
+    ) -> Result<RecordReader<R, T, General>> {
         RecordReader::with_builder(reader, self)
+    }
+
+    /// A streaming reader yielding the array's elements one at a time, in logical C order, for
+    /// a type that knows its dtype: [`RecordReader::new_with`].
+    pub fn records<R: Read, T: DeserializeOwned + NpyRecord>(
+        &self,
+        reader: R,
+    ) -> Result<RecordReader<R, T>> {
+        RecordReader::new_with(reader, self)
     }
 }
 
 /// The elements of an array in *storage* order, with the file's header: for a Fortran-order
 /// array, column-major, so that `crate::ndarray` builds a Fortran-layout array around them
 /// without a transposing copy. The same tiers (parallel, one copy, exact, general) as the
-/// `records_from_*` doors, values and errors; an error's record index counts in storage order.
+/// `from_*` doors, values and errors; an error's record index counts in storage order.
 #[cfg(feature = "ndarray")]
 impl ReaderBuilder {
-    /// `records_from_path` in storage order.
+    /// `from_path` in storage order.
     pub(crate) fn stored_from_path<T: DeserializeOwned + NpyRecord + Send>(
         &self,
         path: &Path,
@@ -443,7 +482,7 @@ impl ReaderBuilder {
         Ok((header.header, v))
     }
 
-    /// `records_from_reader` in storage order.
+    /// `from_reader` in storage order.
     pub(crate) fn stored_from_reader<R: Read, T: DeserializeOwned + NpyRecord>(
         &self,
         mut reader: R,
@@ -452,7 +491,7 @@ impl ReaderBuilder {
         self.stored_after_header(reader, &header)
     }
 
-    /// `records_from_reader` in storage order, for a reader positioned just after `header`
+    /// `from_reader` in storage order, for a reader positioned just after `header`
     /// (a `.npz` member).
     pub(crate) fn stored_after_header<R: Read, T: DeserializeOwned + NpyRecord>(
         &self,
@@ -463,7 +502,7 @@ impl ReaderBuilder {
         Ok((header.header.clone(), v))
     }
 
-    /// `records_from_slice` in storage order.
+    /// `from_slice` in storage order.
     pub(crate) fn stored_from_slice<'de, T: Deserialize<'de> + NpyRecord + Send>(
         &self,
         bytes: &'de [u8],
@@ -487,7 +526,7 @@ fn storage_order(header: &ParsedHeader) -> ParsedHeader {
 }
 
 impl ReaderBuilder {
-    /// The one-copy and parallel paths of `records_from_slice` / `MmapArray::to_records` for
+    /// The one-copy and parallel paths of `from_slice` / `MmapArray::to_vec` for
     /// complete data in memory; `None` when neither applies (or the parallel one missed).
     pub(crate) fn records_fast<'de, T: Deserialize<'de> + NpyRecord + Send>(
         &self,
@@ -507,7 +546,7 @@ impl ReaderBuilder {
         bulk::plain::<T>(h).and_then(|p| bulk::from_bytes(p, data))
     }
 
-    /// The parallel path of `vec_from_slice` / `MmapArray::to_vec` (the runtime-planned tier
+    /// The parallel path of `from_slice_serde` / `MmapArray::to_vec` (the runtime-planned tier
     /// on all cores) for complete data in memory; `None` when it does not apply or missed.
     pub(crate) fn vec_fast<'de, T: Deserialize<'de> + Send>(
         &self,

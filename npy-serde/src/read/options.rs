@@ -43,7 +43,7 @@ impl ReaderBuilder {
         }
     }
 
-    /// Whether `records_from_path`, `records_from_slice` and `MmapArray::to_records` may
+    /// Whether `from_path`, `from_slice` and `MmapArray::to_vec` may
     /// decode large arrays (16 MiB of data and more) on all cores (default true; needs the
     /// `parallel` feature, on by default). The result is the same either way.
     pub fn parallel(mut self, yes: bool) -> Self {

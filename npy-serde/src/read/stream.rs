@@ -13,7 +13,7 @@
 //! # file.resize(127, b' ');
 //! # file.push(b'\n');
 //! # for v in [10i32, 20, 30] { file.extend_from_slice(&v.to_le_bytes()); }
-//! let mut records = npy_serde::RecordReader::<_, i64>::new(std::io::Cursor::new(file))?;
+//! let mut records = npy_serde::RecordReader::<_, i64>::new_serde(std::io::Cursor::new(file))?;
 //! assert_eq!(records.len(), 3);
 //! records.seek_to_record(1)?;
 //! let rest: Vec<i64> = records.collect::<Result<_, _>>()?;
@@ -49,13 +49,13 @@ use crate::record::NpyRecord;
 /// After an I/O or end-of-input error the iterator ends; after an error in one element (a type
 /// mismatch, an invalid value), it continues with the next element.
 ///
-/// `E` is the tiers tried first: [`General`] for any `Deserialize` type ([`new`](Self::new)),
-/// [`Exact`] for types that know their dtype ([`new_records`](Self::new_records)). `for_each`,
+/// `E` is the tiers tried first: [`Exact`] for types that know their dtype ([`new`](Self::new),
+/// the default), [`General`] for any `Deserialize` type ([`new_serde`](Self::new_serde)). `for_each`,
 /// `fold`, `sum`, `collect` and the like iterate internally, a block at a time: each element
 /// then goes from the block just read to the closure with nothing in between (on the exact
 /// tier, the fields the closure does not use are never decoded). A `for` loop takes one
 /// element per `next` instead, which costs more per element.
-pub struct RecordReader<R, T, E = General> {
+pub struct RecordReader<R, T, E = Exact<T>> {
     block: BlockReader<R>,
     header: ParsedHeader,
     itemsize: usize,
@@ -70,7 +70,7 @@ pub struct RecordReader<R, T, E = General> {
     /// Whether elements still go to the fast tier first.
     fast: bool,
     last: LastPlan,
-    /// The exact tier of `T`'s compile-time layout ([`RecordReader::new_records`]), until its
+    /// The exact tier of `T`'s compile-time layout ([`RecordReader::new`]), until its
     /// first miss.
     exact: E,
     _t: PhantomData<fn() -> T>,
@@ -87,24 +87,34 @@ impl<R, T, E> fmt::Debug for RecordReader<R, T, E> {
 }
 
 impl<R: Read, T: DeserializeOwned> RecordReader<R, T> {
-    /// Reads the header from `reader` (default limits) and streams the elements after it.
-    pub fn new(reader: R) -> Result<Self> {
-        Self::with_builder(reader, &ReaderBuilder::new())
+    /// [`new`](RecordReader::new) for any `Deserialize` type (no `NpyRecord` needed): reads the
+    /// header from `reader` (default limits) and streams the elements after it, on the
+    /// runtime-planned and general tiers. The same elements and errors as `new`, which is
+    /// several times faster on records for types that derive `NpyRecord`.
+    ///
+    /// (Declared on the default `RecordReader<R, T>` so that `RecordReader::<_, T>::new_serde`
+    /// names it; it returns the reader over the general tiers.)
+    pub fn new_serde(reader: R) -> Result<RecordReader<R, T, General>> {
+        RecordReader::with_builder(reader, &ReaderBuilder::new())
     }
 
+    /// [`from_parts`](RecordReader::from_parts) for any `Deserialize` type.
+    pub fn from_parts_serde(
+        reader: R,
+        header: ParsedHeader,
+    ) -> Result<RecordReader<R, T, General>> {
+        RecordReader::build(reader, header, &ReaderBuilder::new())
+    }
+}
+
+impl<R: Read, T: DeserializeOwned> RecordReader<R, T, General> {
     pub(crate) fn with_builder(mut reader: R, rb: &ReaderBuilder) -> Result<Self> {
         let header = read_header(&mut reader, &rb.limits)?;
         Self::build(reader, header, rb)
     }
 
-    /// Streams the elements of an array whose header was already read: `reader` must be
-    /// positioned at the first data byte (e.g. an `.npz` member after its header).
-    pub fn from_parts(reader: R, header: ParsedHeader) -> Result<Self> {
-        Self::build(reader, header, &ReaderBuilder::new())
-    }
-
-    /// [`from_parts`](Self::from_parts) with options (`ReaderBuilder::records` for a reader
-    /// whose header is still to be read).
+    /// [`from_parts_serde`](RecordReader::from_parts_serde) with options
+    /// (`ReaderBuilder::records_serde` for a reader whose header is still to be read).
     pub(crate) fn from_parts_with(
         reader: R,
         header: ParsedHeader,
@@ -145,11 +155,13 @@ impl<R: Read, T, E> RecordReader<R, T, E> {
     }
 }
 
-impl<R: Read, T: DeserializeOwned + NpyRecord> RecordReader<R, T> {
-    /// [`new`](Self::new) for a type that knows its dtype (`#[derive(Deserialize, NpyRecord)]`):
-    /// the same elements and errors, several times faster when the file's element layout is
-    /// `T`'s (the exact tier of [`records_from_reader`](crate::records_from_reader), decoding
-    /// ahead a few thousand elements at a time from the block already read).
+impl<R: Read, T: DeserializeOwned + NpyRecord> RecordReader<R, T, Exact<T>> {
+    /// Reads the header from `reader` (default limits) and streams the elements after it, for
+    /// a type that knows its dtype (`#[derive(Deserialize, NpyRecord)]`; numbers, `bool`,
+    /// arrays). When the file's element layout is `T`'s, each element decodes on the exact
+    /// tier of [`from_reader`](crate::from_reader), a few thousand at a time from the block
+    /// already read; otherwise, and from the first element that tier cannot decode, as
+    /// [`new_serde`](RecordReader::new_serde) does, with the same elements and errors.
     ///
     /// ```
     /// # use npy_serde::{NpyRecord, RecordReader};
@@ -159,26 +171,29 @@ impl<R: Read, T: DeserializeOwned + NpyRecord> RecordReader<R, T> {
     ///
     /// let file = npy_serde::to_vec(&[Rec { id: 1, x: 0.5 }, Rec { id: 2, x: 1.5 }])?;
     /// let mut sum = 0.0;
-    /// for r in RecordReader::<_, Rec>::new_records(file.as_slice())? {
+    /// for r in RecordReader::<_, Rec>::new(file.as_slice())? {
     ///     sum += r?.x;
     /// }
     /// assert_eq!(sum, 2.0);
     /// # Ok::<(), npy_serde::Error>(())
     /// ```
-    pub fn new_records(reader: R) -> Result<RecordReader<R, T, Exact<T>>> {
-        Self::new_records_with(reader, &ReaderBuilder::new())
+    pub fn new(reader: R) -> Result<Self> {
+        Self::new_with(reader, &ReaderBuilder::new())
     }
 
-    /// [`new_records`](Self::new_records) with reading options.
-    pub fn new_records_with(
-        mut reader: R,
-        rb: &ReaderBuilder,
-    ) -> Result<RecordReader<R, T, Exact<T>>> {
+    /// Streams the elements of an array whose header was already read: `reader` must be
+    /// positioned at the first data byte (e.g. an `.npz` member after its header).
+    pub fn from_parts(reader: R, header: ParsedHeader) -> Result<Self> {
+        Self::records_from_parts_with(reader, header, &ReaderBuilder::new())
+    }
+
+    /// [`new`](Self::new) with reading options.
+    pub fn new_with(mut reader: R, rb: &ReaderBuilder) -> Result<Self> {
         let header = read_header(&mut reader, &rb.limits)?;
         Self::records_from_parts_with(reader, header, rb)
     }
 
-    /// [`new_records_with`](Self::new_records_with) for a reader positioned at the first data
+    /// [`new_with`](Self::new_with) for a reader positioned at the first data
     /// byte of an array whose header was already read (an `.npz` member).
     pub(crate) fn records_from_parts_with(
         reader: R,
@@ -417,7 +432,7 @@ impl<R: Read, T: DeserializeOwned, E> RecordReader<R, T, E> {
     }
 }
 
-impl<R: Read, T: DeserializeOwned> Iterator for RecordReader<R, T> {
+impl<R: Read, T: DeserializeOwned> Iterator for RecordReader<R, T, General> {
     type Item = Result<T>;
 
     #[inline]

@@ -35,9 +35,9 @@ impl Read for Trickle<'_> {
 
 /// Reads through every entry point that yields owned values and checks they agree.
 fn all<T: DeserializeOwned + PartialEq + std::fmt::Debug>(file: &[u8]) -> Result<T> {
-    let a: T = from_slice(file)?;
-    let b: T = from_reader(Cursor::new(file))?;
-    let c: T = from_reader(Trickle {
+    let a: T = deserialize_slice(file)?;
+    let b: T = deserialize_reader(Cursor::new(file))?;
+    let c: T = deserialize_reader(Trickle {
         data: file,
         step: 3,
     })?;
@@ -93,12 +93,15 @@ fn half_floats() {
         assert_eq!(f, vals);
         let d: Vec<f64> = all(&file).unwrap();
         assert_eq!(d, vals.map(f64::from));
-        let h: Vec<half::f16> = from_slice(&file).unwrap();
+        let h: Vec<half::f16> = deserialize_slice(&file).unwrap();
         assert_eq!(h.iter().map(|h| h.to_bits()).collect::<Vec<_>>(), bits);
     }
     // half::f16 from a wider float would round: refused.
     let f4 = npy("<f4", &[1], false, &1.0f32.to_le_bytes());
-    assert_eq!(code(from_slice::<Vec<half::f16>>(&f4)), "type_mismatch");
+    assert_eq!(
+        code(deserialize_slice::<Vec<half::f16>>(&f4)),
+        "type_mismatch"
+    );
 }
 
 #[test]
@@ -108,30 +111,30 @@ fn widening_allowed_and_lossy_refused() {
     assert_eq!(all::<Vec<f64>>(&i4).unwrap(), [-1.0, 5.0]);
     assert_eq!(all::<Vec<i128>>(&i4).unwrap(), [-1, 5]);
     for r in [
-        code(from_slice::<Vec<u32>>(&i4)),
-        code(from_slice::<Vec<i16>>(&i4)),
-        code(from_slice::<Vec<f32>>(&i4)),
-        code(from_slice::<Vec<bool>>(&i4)),
-        code(from_slice::<Vec<String>>(&i4)),
+        code(deserialize_slice::<Vec<u32>>(&i4)),
+        code(deserialize_slice::<Vec<i16>>(&i4)),
+        code(deserialize_slice::<Vec<f32>>(&i4)),
+        code(deserialize_slice::<Vec<bool>>(&i4)),
+        code(deserialize_slice::<Vec<String>>(&i4)),
     ] {
         assert_eq!(r, "type_mismatch");
     }
     let u4 = npy(">u4", &[1], false, &u32::MAX.to_be_bytes());
     assert_eq!(all::<Vec<i64>>(&u4).unwrap(), [u32::MAX as i64]);
     assert_eq!(all::<Vec<u64>>(&u4).unwrap(), [u32::MAX as u64]);
-    assert_eq!(code(from_slice::<Vec<i32>>(&u4)), "type_mismatch");
+    assert_eq!(code(deserialize_slice::<Vec<i32>>(&u4)), "type_mismatch");
     let u1 = npy("|u1", &[1], false, &[200]);
     assert_eq!(all::<Vec<u16>>(&u1).unwrap(), [200]);
     assert_eq!(all::<Vec<i16>>(&u1).unwrap(), [200]);
     assert_eq!(all::<Vec<f32>>(&u1).unwrap(), [200.0]);
-    assert_eq!(code(from_slice::<Vec<i8>>(&u1)), "type_mismatch");
+    assert_eq!(code(deserialize_slice::<Vec<i8>>(&u1)), "type_mismatch");
     let i2 = npy("<i2", &[1], false, &(-300i16).to_le_bytes());
     assert_eq!(all::<Vec<f32>>(&i2).unwrap(), [-300.0]);
     let f4 = npy("<f4", &[1], false, &0.1f32.to_le_bytes());
     assert_eq!(all::<Vec<f64>>(&f4).unwrap(), [0.1f32 as f64]);
-    assert_eq!(code(from_slice::<Vec<i64>>(&f4)), "type_mismatch");
+    assert_eq!(code(deserialize_slice::<Vec<i64>>(&f4)), "type_mismatch");
     let f8 = npy("<f8", &[1], false, &0.1f64.to_le_bytes());
-    let e = from_slice::<Vec<f32>>(&f8).unwrap_err();
+    let e = deserialize_slice::<Vec<f32>>(&f8).unwrap_err();
     assert_eq!(e.kind().code(), "type_mismatch");
     assert_eq!(e.position().record, Some(0));
     assert_eq!(e.position().byte, Some(128));
@@ -140,10 +143,10 @@ fn widening_allowed_and_lossy_refused() {
         "{e}"
     );
     let i8 = npy("<i8", &[1], false, &1i64.to_le_bytes());
-    assert_eq!(code(from_slice::<Vec<f64>>(&i8)), "type_mismatch");
-    assert_eq!(code(from_slice::<Vec<u64>>(&i8)), "type_mismatch");
+    assert_eq!(code(deserialize_slice::<Vec<f64>>(&i8)), "type_mismatch");
+    assert_eq!(code(deserialize_slice::<Vec<u64>>(&i8)), "type_mismatch");
     let u8_ = npy("<u8", &[1], false, &1u64.to_le_bytes());
-    assert_eq!(code(from_slice::<Vec<i64>>(&u8_)), "type_mismatch");
+    assert_eq!(code(deserialize_slice::<Vec<i64>>(&u8_)), "type_mismatch");
     assert_eq!(all::<Vec<i128>>(&u8_).unwrap(), [1]);
 }
 
@@ -152,13 +155,13 @@ fn bools_and_invalid_bool_bytes() {
     let ok = npy("|b1", &[3], false, &[1, 0, 1]);
     assert_eq!(all::<Vec<bool>>(&ok).unwrap(), [true, false, true]);
     let bad = npy("|b1", &[3], false, &[1, 0, 2]);
-    let e = from_slice::<Vec<bool>>(&bad).unwrap_err();
+    let e = deserialize_slice::<Vec<bool>>(&bad).unwrap_err();
     assert_eq!(e.kind().code(), "invalid_value");
     assert_eq!(e.position().byte, Some(128 + 2));
     assert_eq!(e.position().record, Some(2));
     assert_eq!(code(Array::from_slice(&bad)), "invalid_value");
     assert_eq!(
-        code(from_reader::<_, Vec<bool>>(Cursor::new(&bad))),
+        code(deserialize_reader::<_, Vec<bool>>(Cursor::new(&bad))),
         "invalid_value"
     );
 }
@@ -202,7 +205,7 @@ fn long_double_rounds_to_nearest_even_like_numpy() {
     ] {
         let got: Vec<f64> = all(&file).unwrap();
         assert_eq!(got.iter().map(|f| f.to_bits()).collect::<Vec<_>>(), want);
-        assert_eq!(code(from_slice::<Vec<f32>>(&file)), "type_mismatch");
+        assert_eq!(code(deserialize_slice::<Vec<f32>>(&file)), "type_mismatch");
     }
     // NaN, pseudo-denormal and unnormal never panic.
     let nan = longdouble_to_f64([1, 0, 0, 0, 0, 0, 0, 0xc0, 0xff, 0x7f, 0, 0, 0, 0, 0, 0]);
@@ -229,8 +232,11 @@ fn complex_numbers() {
             all::<Vec<[f64; 2]>>(&file).unwrap(),
             [[1.5, -2.0], [0.25, 4.0]]
         );
-        assert_eq!(code(from_slice::<Vec<(f32, f32)>>(&file)), "type_mismatch");
-        assert_eq!(code(from_slice::<Vec<f64>>(&file)), "type_mismatch");
+        assert_eq!(
+            code(deserialize_slice::<Vec<(f32, f32)>>(&file)),
+            "type_mismatch"
+        );
+        assert_eq!(code(deserialize_slice::<Vec<f64>>(&file)), "type_mismatch");
         let a = Array::from_slice(&file).unwrap();
         assert_eq!(
             a.values,
@@ -243,7 +249,7 @@ fn complex_numbers() {
     assert_eq!(all::<Vec<(f64, f64)>>(&file).unwrap(), [(1.0, 2.0)]);
     #[cfg(feature = "complex")]
     {
-        let z: Vec<num_complex::Complex<f64>> = from_slice(&file).unwrap();
+        let z: Vec<num_complex::Complex<f64>> = deserialize_slice(&file).unwrap();
         assert_eq!(z, [num_complex::Complex::new(1.0, 2.0)]);
     }
 }
@@ -257,15 +263,15 @@ fn strings_bytes_void_and_datetimes() {
         [b"ab".to_vec(), b"abcd".to_vec(), vec![]]
     );
     assert_eq!(all::<Vec<[u8; 4]>>(&s).unwrap()[0], *b"ab\0\0");
-    let borrowed: Vec<&str> = from_slice(&s).unwrap();
+    let borrowed: Vec<&str> = deserialize_slice(&s).unwrap();
     assert_eq!(borrowed, ["ab", "abcd", ""]);
-    let bytes: Vec<&[u8]> = from_slice(&s).unwrap();
+    let bytes: Vec<&[u8]> = deserialize_slice(&s).unwrap();
     assert_eq!(bytes[1], b"abcd");
     // Borrowing is impossible from a reader: serde's own error.
-    assert!(from_reader::<_, Vec<String>>(Cursor::new(&s)).is_ok());
+    assert!(deserialize_reader::<_, Vec<String>>(Cursor::new(&s)).is_ok());
 
     let bad_utf8 = npy("|S2", &[1], false, b"a\xff");
-    let e = from_slice::<Vec<String>>(&bad_utf8).unwrap_err();
+    let e = deserialize_slice::<Vec<String>>(&bad_utf8).unwrap_err();
     assert_eq!(e.kind().code(), "invalid_value");
     assert_eq!(e.position().byte, Some(129));
     assert_eq!(all::<Vec<Vec<u8>>>(&bad_utf8).unwrap(), [b"a\xff".to_vec()]);
@@ -294,12 +300,15 @@ fn strings_bytes_void_and_datetimes() {
     let c = npy("<U1", &[2], false, &[0x41, 0, 0, 0, 0xe9, 0, 0, 0]);
     assert_eq!(all::<Vec<char>>(&c).unwrap(), ['A', 'é']);
     let bad_cp = npy("<U2", &[1], false, &[0x41, 0, 0, 0, 0x00, 0xd8, 0, 0]);
-    let e = from_slice::<Vec<String>>(&bad_cp).unwrap_err();
+    let e = deserialize_slice::<Vec<String>>(&bad_cp).unwrap_err();
     assert_eq!(e.kind().code(), "invalid_value");
     assert_eq!(e.position().byte, Some(132));
     assert_eq!(code(Array::from_slice(&bad_cp)), "invalid_value");
     let too_big = npy("<U1", &[1], false, &0x11_0000u32.to_le_bytes());
-    assert_eq!(code(from_slice::<Vec<String>>(&too_big)), "invalid_value");
+    assert_eq!(
+        code(deserialize_slice::<Vec<String>>(&too_big)),
+        "invalid_value"
+    );
 
     let v = npy("|V3", &[1], false, &[0, 1, 0]);
     assert_eq!(all::<Vec<Vec<u8>>>(&v).unwrap(), [vec![0, 1, 0]]);
@@ -319,7 +328,7 @@ fn strings_bytes_void_and_datetimes() {
         &[&7i64.to_be_bytes()[..], &i64::MIN.to_be_bytes()].concat(),
     );
     assert_eq!(all::<Vec<i64>>(&m).unwrap(), [7, i64::MIN]);
-    assert_eq!(code(from_slice::<Vec<i32>>(&m)), "type_mismatch");
+    assert_eq!(code(deserialize_slice::<Vec<i32>>(&m)), "type_mismatch");
     assert_eq!(
         Array::from_slice(&m).unwrap().values,
         [Value::DateTime(7), Value::DateTime(Value::NAT)]
@@ -431,7 +440,7 @@ fn nested_padded_subarray_records_by_name() {
 }
 
 fn all_nan_ok<T: DeserializeOwned>(file: &[u8]) -> T {
-    from_reader(Trickle {
+    deserialize_reader(Trickle {
         data: file,
         step: 7,
     })
@@ -454,7 +463,7 @@ fn mismatch_names_field_path_record_and_dtypes() {
     let file = nested_file('>');
     let start = parse_header(&file, &Limits::default()).unwrap().data_offset;
     assert_eq!(start, 256);
-    let e = from_slice::<Vec<Bad>>(&file).unwrap_err();
+    let e = deserialize_slice::<Vec<Bad>>(&file).unwrap_err();
     assert_eq!(e.kind().code(), "type_mismatch");
     assert_eq!(e.position().field.as_deref(), Some("pos.b"));
     assert_eq!(e.position().record, Some(0));
@@ -463,7 +472,7 @@ fn mismatch_names_field_path_record_and_dtypes() {
         e.to_string(),
         "cannot read dtype >i4 as i16 (at record 0, field `pos.b`, byte 268)"
     );
-    let e = from_reader::<_, Vec<Bad>>(Trickle {
+    let e = deserialize_reader::<_, Vec<Bad>>(Trickle {
         data: &file,
         step: 1,
     })
@@ -474,7 +483,7 @@ fn mismatch_names_field_path_record_and_dtypes() {
     struct BadV {
         v: [i32; 3],
     }
-    let e = from_slice::<Vec<BadV>>(&nested_file('<')).unwrap_err();
+    let e = deserialize_slice::<Vec<BadV>>(&nested_file('<')).unwrap_err();
     assert_eq!(e.position().field.as_deref(), Some("v[0]"));
     #[derive(Deserialize, Debug)]
     #[allow(dead_code)]
@@ -482,7 +491,7 @@ fn mismatch_names_field_path_record_and_dtypes() {
         v: [f32; 2],
     }
     assert_eq!(
-        code(from_slice::<Vec<ShortV>>(&nested_file('<'))),
+        code(deserialize_slice::<Vec<ShortV>>(&nested_file('<'))),
         "type_mismatch"
     );
 }
@@ -505,7 +514,7 @@ fn fortran_order_reads_in_logical_c_order() {
     })
     .unwrap();
     assert_eq!(a, b);
-    let mut rr = RecordReader::<_, i32>::new(Cursor::new(&file)).unwrap();
+    let mut rr = RecordReader::<_, i32>::new_serde(Cursor::new(&file)).unwrap();
     assert_eq!(
         rr.by_ref().collect::<Result<Vec<_>>>().unwrap(),
         [0, 1, 2, 3, 4, 5]
@@ -533,7 +542,7 @@ fn fortran_order_reads_in_logical_c_order() {
 fn zero_d_empty_and_wrong_shapes() {
     let f = npy("<f8", &[], false, &2.5f64.to_le_bytes());
     assert_eq!(all::<f64>(&f).unwrap(), 2.5);
-    assert_eq!(code(from_slice::<Vec<f64>>(&f)), "type_mismatch");
+    assert_eq!(code(deserialize_slice::<Vec<f64>>(&f)), "type_mismatch");
     let a = Array::from_slice(&f).unwrap();
     assert_eq!((a.shape.len(), a.values.len()), (0, 1));
     let empty = npy("<f8", &[0], false, &[]);
@@ -545,14 +554,14 @@ fn zero_d_empty_and_wrong_shapes() {
     );
     assert!(Array::from_slice(&e2).unwrap().values.is_empty());
     let one = npy("<i2", &[3], false, &[1, 0, 2, 0, 3, 0]);
-    assert_eq!(code(from_slice::<i16>(&one)), "type_mismatch");
-    assert_eq!(code(from_slice::<[i16; 2]>(&one)), "type_mismatch");
+    assert_eq!(code(deserialize_slice::<i16>(&one)), "type_mismatch");
+    assert_eq!(code(deserialize_slice::<[i16; 2]>(&one)), "type_mismatch");
     assert_eq!(all::<(i16, i16, i16)>(&one).unwrap(), (1, 2, 3));
     // Zero-byte items: allowed, but bounded.
     let v0 = npy("|V0", &[5], false, &[]);
     assert_eq!(all::<Vec<Vec<u8>>>(&v0).unwrap().len(), 5);
     let huge = npy("|V0", &[1 << 40], false, &[]);
-    assert_eq!(code(from_slice::<Vec<()>>(&huge)), "limit_exceeded");
+    assert_eq!(code(deserialize_slice::<Vec<()>>(&huge)), "limit_exceeded");
     assert_eq!(code(Array::from_slice(&huge)), "limit_exceeded");
 }
 
@@ -562,17 +571,23 @@ fn back_to_back_arrays_in_one_stream() {
     stream.extend(npy("|S2", &[1], false, b"hi"));
     stream.extend(npy("<f8", &[], false, &1.0f64.to_le_bytes()));
     let mut r = Cursor::new(&stream);
-    assert_eq!(from_reader::<_, Vec<i32>>(&mut r).unwrap(), [1, 2]);
-    assert_eq!(from_reader::<_, Vec<String>>(&mut r).unwrap(), ["hi"]);
-    assert_eq!(from_reader::<_, f64>(&mut r).unwrap(), 1.0);
-    assert_eq!(code(from_reader::<_, f64>(&mut r)), "unexpected_eof");
+    assert_eq!(deserialize_reader::<_, Vec<i32>>(&mut r).unwrap(), [1, 2]);
+    assert_eq!(
+        deserialize_reader::<_, Vec<String>>(&mut r).unwrap(),
+        ["hi"]
+    );
+    assert_eq!(deserialize_reader::<_, f64>(&mut r).unwrap(), 1.0);
+    assert_eq!(code(deserialize_reader::<_, f64>(&mut r)), "unexpected_eof");
     // A target that reads only part of the array still leaves the stream after it.
     let mut r = Cursor::new(&stream);
-    from_reader::<_, serde::de::IgnoredAny>(&mut r).unwrap();
-    assert_eq!(from_reader::<_, Vec<String>>(&mut r).unwrap(), ["hi"]);
+    deserialize_reader::<_, serde::de::IgnoredAny>(&mut r).unwrap();
+    assert_eq!(
+        deserialize_reader::<_, Vec<String>>(&mut r).unwrap(),
+        ["hi"]
+    );
     // Through RecordReader::into_inner.
     let mut r = Cursor::new(&stream);
-    let mut rr = RecordReader::<_, i32>::new(&mut r).unwrap();
+    let mut rr = RecordReader::<_, i32>::new_serde(&mut r).unwrap();
     assert_eq!(rr.next().unwrap().unwrap(), 1);
     rr.into_inner().unwrap();
     assert_eq!(
@@ -580,7 +595,7 @@ fn back_to_back_arrays_in_one_stream() {
         [Value::Bytes(b"hi".to_vec())]
     );
     // Trailing bytes after an array in a slice are ignored.
-    assert_eq!(from_slice::<Vec<i32>>(&stream).unwrap(), [1, 2]);
+    assert_eq!(deserialize_slice::<Vec<i32>>(&stream).unwrap(), [1, 2]);
 }
 
 #[test]
@@ -588,9 +603,9 @@ fn truncated_data_is_eof_with_counts() {
     let mut file = npy("<f8", &[4], false, &[0; 32]);
     file.truncate(file.len() - 5);
     for e in [
-        from_slice::<Vec<f64>>(&file).unwrap_err(),
-        from_reader::<_, Vec<f64>>(Cursor::new(&file)).unwrap_err(),
-        from_reader::<_, Vec<f64>>(Trickle {
+        deserialize_slice::<Vec<f64>>(&file).unwrap_err(),
+        deserialize_reader::<_, Vec<f64>>(Cursor::new(&file)).unwrap_err(),
+        deserialize_reader::<_, Vec<f64>>(Trickle {
             data: &file,
             step: 2,
         })
@@ -607,9 +622,9 @@ fn truncated_data_is_eof_with_counts() {
     }
     // A huge declared shape with no data fails without allocating.
     let huge = npy("<f8", &[1 << 59], false, &[]);
-    assert_eq!(code(from_slice::<Vec<f64>>(&huge)), "unexpected_eof");
+    assert_eq!(code(deserialize_slice::<Vec<f64>>(&huge)), "unexpected_eof");
     assert_eq!(
-        code(from_reader::<_, Vec<f64>>(Cursor::new(&huge))),
+        code(deserialize_reader::<_, Vec<f64>>(Cursor::new(&huge))),
         "unexpected_eof"
     );
     assert_eq!(
@@ -617,7 +632,10 @@ fn truncated_data_is_eof_with_counts() {
         "unexpected_eof"
     );
     let rb = ReaderBuilder::new().max_data_size(1000);
-    assert_eq!(code(rb.from_slice::<Vec<f64>>(&huge)), "limit_exceeded");
+    assert_eq!(
+        code(rb.deserialize_slice::<Vec<f64>>(&huge)),
+        "limit_exceeded"
+    );
 }
 
 #[test]
@@ -627,7 +645,7 @@ fn from_path_and_mmap() {
     let path = dir.join("names.npy");
     std::fs::write(&path, npy("|S5", &[3], false, b"alphabeta\0gamma")).unwrap();
     assert_eq!(
-        from_path::<_, Vec<String>>(&path).unwrap(),
+        deserialize_path::<_, Vec<String>>(&path).unwrap(),
         ["alpha", "beta", "gamma"]
     );
     assert_eq!(Array::from_path(&path).unwrap().values.len(), 3);
@@ -636,10 +654,10 @@ fn from_path_and_mmap() {
     assert_eq!(map.data(), b"alphabeta\0gamma");
     let names: Vec<&str> = map.deserialize().unwrap();
     assert_eq!(names, ["alpha", "beta", "gamma"]);
-    let second: &[u8] = map.record(1).unwrap();
+    let second: &[u8] = map.record_serde(1).unwrap();
     assert_eq!(second, b"beta");
-    assert_eq!(code(map.record::<&str>(3)), "limit_exceeded");
-    let all: Vec<&str> = map.records().unwrap().collect::<Result<_>>().unwrap();
+    assert_eq!(code(map.record_serde::<&str>(3)), "limit_exceeded");
+    let all: Vec<&str> = map.records_serde().unwrap().collect::<Result<_>>().unwrap();
     assert_eq!(all, names);
     assert_eq!(
         map.to_array().unwrap().values[2],
@@ -647,7 +665,10 @@ fn from_path_and_mmap() {
     );
     let short = dir.join("short.npy");
     std::fs::write(&short, npy("|S5", &[3], false, b"alpha")).unwrap();
-    assert_eq!(code(from_path::<_, Vec<String>>(&short)), "unexpected_eof");
+    assert_eq!(
+        code(deserialize_path::<_, Vec<String>>(&short)),
+        "unexpected_eof"
+    );
     assert_eq!(code(crate::MmapArray::open(&short)), "unexpected_eof");
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -657,7 +678,7 @@ fn record_reader_streams_and_seeks() {
     let data: Vec<u8> = (0..10_000i64).flat_map(|v| v.to_be_bytes()).collect();
     let file = npy(">i8", &[100, 100], false, &data);
     let mut rr = ReaderBuilder::new()
-        .records::<_, i64>(Cursor::new(&file))
+        .records_serde::<_, i64>(Cursor::new(&file))
         .unwrap();
     assert_eq!(rr.len(), 10_000);
     assert_eq!(rr.header().shape, [100, 100]);
@@ -687,12 +708,12 @@ fn record_reader_streams_and_seeks() {
     assert_eq!(v[99][99], 9_999);
     // A bad element is an error for that element only; truncation ends the iteration.
     let bad = npy("|b1", &[3], false, &[1, 5, 0]);
-    let got: Vec<_> = RecordReader::<_, bool>::new(Cursor::new(&bad))
+    let got: Vec<_> = RecordReader::<_, bool>::new_serde(Cursor::new(&bad))
         .unwrap()
         .collect();
     assert!(got[0].as_ref().unwrap() & got[1].is_err() & !got[2].as_ref().unwrap());
     let trunc = &bad[..bad.len() - 1];
-    let got: Vec<_> = RecordReader::<_, bool>::new(Cursor::new(trunc))
+    let got: Vec<_> = RecordReader::<_, bool>::new_serde(Cursor::new(trunc))
         .unwrap()
         .collect();
     assert_eq!(got.len(), 3);
@@ -763,17 +784,17 @@ fn exact_field_structs_read_positionally_with_the_same_results() {
     }
     for order in ['<', '>'] {
         let file = rec_bytes(order);
-        let exact: Vec<Exact> = from_slice(&file).unwrap();
-        let skipping: Vec<Skipping> = from_slice(&file).unwrap();
+        let exact: Vec<Exact> = deserialize_slice(&file).unwrap();
+        let skipping: Vec<Skipping> = deserialize_slice(&file).unwrap();
         for (s, e) in skipping.iter().zip(&exact) {
             assert_eq!(
                 (s.id, s.x, s.extra, s.y, s.flag, s.v),
                 (e.id, e.x, 0, e.y, e.flag, e.v)
             );
         }
-        let by_name: Vec<Reordered> = from_slice(&file).unwrap();
-        let widened: Vec<Widened> = from_slice(&file).unwrap();
-        let streamed: Vec<Exact> = from_reader(Trickle {
+        let by_name: Vec<Reordered> = deserialize_slice(&file).unwrap();
+        let widened: Vec<Widened> = deserialize_slice(&file).unwrap();
+        let streamed: Vec<Exact> = deserialize_reader(Trickle {
             data: &file,
             step: 5,
         })
@@ -809,8 +830,8 @@ fn exact_field_structs_read_positionally_with_the_same_results() {
         }
         let start = parse_header(&file, &Limits::default()).unwrap().data_offset;
         for e in [
-            from_slice::<Vec<BadY>>(&file).unwrap_err(),
-            from_reader::<_, Vec<BadY>>(Trickle {
+            deserialize_slice::<Vec<BadY>>(&file).unwrap_err(),
+            deserialize_reader::<_, Vec<BadY>>(Trickle {
                 data: &file,
                 step: 3,
             })
@@ -831,7 +852,7 @@ fn exact_field_structs_read_positionally_with_the_same_results() {
             v: [f32; 2],
         }
         assert_eq!(
-            code(from_slice::<Vec<BadV>>(&file)),
+            code(deserialize_slice::<Vec<BadV>>(&file)),
             "type_mismatch",
             "a subarray of 3 is not a [f32; 2]"
         );
@@ -844,7 +865,7 @@ fn exact_field_structs_read_positionally_with_the_same_results() {
             flag: u8,
             v: [i32; 3],
         }
-        let e = from_slice::<Vec<BadItem>>(&file).unwrap_err();
+        let e = deserialize_slice::<Vec<BadItem>>(&file).unwrap_err();
         assert_eq!(e.position().field.as_deref(), Some("v[0]"));
         assert_eq!(e.position().byte, Some(start + 21));
     }
@@ -854,7 +875,7 @@ fn exact_field_structs_read_positionally_with_the_same_results() {
 fn maps_enums_values_and_unknown_fields() {
     use std::collections::BTreeMap;
     let file = nested_file('<');
-    let maps: Vec<BTreeMap<String, Value>> = from_slice(&file).unwrap();
+    let maps: Vec<BTreeMap<String, Value>> = deserialize_slice(&file).unwrap();
     assert_eq!(maps[1]["idx"], Value::Int(100));
     assert_eq!(maps[1]["name"], Value::Bytes(b"xyz".to_vec()));
     assert_eq!(
@@ -864,7 +885,7 @@ fn maps_enums_values_and_unknown_fields() {
             ("b".into(), Value::Int(0))
         ])
     );
-    let vals: Vec<Value> = from_slice(&file).unwrap();
+    let vals: Vec<Value> = deserialize_slice(&file).unwrap();
     assert_eq!(vals[0].get("name"), Some(&Value::Bytes(b"ab".to_vec())));
 
     #[derive(Deserialize, Debug, PartialEq)]
@@ -902,14 +923,14 @@ fn maps_enums_values_and_unknown_fields() {
         &[3, 0, 0, 0, 9],
     );
     assert_eq!(all::<Vec<OnlyX>>(&f).unwrap(), [OnlyX { x: 3 }]);
-    assert_eq!(code(from_slice::<Vec<Value>>(&f)), "invalid_value");
+    assert_eq!(code(deserialize_slice::<Vec<Value>>(&f)), "invalid_value");
     // Missing required field: serde's message, with the record index.
     #[derive(Deserialize, Debug)]
     #[allow(dead_code)]
     struct NeedsY {
         y: i32,
     }
-    let e = from_slice::<Vec<NeedsY>>(&f).unwrap_err();
+    let e = deserialize_slice::<Vec<NeedsY>>(&f).unwrap_err();
     assert_eq!(e.kind().code(), "message");
     assert_eq!(e.position().record, Some(0));
 }

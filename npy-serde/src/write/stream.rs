@@ -222,10 +222,10 @@ impl WriterBuilder {
     /// # let path = std::env::temp_dir().join(format!("create-path-{}.npy", std::process::id()));
     /// let mut w = WriterBuilder::new().record::<Rec>().create_path(&path)?;
     /// for i in 0..1000 {
-    ///     w.write_record(&Rec { id: i, x: 0.5 })?;
+    ///     w.write(&Rec { id: i, x: 0.5 })?;
     /// }
     /// w.finish()?;
-    /// assert_eq!(npy_serde::records_from_path::<_, Rec>(&path)?.len(), 1000);
+    /// assert_eq!(npy_serde::from_path::<_, Rec>(&path)?.len(), 1000);
     /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), npy_serde::Error>(())
     /// ```
@@ -243,10 +243,10 @@ impl NpyWriter<File> {
     /// # let path = std::env::temp_dir().join(format!("npywriter-create-{}.npy", std::process::id()));
     /// let mut w = npy_serde::NpyWriter::create::<f32>(&path)?;
     /// for i in 0..100 {
-    ///     w.write_record(&(i as f32))?;
+    ///     w.write(&(i as f32))?;
     /// }
     /// w.finish()?;
-    /// assert_eq!(npy_serde::records_from_path::<_, f32>(&path)?[99], 99.0);
+    /// assert_eq!(npy_serde::from_path::<_, f32>(&path)?[99], 99.0);
     /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), npy_serde::Error>(())
     /// ```
@@ -371,8 +371,8 @@ pub struct NpyWriter<W> {
     pub(super) sub: Vec<u64>,
     pub(super) fortran: bool,
     pub(super) mode: Mode<W>,
-    /// The exact tier for the record type last given to [`NpyWriter::write_record`] or
-    /// [`NpyWriter::write_records`] (an `Option<WriteTier<T>>`, with its type id).
+    /// The exact tier for the record type last given to [`NpyWriter::write`] or
+    /// [`NpyWriter::write_all`] (an `Option<WriteTier<T>>`, with its type id).
     pub(super) exact: Option<(TypeId, Box<dyn Any + Send>)>,
 }
 
@@ -384,24 +384,30 @@ impl<W: Write> NpyWriter<W> {
             .writer_with_len(writer, len)
     }
 
-    /// Writes one record (an element of the writer's dtype).
+    /// [`write`](Self::write) for any `Serialize` value the dtype accepts (no `NpyRecord`
+    /// needed): one record, an element of the writer's dtype, through the general serializer.
+    /// The same bytes and errors as `write`, which is several times faster for the writer's
+    /// own `NpyRecord` type.
     #[inline]
-    pub fn write<T: Serialize + ?Sized>(&mut self, record: &T) -> Result<()> {
+    pub fn write_serde<T: Serialize + ?Sized>(&mut self, record: &T) -> Result<()> {
         self.check_room(1)?;
         self.blocks.push(&mut self.inner, record)
     }
 
-    /// Writes records from a slice. The space is checked for all of them first; if one fails to
-    /// serialize, the ones before it are written and the error names its index.
-    pub fn write_all<T: Serialize>(&mut self, records: &[T]) -> Result<()> {
+    /// [`write_all`](Self::write_all) for any `Serialize` values: records from a slice. The
+    /// space is checked for all of them first; if one fails to serialize, the ones before it
+    /// are written and the error names its index.
+    pub fn write_all_serde<T: Serialize>(&mut self, records: &[T]) -> Result<()> {
         self.check_room(records.len() as u64)?;
         self.blocks.push_all(&mut self.inner, records, &mut None)
     }
 
-    /// [`write`](Self::write) for a type that knows its dtype (`#[derive(Serialize,
-    /// NpyRecord)]`): the same bytes and errors, several times faster when the array's dtype is
-    /// `T`'s (the exact tier of [`to_writer`](crate::to_writer)). Use it for records of the
-    /// writer's own type; [`write`](Self::write) takes any `Serialize` value the dtype accepts.
+    /// Writes one record of a type that knows its dtype (`#[derive(Serialize, NpyRecord)]`;
+    /// numbers, `bool`, arrays). When the array's dtype is `T`'s, the record is encoded on the
+    /// exact tier of [`to_writer`](crate::to_writer), with every check resolved at compile
+    /// time; otherwise as [`write_serde`](Self::write_serde) encodes it, with the same bytes
+    /// and errors. [`write_serde`](Self::write_serde) takes any `Serialize` value the dtype
+    /// accepts.
     ///
     /// ```
     /// # use npy_serde::{NpyRecord, NpyWriter};
@@ -411,26 +417,24 @@ impl<W: Write> NpyWriter<W> {
     ///
     /// let mut w = NpyWriter::with_len::<Rec>(Vec::new(), 1000)?;
     /// for i in 0..1000 {
-    ///     w.write_record(&Rec { id: i, x: 0.5 })?;
+    ///     w.write(&Rec { id: i, x: 0.5 })?;
     /// }
     /// let bytes = w.finish()?;
     /// # assert_eq!(bytes.len(), 128 + 16 * 1000);
     /// # Ok::<(), npy_serde::Error>(())
     /// ```
     #[inline]
-    pub fn write_record<T: Serialize + NpyRecord + 'static>(&mut self, record: &T) -> Result<()> {
+    pub fn write<T: Serialize + NpyRecord + 'static>(&mut self, record: &T) -> Result<()> {
         self.check_room(1)?;
         let tier = exact_for::<T>(&mut self.exact, &self.elem);
         self.blocks.push_exact(&mut self.inner, record, tier)
     }
 
-    /// [`write_all`](Self::write_all) for a type that knows its dtype, as
-    /// [`write_record`](Self::write_record); plain data without padding is written as its
-    /// bytes, with one `write`.
-    pub fn write_records<T: Serialize + NpyRecord + 'static>(
-        &mut self,
-        records: &[T],
-    ) -> Result<()> {
+    /// Writes records from a slice, as [`write`](Self::write) writes each; plain data without
+    /// padding is written as its bytes, with one `write`. The space is checked for all of them
+    /// first; if one fails to serialize, the ones before it are written and the error names its
+    /// index.
+    pub fn write_all<T: Serialize + NpyRecord + 'static>(&mut self, records: &[T]) -> Result<()> {
         self.check_room(records.len() as u64)?;
         let tier = exact_for::<T>(&mut self.exact, &self.elem);
         let raw = tier.as_ref().and_then(|t| t.raw).and_then(|f| f(records));

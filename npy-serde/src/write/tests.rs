@@ -388,24 +388,24 @@ fn write_array_round_trips() {
 #[test]
 fn counted_writer() {
     let mut w = NpyWriter::with_len::<u16>(Vec::new(), 3).unwrap();
-    w.write(&1u16).unwrap();
-    w.write_all(&[2u16, 3]).unwrap();
+    w.write_serde(&1u16).unwrap();
+    w.write_all_serde(&[2u16, 3]).unwrap();
     assert_eq!(w.len(), 3);
-    let e = w.write(&4u16).unwrap_err();
+    let e = w.write_serde(&4u16).unwrap_err();
     assert!(e.to_string().contains("only 3 were declared"), "{e}");
     assert_eq!(w.finish().unwrap(), to_vec(&[1u16, 2, 3]).unwrap());
 
     let mut w = NpyWriter::with_len::<u16>(Vec::new(), 3).unwrap();
-    w.write(&1u16).unwrap();
+    w.write_serde(&1u16).unwrap();
     // A failing record is not written and the writer goes on.
-    assert!(w.write(&-1i32).is_err());
-    w.write(&2u16).unwrap();
+    assert!(w.write_serde(&-1i32).is_err());
+    w.write_serde(&2u16).unwrap();
     let e = w.finish().unwrap_err();
     assert!(e.to_string().contains("2 records written but 3"), "{e}");
 
     // Subarray records: shape (n, 2); a shape option is refused.
     let mut w = NpyWriter::with_len::<[f32; 2]>(Vec::new(), 2).unwrap();
-    w.write_all(&[[1.0f32, 2.0], [3.0, 4.0]]).unwrap();
+    w.write_all_serde(&[[1.0f32, 2.0], [3.0, 4.0]]).unwrap();
     let b = w.finish().unwrap();
     assert_eq!(b, to_vec(&[[1.0f32, 2.0], [3.0, 4.0]]).unwrap());
     let e = WriterBuilder::new()
@@ -427,9 +427,9 @@ fn uncounted_writer_patches_the_header() {
     let vals: Vec<f64> = (0..100_000).map(|i| i as f64 * 0.25).collect();
     let mut w = NpyWriter::new::<f64>(Cursor::new(Vec::new())).unwrap();
     for v in &vals[..10] {
-        w.write(v).unwrap();
+        w.write_serde(v).unwrap();
     }
-    w.write_all(&vals[10..]).unwrap();
+    w.write_all_serde(&vals[10..]).unwrap();
     let out = w.finish().unwrap().into_inner();
     assert_eq!(out, to_vec(&vals).unwrap());
 
@@ -448,7 +448,7 @@ fn uncounted_writer_patches_the_header() {
         .version(Version::V3_0)
         .writer(Cursor::new(Vec::new()))
         .unwrap();
-    w.write_all(&[1i8, 2, 3]).unwrap();
+    w.write_all_serde(&[1i8, 2, 3]).unwrap();
     let out = w.finish().unwrap().into_inner();
     let want = WriterBuilder::new()
         .fortran_order(true)
@@ -461,7 +461,7 @@ fn uncounted_writer_patches_the_header() {
 #[test]
 fn dropped_writer_leaves_an_unreadable_file() {
     let mut w = NpyWriter::new::<u32>(Cursor::new(Vec::new())).unwrap();
-    w.write_all(&[1u32; 1000]).unwrap();
+    w.write_all_serde(&[1u32; 1000]).unwrap();
     let partial = w.get_ref().get_ref().clone();
     drop(w);
     assert_eq!(&partial[..6], UNFINISHED_MAGIC);
@@ -472,7 +472,7 @@ fn dropped_writer_leaves_an_unreadable_file() {
     let path = temp_path("dropped");
     {
         let mut w = NpyWriter::new::<u32>(File::create(&path).unwrap()).unwrap();
-        w.write_all(&[7u32; 5000]).unwrap();
+        w.write_all_serde(&[7u32; 5000]).unwrap();
     }
     let bytes = std::fs::read(&path).unwrap();
     assert!(parse_header(&bytes, &Limits::default()).is_err());
@@ -480,7 +480,7 @@ fn dropped_writer_leaves_an_unreadable_file() {
 
     // A counted writer dropped early leaves data shorter than its header says.
     let mut w = NpyWriter::with_len::<u32>(Vec::new(), 10).unwrap();
-    w.write_all(&[1u32; 4]).unwrap();
+    w.write_all_serde(&[1u32; 4]).unwrap();
     w.blocks.flush(&mut w.inner).unwrap();
     let partial = w.get_ref().clone();
     let h = header_of(&partial);
@@ -557,13 +557,13 @@ fn append_to_an_existing_file() {
     let mut cur = Cursor::new(to_vec(&[1u32, 2, 3]).unwrap());
     let mut w = NpyWriter::append(cur).unwrap();
     assert_eq!(w.len(), 3);
-    w.write_all(&[4u32, 5]).unwrap();
+    w.write_all_serde(&[4u32, 5]).unwrap();
     cur = w.finish().unwrap();
     assert_eq!(cur.get_ref(), &to_vec(&[1u32, 2, 3, 4, 5]).unwrap());
     // And again, many more (the digit count grows).
     let mut w = NpyWriter::append(Cursor::new(cur.into_inner())).unwrap();
     let more: Vec<u32> = (6..=20_000).collect();
-    w.write_all(&more).unwrap();
+    w.write_all_serde(&more).unwrap();
     let out = w.finish().unwrap().into_inner();
     let all: Vec<u32> = (1..=20_000).collect();
     assert_eq!(out, to_vec(&all).unwrap());
@@ -577,7 +577,7 @@ fn append_to_an_existing_file() {
         .record::<u32>()
         .append(Cursor::new(be))
         .unwrap();
-    w.write(&2u32).unwrap();
+    w.write_serde(&2u32).unwrap();
     let out = w.finish().unwrap().into_inner();
     assert_eq!(
         out,
@@ -593,7 +593,7 @@ fn append_to_an_existing_file() {
         .record::<[i16; 2]>()
         .append(Cursor::new(f))
         .unwrap();
-    w.write(&[3i16, 4]).unwrap();
+    w.write_serde(&[3i16, 4]).unwrap();
     let out = w.finish().unwrap().into_inner();
     assert_eq!(out, to_vec(&[[1i16, 2], [3, 4]]).unwrap());
 }
@@ -640,8 +640,8 @@ fn tight_file(count: u64) -> Vec<u8> {
 fn append_without_growth_room() {
     // Room for one digit: up to 9 records.
     let mut w = NpyWriter::append(Cursor::new(tight_file(3))).unwrap();
-    w.write_all(&[2u8; 6]).unwrap();
-    let e = w.write(&2u8).unwrap_err();
+    w.write_all_serde(&[2u8; 6]).unwrap();
+    let e = w.write_serde(&2u8).unwrap_err();
     assert!(e.to_string().contains("fit in the file's header"), "{e}");
     let out = w.finish().unwrap().into_inner();
     let h = header_of(&out);
@@ -659,7 +659,7 @@ fn interrupted_append_keeps_the_original_array() {
     {
         let mut w = WriterBuilder::new().append_path(&path).unwrap();
         // More than one block, so some of it reaches the file.
-        w.write_all(&vec![9.0f64; 300_000]).unwrap();
+        w.write_all_serde(&vec![9.0f64; 300_000]).unwrap();
         // dropped without finish
     }
     let bytes = std::fs::read(&path).unwrap();
@@ -672,7 +672,7 @@ fn interrupted_append_keeps_the_original_array() {
     f.set_len(128 + 16).unwrap();
     drop(f);
     let mut w = WriterBuilder::new().append_path(&path).unwrap();
-    w.write(&3.5f64).unwrap();
+    w.write_serde(&3.5f64).unwrap();
     w.finish().unwrap();
     assert_eq!(
         std::fs::read(&path).unwrap(),
