@@ -1,7 +1,7 @@
 //! Read throughput: serde into `Vec<f64>`/`Vec<Rec>` from a path (`deserialize_path::<Vec<_>>`,
 //! `from_path_serde`, which allocates the `Vec` once, and `from_path`, which adds the
 //! exact-layout tier of `NpyRecord` types), record by record through `RecordReader`, and from
-//! a memory map (`deserialize`, `to_vec`, `to_vec`), versus `np.load` measured in the same
+//! a memory map (`deserialize`, `to_vec_serde`, `to_vec`), versus `np.load` measured in the same
 //! run.
 //!
 //! Workloads (written to a temporary directory; page cache warm), at scale 1:
@@ -198,13 +198,18 @@ fn main() {
     run("W1 from_path -> Vec<f64>".into(), b1, 0, &mut || {
         Box::new(npy_serde::from_path::<_, f64>(&w1).unwrap())
     });
-    run("W1 RecordReader<f64> (sum)".into(), b1, 0, &mut || {
-        Box::new({
-            let r = RecordReader::<_, f64>::new_serde(File::open(&w1).unwrap()).unwrap();
-            r.map(|x| x.unwrap()).sum::<f64>()
-        })
-    });
-    run("W1 mmap -> Vec<f64>".into(), b1, 0, &mut || {
+    run(
+        "W1 RecordReader::new_serde (sum)".into(),
+        b1,
+        0,
+        &mut || {
+            Box::new({
+                let r = RecordReader::<_, f64>::new_serde(File::open(&w1).unwrap()).unwrap();
+                r.map(|x| x.unwrap()).sum::<f64>()
+            })
+        },
+    );
+    run("W1 mmap deserialize -> Vec<f64>".into(), b1, 0, &mut || {
         Box::new({
             MmapArray::open(&w1)
                 .unwrap()
@@ -263,7 +268,7 @@ fn main() {
             },
         );
         run(
-            format!("{name} RecordReader<Rec> (sum x)"),
+            format!("{name} RecordReader::new_serde (sum x)"),
             b2,
             k,
             &mut || {
@@ -274,7 +279,7 @@ fn main() {
             },
         );
         run(
-            format!("{name} RecordReader new (sum x)"),
+            format!("{name} RecordReader::new (sum x)"),
             b2,
             k,
             &mut || {
@@ -295,7 +300,7 @@ fn main() {
         });
         // The same sums in a `for` loop (one `next` per element, no internal iteration).
         run(
-            format!("{name} RecordReader<Rec> (for loop)"),
+            format!("{name} RecordReader::new_serde (for loop)"),
             b2,
             k,
             &mut || {
@@ -309,7 +314,7 @@ fn main() {
             },
         );
         run(
-            format!("{name} RecordReader new (for loop)"),
+            format!("{name} RecordReader::new (for loop)"),
             b2,
             k,
             &mut || {
@@ -327,29 +332,39 @@ fn main() {
             Box::new({
                 let m = MmapArray::open(path).unwrap();
                 (0..m.len())
-                    .map(|i| m.record_serde::<Rec>(i).unwrap().x)
+                    .map(|i| m.record::<Rec>(i).unwrap().x)
                     .sum::<f64>()
-            })
-        });
-        run(format!("{name} mmap records (sum x)"), b2, k, &mut || {
-            Box::new({
-                let m = MmapArray::open(path).unwrap();
-                m.records_serde::<Rec>()
-                    .unwrap()
-                    .map(|x| x.unwrap().x)
-                    .sum::<f64>()
-            })
-        });
-        run(format!("{name} mmap -> Vec<Rec>"), b2, k, &mut || {
-            Box::new({
-                MmapArray::open(path)
-                    .unwrap()
-                    .deserialize::<Vec<Rec>>()
-                    .unwrap()
             })
         });
         run(
-            format!("{name} mmap to_vec -> Vec<Rec>"),
+            format!("{name} mmap records_serde (sum x)"),
+            b2,
+            k,
+            &mut || {
+                Box::new({
+                    let m = MmapArray::open(path).unwrap();
+                    m.records_serde::<Rec>()
+                        .unwrap()
+                        .map(|x| x.unwrap().x)
+                        .sum::<f64>()
+                })
+            },
+        );
+        run(
+            format!("{name} mmap deserialize -> Vec<Rec>"),
+            b2,
+            k,
+            &mut || {
+                Box::new({
+                    MmapArray::open(path)
+                        .unwrap()
+                        .deserialize::<Vec<Rec>>()
+                        .unwrap()
+                })
+            },
+        );
+        run(
+            format!("{name} mmap to_vec_serde -> Vec<Rec>"),
             b2,
             k,
             &mut || {

@@ -101,9 +101,13 @@ fn stream_records<T: Serialize + NpyRecord + 'static>(path: &Path, data: &[T]) {
     w.finish().unwrap();
 }
 
-/// The same into any `Write + Seek` (here a `File`): the blocks are written on this thread.
-fn stream_records_on<T: Serialize + NpyRecord + 'static>(path: &Path, data: &[T]) {
-    let mut w = NpyWriter::new::<T>(File::create(path).unwrap()).unwrap();
+/// The same into any `Write + Seek` (here a `File`, or a `BufWriter` over one, the call a
+/// newcomer writes): the blocks are written on this thread.
+fn stream_records_on<T: Serialize + NpyRecord + 'static, W: std::io::Write + std::io::Seek>(
+    w: W,
+    data: &[T],
+) {
+    let mut w = NpyWriter::new::<T>(w).unwrap();
     for r in data {
         w.write(r).unwrap();
     }
@@ -144,54 +148,67 @@ fn main() {
     let mut ours: Vec<(&str, &str, u64, Duration)> = vec![
         (
             "W1",
-            "to_writer",
+            "to_path",
             b1,
-            time_if("W1 to_writer", reps, || {
+            time_if("W1 to_path", reps, || {
                 npy_serde::to_path(&p1, black_box(&w1)).unwrap()
             }),
         ),
         (
             "W1",
-            "NpyWriter",
+            "create + write_serde",
             b1,
-            time_if("W1 NpyWriter", reps, || stream(&ps, black_box(&w1))),
+            time_if("W1 create + write_serde", reps, || {
+                stream(&ps, black_box(&w1))
+            }),
         ),
         (
             "W2",
-            "to_writer",
+            "to_path",
             b2,
-            time_if("W2 to_writer", reps, || {
+            time_if("W2 to_path", reps, || {
                 npy_serde::to_path(&p2, black_box(&w2)).unwrap()
             }),
         ),
         (
             "W2",
-            "NpyWriter",
+            "create + write_serde",
             b2,
-            time_if("W2 NpyWriter", reps, || stream(&ps, black_box(&w2))),
+            time_if("W2 create + write_serde", reps, || {
+                stream(&ps, black_box(&w2))
+            }),
         ),
         (
             "W1",
-            "NpyWriter write",
+            "create + write",
             b1,
-            time_if("W1 NpyWriter write", reps, || {
+            time_if("W1 create + write", reps, || {
                 stream_records(&ps, black_box(&w1))
             }),
         ),
         (
             "W2",
-            "NpyWriter write",
+            "create + write",
             b2,
-            time_if("W2 NpyWriter write", reps, || {
+            time_if("W2 create + write", reps, || {
                 stream_records(&ps, black_box(&w2))
             }),
         ),
         (
             "W2",
-            "write, new(File)",
+            "new(File) + write",
             b2,
-            time_if("W2 write, new(File)", reps, || {
-                stream_records_on(&ps, black_box(&w2))
+            time_if("W2 new(File) + write", reps, || {
+                stream_records_on(File::create(&ps).unwrap(), black_box(&w2))
+            }),
+        ),
+        (
+            "W2",
+            "new(BufWriter) + write",
+            b2,
+            time_if("W2 new(BufWriter) + write", reps, || {
+                let f = std::io::BufWriter::new(File::create(&ps).unwrap());
+                stream_records_on(f, black_box(&w2))
             }),
         ),
     ];

@@ -25,7 +25,10 @@ use crate::layout::{Layout, Step};
     label = "no NumPy dtype for this type",
     note = "record fields may be bool, integers, floats, half::f16, num_complex::Complex<f32/f64> \
             (feature `complex`), [T; N], structs that derive NpyRecord, or strings marked \
-            #[npy(bytes = N)] / #[npy(unicode = N)]"
+            #[npy(bytes = N)] / #[npy(unicode = N)]",
+    note = "to read into a type that only derives `Deserialize` (String, tuples, `Value`), call \
+            the door's `_serde` twin: `from_path_serde`, `RecordReader::new_serde`, \
+            `MmapArray::records_serde`; or add `#[derive(NpyRecord)]` for the fast door"
 )]
 pub trait NpyRecord {
     /// The dtype of one value of this type.

@@ -1,8 +1,8 @@
-//! Reading `.npy` data through serde: [`deserialize_reader`], [`deserialize_slice`], [`deserialize_path`] and the
-//! configurable [`ReaderBuilder`].
+//! Reading `.npy` data through serde: the doors ([`from_path`] and its siblings, see the crate
+//! docs' table) and the configurable [`ReaderBuilder`].
 //!
-//! The whole array deserializes as nested sequences following its shape, like
-//! `ndarray.tolist()`: `Vec<T>` for 1-D, `Vec<Vec<T>>` or `Vec<[T; N]>` for 2-D, a bare `T` for
+//! Through [`deserialize_path`] and its siblings, the whole array deserializes as nested
+//! sequences following its shape, like `ndarray.tolist()`: `Vec<T>` for 1-D, `Vec<Vec<T>>` or `Vec<[T; N]>` for 2-D, a bare `T` for
 //! 0-d. Fortran-order data comes out in logical C order. A record (structured element) is a
 //! map keyed by field name, so a `#[derive(Deserialize)]` struct picks its fields by name (in
 //! any order; file fields it does not name are skipped without being decoded), or a sequence of
@@ -58,25 +58,25 @@
 //! Because file fields the struct does not name are never shown to it,
 //! `#[serde(deny_unknown_fields)]` has no effect.
 //!
-//! # Big arrays
+//! # Arrays of elements: `from_*` and `from_*_serde`
 //!
-//! [`from_path_serde`], [`from_reader_serde`], [`from_slice_serde`] (and
-//! [`MmapArray::to_vec`](crate::MmapArray::to_vec)) read every element into a `Vec` allocated
-//! once at its final size, backed by huge pages from 4 MiB, which `deserialize_*::<Vec<T>>` cannot do
-//! through serde's `Vec` impl; prefer them for large files. From a plain reader, whose data is
-//! not known to exist, the `Vec` grows as elements arrive instead.
+//! [`from_path`], [`from_reader`], [`from_slice`] (and
+//! [`MmapArray::to_vec`](crate::MmapArray::to_vec)) read every element into a `Vec<T>` for a
+//! type that knows its dtype ([`NpyRecord`]); [`from_path_serde`], [`from_reader_serde`],
+//! [`from_slice_serde`] (and [`MmapArray::to_vec_serde`](crate::MmapArray::to_vec_serde)) do
+//! the same for any `Deserialize` type. Both allocate the `Vec` once at its final size, backed
+//! by huge pages from 4 MiB, which `deserialize_*::<Vec<T>>` cannot do through serde's `Vec`
+//! impl. From a plain reader, whose data is not known to exist, the `Vec` grows as elements
+//! arrive instead.
 //!
-//! Elements are first decoded on a fast path that handles only exact requests (a scalar as its
-//! own Rust type, a struct whose fields are the file's fields in order, 1-D subarrays); any
-//! other request decodes the element again through the general path described here, which then
-//! serves the rest of the array. Results and errors are the same either way.
-//!
-//! For types that also derive [`NpyRecord`] (so that their layout is a compile-time constant),
-//! [`from_path`], [`from_reader`], [`from_slice`] and
-//! [`MmapArray::to_vec`](crate::MmapArray::to_vec) add an *exact* tier in front: when
-//! the file's element layout is the type's, every check of the decoding is resolved at compile
-//! time and a record costs about what a hand-written decoder spends on it (on 33-byte records,
-//! 2-3x less than `from_*_serde`). Results and errors are again those of `from_*_serde`.
+//! The `_serde` doors first decode each element on a runtime-planned path that handles only
+//! exact requests (a scalar as its own Rust type, a struct whose fields are the file's fields
+//! in order, 1-D subarrays); any other request decodes the element again through the general
+//! path described here, which then serves the rest of the array. The plain doors add an
+//! *exact* tier in front: the type's layout is a compile-time constant, so when the file's
+//! element layout is the type's, every check of the decoding is resolved at compile time and a
+//! record costs about what a hand-written decoder spends on it (on 33-byte records, 2-3x less
+//! than the `_serde` doors). Results and errors are the same on every tier.
 //!
 //! When the file's fields are exactly the struct's fields (the `fields` list serde passes to
 //! `deserialize_struct`), in the same order, the record is handed to the struct's visitor as a
