@@ -61,6 +61,8 @@ def check(features, msrv):
                 todo.append(dep["pkg"])
     problems = []
     for pid in via:
+        if pid in members:
+            continue
         p = packages[pid]
         need = p.get("rust_version")
         if need and version(need) > version(declared):
