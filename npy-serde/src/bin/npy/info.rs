@@ -10,6 +10,7 @@ use npy_serde::{ByteOrder, DType, PlainType, Scalar};
 
 use crate::input::{self, RawHeader};
 use crate::literal;
+use crate::object;
 use crate::output::{member_header, member_header_if_npy};
 use crate::{CliResult, Failure, Global};
 
@@ -84,7 +85,21 @@ pub fn run(g: &Global, file: &str, member: Option<&str>, json: bool) -> CliResul
                 spec.path.display()
             )));
         }
-        let f = input::NpyFile::open(g, &spec.path, &spec.display)?;
+        let f = match input::NpyFile::open(g, &spec.path, &spec.display) {
+            Ok(f) => f,
+            // An object array: its header, and what its data is.
+            Err(fail) => match object::read(&spec.path, &input::limits(g)) {
+                Some(o) => {
+                    if json {
+                        json_line(&mut out, &o).map_err(w)?;
+                    } else {
+                        out.write_all(o.text(&spec.display).as_bytes()).map_err(w)?;
+                    }
+                    return out.flush().map_err(w);
+                }
+                None => return Err(fail),
+            },
+        };
         if json {
             json_line(&mut out, &array_info(&f.header)).map_err(w)?;
         } else {
