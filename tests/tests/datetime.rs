@@ -368,3 +368,16 @@ fn numpy_loads_what_the_derive_writes() {
         ]
     );
 }
+
+#[test]
+fn npz_members() {
+    let rows = ticks(10);
+    let mut w = npy_serde::NpzWriter::new_compressed(Cursor::new(Vec::new()));
+    w.add("ticks", &rows).unwrap();
+    let bytes = w.finish().unwrap().into_inner();
+    let mut a = npy_serde::NpzArchive::new(Cursor::new(bytes)).unwrap();
+    let got: Vec<Tick> = a.read_records("ticks").unwrap();
+    assert_eq!(got, rows);
+    let got: Vec<Raw> = a.read_records("ticks").unwrap();
+    assert_eq!(got, rows.iter().map(raw).collect::<Vec<_>>());
+}
