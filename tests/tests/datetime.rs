@@ -381,3 +381,29 @@ fn npz_members() {
     let got: Vec<Raw> = a.read_records("ticks").unwrap();
     assert_eq!(got, rows.iter().map(raw).collect::<Vec<_>>());
 }
+
+#[test]
+fn subarrays_of_datetimes() {
+    #[derive(Serialize, Deserialize, NpyRecord, Debug, PartialEq)]
+    struct Window {
+        bounds: [DateTime64<D>; 2],
+        marks: [Option<TimeDelta64<Ms>>; 3],
+    }
+    assert_eq!(
+        Window::dtype().descr(),
+        "[('bounds', '<M8[D]', (2,)), ('marks', '<m8[ms]', (3,))]"
+    );
+    let rows = vec![Window {
+        bounds: [DateTime64::new(1), DateTime64::NAT],
+        marks: [None, Some(TimeDelta64::new(-5)), None],
+    }];
+    let file = npy_serde::to_vec(&rows).unwrap();
+    tier::take();
+    assert_eq!(
+        npy_serde::records_from_slice::<Window>(&file).unwrap(),
+        rows
+    );
+    assert_eq!(tier::take(), served(1, 0, 0));
+    assert_eq!(npy_serde::vec_from_slice::<Window>(&file).unwrap(), rows);
+    assert_eq!(npy_serde::from_slice::<Vec<Window>>(&file).unwrap(), rows);
+}
