@@ -131,5 +131,37 @@ fn numpy_pickled_object_array() {
     assert_eq!(info["fortran_order"], true);
     assert_eq!(info["count"], 6);
     assert_eq!(info["data_offset"], 128);
+
+    // In an archive: listed with the other members, and alone.
+    let npz = dir.join("mixed.npz");
+    let out = Command::new(std::env::var_os("NPY_PYTHON").unwrap())
+        .args([
+            "-c",
+            "import sys, numpy as np\n\
+             o = np.empty(2, dtype=object); o[:] = [1, 'x']\n\
+             np.savez_compressed(sys.argv[1], nums=np.arange(3), objs=o)",
+            npz.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let npz = npz.to_str().unwrap();
+    let out = npy(&["info", "--json", npz]);
+    assert!(out.status.success(), "{out:?}");
+    let all: Json = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(all["members"][0]["array"]["itemsize"], 8);
+    assert_eq!(all["members"][1]["key"], "objs");
+    assert_eq!(all["members"][1]["array"]["descr"], "|O");
+    assert_eq!(all["members"][1]["array"]["itemsize"], Json::Null);
+    let text = String::from_utf8(npy(&["info", npz]).stdout).unwrap();
+    assert!(
+        text.contains("  data:        pickled Python objects"),
+        "{text}"
+    );
+    let member = format!("{npz}:objs");
+    let one = check(&member);
+    assert_eq!(one, all["members"][1]["array"]);
+    let text = String::from_utf8(npy(&["info", &member]).stdout).unwrap();
+    assert!(text.contains("compression: deflate"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -36,10 +36,14 @@ pub struct ObjectInfo {
 /// The header of the `.npy` file at `path` if it is an object array (its typed header read
 /// fails only on the object dtype); `None` for anything else, whose error stands.
 pub fn read(path: &Path, limits: &npy_serde::Limits) -> Option<ObjectInfo> {
-    let file = File::open(path).ok()?;
+    from_reader(File::open(path).ok()?, limits)
+}
+
+/// [`read`] for a `.npy` stream (an archive member read from its start).
+pub fn from_reader(r: impl Read, limits: &npy_serde::Limits) -> Option<ObjectInfo> {
     // The preamble (at most 12 bytes) and a header within the limit: never more.
     let mut bytes = Vec::new();
-    file.take(limits.max_header_size.saturating_add(12))
+    r.take(limits.max_header_size.saturating_add(12))
         .read_to_end(&mut bytes)
         .ok()?;
     match parse_header(&bytes, limits) {
@@ -92,8 +96,9 @@ fn has_object(lit: &Literal) -> bool {
 }
 
 impl ObjectInfo {
-    /// The readable summary, as `info` prints an array's.
-    pub fn text(&self, file: &str) -> String {
+    /// The readable summary, as `info` prints an array's, each line prefixed by `indent`
+    /// (after a first line `file:` naming `file`, if given).
+    pub fn text(&self, file: Option<&str>, indent: &str) -> String {
         let dtype = match &self.descr {
             Json::String(s) => format!("{s} (Python objects)"),
             other => format!("{other} (a record with Python object fields)"),
@@ -104,8 +109,10 @@ impl ObjectInfo {
             "C (row-major)"
         };
         let mut text = String::new();
+        if let Some(file) = file {
+            text.push_str(&format!("{:<13}{file}\n", "file:"));
+        }
         for (k, v) in [
-            ("file:", file.to_string()),
             (
                 "version:",
                 format!("{}.{}", self.version[0], self.version[1]),
@@ -117,7 +124,7 @@ impl ObjectInfo {
             ("data offset:", self.data_offset.to_string()),
             ("data:", DATA_NOTE.to_string()),
         ] {
-            text.push_str(&format!("{k:<13}{v}\n"));
+            text.push_str(&format!("{indent}{k:<13}{v}\n"));
         }
         text
     }
