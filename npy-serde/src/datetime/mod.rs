@@ -14,7 +14,8 @@
 //!   [`TypeMismatch`](crate::ErrorKind::TypeMismatch) that names both units, as is writing a
 //!   `DateTime64<Ns>` into an `M8[s]` dtype. Converting a count between units is a
 //!   multiplication that may overflow or a division that may lose precision: do it where you
-//!   can see it. A raw `i64` still reads any datetime or timedelta as its count.
+//!   can see it, with [`DateTime64::to_unit`] (exact or `None`). A raw `i64` still reads any
+//!   datetime or timedelta as its count.
 //! - **Multiples** (`M8[10s]`) and generic `M8` have no marker type: read them into `i64`, and
 //!   write an `i64` field as one with `#[npy(dtype = "<M8[10s]")]`.
 //! - With the features `chrono` and `jiff`, `TryFrom` converts both ways between these values
@@ -280,6 +281,34 @@ macro_rules! time_type {
             /// The unit.
             pub const fn unit() -> TimeUnit {
                 U::UNIT
+            }
+        }
+
+        impl<U: FixedUnit> $name<U> {
+            /// The same time in unit `V`, if it is a whole number of `V` that fits (NaT stays
+            /// NaT): the explicit conversion the readers never make.
+            ///
+            /// ```
+            #[doc = concat!("use npy_serde::datetime::{", stringify!($name), ", Ms, Ns, S};")]
+            #[doc = concat!("let t = ", stringify!($name), "::<S>::new(-3);")]
+            #[doc = concat!("assert_eq!(t.to_unit::<Ms>(), Some(", stringify!($name), "::new(-3_000)));")]
+            #[doc = concat!("assert_eq!(", stringify!($name), "::<Ms>::new(1_500).to_unit::<S>(), None, \"not whole\");")]
+            #[doc = concat!("assert_eq!(", stringify!($name), "::<S>::new(i64::MAX).to_unit::<Ns>(), None, \"overflow\");")]
+            #[doc = concat!("assert!(", stringify!($name), "::<S>::NAT.to_unit::<Ns>().unwrap().is_nat());")]
+            /// ```
+            pub fn to_unit<V: FixedUnit>(self) -> Option<$name<V>> {
+                if self.is_nat() {
+                    return Some($name::NAT);
+                }
+                let ns = i128::from(self.count) * i128::from(U::NANOS);
+                let per = i128::from(V::NANOS);
+                if ns % per != 0 {
+                    return None;
+                }
+                match i64::try_from(ns / per) {
+                    Ok(n) if n != NAT => Some($name::new(n)),
+                    _ => None,
+                }
             }
         }
 
