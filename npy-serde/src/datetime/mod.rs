@@ -11,8 +11,9 @@
 //!   [`is_nat`](DateTime64::is_nat); and `Option<DateTime64<U>>` reads NaT as `None` and writes
 //!   `None` as NaT (for any `Option` over a datetime or timedelta field, `Option<i64>` too).
 //! - **Units are checked**, not converted: reading an `M8[s]` field into a `DateTime64<Ns>` is a
-//!   [`TypeMismatch`](crate::ErrorKind::TypeMismatch) that names both units, as is writing a
-//!   `DateTime64<Ns>` into an `M8[s]` dtype. Converting a count between units is a
+//!   [`TypeMismatch`](crate::ErrorKind::TypeMismatch) that names both units, and writing a
+//!   `DateTime64<Ns>` into an `M8[s]` dtype a [`Write`](crate::ErrorKind::Write) error that
+//!   does. Converting a count between units is a
 //!   multiplication that may overflow or a division that may lose precision: do it where you
 //!   can see it, with [`DateTime64::to_unit`] (exact or `None`). A raw `i64` still reads any
 //!   datetime or timedelta as its count.
