@@ -12,6 +12,7 @@ use syn::{Attribute, LitInt, LitStr, Token};
 
 use crate::case::RenameRule;
 use crate::ctxt::Ctxt;
+use crate::descr::{self, FieldDType};
 
 /// A value set at most once, remembering where it was set.
 struct Once<T> {
@@ -64,7 +65,7 @@ pub(crate) struct Container {
 }
 
 const CONTAINER_KEYS: &str = "`crate`, `align`, `byte_order`";
-const FIELD_KEYS: &str = "`rename`, `skip`, `bytes`, `unicode`";
+const FIELD_KEYS: &str = "`rename`, `skip`, `bytes`, `unicode`, `dtype`";
 
 impl Container {
     pub(crate) fn from_attrs(cx: &Ctxt, attrs: &[Attribute]) -> Container {
@@ -198,6 +199,9 @@ pub(crate) struct FieldAttrs {
     pub(crate) width: Option<(Span, Width)>,
     /// A width attribute was given but rejected (already reported).
     pub(crate) bad_width: bool,
+    /// `#[npy(dtype = "...")]` (other than `S`/`U`, which become `width`), with the span of
+    /// its string.
+    pub(crate) dtype: Option<(Span, FieldDType)>,
 }
 
 /// The largest itemsize NumPy accepts (`NPY_MAX_INT`).
@@ -213,6 +217,7 @@ impl FieldAttrs {
         let mut skip_deserializing = false;
         let mut bad_width = false;
         let mut serde_custom = false;
+        let mut dtype: Once<FieldDType> = Once::new("dtype");
 
         for attr in attrs {
             if attr.path().is_ident("npy") {
@@ -279,6 +284,15 @@ impl FieldAttrs {
                             width.set(cx, span, w);
                             bad_width = false;
                         }
+                    } else if meta.path.is_ident("dtype") {
+                        let lit: LitStr = meta.value()?.parse()?;
+                        match descr::parse(&lit.value()) {
+                            Ok(d) => dtype.set(cx, lit.span(), d),
+                            Err(why) => {
+                                cx.error_spanned_by(&lit, why);
+                                bad_width = true;
+                            }
+                        }
                     } else {
                         unknown_key(cx, &meta, "field", FIELD_KEYS)?;
                     }
@@ -325,6 +339,28 @@ impl FieldAttrs {
             }
         }
 
+        // `S`/`U` type strings are the width attributes.
+        let mut dtype = dtype.get();
+        let mut width = width.get();
+        if let Some((span, d)) = dtype.clone() {
+            let as_width = match d {
+                FieldDType::Bytes(n) => Some(Width::Bytes(n)),
+                FieldDType::Unicode(n) => Some(Width::Unicode(n)),
+                _ => None,
+            };
+            if width.is_some() {
+                cx.error_at(
+                    span,
+                    "#[npy(dtype = ...)] conflicts with #[npy(bytes/unicode = ...)]: give one",
+                );
+                bad_width = true;
+                dtype = None;
+            } else if let Some(w) = as_width {
+                width = Some((span, w));
+                dtype = None;
+            }
+        }
+
         FieldAttrs {
             npy_rename: npy_rename.get(),
             serde_rename,
@@ -332,8 +368,9 @@ impl FieldAttrs {
             serde_custom,
             skip_serializing,
             skip_deserializing,
-            width: width.get(),
+            width,
             bad_width,
+            dtype,
         }
     }
 }

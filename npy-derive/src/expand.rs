@@ -9,6 +9,7 @@ use syn::{Data, DeriveInput, Fields, Ident, Type};
 
 use crate::attr::{Container, FieldAttrs, Order, Width};
 use crate::ctxt::Ctxt;
+use crate::descr::FieldDType;
 use crate::ty::{self, Kind};
 
 /// How a field's dtype is produced.
@@ -17,6 +18,15 @@ enum Source {
     Trait,
     /// A fixed-width string.
     String(Width),
+    /// `#[npy(dtype = "<M8[...]")]` / `"<m8[...]"`: an `i64` count (or `Option<i64>`).
+    Time {
+        delta: bool,
+        unit: Option<&'static str>,
+        mult: u32,
+        big: Option<bool>,
+    },
+    /// `#[npy(dtype = "|V<n>")]`: raw bytes.
+    Void(usize),
 }
 
 /// A field that is part of the dtype.
@@ -278,7 +288,28 @@ fn field_dtype(krate: &syn::Path, private: &TokenStream, m: &Member) -> TokenStr
             };
             quote_spanned!(span=> #private::string_field::<#ty>(#scalar))
         }
+        Source::Time {
+            delta,
+            unit,
+            mult,
+            big,
+        } => {
+            let unit = time_unit(private, unit);
+            let order = match big {
+                None => quote!(#private::ByteOrder::NATIVE),
+                Some(true) => quote!(#private::ByteOrder::Big),
+                Some(false) => quote!(#private::ByteOrder::Little),
+            };
+            quote_spanned!(span=> #private::time_field::<#ty>(#delta, #unit, #mult, #order))
+        }
+        Source::Void(n) => quote_spanned!(span=> #private::void_field::<#ty, #n>()),
     }
+}
+
+/// The `TimeUnit` of a time field (`Generic` for none).
+fn time_unit(private: &TokenStream, unit: Option<&str>) -> TokenStream {
+    let name = Ident::new(unit.unwrap_or("Generic"), proc_macro2::Span::call_site());
+    quote!(#private::TimeUnit::#name)
 }
 
 /// A field's compile-time layout: its type's, or opaque for a string (which the exact tier does
@@ -287,7 +318,24 @@ fn field_layout(krate: &syn::Path, private: &TokenStream, m: &Member) -> TokenSt
     let ty = m.ty;
     match m.source {
         Source::Trait => quote_spanned!(ty.span()=> <#ty as #krate::NpyRecord>::LAYOUT),
-        Source::String(_) => quote!(#private::Layout::OPAQUE),
+        Source::String(_) | Source::Void(_) => quote!(#private::Layout::OPAQUE),
+        // A datetime of one unit is an `i64` leaf tagged with it (the exact tiers read and
+        // write the count); multiples and generic ones are not in the layout model.
+        Source::Time {
+            delta,
+            unit: unit @ Some(_),
+            mult: 1,
+            big,
+        } => {
+            let unit = time_unit(private, unit);
+            let order = match big {
+                None => quote!(::core::option::Option::None),
+                Some(true) => quote!(::core::option::Option::Some(#private::ByteOrder::Big)),
+                Some(false) => quote!(::core::option::Option::Some(#private::ByteOrder::Little)),
+            };
+            quote!(#private::Layout::time(#delta, #unit).with_order(#order))
+        }
+        Source::Time { .. } => quote!(#private::Layout::OPAQUE),
     }
 }
 
@@ -328,50 +376,73 @@ fn members<'a>(cx: &Ctxt, container: &Container, fields: &'a Fields) -> Vec<Memb
         }
 
         let kind = ty::classify(&field.ty);
-        let source = match (kind, attrs.width) {
-            (Kind::Unsupported(t, why), None) => {
-                cx.error_spanned_by(t, why);
-                continue;
-            }
-            (Kind::String, None) if attrs.bad_width => continue,
-            (Kind::String, None) => {
-                cx.error_spanned_by(
-                    &field.ty,
-                    format!(
-                        "a string field needs #[npy(bytes = N)] or #[npy(unicode = N)]: `{}` \
+        let source = match (kind, attrs.width, attrs.dtype.clone()) {
+            // The field's type is checked by a trait bound of `__private::time_field` /
+            // `void_field` (an error at the type that names the dtype).
+            (
+                _,
+                _,
+                Some((
+                    _,
+                    FieldDType::Time {
+                        delta,
+                        unit,
+                        mult,
+                        big,
+                    },
+                )),
+            ) => Source::Time {
+                delta,
+                unit,
+                mult,
+                big,
+            },
+            (_, _, Some((_, FieldDType::Void(n)))) => Source::Void(n),
+            (kind, width, _) => match (kind, width) {
+                (Kind::Unsupported(t, why), None) => {
+                    cx.error_spanned_by(t, why);
+                    continue;
+                }
+                (Kind::String, None) if attrs.bad_width => continue,
+                (Kind::String, None) => {
+                    cx.error_spanned_by(
+                        &field.ty,
+                        format!(
+                            "a string field needs #[npy(bytes = N)] or #[npy(unicode = N)]: `{}` \
                          has no fixed width, and NumPy stores strings as |S<N> bytes or <U<N> \
                          code points",
-                        ty::pretty(&field.ty)
-                    ),
-                );
-                continue;
-            }
-            (Kind::Scalar | Kind::Unsupported(..), Some((span, w))) => {
-                let key = match w {
-                    Width::Bytes(_) => "bytes",
-                    Width::Unicode(_) => "unicode",
-                };
-                cx.error_at(
-                    span,
-                    format!(
-                        "#[npy({key} = N)] applies to string fields (String, &str, Vec<u8>, \
+                            ty::pretty(&field.ty)
+                        ),
+                    );
+                    continue;
+                }
+                (Kind::Scalar | Kind::Unsupported(..), Some((span, w))) => {
+                    let key = match w {
+                        Width::Bytes(_) => "bytes",
+                        Width::Unicode(_) => "unicode",
+                    };
+                    cx.error_at(
+                        span,
+                        format!(
+                            "#[npy({key} = N)] applies to string fields (String, &str, Vec<u8>, \
                          &[u8], [u8; N]), not to `{}`",
-                        ty::pretty(&field.ty)
-                    ),
-                );
-                continue;
-            }
-            (Kind::ByteArray(Some(len)), Some((span, Width::Bytes(n)))) if len != n as u64 => {
-                cx.error_at(
-                    span,
-                    format!(
+                            ty::pretty(&field.ty)
+                        ),
+                    );
+                    continue;
+                }
+                (Kind::ByteArray(Some(len)), Some((span, Width::Bytes(n)))) if len != n as u64 => {
+                    cx.error_at(
+                        span,
+                        format!(
                         "a [u8; {len}] field holds exactly {len} bytes: write #[npy(bytes = {len})]"
                     ),
-                );
-                continue;
-            }
-            (_, Some((_, w))) => Source::String(w),
-            (_, None) => Source::Trait,
+                    );
+                    continue;
+                }
+                (_, Some((_, w))) => Source::String(w),
+                (_, None) => Source::Trait,
+            },
         };
 
         let plain = !attrs.serde_custom && attrs.npy_rename.is_none();
@@ -459,7 +530,15 @@ fn with_bounds(
                 let ty = m.ty;
                 predicates.push(syn::parse_quote!(#ty: #private::StringField));
             }
-            Source::String(_) => {}
+            Source::Time { .. } if !used.is_empty() => {
+                let ty = m.ty;
+                predicates.push(syn::parse_quote!(#ty: #private::TimeCountField));
+            }
+            Source::Void(n) if !used.is_empty() => {
+                let ty = m.ty;
+                predicates.push(syn::parse_quote!(#ty: #private::VoidField<#n>));
+            }
+            Source::String(_) | Source::Time { .. } | Source::Void(_) => {}
         }
     }
     for p in generics.type_params_mut() {

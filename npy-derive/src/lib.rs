@@ -6,6 +6,7 @@ extern crate proc_macro;
 mod attr;
 mod case;
 mod ctxt;
+mod descr;
 mod expand;
 mod ty;
 

@@ -50,6 +50,12 @@ fn is_u8(ty: &Type) -> bool {
     is_ident(ty, "u8")
 }
 
+/// `DateTime64<U>` or `TimeDelta64<U>` (of `npy_serde::datetime`), by name.
+fn is_time(ty: &Type) -> bool {
+    matches!(last_segment(strip_group(ty)), Some((n, args))
+        if (n == "DateTime64" || n == "TimeDelta64") && args.len() == 1)
+}
+
 fn is_str(ty: &Type) -> bool {
     is_ident(ty, "str")
 }
@@ -145,6 +151,8 @@ fn classify_path(ty: &Type) -> Kind<'_> {
             pretty(ty),
             pretty(t)
         )),
+        // `npy_serde::datetime`'s types, whose NaT is `None` (their `NpyRecord` impls say so).
+        ("Option", [t]) if is_time(t) => Kind::Other,
         ("Option", [_]) => unsupported(format!(
             "`{}` has no NumPy dtype: every record has every field, and NumPy has no missing \
              values; use a sentinel value (e.g. NaN) or a separate bool field",
@@ -238,6 +246,14 @@ mod tests {
             Kind::Unsupported(..)
         ));
         assert!(matches!(classify(&ty("usize")), Kind::Unsupported(..)));
+        assert!(matches!(
+            classify(&ty("Option<DateTime64<Ns>>")),
+            Kind::Other
+        ));
+        assert!(matches!(
+            classify(&ty("Option<npy_serde::datetime::TimeDelta64<S>>")),
+            Kind::Other
+        ));
         assert!(matches!(classify(&ty("(f32, f32)")), Kind::Unsupported(..)));
     }
 }

@@ -390,6 +390,34 @@ pub fn header_literal(bytes: &[u8], limits: &Limits) -> Result<Literal> {
     pyliteral::parse_literal(&raw.text, opts, raw.text_start)?.to_literal(&raw.text, raw.text_start)
 }
 
+/// The header dict as written, *without* checking it against the dtype model: for tools that
+/// show the header of an array this crate cannot read, such as an object array (`'|O'`, whose
+/// data is pickled Python objects). The magic string, version, length (against
+/// `limits.max_header_size`) and literal syntax are checked as in [`read_header`]; the keys and
+/// values are not. Returns the dict, the version and the data offset.
+///
+/// ```
+/// use npy_serde::header::{header_literal_unchecked, Limits, Literal};
+/// let mut file = b"\x93NUMPY\x01\x00\x3c\x00".to_vec();
+/// file.extend_from_slice(b"{'descr': '|O', 'fortran_order': False, 'shape': (2,), }      \n");
+/// assert!(npy_serde::header::parse_header(&file, &Limits::default()).is_err());
+/// let (lit, _, offset) = header_literal_unchecked(&file, &Limits::default())?;
+/// assert_eq!(lit.get("descr"), Some(&Literal::Str("|O".into())));
+/// assert_eq!(offset, 70);
+/// # Ok::<(), npy_serde::Error>(())
+/// ```
+pub fn header_literal_unchecked(bytes: &[u8], limits: &Limits) -> Result<(Literal, Version, u64)> {
+    let mut r = bytes;
+    let raw = read_header_text(&mut r, limits)?;
+    let opts = LiteralOptions {
+        max_depth: limits.max_depth,
+        allow_long_suffix: raw.version != Version::V3_0,
+    };
+    let lit = pyliteral::parse_literal(&raw.text, opts, raw.text_start)?
+        .to_literal(&raw.text, raw.text_start)?;
+    Ok((lit, raw.version, raw.text_start + raw.len))
+}
+
 /// The decoded header text and where it stands.
 struct RawText {
     version: Version,

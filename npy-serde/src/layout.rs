@@ -10,12 +10,17 @@
 //! step folds away at compile time.
 //!
 //! Layouts only describe what the exact tier decodes: booleans, integers and `f32`/`f64` in
-//! either byte order, records and subarrays of them, at offsets below 4 GiB, in at most
+//! either byte order, `datetime64`/`timedelta64` of one unit (an `i64` tagged with its unit), records and subarrays of them, at offsets below 4 GiB, in at most
 //! [`MAX_STEPS`] steps. Anything else is [`Layout::OPAQUE`], and such elements go through the
 //! other tiers.
 
-use crate::dtype::{ByteOrder, DType};
+use crate::dtype::{ByteOrder, DType, Scalar, TimeUnit};
 use crate::kind::Kind;
+
+/// The tag of a `datetime64` (`delta == false`) or `timedelta64` leaf of `unit` (never 0).
+pub(crate) const fn time_tag(delta: bool, unit: TimeUnit) -> u8 {
+    (unit as u8) | if delta { 0x40 } else { 0x80 }
+}
 
 /// The most steps a layout holds (a record of 63 scalars, a `[f64; 63]`, ...); larger elements
 /// are opaque and take the other tiers. Bounds the size of every `LAYOUT` constant.
@@ -48,6 +53,9 @@ pub struct Step {
     pub(crate) op: Op,
     /// For a multi-byte leaf: its bytes are in the opposite of native order.
     pub(crate) swap: bool,
+    /// For an `I64` leaf that is a `datetime64`/`timedelta64` with a unit: [`time_tag`] of it
+    /// (so that layouts of different units, or of times and plain integers, differ); 0 else.
+    pub(crate) tag: u8,
     /// Index of the step just after this value's steps (its next sibling).
     pub(crate) end: u16,
     /// A leaf's byte offset in the element; a sequence's item count.
@@ -57,6 +65,7 @@ pub struct Step {
 const BLANK: Step = Step {
     op: Op::Record,
     swap: false,
+    tag: 0,
     end: 0,
     arg: 0,
 };
@@ -104,6 +113,7 @@ impl Layout {
         out.steps[0] = Step {
             op: Op::Leaf(kind),
             swap: false,
+            tag: 0,
             end: 1,
             arg: 0,
         };
@@ -111,6 +121,21 @@ impl Layout {
         out.size = size;
         out.align = size;
         out
+    }
+
+    /// A `datetime64` (`delta == false`) or `timedelta64` of one `unit` (not generic) in
+    /// native byte order: an `I64` leaf tagged with its unit. The tiers decode it as an `i64`;
+    /// the tag only keeps it from matching an `i8` or another unit.
+    pub const fn time(delta: bool, unit: TimeUnit) -> Layout {
+        let mut out = Layout::leaf(Kind::I64);
+        out.steps[0].tag = time_tag(delta, unit);
+        out
+    }
+
+    /// True if the leaf at step `at` is a `datetime64`/`timedelta64` (its NaT may be `None`).
+    #[inline(always)]
+    pub(crate) const fn is_time(&self, at: usize) -> bool {
+        at < self.len as usize && self.steps[at].tag != 0
     }
 
     /// A subarray of `n` items of `item` (`[T; N]`; nest for more axes).
@@ -130,6 +155,7 @@ impl Layout {
         out.steps[0] = Step {
             op: Op::Array,
             swap: false,
+            tag: 0,
             end: (steps + 1) as u16,
             arg: n as u32,
         };
@@ -187,6 +213,7 @@ impl Layout {
         out.steps[0] = Step {
             op: Op::Record,
             swap: false,
+            tag: 0,
             end: 0,
             arg: fields.len() as u32,
         };
@@ -265,9 +292,15 @@ impl Layout {
     /// cannot decode it).
     pub(crate) fn of(dtype: &DType) -> Layout {
         match dtype {
-            DType::Plain(p) => match Kind::of(p.scalar()) {
-                Some(k) => Layout::leaf(k).map_swap(p.order().needs_swap(), false),
-                None => Layout::OPAQUE,
+            DType::Plain(p) => match (Kind::of(p.scalar()), p.scalar()) {
+                (Some(k), _) => Layout::leaf(k).map_swap(p.order().needs_swap(), false),
+                (None, Scalar::DateTime(unit, 1)) if unit != TimeUnit::Generic => {
+                    Layout::time(false, unit).map_swap(p.order().needs_swap(), false)
+                }
+                (None, Scalar::TimeDelta(unit, 1)) if unit != TimeUnit::Generic => {
+                    Layout::time(true, unit).map_swap(p.order().needs_swap(), false)
+                }
+                _ => Layout::OPAQUE,
             },
             DType::Array(base, shape) => {
                 let mut out = Layout::of(base);
@@ -443,7 +476,8 @@ mod tests {
             "|S4",
             "<U2",
             "|V8",
-            "<M8[s]",
+            "<M8",
+            "<M8[10s]",
             "<f16",
             "[('a','<i4'),('s','|S3')]",
             "('<f8', (64,))",
@@ -451,6 +485,15 @@ mod tests {
             assert!(!of(descr).is_exact(), "{descr}");
         }
         assert!(of("('<f8', (63,))").is_exact());
+        // A datetime of one unit is an i64 leaf that matches only its own kind and unit.
+        assert_eq!(of("<M8[s]"), Layout::time(false, TimeUnit::Second));
+        assert_eq!(
+            of(">m8[ns]"),
+            Layout::time(true, TimeUnit::Nanosecond).flipped()
+        );
+        assert_ne!(of("<M8[s]"), of("<M8[ms]"));
+        assert_ne!(of("<M8[s]"), of("<m8[s]"));
+        assert_ne!(of("<M8[s]"), of("<i8"));
         // Padding is part of the offsets and the itemsize.
         let padded = of("[('','|V4'),('a','<i4'),('','|V4')]");
         assert_eq!(padded.size, 12);

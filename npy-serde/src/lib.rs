@@ -47,6 +47,7 @@
 #![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
+pub mod datetime;
 pub mod dtype;
 pub mod error;
 pub mod header;

@@ -144,14 +144,14 @@ pub(crate) fn cast<T: NpyRecord>(_proof: Pod<T>, bytes: &[u8], offset: u64) -> R
     if size == 0 {
         return Err(view_error::<T>("type", "it has no bytes".into()));
     }
-    if bytes.len() % size != 0 {
+    if !bytes.len().is_multiple_of(size) {
         return Err(Error::eof(
             "whole elements",
             size as u64,
             (bytes.len() % size) as u64,
         ));
     }
-    if (bytes.as_ptr() as usize) % align_of::<T>() != 0 {
+    if !(bytes.as_ptr() as usize).is_multiple_of(align_of::<T>()) {
         return Err(view_error::<T>(
             "alignment",
             format!(

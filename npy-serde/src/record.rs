@@ -24,7 +24,8 @@ use crate::layout::{Layout, Step};
     message = "`{Self}` has no fixed NumPy dtype (it does not implement `NpyRecord`)",
     label = "no NumPy dtype for this type",
     note = "record fields may be bool, integers, floats, half::f16, num_complex::Complex<f32/f64> \
-            (feature `complex`), [T; N], structs that derive NpyRecord, or strings marked \
+            (feature `complex`), npy_serde::datetime's DateTime64/TimeDelta64 (or Option of them), \
+            [T; N], structs that derive NpyRecord, or strings marked \
             #[npy(bytes = N)] / #[npy(unicode = N)]",
     note = "to read into a type that only derives `Deserialize` (String, tuples, `Value`), call \
             the door's `_serde` twin: `from_path_serde`, `RecordReader::new_serde`, \
@@ -212,7 +213,7 @@ pub(crate) fn flip_of<T: NpyRecord>(dtype: &DType) -> Option<bool> {
 pub mod __private {
     use std::borrow::Cow;
 
-    pub use crate::dtype::{ByteOrder, DType, Record, Scalar};
+    pub use crate::dtype::{ByteOrder, DType, PlainType, Record, Scalar, TimeUnit};
     pub use crate::layout::Layout;
     pub use crate::pod::check_record;
 
@@ -235,6 +236,55 @@ pub mod __private {
     impl StringField for Box<[u8]> {}
     impl StringField for Cow<'_, [u8]> {}
     impl<const N: usize> StringField for [u8; N] {}
+
+    /// Rust types that may hold a `datetime64`/`timedelta64` field set by
+    /// `#[npy(dtype = "<M8[...]")]`: the `i64` count, or `Option<i64>` (NaT as `None`).
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot hold a NumPy datetime64/timedelta64 field",
+        label = "#[npy(dtype = \"<M8[...]\")] / \"<m8[...]\" needs i64 or Option<i64> here",
+        note = "a datetime64/timedelta64 is an i64 count of its unit (NaT is i64::MIN); \
+                npy_serde::datetime::DateTime64<Unit> / TimeDelta64<Unit> carry their unit \
+                without an attribute"
+    )]
+    pub trait TimeCountField {}
+
+    impl TimeCountField for i64 {}
+    impl TimeCountField for Option<i64> {}
+
+    /// The dtype of a time field: `M8[<mult><unit>]` (`delta == false`) or `m8[...]`.
+    pub fn time_field<T: TimeCountField + ?Sized>(
+        delta: bool,
+        unit: TimeUnit,
+        mult: u32,
+        order: ByteOrder,
+    ) -> DType {
+        let scalar = if delta {
+            Scalar::TimeDelta(unit, mult)
+        } else {
+            Scalar::DateTime(unit, mult)
+        };
+        DType::Plain(PlainType::new(scalar, order))
+    }
+
+    /// Rust types that may hold a `|V<N>` field set by `#[npy(dtype = "|V<N>")]`: `[u8; N]`
+    /// exactly, or a byte container (whose length writers check: exactly `N` bytes).
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot hold a NumPy |V{N} field ({N} raw bytes)",
+        label = "#[npy(dtype = \"|V{N}\")] needs [u8; {N}] or a byte container here",
+        note = "a |V<N> field is exactly N bytes: [u8; N], Vec<u8>, &[u8], Box<[u8]> or Cow<[u8]>"
+    )]
+    pub trait VoidField<const N: usize> {}
+
+    impl<const N: usize> VoidField<N> for [u8; N] {}
+    impl<const N: usize> VoidField<N> for Vec<u8> {}
+    impl<const N: usize> VoidField<N> for &[u8] {}
+    impl<const N: usize> VoidField<N> for Box<[u8]> {}
+    impl<const N: usize> VoidField<N> for Cow<'_, [u8]> {}
+
+    /// The dtype of a raw-bytes field: `|V<n>`.
+    pub fn void_field<T: VoidField<N> + ?Sized, const N: usize>() -> DType {
+        DType::scalar(Scalar::Void(N))
+    }
 
     /// The dtype of a string field: `|S<n>` or `<U<n>`.
     pub fn string_field<T: StringField + ?Sized>(scalar: Scalar) -> DType {

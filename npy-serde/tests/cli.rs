@@ -342,9 +342,13 @@ fn every_bad_fixture_fails_cleanly_in_check_cat_info_and_convert() {
             "check {shown} ({code}): {stdout}"
         );
 
-        // info shows an intact header even if the data is short, with a warning.
+        // info shows an intact header even if the data is short, with a warning, and the
+        // header of an object array (tests/cli_object.rs).
         let out = npy(["info", &shown]);
         if out.status.success() {
+            if e["name"].as_str().unwrap().starts_with("descr_object") {
+                continue;
+            }
             assert_eq!(code, "unexpected_eof", "info {shown}");
             let stdout = String::from_utf8_lossy(&out.stdout);
             assert!(stdout.contains("truncated"), "info {shown}: {stdout}");

@@ -128,7 +128,7 @@ pub fn latin1(s: &str) -> Option<Vec<u8>> {
 ///
 /// If `s` is not an even number of hex digits.
 pub fn unhex(s: &str) -> Vec<u8> {
-    assert!(s.len() % 2 == 0, "odd-length hex {s:?}");
+    assert!(s.len().is_multiple_of(2), "odd-length hex {s:?}");
     (0..s.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap_or_else(|e| panic!("{s:?}: {e}")))

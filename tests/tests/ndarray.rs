@@ -57,7 +57,7 @@ gen_int! {
 
 impl Gen for bool {
     fn gen(i: usize) -> Self {
-        i % 3 == 0
+        i.is_multiple_of(3)
     }
 }
 impl Gen for f16 {

@@ -103,7 +103,7 @@ impl TimeUnit {
             .unwrap_or("")
     }
 
-    fn from_code(s: &str) -> Option<TimeUnit> {
+    pub(crate) fn from_code(s: &str) -> Option<TimeUnit> {
         Self::ALL.iter().find(|(_, c)| *c == s).map(|(u, _)| *u)
     }
 }

@@ -10,6 +10,7 @@ use serde::de::{self, DeserializeSeed, SeqAccess, Visitor};
 
 use super::elem::ElemDe;
 use super::plan::{FieldPlan, Plan, StructPlan};
+use crate::datetime::{is_time_scalar, time_of_name};
 use crate::dtype::{DType, Field};
 use crate::error::{Error, Result};
 use crate::kind::{load, numbers, Kind};
@@ -173,7 +174,13 @@ impl<'de> de::Deserializer<'de> for FastDe<'_, '_, 'de, '_> {
 
     #[inline]
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        visitor.visit_some(self)
+        // A datetime's NaT is `None`: the general path looks.
+        match self.dtype {
+            DType::Plain(p) if is_time_scalar(p.scalar()) => {
+                self.elem()?.deserialize_option(visitor)
+            }
+            _ => visitor.visit_some(self),
+        }
     }
 
     #[inline]
@@ -182,7 +189,7 @@ impl<'de> de::Deserializer<'de> for FastDe<'_, '_, 'de, '_> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value> {
-        if name == "f16" {
+        if name == "f16" || time_of_name(name).is_some() {
             self.elem()?.deserialize_newtype_struct(name, visitor)
         } else {
             visitor.visit_newtype_struct(self)

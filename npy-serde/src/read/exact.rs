@@ -24,9 +24,10 @@ use std::mem::MaybeUninit;
 
 use serde::de::{self, Deserialize, DeserializeSeed, SeqAccess, Visitor};
 
+use crate::datetime::time_of_name;
 use crate::dtype::DType;
 use crate::kind::{numbers, Kind};
-use crate::layout::{Op, MAX_STEPS};
+use crate::layout::{time_tag, Op, MAX_STEPS};
 use crate::miss::{miss, Miss, Result};
 use crate::record::{flip_of, step_of};
 use crate::NpyRecord;
@@ -503,6 +504,21 @@ impl<'de, T: NpyRecord, const FLIP: bool, S: Site> de::Deserializer<'de>
 
     #[inline(always)]
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        // A datetime's NaT is `None` (a constant test: the tag is `T::LAYOUT`'s).
+        if const { &T::LAYOUT }.is_time(self.at) {
+            return match self.leaf::<8>(Kind::I64) {
+                Some((b, swap)) => {
+                    let x = u64::from_ne_bytes(b);
+                    let x = if swap { x.swap_bytes() } else { x };
+                    if x as i64 == i64::MIN {
+                        visitor.visit_none()
+                    } else {
+                        visitor.visit_some(self)
+                    }
+                }
+                None => Err(miss()),
+            };
+        }
         visitor.visit_some(self)
     }
 
@@ -515,6 +531,13 @@ impl<'de, T: NpyRecord, const FLIP: bool, S: Site> de::Deserializer<'de>
         // `half::f16` is a newtype around an f32 that the general path makes exact.
         if name == "f16" {
             return Err(miss());
+        }
+        // A `DateTime64<U>`/`TimeDelta64<U>` only where `T::LAYOUT` (the file's) has its unit.
+        if let Some((delta, unit)) = time_of_name(name) {
+            match step_of::<T>(self.at) {
+                Some(s) if s.tag == time_tag(delta, unit) => {}
+                _ => return Err(miss()),
+            }
         }
         visitor.visit_newtype_struct(self)
     }

@@ -12,6 +12,7 @@ use super::elem::{ElemDe, Float};
 use super::entry::FastDe;
 use super::plan::Plan;
 use super::source::count_of;
+use crate::datetime::{describe, is_time_scalar, time_of_name, NAT};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::text::utf8;
@@ -235,6 +236,14 @@ impl<'de> de::Deserializer<'de> for ElemDe<'_, 'de, '_> {
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        // NaT is the missing value of datetimes and timedeltas.
+        if let Some(p) = self.plain() {
+            if is_time_scalar(p.scalar())
+                && i64::from_ne_bytes(self.arr(p.order().needs_swap())?) == NAT
+            {
+                return visitor.visit_none();
+            }
+        }
         visitor.visit_some(self)
     }
 
@@ -273,6 +282,22 @@ impl<'de> de::Deserializer<'de> for ElemDe<'_, 'de, '_> {
                     Float::F64(v) => visitor.visit_f64(v),
                 },
                 _ => Err(self.mismatch("half::f16")),
+            };
+        }
+        // `DateTime64<U>` / `TimeDelta64<U>`: only a datetime / timedelta of unit `U`.
+        if let Some((delta, unit)) = time_of_name(name) {
+            return match self.plain() {
+                Some(p)
+                    if p.scalar()
+                        == if delta {
+                            Scalar::TimeDelta(unit, 1)
+                        } else {
+                            Scalar::DateTime(unit, 1)
+                        } =>
+                {
+                    visitor.visit_i64(i64::from_ne_bytes(self.arr(p.order().needs_swap())?))
+                }
+                _ => Err(self.mismatch(&describe(delta, unit))),
             };
         }
         visitor.visit_newtype_struct(self)

@@ -26,6 +26,7 @@ use std::slice;
 use serde::de::{self, DeserializeSeed, SeqAccess, Visitor};
 
 use super::plan::{Ctx, FieldPlan, Plan, StructPlan};
+use crate::datetime::time_of_name;
 use crate::dtype::DType;
 use crate::kind::{load, numbers, Kind};
 use crate::miss::{miss, Miss, Result};
@@ -127,7 +128,7 @@ macro_rules! planned {
             visitor: V,
         ) -> Result<V::Value> {
             // `half::f16` is a newtype around an f32 that the general path makes exact.
-            if name == "f16" {
+            if name == "f16" || time_of_name(name).is_some() {
                 return Err(miss());
             }
             visitor.visit_newtype_struct(self)

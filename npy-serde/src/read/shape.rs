@@ -13,6 +13,7 @@ use super::exact::ExactTier;
 use super::plan::{Ctx, Plan};
 use super::planned::{LastPlan, PlannedRun, RowDe};
 use super::source::{count_of, Source};
+use crate::datetime::is_time_scalar;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::kind::{load, numbers, Kind};
@@ -418,7 +419,13 @@ impl<'de, S: Source<'de>> de::Deserializer<'de> for ShapeDe<'_, 'de, S> {
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        visitor.visit_some(self)
+        // A datetime's NaT is `None`: the element decides.
+        match self.dtype {
+            DType::Plain(p) if self.dims.is_empty() && is_time_scalar(p.scalar()) => {
+                self.leaf(|d| d.deserialize_option(visitor))
+            }
+            _ => visitor.visit_some(self),
+        }
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(

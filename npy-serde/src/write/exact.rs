@@ -18,9 +18,10 @@ use std::marker::PhantomData;
 
 use serde::ser::{self, Impossible, Serialize};
 
+use crate::datetime::time_of_name;
 use crate::dtype::DType;
 use crate::kind::{numbers, Kind};
-use crate::layout::{Op, MAX_STEPS};
+use crate::layout::{time_tag, Op, MAX_STEPS};
 use crate::miss::{miss, Miss, Result};
 use crate::record::{flip_of, step_of};
 use crate::NpyRecord;
@@ -339,6 +340,13 @@ impl<'b, 'p, T: NpyRecord, const FLIP: bool, S> ser::Serializer for ExactSer<'b,
         if name == "f16" {
             return Err(miss());
         }
+        // A `DateTime64<U>`/`TimeDelta64<U>` only where `T::LAYOUT` has its unit.
+        if let Some((delta, unit)) = time_of_name(name) {
+            match step_of::<T>(self.at) {
+                Some(s) if s.tag == time_tag(delta, unit) => {}
+                _ => return Err(miss()),
+            }
+        }
         value.serialize(self)
     }
 
@@ -362,7 +370,12 @@ impl<'b, 'p, T: NpyRecord, const FLIP: bool, S> ser::Serializer for ExactSer<'b,
         Err(miss())
     }
 
+    #[inline(always)]
     fn serialize_none(self) -> Result<()> {
+        // A datetime's `None` is NaT (a constant test: the tag is `T::LAYOUT`'s).
+        if const { &T::LAYOUT }.is_time(self.at) {
+            return ser::Serializer::serialize_i64(self, i64::MIN);
+        }
         Err(miss())
     }
 

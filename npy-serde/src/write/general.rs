@@ -9,6 +9,7 @@ use serde::ser::{self, Impossible, Serialize};
 use super::compound::{self_struct_err, ElemSeq, RecordSer, SeqMode, U16Capture};
 use super::elem::{complex_part, self_unexpected, ElemSer};
 use super::plan::Node;
+use crate::datetime::{describe, is_time_scalar, time_of_name, NAT};
 use crate::dtype::Scalar;
 use crate::error::{Error, Result};
 use crate::kind::put;
@@ -244,6 +245,13 @@ impl<'p, 'b> ser::Serializer for ElemSer<'p, 'b> {
     }
 
     fn serialize_none(self) -> Result<()> {
+        // NaT is the missing value of datetimes and timedeltas.
+        if let Node::Leaf { scalar, big } = self.node {
+            if is_time_scalar(*scalar) {
+                put!(self.buf, NAT, *big);
+                return Ok(());
+            }
+        }
         Err(Error::write(format!(
             "None cannot be stored as {}: NumPy arrays have no null \
              (use NaN, a sentinel value or a separate mask field)",
@@ -287,6 +295,18 @@ impl<'p, 'b> ser::Serializer for ElemSer<'p, 'b> {
         if name == "f16" {
             if let Ok(Some(bits)) = value.serialize(U16Capture) {
                 return self.f16_bits(bits);
+            }
+        }
+        // `DateTime64<U>` / `TimeDelta64<U>`: only into a datetime / timedelta of unit `U`.
+        if let Some((delta, unit)) = time_of_name(name) {
+            let want = if delta {
+                Scalar::TimeDelta(unit, 1)
+            } else {
+                Scalar::DateTime(unit, 1)
+            };
+            match self.node {
+                Node::Leaf { scalar, .. } if *scalar == want => {}
+                _ => return Err(self.unexpected(&format!("a {}", describe(delta, unit)))),
             }
         }
         value.serialize(self)

@@ -10,6 +10,7 @@ use npy_serde::{ByteOrder, DType, PlainType, Scalar};
 
 use crate::input::{self, RawHeader};
 use crate::literal;
+use crate::object;
 use crate::output::{member_header, member_header_if_npy};
 use crate::{CliResult, Failure, Global};
 
@@ -33,10 +34,18 @@ struct MemberJson {
     compression: String,
     compressed_size: u64,
     size: u64,
-    array: Option<ArrayInfo>,
+    array: Option<AnyInfo>,
     /// Why the member cannot be read (then `array` is null and the exit status is 1).
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
+}
+
+/// A member's array: one this tool reads, or an object array (header only).
+#[derive(Serialize, Debug)]
+#[serde(untagged)]
+enum AnyInfo {
+    Array(ArrayInfo),
+    Object(object::ObjectInfo),
 }
 
 /// `info --json` for an archive.
@@ -84,7 +93,22 @@ pub fn run(g: &Global, file: &str, member: Option<&str>, json: bool) -> CliResul
                 spec.path.display()
             )));
         }
-        let f = input::NpyFile::open(g, &spec.path, &spec.display)?;
+        let f = match input::NpyFile::open(g, &spec.path, &spec.display) {
+            Ok(f) => f,
+            // An object array: its header, and what its data is.
+            Err(fail) => match object::read(&spec.path, &input::limits(g)) {
+                Some(o) => {
+                    if json {
+                        json_line(&mut out, &o).map_err(w)?;
+                    } else {
+                        out.write_all(o.text(Some(&spec.display), "").as_bytes())
+                            .map_err(w)?;
+                    }
+                    return out.flush().map_err(w);
+                }
+                None => return Err(fail),
+            },
+        };
         if json {
             json_line(&mut out, &array_info(&f.header)).map_err(w)?;
         } else {
@@ -116,7 +140,27 @@ pub fn run(g: &Global, file: &str, member: Option<&str>, json: bool) -> CliResul
         let mut m = archive
             .by_key(key)
             .map_err(|e| Failure::file(&archive_name, e))?;
-        let h = member_header(&mut m, &spec.display)?;
+        let h = match member_header(&mut m, &spec.display) {
+            Ok(h) => h,
+            Err(fail) => {
+                let info = m.info().clone();
+                drop(m);
+                let o = archive
+                    .by_key(key)
+                    .ok()
+                    .and_then(|m| object::from_reader(m, &input::limits(g)));
+                let Some(o) = o else { return Err(fail) };
+                if json {
+                    json_line(&mut out, &o).map_err(w)?;
+                } else {
+                    let mut text = format!("member:      {}\n", spec.display);
+                    member_text(&mut text, &info);
+                    text.push_str(&o.text(None, ""));
+                    out.write_all(text.as_bytes()).map_err(w)?;
+                }
+                return out.flush().map_err(w);
+            }
+        };
         if json {
             json_line(&mut out, &array_info(&h)).map_err(w)?;
         } else {
@@ -141,8 +185,24 @@ pub fn run(g: &Global, file: &str, member: Option<&str>, json: bool) -> CliResul
         let display = format!("{archive_name}:{}", info.key);
         // Members this crate cannot read (other compression methods, encryption) are listed
         // with the reason and without an array; a bad .npy header is an error.
-        let (header, unreadable) = match archive.by_index(index) {
-            Ok(mut m) => (member_header_if_npy(&mut m, &display)?, None),
+        let first = match archive.by_index(index) {
+            Ok(mut m) => Ok(member_header_if_npy(&mut m, &display)),
+            Err(e) => Err(e),
+        };
+        let mut objects = None;
+        let (header, unreadable) = match first {
+            Ok(Ok(h)) => (h, None),
+            Ok(Err(fail)) => {
+                // An object array: its header, read again from the member's start.
+                objects = archive
+                    .by_index(index)
+                    .ok()
+                    .and_then(|m| object::from_reader(m, &input::limits(g)));
+                if objects.is_none() {
+                    return Err(fail);
+                }
+                (None, None)
+            }
             Err(e) => {
                 let why = e.to_string();
                 failed.get_or_insert_with(|| Failure::file(&display, &e));
@@ -156,6 +216,11 @@ pub fn run(g: &Global, file: &str, member: Option<&str>, json: bool) -> CliResul
         member_text(&mut text, &info);
         match (&header, &unreadable) {
             (Some(h), _) => array_text(&mut text, h, "  "),
+            (None, None) if objects.is_some() => text.push_str(
+                &objects
+                    .as_ref()
+                    .map_or(String::new(), |o| o.text(None, "  ")),
+            ),
             (None, Some(why)) => text.push_str(&format!("  cannot be read: {why}\n")),
             (None, None) => text.push_str("  not an .npy array\n"),
         }
@@ -165,7 +230,10 @@ pub fn run(g: &Global, file: &str, member: Option<&str>, json: bool) -> CliResul
             compression: info.compression.to_string(),
             compressed_size: info.compressed_size,
             size: info.size,
-            array: header.as_ref().map(array_info),
+            array: match objects {
+                Some(o) => Some(AnyInfo::Object(o)),
+                None => header.as_ref().map(|h| AnyInfo::Array(array_info(h))),
+            },
             error: unreadable.clone(),
         });
     }

@@ -13,7 +13,7 @@ pub fn header_descr(bytes: &[u8], limits: &Limits) -> Result<Json, npy_serde::Er
     Ok(lit.get("descr").map(to_json).unwrap_or(Json::Null))
 }
 
-fn to_json(lit: &Literal) -> Json {
+pub fn to_json(lit: &Literal) -> Json {
     match lit {
         Literal::Str(s) => Json::String(s.clone()),
         Literal::Int(i) => i64::try_from(*i)

@@ -9,6 +9,7 @@ mod info;
 mod input;
 mod lenient;
 mod literal;
+mod object;
 mod output;
 
 use std::fmt;

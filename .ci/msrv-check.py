@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Fails when a locked dependency needs a newer Rust than the workspace declares.
+
+Reads `cargo metadata --format-version 1 --locked` (no toolchain is downloaded, no build runs)
+for one feature set of npy-serde, walks the resolved graph from the workspace's crates
+along normal and build dependencies (dev-dependencies build only the tests), and compares every
+reached package's `rust-version` with the declared minimum.
+
+Feature sets:
+- the default features plus `cli,complex,ndarray,chrono,jiff` must build on the workspace's
+  `rust-version` (root Cargo.toml);
+- each entry of `[workspace.metadata.msrv]` in the root Cargo.toml, `"feature,list" = "1.NN"`,
+  declares a newer minimum for a feature set (heavy optional features);
+- or ad hoc: `msrv-check.py --features arrow --msrv 1.94`.
+
+Exit status 1 lists every offending package with the path that reaches it.
+"""
+import argparse
+import json
+import subprocess
+import sys
+
+BASE_FEATURES = "cli,complex,ndarray,chrono,jiff"
+PACKAGE = "npy-serde"
+
+
+def version(v):
+    parts = [int(p) for p in v.split(".")]
+    return tuple(parts + [0] * (3 - len(parts)))
+
+
+def metadata(features):
+    cmd = ["cargo", "metadata", "--format-version", "1", "--locked", "--quiet"]
+    if features:
+        cmd += ["--features", ",".join(f"{PACKAGE}/{f}" for f in features.split(",") if f)]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{out.stderr}")
+    return json.loads(out.stdout)
+
+
+def check(features, msrv):
+    """Returns the list of problems for this feature set against `msrv` (None: rust-version)."""
+    meta = metadata(features)
+    packages = {p["id"]: p for p in meta["packages"]}
+    members = set(meta["workspace_members"])
+    libs = sorted(members)
+    declared = msrv or packages[libs[0]]["rust_version"]
+    if not declared:
+        return [f"{PACKAGE} declares no rust-version"], declared, 0
+    nodes = {n["id"]: n for n in meta["resolve"]["nodes"]}
+    via = {m: None for m in libs}
+    todo = list(libs)
+    while todo:
+        pid = todo.pop()
+        for dep in nodes[pid]["deps"]:
+            if not any(k["kind"] in (None, "build") for k in dep["dep_kinds"]):
+                continue
+            if dep["pkg"] not in via:
+                via[dep["pkg"]] = pid
+                todo.append(dep["pkg"])
+    problems = []
+    for pid in via:
+        if pid in members:
+            continue
+        p = packages[pid]
+        need = p.get("rust_version")
+        if need and version(need) > version(declared):
+            path, at = [], pid
+            while at is not None:
+                path.append(f"{packages[at]['name']} {packages[at]['version']}")
+                at = via[at]
+            problems.append(f"{p['name']} {p['version']} needs Rust {need} (via "
+                            + " <- ".join(path) + ")")
+    return sorted(problems), declared, len(via)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--features", help="npy-serde features (comma-separated) to check alone")
+    ap.add_argument("--msrv", help="the minimum Rust declared for --features")
+    args = ap.parse_args()
+    if args.features is not None or args.msrv:
+        sets = [(args.features or "", args.msrv)]
+    else:
+        ws = metadata(BASE_FEATURES).get("metadata") or {}
+        sets = [(BASE_FEATURES, None)]
+        sets += [(f, v) for f, v in (ws.get("msrv") or {}).items()]
+    failed = False
+    for features, msrv in sets:
+        problems, declared, n = check(features, msrv)
+        label = features or "default"
+        if problems:
+            failed = True
+            print(f"MSRV {declared} with features [{label}]: {len(problems)} of {n} crates need more:")
+            for p in problems:
+                print("  " + p)
+        else:
+            print(f"MSRV {declared} with features [{label}]: all {n} crates agree")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
