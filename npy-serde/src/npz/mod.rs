@@ -80,12 +80,16 @@
 //! member) are [`ErrorKind::Zip`] errors whose message names the member.
 
 mod member;
+mod mmap;
 mod read;
 mod write;
 
 pub use member::{MemberInfo, NpzMember, NpzRecords};
+pub use mmap::MmapNpz;
 pub use read::{NpzArchive, NpzReaderBuilder};
-pub use write::{MemberWriter, NpzRecordWriter, NpzStreamWriter, NpzWriter, RawMemberWriter};
+pub use write::{
+    MemberWriter, NpzRecordWriter, NpzStreamWriter, NpzWriter, RawMemberWriter, ALIGNMENT,
+};
 
 use std::fmt;
 

@@ -16,6 +16,11 @@ use crate::write::{NpyWriter, WriterBuilder};
 /// Unix permissions NumPy's members get (Python's `zipfile` default for `ZipFile.open(name, "w")`).
 const MEMBER_PERMISSIONS: u32 = 0o600;
 
+/// The boundary [`NpzWriter::align`] puts stored members' data on: NumPy's `.npy` header
+/// alignment, so a member's array data (which starts at a multiple of 64 in the `.npy` file)
+/// is at a multiple of 64 in the archive too.
+pub const ALIGNMENT: u64 = 64;
+
 /// The member started with `start_member` and not finished yet.
 #[derive(Debug)]
 struct Pending {
@@ -29,6 +34,8 @@ struct Pending {
 struct Core<Z: Write + Seek> {
     zip: ZipWriter<Z>,
     compression: Compression,
+    /// Stored members padded so their `.npy` bytes start at a multiple of [`ALIGNMENT`].
+    align: bool,
     positional: usize,
     pending: Option<Pending>,
     /// Set once a member is left unfinished: the archive would be invalid.
@@ -40,6 +47,7 @@ impl<Z: Write + Seek> Core<Z> {
         Core {
             zip,
             compression: Compression::Stored,
+            align: false,
             positional: 0,
             pending: None,
             broken: None,
@@ -64,10 +72,15 @@ impl<Z: Write + Seek> Core<Z> {
     /// Starts member `name` (zip64 sizes always, like NumPy's `force_zip64=True`).
     fn start_file(&mut self, name: &str) -> Result<()> {
         self.check_ready()?;
-        let options = SimpleFileOptions::default()
+        let mut options = SimpleFileOptions::default()
             .compression_method(self.compression.to_zip()?)
             .large_file(true)
             .unix_permissions(MEMBER_PERMISSIONS);
+        if self.align && self.compression == Compression::Stored {
+            // The padding goes in the local header's extra field, under Android zipalign's
+            // id (0xd935), which readers (Python's zipfile, so NumPy) skip.
+            options = options.with_android_alignment(ALIGNMENT as u16);
+        }
         self.zip
             .start_file(name, options)
             .map_err(|e| from_zip(&format!("cannot start member {}", quote(name)), e))
@@ -321,6 +334,37 @@ macro_rules! writer_methods {
         pub fn with_compression(mut self, compression: Compression) -> Self {
             self.core.compression = compression;
             self
+        }
+
+        /// Pads each stored member added from now on so that its `.npy` bytes, and so its array
+        /// data (NumPy's headers end at a multiple of 64), start at a multiple of [`ALIGNMENT`]
+        /// (64) in the archive file: every such member can then be viewed in place by
+        /// [`MmapNpz`](super::MmapNpz) as any number type. The padding is an extra field of the
+        /// member's local header (as Android's `zipalign` does), which NumPy, Python's `zipfile`
+        /// and other zip readers skip: `np.load` reads the archive as it reads one without
+        /// padding. Deflated members are not padded (they cannot be viewed in place anyway).
+        ///
+        /// Off by default: the local headers are then byte for byte `np.savez`'s, so the archive
+        /// is reproducible against NumPy; an aligned archive differs from it in those headers
+        /// (and is up to 64 bytes per member larger).
+        ///
+        /// ```
+        /// # use npy_serde::npz::{NpzArchive, NpzWriter};
+        /// let mut w = NpzWriter::new(std::io::Cursor::new(Vec::new())).align(true);
+        /// w.add("a", &[1.0f64, 2.0])?;
+        /// w.add("b", &[3u8])?;
+        /// let bytes = w.finish()?.into_inner();
+        /// assert_eq!(NpzArchive::from_bytes(&bytes)?.read::<Vec<f64>>("a")?, [1.0, 2.0]);
+        /// # Ok::<(), npy_serde::Error>(())
+        /// ```
+        pub fn align(mut self, yes: bool) -> Self {
+            self.core.align = yes;
+            self
+        }
+
+        /// [`align`](Self::align) for the members added from now on, on a writer in use.
+        pub fn set_align(&mut self, yes: bool) {
+            self.core.align = yes;
         }
 
         /// The compression the next member will use.
