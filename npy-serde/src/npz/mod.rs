@@ -79,11 +79,13 @@
 //! All errors from the zip layer (corrupt archive, bad CRC, corrupt deflate data, truncated
 //! member) are [`ErrorKind::Zip`] errors whose message names the member.
 
+mod append;
 mod member;
 mod mmap;
 mod read;
 mod write;
 
+pub use append::{AppendTarget, NpzAppender};
 pub use member::{MemberInfo, NpzMember, NpzRecords};
 pub use mmap::MmapNpz;
 pub use read::{NpzArchive, NpzReaderBuilder};

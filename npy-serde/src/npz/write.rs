@@ -31,19 +31,19 @@ struct Pending {
 }
 
 /// The writer logic shared by [`NpzWriter`] and [`NpzStreamWriter`].
-struct Core<Z: Write + Seek> {
+pub(super) struct Core<Z: Write + Seek> {
     zip: ZipWriter<Z>,
-    compression: Compression,
+    pub(super) compression: Compression,
     /// Stored members padded so their `.npy` bytes start at a multiple of [`ALIGNMENT`].
-    align: bool,
-    positional: usize,
+    pub(super) align: bool,
+    pub(super) positional: usize,
     pending: Option<Pending>,
     /// Set once a member is left unfinished: the archive would be invalid.
     broken: Option<String>,
 }
 
 impl<Z: Write + Seek> Core<Z> {
-    fn new(zip: ZipWriter<Z>) -> Self {
+    pub(super) fn new(zip: ZipWriter<Z>) -> Self {
         Core {
             zip,
             compression: Compression::Stored,
@@ -54,7 +54,7 @@ impl<Z: Write + Seek> Core<Z> {
         }
     }
 
-    fn check_ready(&mut self) -> Result<()> {
+    pub(super) fn check_ready(&mut self) -> Result<()> {
         if let Some(p) = self.pending.take() {
             let of = p.expected.map_or(String::new(), |e| format!(" of its {e}"));
             self.broken = Some(format!(
@@ -86,7 +86,7 @@ impl<Z: Write + Seek> Core<Z> {
             .map_err(|e| from_zip(&format!("cannot start member {}", quote(name)), e))
     }
 
-    fn start_member(&mut self, key: &str, header: &Header) -> Result<MemberWriter<'_>> {
+    pub(super) fn start_member(&mut self, key: &str, header: &Header) -> Result<MemberWriter<'_>> {
         let expected = header.data_len()?;
         let bytes = header.to_bytes()?;
         let name = name_for_key(key);
@@ -105,7 +105,7 @@ impl<Z: Write + Seek> Core<Z> {
 
     /// Starts member `key.npy` whose whole content (header included) a streaming `.npy` writer
     /// produces; it must be finished through the returned handle.
-    fn start_records(
+    pub(super) fn start_records(
         &mut self,
         key: &str,
         options: &WriterBuilder,
@@ -128,7 +128,7 @@ impl<Z: Write + Seek> Core<Z> {
     }
 
     /// Writes a whole member with `write`; a failure leaves the archive unusable.
-    fn write_member(
+    pub(super) fn write_member(
         &mut self,
         name: &str,
         write: impl FnOnce(&mut dyn Write) -> Result<()>,
@@ -141,24 +141,24 @@ impl<Z: Write + Seek> Core<Z> {
         result
     }
 
-    fn start_raw(&mut self, name: &str) -> Result<RawMemberWriter<'_>> {
+    pub(super) fn start_raw(&mut self, name: &str) -> Result<RawMemberWriter<'_>> {
         self.start_file(name)?;
         Ok(RawMemberWriter { zip: &mut self.zip })
     }
 
-    fn add_raw(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+    pub(super) fn add_raw(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
         self.start_file(name)?;
         self.zip.write_all(bytes)?;
         Ok(())
     }
 
-    fn next_positional(&mut self) -> String {
+    pub(super) fn next_positional(&mut self) -> String {
         let key = positional_key(self.positional);
         self.positional += 1;
         key
     }
 
-    fn finish(mut self) -> Result<Z> {
+    pub(super) fn finish(mut self) -> Result<Z> {
         self.check_ready()?;
         self.zip
             .finish()
@@ -497,6 +497,8 @@ macro_rules! writer_methods {
         }
     };
 }
+
+pub(super) use writer_methods;
 
 /// Writes an `.npz` archive to a seekable output (a file, a `Cursor`).
 ///
