@@ -83,12 +83,16 @@ mod append;
 mod member;
 mod mmap;
 mod read;
+#[cfg(feature = "sprs")]
+mod sparse;
 mod write;
 
 pub use append::{AppendTarget, NpzAppender};
 pub use member::{MemberInfo, NpzMember, NpzRecords};
 pub use mmap::MmapNpz;
 pub use read::{NpzArchive, NpzReaderBuilder};
+#[cfg(feature = "sprs")]
+pub use sparse::SparseMatrix;
 pub use write::{
     MemberWriter, NpzRecordWriter, NpzStreamWriter, NpzWriter, RawMemberWriter, ALIGNMENT,
 };

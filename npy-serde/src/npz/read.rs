@@ -48,7 +48,7 @@ pub(super) type Listing = (Vec<MemberInfo>, HashMap<String, usize>);
 #[derive(Clone, Debug)]
 pub struct NpzReaderBuilder {
     max_members: usize,
-    max_member_size: u64,
+    pub(super) max_member_size: u64,
     pub(super) reader: ReaderBuilder,
     reject_duplicate_names: bool,
 }

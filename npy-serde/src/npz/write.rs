@@ -34,7 +34,7 @@ struct Pending {
 pub(super) struct Core<Z: Write + Seek> {
     zip: ZipWriter<Z>,
     pub(super) compression: Compression,
-    /// Stored members padded so their `.npy` bytes start at a multiple of [`ALIGNMENT`].
+    /// Stored members padded so their `.npy` bytes start at a multiple of [`ALIGNMENT`](crate::npz::ALIGNMENT).
     pub(super) align: bool,
     pub(super) positional: usize,
     pending: Option<Pending>,
@@ -337,8 +337,8 @@ macro_rules! writer_methods {
         }
 
         /// Pads each stored member added from now on so that its `.npy` bytes, and so its array
-        /// data (NumPy's headers end at a multiple of 64), start at a multiple of [`ALIGNMENT`]
-        /// (64) in the archive file: every such member can then be viewed in place by
+        /// data (NumPy's headers end at a multiple of 64), start at a multiple of
+        /// [`ALIGNMENT`](crate::npz::ALIGNMENT) (64) in the archive file: every such member can then be viewed in place by
         /// [`MmapNpz`](super::MmapNpz) as any number type. The padding is an extra field of the
         /// member's local header (as Android's `zipalign` does), which NumPy, Python's `zipfile`
         /// and other zip readers skip: `np.load` reads the archive as it reads one without
