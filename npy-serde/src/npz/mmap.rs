@@ -128,6 +128,29 @@ impl MmapNpz {
         Self::from_map(Arc::new(map), options)
     }
 
+    /// An archive held in memory, copied into an anonymous map: for tests and fuzzing (the
+    /// views behave as for a file). To read an archive in memory without a copy, use
+    /// [`NpzArchive::from_bytes`].
+    ///
+    /// ```
+    /// # use npy_serde::npz::{MmapNpz, NpzReaderBuilder, NpzWriter};
+    /// let mut w = NpzWriter::new(std::io::Cursor::new(Vec::new())).align(true);
+    /// w.add("x", &[1.5f64, 2.5])?;
+    /// let bytes = w.finish()?.into_inner();
+    /// let npz = MmapNpz::from_bytes_with(&bytes, &NpzReaderBuilder::new())?;
+    /// assert_eq!(npz.array("x")?.as_slice::<f64>()?, [1.5, 2.5]);
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
+    pub fn from_bytes_with(bytes: &[u8], options: &NpzReaderBuilder) -> Result<MmapNpz> {
+        if bytes.is_empty() {
+            return Err(zip_error("cannot read the archive: it is empty"));
+        }
+        let mut map = memmap2::MmapMut::map_anon(bytes.len())?;
+        map.copy_from_slice(bytes);
+        let map = map.make_read_only()?;
+        Self::from_map(Arc::new(map), options)
+    }
+
     fn from_map(map: Arc<memmap2::Mmap>, options: &NpzReaderBuilder) -> Result<MmapNpz> {
         let zip = ZipArchive::new(Cursor::new(&map[..]))
             .map_err(|e| from_zip("cannot read the archive", e))?;
