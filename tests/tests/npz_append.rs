@@ -302,3 +302,33 @@ with np.load(sys.argv[1]) as z:
     );
     assert_eq!(npz.data_offset("b").unwrap() % 64, 0);
 }
+
+#[test]
+fn numpy_written_fixtures_take_appended_members() {
+    // np.savez, np.savez_compressed, archives with data descriptors (written to a stream),
+    // odd names, a non-.npy member, the empty archive: the old members read as before.
+    for e in npy_serde_tests::entries("npz") {
+        let path = npy_serde_tests::entry_path(e);
+        let old = std::fs::read(&path).unwrap();
+        let mut before = NpzArchive::from_bytes(&old).unwrap();
+        let names: Vec<String> = before.names().map(String::from).collect();
+        let raw_before: Vec<Vec<u8>> = names
+            .iter()
+            .map(|n| before.by_name(n).unwrap().read_raw().unwrap())
+            .collect();
+        let mut app = NpzAppender::new(Cursor::new(old.clone())).unwrap();
+        app.add("appended_here", &[4.25f64, -1.0]).unwrap();
+        let new = app.finish().unwrap().into_inner();
+        let cd = cd_start(&old);
+        assert_eq!(new[..cd], old[..cd], "{}", path.display());
+        let mut after = NpzArchive::from_bytes(&new).unwrap();
+        assert_eq!(after.len(), names.len() + 1, "{}", path.display());
+        for (n, raw) in names.iter().zip(&raw_before) {
+            assert_eq!(&after.by_name(n).unwrap().read_raw().unwrap(), raw, "{n}");
+        }
+        assert_eq!(
+            after.read::<Vec<f64>>("appended_here").unwrap(),
+            [4.25, -1.0]
+        );
+    }
+}
