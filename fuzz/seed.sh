@@ -35,6 +35,8 @@ add npy "${npy[@]}" "${bad[@]}"
 add records "${npy[@]}" "${bad[@]}"
 # npz reads archives; single .npy files are useful too (the fuzzer splices them).
 add npz "${npz[@]}"
+# mmap_npz maps archives: the same seeds, and the scipy.sparse ones (stored and deflated).
+add mmap_npz "${npz[@]}" "$fixtures"/sparse/*.npz
 # roundtrip interprets its input through `arbitrary`; any bytes make a start.
 add roundtrip "${npy[@]:0:20}"
 

@@ -1,7 +1,7 @@
 //! The bodies of the fuzz targets, one public function per target, and their helpers.
 //!
 //! Each `fuzz_targets/<name>.rs` is a one-line `fuzz_target!` calling [`header`], [`npy`],
-//! [`npz`], [`records`], [`roundtrip`] or [`writers`]. This file depends only on `npy-serde`,
+//! [`npz`], [`mmap_npz`], [`records`], [`roundtrip`] or [`writers`]. This file depends only on `npy-serde`,
 //! `serde`, `arbitrary` and `std`, so that `tests/tests/fuzz_regressions.rs` can include it
 //! with `#[path]` and replay every saved crash input through exactly the code the fuzzer ran,
 //! on stable, in `cargo test` ([`writers_from_bytes`] for the `writers` target's structured
@@ -14,7 +14,9 @@ use std::io::{Cursor, Read};
 
 use npy_serde::dtype::{ByteOrder, DType, Field, Record, Scalar, TimeUnit};
 use npy_serde::header::{parse_header, read_header, Limits};
-use npy_serde::npz::{Compression, NpzArchive, NpzReaderBuilder, NpzWriter};
+use npy_serde::npz::{
+    Compression, MmapNpz, NpzAppender, NpzArchive, NpzReaderBuilder, NpzStreamWriter, NpzWriter,
+};
 use npy_serde::{Array, NpyRecord, ReaderBuilder, Value, WriterBuilder};
 use serde::{Deserialize, Serialize};
 
@@ -440,6 +442,96 @@ fn npz_with(builder: &NpzReaderBuilder, data: &[u8]) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// mmap_npz: bytes -> the mapped archive, every stored member viewed in place
+// ---------------------------------------------------------------------------------------------
+
+/// Target `mmap_npz`: the bytes as a mapped archive ([`MmapNpz`], default and small limits):
+/// opening checks every member's place, so whatever it hands out must lie inside the archive;
+/// each stored member viewed in place (slices, records, one record, the whole array) must
+/// agree with the copying reader where both succeed (the copying reader also checks the
+/// CRC-32, which the views skip).
+pub fn mmap_npz(data: &[u8]) {
+    mmap_npz_with(&NpzReaderBuilder::new(), data);
+    mmap_npz_with(
+        &NpzReaderBuilder::new()
+            .max_members(64)
+            .max_header_size(1 << 16)
+            .reject_duplicate_names(true),
+        data,
+    );
+}
+
+fn mmap_npz_with(builder: &NpzReaderBuilder, data: &[u8]) {
+    let Ok(npz) = MmapNpz::from_bytes_with(data, builder) else {
+        return;
+    };
+    let whole = npz.as_bytes().as_ptr_range();
+    let inside = |b: &[u8]| {
+        b.is_empty() || (whole.contains(&b.as_ptr()) && b.as_ptr_range().end <= whole.end)
+    };
+    let mut copy = npz.archive().ok();
+    for (i, m) in npz.members().iter().enumerate() {
+        if let Ok(b) = npz.stored_bytes(&m.key) {
+            assert!(inside(b), "{}: stored bytes outside the map", m.name);
+            assert_eq!(b.len() as u64, m.compressed_size, "{}", m.name);
+        }
+        let Ok(a) = npz.array_at(i) else { continue };
+        assert!(
+            inside(a.as_bytes()) && inside(a.data()),
+            "{}: outside the map",
+            m.name
+        );
+        assert_eq!(
+            a.as_bytes().len() as u64,
+            m.size,
+            "{}: the member is the .npy",
+            m.name
+        );
+        let off = npz
+            .data_offset(&m.key)
+            .expect("data_offset of a mapped member");
+        assert_eq!(
+            a.data().as_ptr() as usize - whole.start as usize,
+            off as usize,
+            "{}",
+            m.name
+        );
+        if let Ok(v) = a.as_slice::<u8>() {
+            assert_eq!(v.len(), a.data().len());
+        }
+        let _ = a.as_slice::<f64>();
+        let _ = a.as_slice::<[u16; 2]>();
+        let n = a.len();
+        if n > 0 {
+            let _ = a.record_serde::<Value>(n - 1);
+        }
+        assert!(a.record_serde::<Value>(n).is_err(), "record past the end");
+        if let Ok(records) = a.records_serde::<Value>() {
+            for r in records.take(64) {
+                if r.is_err() {
+                    break;
+                }
+            }
+        }
+        let mapped = a.to_array();
+        // A duplicate name lists the last entry, which both readers read by name.
+        if let (Ok(mapped), Some(Ok(copied))) = (
+            &mapped,
+            copy.as_mut()
+                .map(|c| c.by_name(&m.name).and_then(|mm| mm.read_array())),
+        ) {
+            assert!(
+                same_values(&mapped.values, &copied.values),
+                "{}: mapped and copied arrays differ",
+                m.name
+            );
+            assert_eq!(mapped.shape, copied.shape);
+        }
+        let _ = npz.verify(&m.key);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // roundtrip: fuzz bytes -> dtype and values -> write -> read
 // ---------------------------------------------------------------------------------------------
 
@@ -842,16 +934,29 @@ pub enum Writer {
     /// The same archive with the typed member deflated (and cut to [`MAX_DEFLATED_TYPED`]
     /// records).
     NpzDeflate,
+    /// `NpzStreamWriter` (no seeking): `start_records`, `add_positional`, `add_raw`, and a
+    /// key added twice.
+    NpzStream,
+    /// An archive appended to with `NpzAppender` (aligned or not): a member added, a
+    /// positional one, a duplicate refused, a member left half written and the archive
+    /// restored.
+    NpzAppend,
 }
 
 impl Writer {
-    /// The writer for a selector byte. The weights follow the cost: an archive written and
+    /// The writer for a selector byte (the streaming and appending archive writers, added
+    /// later, take the top 32 values). The weights follow the cost: an archive written and
     /// read costs two to three times another writer's input, and deflate about twice that
     /// again (its stream's setup allocates and zeroes a window and hash tables), so npz gets
     /// one selector value in eight, deflate one of those four; the dynamic array (any dtype)
     /// gets the most. (How often each writer runs in the end is the corpus's doing: inputs
     /// that reach new code are kept and mutated, mostly keeping their first byte.)
     pub fn from_byte(b: u8) -> Writer {
+        match b {
+            224..=239 => return Writer::NpzStream,
+            240..=255 => return Writer::NpzAppend,
+            _ => {}
+        }
         match b % 32 {
             0..=5 => Writer::ToVec,
             6..=10 => Writer::Counted,
@@ -1087,6 +1192,92 @@ pub fn writers(input: WritersInput) {
             check_same(&array, archive.read_array("a"), "npz");
             let back: Vec<Typed> = archive.deserialize("t").expect("npz typed member");
             assert!(same_typed(&back, typed), "npz typed member");
+        }
+        Writer::NpzStream => npz_stream(&input),
+        Writer::NpzAppend => npz_append(&input),
+    }
+}
+
+/// The [`Writer::NpzStream`] input: records streamed into a member, a positional member, a raw
+/// member, a duplicate refused; everything reads back.
+fn npz_stream(input: &WritersInput) {
+    let typed = &input.typed[..];
+    let raw = &input.array_bytes[..input.array_bytes.len().min(64)];
+    let mut out = Vec::new();
+    let mut w = NpzStreamWriter::new(&mut out).align(input.big);
+    let mut r = w
+        .start_records::<Typed>("t", typed.len() as u64)
+        .expect("start_records");
+    for t in typed {
+        r.write(t).expect("write");
+    }
+    r.finish().expect("finish records");
+    assert!(w.add("t", typed).is_err(), "a key added twice");
+    assert_eq!(w.add_positional(typed).expect("add_positional"), "arr_0");
+    w.add_raw("raw.bin", raw).expect("add_raw");
+    w.finish().expect("stream finish");
+    let mut archive = NpzArchive::from_bytes(&out).expect("opening our streamed npz");
+    assert_eq!(
+        archive.keys().collect::<Vec<_>>(),
+        ["t", "arr_0", "raw.bin"]
+    );
+    for key in ["t", "arr_0"] {
+        let back: Vec<Typed> = archive.read(key).expect("streamed typed member");
+        assert!(same_typed(&back, typed), "streamed member {key}");
+    }
+    assert_eq!(archive.read_raw("raw.bin").expect("raw member"), raw);
+}
+
+/// The [`Writer::NpzAppend`] input: an archive of the typed records, appended to (the dynamic
+/// array, a positional member), with a duplicate refused and a member left half written
+/// rolled back; the result reads back, and aligned stored members map in place.
+fn npz_append(input: &WritersInput) {
+    let typed = &input.typed[..];
+    let array = arbitrary_array(&mut ByteSource::new(&input.array_bytes), WRITERS_MAX_LEAVES);
+    let mut w = NpzWriter::new(Cursor::new(Vec::new()));
+    w.add("t", typed).expect("npz add");
+    let base = w.finish().expect("npz finish").into_inner();
+
+    // A member left half written: the archive is restored when the appender is dropped.
+    let mut cur = Cursor::new(base.clone());
+    let mut app = NpzAppender::new(&mut cur).expect("appender");
+    let mut r = app
+        .start_records::<Typed>("half", typed.len() as u64 + 1)
+        .expect("start_records");
+    for t in typed {
+        r.write(t).expect("write");
+    }
+    drop(r);
+    assert!(
+        app.add("more", typed).is_err(),
+        "an unfinished member stops the appender"
+    );
+    drop(app);
+    assert_eq!(
+        cur.get_ref(),
+        &base,
+        "a failed append must restore the archive"
+    );
+
+    let mut app = NpzAppender::new(Cursor::new(base))
+        .expect("appender")
+        .align(input.big);
+    assert!(app.add("t", typed).is_err(), "the key is already there");
+    app.add_array("a", &array).expect("append add_array");
+    assert_eq!(app.add_positional(typed).expect("add_positional"), "arr_0");
+    let zip = app.finish().expect("append finish").into_inner();
+    let mut archive = NpzArchive::from_bytes(&zip).expect("opening our appended npz");
+    assert_eq!(archive.keys().collect::<Vec<_>>(), ["t", "a", "arr_0"]);
+    check_same(&array, archive.read_array("a"), "appended npz");
+    for key in ["t", "arr_0"] {
+        let back: Vec<Typed> = archive.read(key).expect("appended typed member");
+        assert!(same_typed(&back, typed), "appended member {key}");
+    }
+    if input.big {
+        let npz = MmapNpz::from_bytes_with(&zip, &NpzReaderBuilder::new()).expect("mapping");
+        for key in ["a", "arr_0"] {
+            let off = npz.data_offset(key).expect("an aligned member maps");
+            assert_eq!(off % 64, 0, "aligned member {key} at {off}");
         }
     }
 }

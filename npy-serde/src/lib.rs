@@ -95,7 +95,7 @@ pub mod ndarray;
 
 // ---- npz ----
 pub mod npz;
-pub use npz::{NpzArchive, NpzReaderBuilder, NpzStreamWriter, NpzWriter};
+pub use npz::{MmapNpz, NpzArchive, NpzReaderBuilder, NpzStreamWriter, NpzWriter};
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -1437,3 +1437,76 @@ fn cat_shows_what_numpy_shows() {
         );
     }
 }
+
+#[test]
+fn convert_writes_aligned_archives_and_info_marks_members_mapped_in_place() {
+    let dir = Scratch::new("align");
+    for e in entries("npz") {
+        let src = path_of(e);
+        let name = src.file_name().unwrap().to_string_lossy().into_owned();
+        let out = dir.file(&name);
+        npy_ok([
+            "convert".as_ref(),
+            src.as_os_str(),
+            out.as_os_str(),
+            "--align".as_ref(),
+        ]);
+        // Every member copied (same keys, compression and values) ...
+        let before = parse_json(
+            &npy_ok(["info".as_ref(), "--json".as_ref(), src.as_os_str()]),
+            "info",
+        );
+        let after = parse_json(
+            &npy_ok(["info".as_ref(), "--json".as_ref(), out.as_os_str()]),
+            "info",
+        );
+        let (b, a) = (
+            before["members"].as_array().unwrap(),
+            after["members"].as_array().unwrap(),
+        );
+        assert_eq!(b.len(), a.len(), "{name}");
+        for (b, a) in b.iter().zip(a) {
+            for key in ["name", "key", "compression", "size", "array"] {
+                assert_eq!(a[key], b[key], "{name}: {key}");
+            }
+            // ... and every stored .npy member can now be mapped, its data 64-byte aligned.
+            if a["compression"] == "stored" && !a["array"].is_null() {
+                assert_eq!(a["in_place"]["alignment"], 64, "{name}: {a}");
+                assert_eq!(a["in_place"]["data_offset"].as_u64().unwrap() % 64, 0);
+            } else {
+                assert!(a["in_place"].is_null(), "{name}: {a}");
+            }
+        }
+        assert_eq!(
+            npy_ok(["cat".as_ref(), "--json".as_ref(), out.as_os_str()]),
+            npy_ok(["cat".as_ref(), "--json".as_ref(), src.as_os_str()]),
+            "{name}"
+        );
+    }
+    // The text form says which members can be mapped.
+    let text = npy_ok(["info".as_ref(), path_of(&entries("npz")[0]).as_os_str()]);
+    assert!(text.contains("in place:"), "{text}");
+    // A .npy file becomes a one-member archive; --align needs .npz output.
+    let npy_in = fixtures().join("npy/rec_w2_le.npy");
+    let one = dir.file("one.npz");
+    npy_ok([
+        "convert".as_ref(),
+        npy_in.as_os_str(),
+        one.as_os_str(),
+        "--align".as_ref(),
+    ]);
+    let info = parse_json(
+        &npy_ok(["info".as_ref(), "--json".as_ref(), one.as_os_str()]),
+        "info",
+    );
+    assert_eq!(info["members"][0]["key"], "rec_w2_le");
+    assert_eq!(info["members"][0]["in_place"]["alignment"], 64);
+    let out = npy([
+        "convert".as_ref(),
+        npy_in.as_os_str(),
+        dir.file("x.npy").as_os_str(),
+        "--align".as_ref(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--align applies to .npz output only"));
+}

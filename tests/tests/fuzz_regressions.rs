@@ -16,10 +16,11 @@ use npy_serde_tests::fixtures_dir;
 /// A fuzz target's body.
 type Target = fn(&[u8]);
 
-const TARGETS: [(&str, Target); 6] = [
+const TARGETS: [(&str, Target); 7] = [
     ("header", fuzzlib::header),
     ("npy", fuzzlib::npy),
     ("npz", fuzzlib::npz),
+    ("mmap_npz", fuzzlib::mmap_npz),
     ("records", fuzzlib::records),
     ("roundtrip", fuzzlib::roundtrip),
     ("writers", fuzzlib::writers_from_bytes),
@@ -95,6 +96,24 @@ fn npz_fixtures_pass_the_npz_target() {
     let paths = files(&fixtures_dir().join("npz"), "npz");
     assert!(paths.len() >= 5);
     replay(&paths, |_, bytes| fuzzlib::npz(bytes));
+}
+
+#[test]
+fn archives_pass_the_mapped_archive_target() {
+    // NumPy's and scipy's archives, stored and deflated.
+    let mut paths = files(&fixtures_dir().join("npz"), "npz");
+    paths.extend(files(&fixtures_dir().join("sparse"), "npz"));
+    assert!(paths.len() >= 30);
+    replay(&paths, |_, bytes| fuzzlib::mmap_npz(bytes));
+    // Aligned archives of ours, whose members all map, and every truncation of one.
+    let mut w = npy_serde::NpzWriter::new(std::io::Cursor::new(Vec::new())).align(true);
+    w.add("a", &[1.5f64, -2.0]).unwrap();
+    w.add("b", &[[1u16, 2], [3, 4]]).unwrap();
+    let zip = w.finish().unwrap().into_inner();
+    fuzzlib::mmap_npz(&zip);
+    for n in 0..zip.len() {
+        fuzzlib::mmap_npz(&zip[..n]);
+    }
 }
 
 #[test]

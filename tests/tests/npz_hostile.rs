@@ -7,8 +7,9 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::io::{Cursor, Read};
 
-use npy_serde::npz::{Compression, NpzArchive, NpzReaderBuilder, NpzWriter};
+use npy_serde::npz::{Compression, MmapNpz, NpzArchive, NpzReaderBuilder, NpzWriter};
 use npy_serde::{Error, Header};
+use npy_serde_tests::TempDir;
 
 // ---- a per-thread peak-allocation counter, to check that hostile inputs use bounded memory ----
 
@@ -713,4 +714,154 @@ fn header_limits_apply_to_members() {
     let err = npz.header("t.txt").unwrap_err();
     assert_eq!(err.kind().code(), "bad_magic", "{err}");
     assert_eq!(npz.read_raw("t.txt").unwrap(), b"hello");
+}
+
+// ---- the mapped archive (MmapNpz): every member's place is checked when it is opened ----
+
+/// Maps `zip` from a file (the mapped archive reads only files).
+fn open_mapped(zip: &[u8]) -> Result<MmapNpz, Error> {
+    // One directory per call: the tests run in parallel.
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = TempDir::new(&format!("npz-hostile-mmap-{n}"));
+    let path = dir.join("h.npz");
+    std::fs::write(&path, zip).unwrap();
+    MmapNpz::open(&path)
+}
+
+/// The byte offset of the `i`-th central-directory entry of a `build_zip` archive.
+fn cd_entry(zip: &[u8], i: usize) -> usize {
+    let eocd = zip.len() - 22;
+    let mut at = u32::from_le_bytes(zip[eocd + 16..eocd + 20].try_into().unwrap()) as usize;
+    for _ in 0..i {
+        let field = |o: usize| u16::from_le_bytes([zip[at + o], zip[at + o + 1]]) as usize;
+        at += 46 + field(28) + field(30) + field(32);
+    }
+    at
+}
+
+fn put_u32(zip: &mut [u8], at: usize, v: u32) {
+    zip[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+#[test]
+fn mapped_archives_of_handmade_members_read_in_place() {
+    let a = npy("<f8", vec![3], &f64s(&[1.0, 2.0, 3.0]));
+    let mut z64 = Entry::stored("z.npy", &a);
+    z64.zip64 = true;
+    let z = build_zip(&[
+        Entry::stored("a.npy", &a),
+        Entry::deflated("b.npy", &a),
+        z64,
+    ]);
+    let npz = open_mapped(&z).unwrap();
+    for key in ["a", "z"] {
+        assert_eq!(
+            npz.array(key).unwrap().to_vec::<f64>().unwrap(),
+            [1.0, 2.0, 3.0]
+        );
+    }
+    assert_zip_error(&npz.array("b").unwrap_err(), &["\"b.npy\"", "deflate"]);
+    // A stored member whose .npy header claims more data than the member holds.
+    let short = npy("<f8", vec![4], &f64s(&[1.0, 2.0, 3.0]));
+    let npz = open_mapped(&build_zip(&[Entry::stored("s.npy", &short)])).unwrap();
+    assert_zip_error(
+        &npz.array("s").unwrap_err(),
+        &["\"s.npy\"", "not a valid .npy"],
+    );
+    // Encrypted (flag bit 0): refused with the reason.
+    let mut enc = Entry::stored("e.npy", &a);
+    enc.flags |= 1;
+    let npz = open_mapped(&build_zip(&[enc])).unwrap();
+    assert_zip_error(&npz.array("e").unwrap_err(), &["\"e.npy\"", "encrypted"]);
+}
+
+#[test]
+fn mapped_archive_refuses_a_member_past_the_file() {
+    let a = npy("<f8", vec![3], &f64s(&[1.0, 2.0, 3.0]));
+    // Sizes in a data descriptor (flag bit 3): only the central directory's count, and it says
+    // the member runs a gigabyte past the file.
+    let mut e = Entry::stored("a.npy", &a);
+    e.flags |= 1 << 3;
+    let mut z = build_zip(&[e]);
+    let cd = cd_entry(&z, 0);
+    put_u32(&mut z, cd + 20, 1 << 30);
+    put_u32(&mut z, cd + 24, 1 << 30);
+    let err = open_mapped(&z).unwrap_err();
+    assert_zip_error(&err, &["\"a.npy\"", "1073741824 stored bytes", "run past"]);
+
+    // A local header said to start past the end of the file (or of the members).
+    let mut z = build_zip(&[Entry::stored("a.npy", &a)]);
+    let cd = cd_entry(&z, 0);
+    put_u32(&mut z, cd + 42, 0x7fff_0000);
+    let err = open_mapped(&z).unwrap_err();
+    assert_eq!(err.kind().code(), "zip", "{err}");
+}
+
+#[test]
+fn mapped_archive_refuses_a_central_directory_lying_about_sizes() {
+    let a = npy("<f8", vec![3], &f64s(&[1.0, 2.0, 3.0]));
+    let b = npy("<i4", vec![2], &[1, 0, 0, 0, 2, 0, 0, 0]);
+    // The central directory says member a is 16 bytes longer: it would take in b's header.
+    let mut z = build_zip(&[Entry::stored("a.npy", &a), Entry::stored("b.npy", &b)]);
+    let cd = cd_entry(&z, 0);
+    let n = a.len() as u32 + 16;
+    put_u32(&mut z, cd + 20, n);
+    put_u32(&mut z, cd + 24, n);
+    let err = open_mapped(&z).unwrap_err();
+    assert_zip_error(
+        &err,
+        &["\"a.npy\"", "local header", "sizes", "central directory"],
+    );
+    // The copying archive too refuses to read it (the CRC or the length fails).
+    assert!(NpzArchive::from_bytes(&z)
+        .and_then(|mut npz| npz.read_raw("a"))
+        .is_err());
+}
+
+#[test]
+fn mapped_archive_refuses_overlapping_members() {
+    // Member b's local entry is also member a's content: a's data holds b's header and data
+    // (the overlapping-file zip bomb's construction). Every local header agrees with the
+    // central directory; only the overlap is wrong.
+    let b = npy("<i4", vec![2], &[1, 0, 0, 0, 2, 0, 0, 0]);
+    let only_b = build_zip(&[Entry::stored("b.npy", &b)]);
+    let b_local = &only_b[..cd_entry(&only_b, 0)];
+    let mut z = build_zip(&[Entry::stored("a.npy", b_local), Entry::stored("b.npy", &b)]);
+    let cd_b = cd_entry(&z, 1);
+    put_u32(&mut z, cd_b + 42, 30 + 5); // b's local header inside a's data
+    let err = open_mapped(&z).unwrap_err();
+    assert_zip_error(&err, &["\"a.npy\"", "\"b.npy\"", "overlap"]);
+}
+
+#[test]
+fn mapped_archive_refuses_a_local_header_disagreeing_with_the_central_directory() {
+    let a = npy("<f8", vec![3], &f64s(&[1.0, 2.0, 3.0]));
+    let fresh = || build_zip(&[Entry::stored("a.npy", &a)]);
+    // Another name.
+    let mut z = fresh();
+    z[30] = b'x';
+    assert_zip_error(
+        &open_mapped(&z).unwrap_err(),
+        &["local header", "name", "\"x.npy\""],
+    );
+    // Another method.
+    let mut z = fresh();
+    z[8] = 8;
+    assert_zip_error(
+        &open_mapped(&z).unwrap_err(),
+        &["local header", "method", "deflate"],
+    );
+    // Another CRC-32.
+    let mut z = fresh();
+    z[14] ^= 0xff;
+    assert_zip_error(&open_mapped(&z).unwrap_err(), &["local header", "CRC-32"]);
+    // No local header where the central directory points.
+    let mut z = fresh();
+    let cd = cd_entry(&z, 0);
+    put_u32(&mut z, cd + 42, 3);
+    assert_zip_error(
+        &open_mapped(&z).unwrap_err(),
+        &["no local header at byte 3"],
+    );
 }

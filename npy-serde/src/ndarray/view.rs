@@ -49,7 +49,7 @@ impl MmapArray {
     /// ```
     pub fn view<T: NpyRecord, D: Dimension>(&self) -> Result<ArrayView<'_, T, D>> {
         let (shape, proof) = view_parts::<T, D>(self.header())?;
-        let slice = pod::cast(proof, self.data(), self.parsed_header().data_offset)?;
+        let slice = self.cast(proof)?;
         ArrayView::from_shape(shape, slice).map_err(|e| shape_error(self.shape(), e))
     }
 }

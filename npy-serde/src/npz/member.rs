@@ -398,7 +398,7 @@ impl<R: Read, T: DeserializeOwned + NpyRecord> Iterator for NpzRecords<'_, R, T,
 }
 
 /// The header's claim of data must match the member's declared size, before any data is read.
-fn check_member_size(info: &MemberInfo, parsed: &ParsedHeader) -> Result<()> {
+pub(super) fn check_member_size(info: &MemberInfo, parsed: &ParsedHeader) -> Result<()> {
     let h = &parsed.header;
     let data = h.data_len()?;
     let want = parsed.data_offset.checked_add(data);

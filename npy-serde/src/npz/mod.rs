@@ -11,7 +11,15 @@
 //!   archives NumPy loads back: whole members from slices ([`NpzWriter::add`]) or dynamic arrays
 //!   ([`NpzWriter::add_array`]), unnamed members (`arr_0`, ...), or members streamed one record
 //!   at a time without holding them in memory ([`NpzWriter::start_records`],
-//!   [`NpzWriter::start_member`]), each stored or deflated.
+//!   [`NpzWriter::start_member`]), each stored or deflated. [`NpzWriter::align`] puts every
+//!   stored member's data at a multiple of 64 bytes in the file.
+//! - [`MmapNpz`] maps an archive and views its stored members in place, as a mapped `.npy`
+//!   ([`MmapArray`](crate::MmapArray): typed slices, ndarray views, records, one record), which
+//!   NumPy cannot do (it ignores `mmap_mode` for archives).
+//! - [`NpzAppender`] adds members to an existing archive in place, without rewriting the
+//!   members already there, and restores the archive if anything fails.
+//! - With feature `sprs`, `scipy.sparse.save_npz` archives: `NpzArchive::load_sparse` and
+//!   `NpzWriter::save_sparse` (see `SparseMatrix`).
 //!
 //! ```
 //! use npy_serde::npz::{Compression, NpzArchive, NpzWriter};
@@ -79,13 +87,23 @@
 //! All errors from the zip layer (corrupt archive, bad CRC, corrupt deflate data, truncated
 //! member) are [`ErrorKind::Zip`] errors whose message names the member.
 
+mod append;
 mod member;
+mod mmap;
 mod read;
+#[cfg(feature = "sprs")]
+mod sparse;
 mod write;
 
+pub use append::{AppendTarget, NpzAppender};
 pub use member::{MemberInfo, NpzMember, NpzRecords};
+pub use mmap::MmapNpz;
 pub use read::{NpzArchive, NpzReaderBuilder};
-pub use write::{MemberWriter, NpzRecordWriter, NpzStreamWriter, NpzWriter, RawMemberWriter};
+#[cfg(feature = "sprs")]
+pub use sparse::SparseMatrix;
+pub use write::{
+    MemberWriter, NpzRecordWriter, NpzStreamWriter, NpzWriter, RawMemberWriter, ALIGNMENT,
+};
 
 use std::fmt;
 

@@ -22,6 +22,9 @@ use crate::read::{Exact, General};
 use crate::record::NpyRecord;
 use crate::value::Array;
 
+/// The members in central-directory order, and each name's index.
+pub(super) type Listing = (Vec<MemberInfo>, HashMap<String, usize>);
+
 /// Options for opening an `.npz` archive: the limits applied to untrusted input.
 ///
 /// ```
@@ -45,8 +48,8 @@ use crate::value::Array;
 #[derive(Clone, Debug)]
 pub struct NpzReaderBuilder {
     max_members: usize,
-    max_member_size: u64,
-    reader: ReaderBuilder,
+    pub(super) max_member_size: u64,
+    pub(super) reader: ReaderBuilder,
     reject_duplicate_names: bool,
 }
 
@@ -114,21 +117,8 @@ impl NpzReaderBuilder {
         self
     }
 
-    /// Opens the archive at `path` (buffered).
-    pub fn open<P: AsRef<Path>>(&self, path: P) -> Result<NpzArchive<BufReader<File>>> {
-        let file = File::open(path.as_ref())?;
-        self.from_reader(BufReader::new(file))
-    }
-
-    /// Reads an archive held in memory.
-    pub fn from_bytes<'a>(&self, bytes: &'a [u8]) -> Result<NpzArchive<Cursor<&'a [u8]>>> {
-        self.from_reader(Cursor::new(bytes))
-    }
-
-    /// Reads an archive from any `Read + Seek` (the central directory at its end is read
-    /// first).
-    pub fn from_reader<R: Read + Seek>(&self, reader: R) -> Result<NpzArchive<R>> {
-        let zip = ZipArchive::new(reader).map_err(|e| from_zip("cannot read the archive", e))?;
+    /// The members of an opened zip archive, with the limits and duplicate-name rule applied.
+    pub(super) fn list<R: Read + Seek>(&self, zip: &ZipArchive<R>) -> Result<Listing> {
         if zip.len() > self.max_members {
             return Err(Error::new(ErrorKind::LimitExceeded {
                 what: "the number of npz archive members",
@@ -167,6 +157,25 @@ impl NpzReaderBuilder {
             by_name.insert(info.name.clone(), index);
             members.push(info);
         }
+        Ok((members, by_name))
+    }
+
+    /// Opens the archive at `path` (buffered).
+    pub fn open<P: AsRef<Path>>(&self, path: P) -> Result<NpzArchive<BufReader<File>>> {
+        let file = File::open(path.as_ref())?;
+        self.from_reader(BufReader::new(file))
+    }
+
+    /// Reads an archive held in memory.
+    pub fn from_bytes<'a>(&self, bytes: &'a [u8]) -> Result<NpzArchive<Cursor<&'a [u8]>>> {
+        self.from_reader(Cursor::new(bytes))
+    }
+
+    /// Reads an archive from any `Read + Seek` (the central directory at its end is read
+    /// first).
+    pub fn from_reader<R: Read + Seek>(&self, reader: R) -> Result<NpzArchive<R>> {
+        let zip = ZipArchive::new(reader).map_err(|e| from_zip("cannot read the archive", e))?;
+        let (members, by_name) = self.list(&zip)?;
         Ok(NpzArchive {
             zip,
             members,

@@ -16,6 +16,11 @@ use crate::write::{NpyWriter, WriterBuilder};
 /// Unix permissions NumPy's members get (Python's `zipfile` default for `ZipFile.open(name, "w")`).
 const MEMBER_PERMISSIONS: u32 = 0o600;
 
+/// The boundary [`NpzWriter::align`] puts stored members' data on: NumPy's `.npy` header
+/// alignment, so a member's array data (which starts at a multiple of 64 in the `.npy` file)
+/// is at a multiple of 64 in the archive too.
+pub const ALIGNMENT: u64 = 64;
+
 /// The member started with `start_member` and not finished yet.
 #[derive(Debug)]
 struct Pending {
@@ -26,27 +31,30 @@ struct Pending {
 }
 
 /// The writer logic shared by [`NpzWriter`] and [`NpzStreamWriter`].
-struct Core<Z: Write + Seek> {
+pub(super) struct Core<Z: Write + Seek> {
     zip: ZipWriter<Z>,
-    compression: Compression,
-    positional: usize,
+    pub(super) compression: Compression,
+    /// Stored members padded so their `.npy` bytes start at a multiple of [`ALIGNMENT`](crate::npz::ALIGNMENT).
+    pub(super) align: bool,
+    pub(super) positional: usize,
     pending: Option<Pending>,
     /// Set once a member is left unfinished: the archive would be invalid.
     broken: Option<String>,
 }
 
 impl<Z: Write + Seek> Core<Z> {
-    fn new(zip: ZipWriter<Z>) -> Self {
+    pub(super) fn new(zip: ZipWriter<Z>) -> Self {
         Core {
             zip,
             compression: Compression::Stored,
+            align: false,
             positional: 0,
             pending: None,
             broken: None,
         }
     }
 
-    fn check_ready(&mut self) -> Result<()> {
+    pub(super) fn check_ready(&mut self) -> Result<()> {
         if let Some(p) = self.pending.take() {
             let of = p.expected.map_or(String::new(), |e| format!(" of its {e}"));
             self.broken = Some(format!(
@@ -64,16 +72,21 @@ impl<Z: Write + Seek> Core<Z> {
     /// Starts member `name` (zip64 sizes always, like NumPy's `force_zip64=True`).
     fn start_file(&mut self, name: &str) -> Result<()> {
         self.check_ready()?;
-        let options = SimpleFileOptions::default()
+        let mut options = SimpleFileOptions::default()
             .compression_method(self.compression.to_zip()?)
             .large_file(true)
             .unix_permissions(MEMBER_PERMISSIONS);
+        if self.align && self.compression == Compression::Stored {
+            // The padding goes in the local header's extra field, under Android zipalign's
+            // id (0xd935), which readers (Python's zipfile, so NumPy) skip.
+            options = options.with_android_alignment(ALIGNMENT as u16);
+        }
         self.zip
             .start_file(name, options)
             .map_err(|e| from_zip(&format!("cannot start member {}", quote(name)), e))
     }
 
-    fn start_member(&mut self, key: &str, header: &Header) -> Result<MemberWriter<'_>> {
+    pub(super) fn start_member(&mut self, key: &str, header: &Header) -> Result<MemberWriter<'_>> {
         let expected = header.data_len()?;
         let bytes = header.to_bytes()?;
         let name = name_for_key(key);
@@ -92,7 +105,7 @@ impl<Z: Write + Seek> Core<Z> {
 
     /// Starts member `key.npy` whose whole content (header included) a streaming `.npy` writer
     /// produces; it must be finished through the returned handle.
-    fn start_records(
+    pub(super) fn start_records(
         &mut self,
         key: &str,
         options: &WriterBuilder,
@@ -115,7 +128,7 @@ impl<Z: Write + Seek> Core<Z> {
     }
 
     /// Writes a whole member with `write`; a failure leaves the archive unusable.
-    fn write_member(
+    pub(super) fn write_member(
         &mut self,
         name: &str,
         write: impl FnOnce(&mut dyn Write) -> Result<()>,
@@ -128,24 +141,24 @@ impl<Z: Write + Seek> Core<Z> {
         result
     }
 
-    fn start_raw(&mut self, name: &str) -> Result<RawMemberWriter<'_>> {
+    pub(super) fn start_raw(&mut self, name: &str) -> Result<RawMemberWriter<'_>> {
         self.start_file(name)?;
         Ok(RawMemberWriter { zip: &mut self.zip })
     }
 
-    fn add_raw(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+    pub(super) fn add_raw(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
         self.start_file(name)?;
         self.zip.write_all(bytes)?;
         Ok(())
     }
 
-    fn next_positional(&mut self) -> String {
+    pub(super) fn next_positional(&mut self) -> String {
         let key = positional_key(self.positional);
         self.positional += 1;
         key
     }
 
-    fn finish(mut self) -> Result<Z> {
+    pub(super) fn finish(mut self) -> Result<Z> {
         self.check_ready()?;
         self.zip
             .finish()
@@ -321,6 +334,37 @@ macro_rules! writer_methods {
             self
         }
 
+        /// Pads each stored member added from now on so that its `.npy` bytes, and so its array
+        /// data (NumPy's headers end at a multiple of 64), start at a multiple of
+        /// [`ALIGNMENT`](crate::npz::ALIGNMENT) (64) in the archive file: every such member can then be viewed in place by
+        /// [`MmapNpz`](super::MmapNpz) as any number type. The padding is an extra field of the
+        /// member's local header (as Android's `zipalign` does), which NumPy, Python's `zipfile`
+        /// and other zip readers skip: `np.load` reads the archive as it reads one without
+        /// padding. Deflated members are not padded (they cannot be viewed in place anyway).
+        ///
+        /// Off by default: the local headers are then byte for byte `np.savez`'s, so the archive
+        /// is reproducible against NumPy; an aligned archive differs from it in those headers
+        /// (and is up to 64 bytes per member larger).
+        ///
+        /// ```
+        /// # use npy_serde::npz::{NpzArchive, NpzWriter};
+        /// let mut w = NpzWriter::new(std::io::Cursor::new(Vec::new())).align(true);
+        /// w.add("a", &[1.0f64, 2.0])?;
+        /// w.add("b", &[3u8])?;
+        /// let bytes = w.finish()?.into_inner();
+        /// assert_eq!(NpzArchive::from_bytes(&bytes)?.read::<Vec<f64>>("a")?, [1.0, 2.0]);
+        /// # Ok::<(), npy_serde::Error>(())
+        /// ```
+        pub fn align(mut self, yes: bool) -> Self {
+            self.core.align = yes;
+            self
+        }
+
+        /// [`align`](Self::align) for the members added from now on, on a writer in use.
+        pub fn set_align(&mut self, yes: bool) {
+            self.core.align = yes;
+        }
+
         /// The compression the next member will use.
         pub fn compression(&self) -> Compression {
             self.core.compression
@@ -451,6 +495,8 @@ macro_rules! writer_methods {
         }
     };
 }
+
+pub(super) use writer_methods;
 
 /// Writes an `.npz` archive to a seekable output (a file, a `Cursor`).
 ///

@@ -44,8 +44,15 @@ use crate::NpyRecord;
 /// the lost pages raises `SIGBUS`. Map only files that nothing modifies while the map exists,
 /// or read them with [`deserialize_path`](crate::deserialize_path) instead, which copies.
 pub struct MmapArray {
-    map: memmap2::Mmap,
+    /// The whole mapped file (an `.npz` archive's members share one map).
+    map: std::sync::Arc<memmap2::Mmap>,
+    /// The `.npy` file's bytes within the map: all of it for a `.npy` file, one stored member
+    /// of an archive ([`crate::npz::MmapNpz`]).
+    file: std::ops::Range<usize>,
+    /// The archive member's name, for the refusal messages of the views.
+    member: Option<std::sync::Arc<str>>,
     header: ParsedHeader,
+    /// The first data byte's offset in the map.
     data_start: usize,
     data_len: usize,
     rb: ReaderBuilder,
@@ -79,18 +86,66 @@ impl MmapArray {
         // changed bool byte is an error, never UB); the caller is told in `MmapArray`'s docs
         // that the file must not be modified or truncated while mapped.
         let map = unsafe { memmap2::Mmap::map(&file)? };
-        let header = parse_header(&map, &rb.limits)?;
-        let data = data_of(&map, &header, rb)?;
-        let data_len = data.len();
-        let data_start = header.data_offset as usize;
+        let len = map.len();
+        Self::in_map(std::sync::Arc::new(map), 0..len, None, rb)
+    }
+
+    /// The `.npy` file at `file` within `map` (a whole file, or a stored archive member named
+    /// `member`), its header validated against the range's length.
+    pub(crate) fn in_map(
+        map: std::sync::Arc<memmap2::Mmap>,
+        file: std::ops::Range<usize>,
+        member: Option<std::sync::Arc<str>>,
+        rb: &ReaderBuilder,
+    ) -> Result<MmapArray> {
+        let bytes = map.get(file.clone()).unwrap_or(&[]);
+        let header = parse_header(bytes, &rb.limits)?;
+        let data_len = data_of(bytes, &header, rb)?.len();
+        let data_start = file.start + header.data_offset as usize;
         Ok(MmapArray {
             map,
+            file,
+            member,
             header,
             data_start,
             data_len,
             rb: rb.clone(),
             record_ctx: std::sync::Mutex::new(rb.ctx()),
         })
+    }
+
+    /// The data's offset in the mapped file (for a member, in the archive).
+    pub(crate) fn data_offset_in_file(&self) -> u64 {
+        self.data_start as u64
+    }
+
+    /// The data as `&[T]` after `proof`, with a refusal naming the archive member if any.
+    pub(crate) fn cast<T: NpyRecord>(&self, proof: Pod<T>) -> Result<&[T]> {
+        let r = pod::cast(proof, self.data(), self.data_start as u64);
+        match (&self.member, r) {
+            (Some(name), Err(e))
+                if matches!(
+                    e.kind(),
+                    crate::ErrorKind::View {
+                        what: "alignment",
+                        ..
+                    }
+                ) =>
+            {
+                Err(pod::view_error::<T>(
+                    "alignment",
+                    format!(
+                        "the data of archive member {name:?} starts at byte {} of the archive, \
+                         not a multiple of the type's alignment {} (np.savez does not align \
+                         members; write the archive with NpzWriter::align(true), or read the \
+                         member with NpzArchive's copying readers)",
+                        self.data_start,
+                        std::mem::align_of::<T>()
+                    ),
+                ))
+            }
+            (_, r) => r,
+        }
     }
 
     /// The header.
@@ -120,9 +175,9 @@ impl MmapArray {
         &self.map[self.data_start..self.data_start + self.data_len]
     }
 
-    /// The whole mapped file.
+    /// The whole mapped file (for an archive member, the member's `.npy` bytes).
     pub fn as_bytes(&self) -> &[u8] {
-        &self.map
+        &self.map[self.file.clone()]
     }
 
     /// Deserializes the whole array (nested sequences following the shape), borrowing strings
@@ -359,7 +414,7 @@ impl MmapArray {
     pub fn as_slice<T: NpyRecord>(&self) -> Result<&[T]> {
         let h = &self.header.header;
         let proof = as_elements::<T>(h)?;
-        pod::cast(proof, self.data(), self.header.data_offset)
+        self.cast(proof)
     }
 
     /// Decodes the whole array into an [`Array`] of [`Value`](crate::Value)s.

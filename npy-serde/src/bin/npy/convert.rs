@@ -22,6 +22,8 @@ pub enum Target {
     Json,
     /// `.csv`
     Csv,
+    /// `.npz`: an archive of the input's members (or of the `.npy` file)
+    Npz,
 }
 
 /// The options of `npy convert`.
@@ -41,6 +43,8 @@ pub struct Options {
     pub version: Option<Version>,
     /// `--to`.
     pub to: Option<Target>,
+    /// `--align`: stored members of an `.npz` output at 64-byte boundaries.
+    pub align: bool,
 }
 
 /// `npy convert`.
@@ -56,6 +60,9 @@ pub fn run(g: &Global, o: &Options) -> CliResult {
             "--byte-order, --order and --version apply to .npy output only",
         ));
     }
+    if o.align && target != Target::Npz {
+        return Err(Failure::usage("--align applies to .npz output only"));
+    }
     let spec = input::resolve(&o.input, o.member.as_deref())?;
     let zip = input::is_zip(&spec.path).map_err(|e| Failure::file(&spec.display, e))?;
     if zip && spec.member.is_none() && target == Target::Npy {
@@ -70,8 +77,12 @@ pub fn run(g: &Global, o: &Options) -> CliResult {
             spec.path.display()
         )));
     }
+    if target == Target::Npz {
+        return crate::archive_out::run(g, &spec, zip, &o.output, o.align);
+    }
     let mut sink = Sink::create(&o.output)?;
     match target {
+        Target::Npz => unreachable!("written above"),
         Target::Json | Target::Csv => {
             let style = if target == Target::Json {
                 Style::Json
@@ -134,9 +145,10 @@ fn target_from_name(out: &str) -> CliResult<Target> {
         Some("npy") => Ok(Target::Npy),
         Some("json") => Ok(Target::Json),
         Some("csv") => Ok(Target::Csv),
+        Some("npz") => Ok(Target::Npz),
         _ => Err(Failure::usage(format!(
-            "{out}: cannot tell the output format from the name: use a .npy, .json or .csv \
-             extension, or --to npy|json|csv"
+            "{out}: cannot tell the output format from the name: use a .npy, .json, .csv or \
+             .npz extension, or --to npy|json|csv|npz"
         ))),
     }
 }

@@ -35,6 +35,8 @@ struct MemberJson {
     compressed_size: u64,
     size: u64,
     array: Option<AnyInfo>,
+    /// Where the member's data is, if it can be mapped in place.
+    in_place: Option<InPlace>,
     /// Why the member cannot be read (then `array` is null and the exit status is 1).
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
@@ -46,6 +48,33 @@ struct MemberJson {
 enum AnyInfo {
     Array(ArrayInfo),
     Object(object::ObjectInfo),
+}
+
+/// A member that `npy_serde::npz::MmapNpz` can view in place: where its data starts in the
+/// archive, and the largest power of two (up to 64) dividing that offset.
+#[derive(Serialize, Debug, Clone, Copy)]
+struct InPlace {
+    data_offset: u64,
+    alignment: u64,
+}
+
+/// The members of the archive at `path` that can be mapped in place (by index), or why none
+/// can (the archive fails the mapped archive's checks).
+fn in_place(g: &Global, path: &std::path::Path) -> Result<Vec<Option<InPlace>>, String> {
+    let npz = npy_serde::NpzReaderBuilder::new()
+        .max_header_size(g.max_header_size)
+        .open_mmap(path)
+        .map_err(|e| e.to_string())?;
+    Ok((0..npz.len())
+        .map(|i| {
+            let data_offset = npz.data_offset(&npz.members()[i].key).ok()?;
+            let alignment = 1u64 << data_offset.trailing_zeros().min(6);
+            Some(InPlace {
+                data_offset,
+                alignment,
+            })
+        })
+        .collect())
 }
 
 /// `info --json` for an archive.
@@ -172,6 +201,7 @@ pub fn run(g: &Global, file: &str, member: Option<&str>, json: bool) -> CliResul
         return out.flush().map_err(w);
     }
 
+    let mapped = in_place(g, &spec.path);
     let mut members = Vec::new();
     // The first member that cannot be read: listed with the others, then the exit status 1.
     let mut failed: Option<Failure> = None;
@@ -214,6 +244,25 @@ pub fn run(g: &Global, file: &str, member: Option<&str>, json: bool) -> CliResul
             info.name, info.key
         ));
         member_text(&mut text, &info);
+        let place = mapped
+            .as_ref()
+            .ok()
+            .and_then(|m| m.get(index).copied().flatten());
+        match (&place, &mapped) {
+            (Some(p), _) => text.push_str(&format!(
+                "  in place:    yes: data at byte {} of the archive, {}-byte aligned\n",
+                p.data_offset, p.alignment
+            )),
+            (None, Err(why)) => text.push_str(&format!("  in place:    no ({why})\n")),
+            (None, Ok(_)) => text.push_str(&format!(
+                "  in place:    no ({})\n",
+                if info.compression != npy_serde::npz::Compression::Stored {
+                    "compressed"
+                } else {
+                    "not a stored .npy array"
+                }
+            )),
+        }
         match (&header, &unreadable) {
             (Some(h), _) => array_text(&mut text, h, "  "),
             (None, None) if objects.is_some() => text.push_str(
@@ -234,6 +283,7 @@ pub fn run(g: &Global, file: &str, member: Option<&str>, json: bool) -> CliResul
                 Some(o) => Some(AnyInfo::Object(o)),
                 None => header.as_ref().map(|h| AnyInfo::Array(array_info(h))),
             },
+            in_place: place,
             error: unreadable.clone(),
         });
     }

@@ -3,6 +3,7 @@
 //! Install with `cargo install --path npy-serde --features cli`. See `npy --help` for the
 //! commands and the JSON conventions.
 
+mod archive_out;
 mod check;
 mod convert;
 mod info;
@@ -42,7 +43,11 @@ info --json, for a .npy file (or one archive member):
   fields as [[title, name], descr], padding entries as in the header ([\"\", \"|V4\"]).
 info --json, for a .npz archive:
   {\"members\": [{\"name\": \"x.npy\", \"key\": \"x\", \"compression\": \"stored\"|\"deflate\",
-   \"compressed_size\": n, \"size\": n, \"array\": <the info object above, or null>}]}
+   \"compressed_size\": n, \"size\": n, \"array\": <the info object above, or null>,
+   \"in_place\": {\"data_offset\": n, \"alignment\": a} or null}]}
+  (in_place: the member can be memory-mapped in place, a stored .npy member of an archive
+  that passes the mapped archive's checks; its data starts at byte data_offset of the
+  archive, a multiple of alignment (1 to 64): a typed view needs the type's alignment)
   (array is null for members that are not .npy files, their bytes verified; compression
   names other zip methods as e.g. \"bzip2 (method 12)\"). A member that cannot be read
   (unsupported compression, encryption) has \"error\": \"why\" instead of an array, and the
@@ -67,6 +72,8 @@ cat --csv: one row per element along the first axis (a 0-d array is one row); a 
 
 convert IN OUT: without options, for any file numpy.save wrote, OUT is byte-identical to IN
   (the header is rewritten exactly as numpy.save writes it).
+convert IN OUT.npz [--align]: an archive of IN's members (or of IN.npy, as member IN.npy),
+  copied with their compression; --align puts each stored member's data at a multiple of 64.
 
 check FILE...: one line `FILE: message` on stdout per bad file, nothing for good files
   (`FILE: ok` with -v); exit status 1 if any file is bad.";
@@ -167,6 +174,11 @@ enum Command {
         /// Output format (default: from OUT's extension).
         #[arg(long, value_enum)]
         to: Option<Format>,
+        /// For .npz output: pad each stored member so its array data starts at a multiple of
+        /// 64 bytes in the archive (which NumPy reads as any archive), so that it can be
+        /// memory-mapped in place (npy_serde::npz::MmapNpz).
+        #[arg(long)]
+        align: bool,
     },
     /// Validate files: the header, that the data is complete, and that every value decodes
     /// (bool bytes are 0 or 1, U code points are valid).
@@ -214,6 +226,7 @@ enum Format {
     Npy,
     Json,
     Csv,
+    Npz,
 }
 
 /// A failure of a command: the message (naming the file) and the exit status.
@@ -312,6 +325,7 @@ fn main() -> ExitCode {
             order,
             version,
             to,
+            align,
         } => convert::run(
             &global,
             &convert::Options {
@@ -333,7 +347,9 @@ fn main() -> ExitCode {
                     Format::Npy => convert::Target::Npy,
                     Format::Json => convert::Target::Json,
                     Format::Csv => convert::Target::Csv,
+                    Format::Npz => convert::Target::Npz,
                 }),
+                align,
             },
         ),
         Command::Check { files, verbose } => check::run(&global, &files, verbose),
