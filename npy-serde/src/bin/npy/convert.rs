@@ -22,6 +22,10 @@ pub enum Target {
     Json,
     /// `.csv`
     Csv,
+    /// `.parquet` (feature `parquet`)
+    Parquet,
+    /// `.arrow` / `.feather`: an Arrow IPC file (feature `arrow`)
+    Arrow,
 }
 
 /// The options of `npy convert`.
@@ -41,6 +45,12 @@ pub struct Options {
     pub version: Option<Version>,
     /// `--to`.
     pub to: Option<Target>,
+    /// `--compression` (Parquet output).
+    pub compression: Option<String>,
+    /// `--row-group-size` (Parquet output).
+    pub row_group_size: Option<usize>,
+    /// `--fill-nulls` (.npy output from a table).
+    pub fill_nulls: bool,
 }
 
 /// `npy convert`.
@@ -49,6 +59,9 @@ pub fn run(g: &Global, o: &Options) -> CliResult {
         Some(t) => t,
         None => target_from_name(&o.output)?,
     };
+    if matches!(target, Target::Parquet | Target::Arrow) || is_table_name(&o.input) {
+        return tables(g, o, target);
+    }
     if target != Target::Npy
         && (o.byte_order.is_some() || o.fortran_order.is_some() || o.version.is_some())
     {
@@ -72,6 +85,8 @@ pub fn run(g: &Global, o: &Options) -> CliResult {
     }
     let mut sink = Sink::create(&o.output)?;
     match target {
+        // Handled by `tables` above.
+        Target::Parquet | Target::Arrow => return tables(g, o, target),
         Target::Json | Target::Csv => {
             let style = if target == Target::Json {
                 Style::Json
@@ -125,6 +140,31 @@ pub fn run(g: &Global, o: &Options) -> CliResult {
     sink.commit()
 }
 
+#[cfg(feature = "arrow")]
+fn is_table_name(name: &str) -> bool {
+    crate::tables::is_table(name)
+}
+
+#[cfg(not(feature = "arrow"))]
+fn is_table_name(name: &str) -> bool {
+    let ext = Path::new(name).extension().and_then(|e| e.to_str());
+    matches!(ext, Some("parquet" | "pq" | "arrow" | "feather" | "ipc"))
+}
+
+#[cfg(feature = "arrow")]
+fn tables(g: &Global, o: &Options, target: Target) -> CliResult {
+    crate::tables::run(g, o, target)
+}
+
+#[cfg(not(feature = "arrow"))]
+fn tables(_: &Global, o: &Options, _: Target) -> CliResult {
+    Err(Failure::usage(format!(
+        "{} -> {}: this npy was built without Arrow support: install it with \
+         `cargo install npy-serde --features cli,parquet`",
+        o.input, o.output
+    )))
+}
+
 fn target_from_name(out: &str) -> CliResult<Target> {
     let ext = Path::new(out)
         .extension()
@@ -134,9 +174,11 @@ fn target_from_name(out: &str) -> CliResult<Target> {
         Some("npy") => Ok(Target::Npy),
         Some("json") => Ok(Target::Json),
         Some("csv") => Ok(Target::Csv),
+        Some("parquet" | "pq") => Ok(Target::Parquet),
+        Some("arrow" | "feather" | "ipc") => Ok(Target::Arrow),
         _ => Err(Failure::usage(format!(
-            "{out}: cannot tell the output format from the name: use a .npy, .json or .csv \
-             extension, or --to npy|json|csv"
+            "{out}: cannot tell the output format from the name: use a .npy, .json, .csv, \
+             .parquet or .arrow (.feather) extension, or --to"
         ))),
     }
 }
