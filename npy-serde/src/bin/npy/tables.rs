@@ -61,7 +61,7 @@ pub fn run(g: &Global, o: &Options, target: Target) -> CliResult {
         } else {
             HashMap::new()
         };
-        return write_out(reader, Progress::none(), o, target, widths);
+        return write_out(reader, None, Progress::none(), o, target, widths);
     }
     // A .npy file or an archive member.
     let spec = input::resolve(input, o.member.as_deref())?;
@@ -86,13 +86,13 @@ pub fn run(g: &Global, o: &Options, target: Target) -> CliResult {
             .from_npz_member(member)
             .map_err(|e| input::header_failure(&spec.display, e))?;
         let p = Progress::rows(reader.num_rows(), row_bytes(reader.header()));
-        write_out(reader, p, o, target, HashMap::new())
+        write_out(reader, None, p, o, target, HashMap::new())
     } else {
         let reader = builder
             .open(&spec.path)
             .map_err(|e| input::header_failure(&spec.display, e))?;
         let p = Progress::rows(reader.num_rows(), row_bytes(reader.header()));
-        write_out(reader, p, o, target, HashMap::new())
+        write_out(reader, None, p, o, target, HashMap::new())
     }
 }
 
@@ -136,8 +136,17 @@ fn parquet_in(file: File, o: &Options, target: Target) -> CliResult {
     } else {
         HashMap::new()
     };
+    // The file's Arrow schema, with its metadata (the reader's own schema has none).
+    let schema = b.schema().clone();
     let reader = b.build().map_err(|e| Failure::file(input, e))?;
-    write_out(reader, Progress::rows(rows, 0), o, target, widths)
+    write_out(
+        reader,
+        Some(schema),
+        Progress::rows(rows, 0),
+        o,
+        target,
+        widths,
+    )
 }
 
 #[cfg(not(feature = "parquet"))]
@@ -297,12 +306,13 @@ impl Drop for Out {
 
 fn write_out<R: RecordBatchReader>(
     reader: R,
+    schema: Option<SchemaRef>,
     progress: Progress,
     o: &Options,
     target: Target,
     widths: HashMap<String, usize>,
 ) -> CliResult {
-    let schema: SchemaRef = reader.schema();
+    let schema: SchemaRef = schema.unwrap_or_else(|| reader.schema());
     let input = o.input.as_str();
     let output = o.output.as_str();
     let read_err = |e: ArrowError| match e {
