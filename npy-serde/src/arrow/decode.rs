@@ -44,8 +44,8 @@ impl At {
     #[cold]
     pub(crate) fn err(&self, e: Error, pos: usize, path: &str) -> Error {
         let mut e = e.in_field(path);
-        if self.itemsize > 0 {
-            e = e.at_record(self.first_elem + (pos / self.itemsize) as u64);
+        if let Some(k) = pos.checked_div(self.itemsize) {
+            e = e.at_record(self.first_elem + k as u64);
         }
         if let Some(o) = self.offset {
             e = e.at_byte(o + pos as u64);

@@ -350,12 +350,15 @@ fn time_values(array: &ArrayRef, target: TimeTarget) -> Option<Box<dyn Fn(usize)
     }
 }
 
+/// Writes one value (`None`: a null) at a position: `put(position, value, index)`.
+type PutFn<'a, T> = dyn FnMut(usize, Option<&T>, usize) -> Result<()> + 'a;
+
 /// Calls `put(position, value, index)` for every value of a binary (or string) column; `None`
 /// if the column is neither.
 fn for_each_bytes(
     array: &ArrayRef,
     slots: &Slots,
-    put: &mut dyn FnMut(usize, Option<&[u8]>, usize) -> Result<()>,
+    put: &mut PutFn<'_, [u8]>,
 ) -> Option<Result<()>> {
     let mut i = 0;
     macro_rules! run {
@@ -383,11 +386,7 @@ fn for_each_bytes(
 }
 
 /// Calls `put(position, value, index)` for every value of a string column.
-fn for_each_str(
-    array: &ArrayRef,
-    slots: &Slots,
-    put: &mut dyn FnMut(usize, Option<&str>, usize) -> Result<()>,
-) -> Option<Result<()>> {
+fn for_each_str(array: &ArrayRef, slots: &Slots, put: &mut PutFn<'_, str>) -> Option<Result<()>> {
     let mut i = 0;
     macro_rules! run {
         ($a:expr) => {{

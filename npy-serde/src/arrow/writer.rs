@@ -132,7 +132,7 @@ struct Target {
 
 enum State<W> {
     Pending(W),
-    Stream(NpyWriter<W>),
+    Stream(Box<NpyWriter<W>>),
     Scalar { inner: W, bytes: Option<Vec<u8>> },
     Done,
 }
@@ -263,7 +263,7 @@ impl<W: Write + Seek> NpyBatchWriter<W> {
             if let Some(v) = self.opts.version {
                 wb = wb.version(v);
             }
-            State::Stream(wb.writer(inner)?)
+            State::Stream(Box::new(wb.writer(inner)?))
         };
         self.target = Some(target);
         Ok(())
