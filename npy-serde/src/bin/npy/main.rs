@@ -173,7 +173,7 @@ enum Command {
         /// Output format (default: from OUT's extension).
         #[arg(long, value_enum)]
         to: Option<Format>,
-        /// Parquet output compression: none, snappy (default) or zstd[:LEVEL].
+        /// Parquet output compression: none, snappy (default), zstd or zstd:LEVEL.
         #[arg(long, value_name = "CODEC")]
         compression: Option<String>,
         /// Parquet output: most rows per row group (default 1048576).
