@@ -50,6 +50,7 @@ pub struct BatchReaderBuilder {
     indices: Option<Vec<usize>>,
     reader: ReaderBuilder,
     zero_copy: bool,
+    parallel: bool,
 }
 
 impl Default for BatchReaderBuilder {
@@ -67,7 +68,16 @@ impl BatchReaderBuilder {
             indices: None,
             reader: ReaderBuilder::new(),
             zero_copy: true,
+            parallel: true,
         }
+    }
+
+    /// Whether a batch's columns may be decoded on all cores (default true; feature
+    /// `parallel`), for batches of at least 1 MiB of records with more than one column. The
+    /// batches are the same either way.
+    pub fn parallel(mut self, yes: bool) -> Self {
+        self.parallel = yes;
+        self
     }
 
     /// Rows per batch (at least 1). A batch also holds at most [`MAX_BATCH_BYTES`] of record
@@ -219,6 +229,7 @@ impl BatchReaderBuilder {
             header,
             layout,
             zero_copy,
+            parallel: self.parallel,
             done: false,
         })
     }
@@ -375,6 +386,7 @@ pub struct NpyBatchReader<'a> {
     header: ParsedHeader,
     layout: Layout,
     zero_copy: Option<Buffer>,
+    parallel: bool,
     done: bool,
 }
 
@@ -535,12 +547,13 @@ impl<'a> NpyBatchReader<'a> {
             decode(&c.node, chunk, &slots, &at, c.field.name())
         };
         #[cfg(feature = "parallel")]
-        let cols: Result<Vec<ArrayRef>> = if self.selected.len() > 1 && len >= PARALLEL_BYTES {
-            use rayon::prelude::*;
-            self.selected.par_iter().map(decode_one).collect()
-        } else {
-            self.selected.iter().map(decode_one).collect()
-        };
+        let cols: Result<Vec<ArrayRef>> =
+            if self.parallel && self.selected.len() > 1 && len >= PARALLEL_BYTES {
+                use rayon::prelude::*;
+                self.selected.par_iter().map(decode_one).collect()
+            } else {
+                self.selected.iter().map(decode_one).collect()
+            };
         #[cfg(not(feature = "parallel"))]
         let cols: Result<Vec<ArrayRef>> = self.selected.iter().map(decode_one).collect();
         let cols = cols?;
