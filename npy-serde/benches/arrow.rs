@@ -138,6 +138,19 @@ fn main() {
         )
     });
     ours.push(("batches, column x (shared map)", one_map));
+    for c in ["id", "x", "y", "flag", "v"] {
+        let d = time(reps, || {
+            drain(
+                BatchReaderBuilder::new()
+                    .columns([c])
+                    .from_mmap_arc(map.clone())
+                    .unwrap(),
+            )
+        });
+        let name: &'static str =
+            Box::leak(format!("batches, column {c} (shared map)").into_boxed_str());
+        ours.push((name, d));
+    }
     #[cfg(feature = "parquet")]
     parquet_cases(reps, &w2, &dir, &mut ours);
 

@@ -67,6 +67,15 @@ pub(crate) fn encode(
             let w = *width;
             let src = &d.buffers()[0].as_slice()[d.offset() * w..][..n * w];
             slots.check(w, out.len())?;
+            if !has_nulls {
+                match w {
+                    1 => scatter::<1>(src, out, slots, false),
+                    2 => scatter::<2>(src, out, slots, *swap),
+                    4 => scatter::<4>(src, out, slots, *swap),
+                    _ => scatter::<8>(src, out, slots, *swap),
+                };
+                return Ok(());
+            }
             let fill = nan_of(dt);
             slots.each(|p| {
                 let dst = &mut out[p..p + w];
@@ -247,6 +256,23 @@ pub(crate) fn encode(
         }
     }
     Ok(())
+}
+
+/// Copies `W`-byte values from `src` (consecutive) to the positions of `slots` in `out`
+/// (checked by the caller), swapped if `swap`.
+fn scatter<const W: usize>(src: &[u8], out: &mut [u8], slots: &Slots, swap: bool) {
+    let mut vals = src.chunks_exact(W);
+    let _ = slots.each(|p| {
+        let mut v: [u8; W] = vals
+            .next()
+            .and_then(|c| c.try_into().ok())
+            .unwrap_or([0; W]);
+        if swap {
+            v.reverse();
+        }
+        out[p..p + W].copy_from_slice(&v);
+        Ok(())
+    });
 }
 
 /// A null struct or list is an error unless nulls are filled (its values are then written as

@@ -21,9 +21,10 @@ use crate::header::{parse_header, read_header, ParsedHeader};
 use crate::npz::NpzMember;
 use crate::read::{data_of, open_checked, BlockReader, MmapArray, ReaderBuilder};
 
-/// Rows per batch unless [`BatchReaderBuilder::batch_size`] says otherwise (Arrow's and
-/// DataFusion's usual size).
-pub const DEFAULT_BATCH_SIZE: usize = 65_536;
+/// Rows per batch unless [`BatchReaderBuilder::batch_size`] says otherwise (DataFusion's
+/// default). Small batches stay in the CPU caches while their columns are gathered: on W2,
+/// 8192 rows decode all columns 1.7x faster than 65536.
+pub const DEFAULT_BATCH_SIZE: usize = 8_192;
 
 /// A batch never holds more record bytes than this (unless one row is larger): memory stays
 /// bounded whatever the batch size asked for.
