@@ -46,10 +46,13 @@ pub struct Options {
     /// `--to`.
     pub to: Option<Target>,
     /// `--compression` (Parquet output).
+    #[cfg_attr(not(feature = "arrow"), allow(dead_code))] // read by `tables`
     pub compression: Option<String>,
     /// `--row-group-size` (Parquet output).
+    #[cfg_attr(not(feature = "arrow"), allow(dead_code))] // read by `tables`
     pub row_group_size: Option<usize>,
     /// `--fill-nulls` (.npy output from a table).
+    #[cfg_attr(not(feature = "arrow"), allow(dead_code))] // read by `tables`
     pub fill_nulls: bool,
 }
 
