@@ -33,6 +33,7 @@ regress=("$fixtures"/fuzz-regressions/*.bin)
 add header "${npy[@]}" "${bad[@]}"
 add npy "${npy[@]}" "${bad[@]}"
 add records "${npy[@]}" "${bad[@]}"
+add arrow "${npy[@]}" "${bad[@]}"
 # npz reads archives; single .npy files are useful too (the fuzzer splices them).
 add npz "${npz[@]}"
 # mmap_npz maps archives: the same seeds, and the scipy.sparse ones (stored and deflated).

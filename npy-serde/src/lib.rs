@@ -93,6 +93,10 @@ pub use write::{to_path, to_vec, to_writer, MmapArrayMut, NpyWriter, WriterBuild
 #[cfg(feature = "ndarray")]
 pub mod ndarray;
 
+// ---- Arrow (feature `arrow`): record batches from and to the doors above ----
+#[cfg(feature = "arrow")]
+pub mod arrow;
+
 // ---- npz ----
 pub mod npz;
 pub use npz::{MmapNpz, NpzArchive, NpzReaderBuilder, NpzStreamWriter, NpzWriter};

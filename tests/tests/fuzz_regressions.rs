@@ -91,6 +91,15 @@ fn npy_fixtures_pass_the_npy_targets() {
     });
 }
 
+/// The `arrow` target (feature `arrow` of this crate) on every `.npy` fixture, valid and bad.
+#[cfg(feature = "arrow")]
+#[test]
+fn npy_fixtures_pass_the_arrow_target() {
+    let mut paths = files(&fixtures_dir().join("npy"), "npy");
+    paths.extend(files(&fixtures_dir().join("bad"), "npy"));
+    replay(&paths, |_, bytes| fuzzlib::arrow(bytes));
+}
+
 #[test]
 fn npz_fixtures_pass_the_npz_target() {
     let paths = files(&fixtures_dir().join("npz"), "npz");

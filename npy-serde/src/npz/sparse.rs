@@ -378,7 +378,7 @@ impl<R: Read + Seek> NpzArchive<R> {
             ));
         };
         let (br, bc) = (br as usize, bc as usize);
-        if br == 0 || bc == 0 || rows % br != 0 || cols % bc != 0 {
+        if br == 0 || bc == 0 || !rows.is_multiple_of(br) || !cols.is_multiple_of(bc) {
             return Err(bad(
                 f,
                 format!("blocks of {br}x{bc} do not tile the {rows}x{cols} matrix"),

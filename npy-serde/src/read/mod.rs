@@ -156,6 +156,8 @@ pub use stream::RecordReader;
 
 pub(crate) use decode::{data_of, open_checked};
 pub(crate) use mmap::as_elements;
+#[cfg(feature = "arrow")]
+pub(crate) use source::BlockReader;
 
 use crate::error::Result;
 use crate::header::{parse_header, read_header, ParsedHeader};

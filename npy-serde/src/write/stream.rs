@@ -446,6 +446,14 @@ impl<W: Write> NpyWriter<W> {
         }
     }
 
+    /// Writes `n` whole records given as their bytes, in the writer's dtype (byte order and
+    /// padding included): the Arrow bridge encodes a batch's columns itself.
+    #[cfg(feature = "arrow")]
+    pub(crate) fn write_raw_records(&mut self, bytes: &[u8], n: u64) -> Result<()> {
+        self.check_room(n)?;
+        self.blocks.push_raw(&mut self.inner, bytes, n)
+    }
+
     /// Number of records in the array so far (including an appended-to file's own).
     pub fn len(&self) -> u64 {
         self.blocks.count

@@ -24,6 +24,10 @@ pub enum Target {
     Csv,
     /// `.npz`: an archive of the input's members (or of the `.npy` file)
     Npz,
+    /// `.parquet` (feature `parquet`)
+    Parquet,
+    /// `.arrow` / `.feather`: an Arrow IPC file (feature `arrow`)
+    Arrow,
 }
 
 /// The options of `npy convert`.
@@ -45,6 +49,15 @@ pub struct Options {
     pub to: Option<Target>,
     /// `--align`: stored members of an `.npz` output at 64-byte boundaries.
     pub align: bool,
+    /// `--compression` (Parquet output).
+    #[cfg_attr(not(feature = "arrow"), allow(dead_code))] // read by `tables`
+    pub compression: Option<String>,
+    /// `--row-group-size` (Parquet output).
+    #[cfg_attr(not(feature = "arrow"), allow(dead_code))] // read by `tables`
+    pub row_group_size: Option<usize>,
+    /// `--fill-nulls` (.npy output from a table).
+    #[cfg_attr(not(feature = "arrow"), allow(dead_code))] // read by `tables`
+    pub fill_nulls: bool,
 }
 
 /// `npy convert`.
@@ -53,6 +66,9 @@ pub fn run(g: &Global, o: &Options) -> CliResult {
         Some(t) => t,
         None => target_from_name(&o.output)?,
     };
+    if matches!(target, Target::Parquet | Target::Arrow) || is_table_name(&o.input) {
+        return tables(g, o, target);
+    }
     if target != Target::Npy
         && (o.byte_order.is_some() || o.fortran_order.is_some() || o.version.is_some())
     {
@@ -82,7 +98,8 @@ pub fn run(g: &Global, o: &Options) -> CliResult {
     }
     let mut sink = Sink::create(&o.output)?;
     match target {
-        Target::Npz => unreachable!("written above"),
+        // Returned above: tables by `tables`, archives by `archive_out`.
+        Target::Npz | Target::Parquet | Target::Arrow => unreachable!("handled above"),
         Target::Json | Target::Csv => {
             let style = if target == Target::Json {
                 Style::Json
@@ -136,6 +153,31 @@ pub fn run(g: &Global, o: &Options) -> CliResult {
     sink.commit()
 }
 
+#[cfg(feature = "arrow")]
+fn is_table_name(name: &str) -> bool {
+    crate::tables::is_table(name)
+}
+
+#[cfg(not(feature = "arrow"))]
+fn is_table_name(name: &str) -> bool {
+    let ext = Path::new(name).extension().and_then(|e| e.to_str());
+    matches!(ext, Some("parquet" | "pq" | "arrow" | "feather" | "ipc"))
+}
+
+#[cfg(feature = "arrow")]
+fn tables(g: &Global, o: &Options, target: Target) -> CliResult {
+    crate::tables::run(g, o, target)
+}
+
+#[cfg(not(feature = "arrow"))]
+fn tables(_: &Global, o: &Options, _: Target) -> CliResult {
+    Err(Failure::usage(format!(
+        "{} -> {}: this npy was built without Arrow support: install it with \
+         `cargo install npy-serde --features cli,parquet`",
+        o.input, o.output
+    )))
+}
+
 fn target_from_name(out: &str) -> CliResult<Target> {
     let ext = Path::new(out)
         .extension()
@@ -146,9 +188,11 @@ fn target_from_name(out: &str) -> CliResult<Target> {
         Some("json") => Ok(Target::Json),
         Some("csv") => Ok(Target::Csv),
         Some("npz") => Ok(Target::Npz),
+        Some("parquet" | "pq") => Ok(Target::Parquet),
+        Some("arrow" | "feather" | "ipc") => Ok(Target::Arrow),
         _ => Err(Failure::usage(format!(
-            "{out}: cannot tell the output format from the name: use a .npy, .json, .csv or \
-             .npz extension, or --to npy|json|csv|npz"
+            "{out}: cannot tell the output format from the name: use a .npy, .json, .csv, \
+             .npz, .parquet or .arrow (.feather) extension, or --to"
         ))),
     }
 }

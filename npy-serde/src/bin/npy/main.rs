@@ -12,6 +12,8 @@ mod lenient;
 mod literal;
 mod object;
 mod output;
+#[cfg(feature = "arrow")]
+mod tables;
 
 use std::fmt;
 use std::io::{self, Write};
@@ -123,8 +125,12 @@ enum Command {
         #[arg(long, value_name = "KEY")]
         member: Option<String>,
         /// Print JSON (see the conventions in --help).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "arrow")]
         json: bool,
+        /// Print the Arrow schema the array maps to (as `npy convert` to .parquet / .arrow
+        /// writes it; needs the `arrow` feature).
+        #[arg(long)]
+        arrow: bool,
     },
     /// Print the values (plain text by default: one element per line for 1-D arrays).
     Cat {
@@ -150,7 +156,8 @@ enum Command {
         tail: Option<u64>,
     },
     /// Re-encode a .npy file (byte order, memory order, format version), extract an archive
-    /// member, or write JSON / CSV (chosen by OUT's extension, or --to). Streams the data.
+    /// member, write JSON / CSV, or convert between .npy and Parquet / Arrow IPC (.parquet,
+    /// .arrow, .feather; chosen by the extensions, or --to). Streams the data.
     Convert {
         /// The input .npy file, .npz archive (with --member) or ARCHIVE:KEY.
         input: String,
@@ -179,6 +186,16 @@ enum Command {
         /// memory-mapped in place (npy_serde::npz::MmapNpz).
         #[arg(long)]
         align: bool,
+        /// Parquet output compression: none, snappy (default), zstd or zstd:LEVEL.
+        #[arg(long, value_name = "CODEC")]
+        compression: Option<String>,
+        /// Parquet output: most rows per row group (default 1048576).
+        #[arg(long, value_name = "ROWS")]
+        row_group_size: Option<usize>,
+        /// .npy output from a table: write nulls as NaN / 0 / False / empty instead of failing
+        /// (nulls in datetime columns are NaT either way).
+        #[arg(long)]
+        fill_nulls: bool,
     },
     /// Validate files: the header, that the data is complete, and that every value decodes
     /// (bool bytes are 0 or 1, U code points are valid).
@@ -227,6 +244,8 @@ enum Format {
     Json,
     Csv,
     Npz,
+    Parquet,
+    Arrow,
 }
 
 /// A failure of a command: the message (naming the file) and the exit status.
@@ -293,7 +312,18 @@ fn main() -> ExitCode {
         max_empty_items: cli.max_empty_items,
     };
     let result = match cli.command {
-        Command::Info { file, member, json } => info::run(&global, &file, member.as_deref(), json),
+        Command::Info {
+            file,
+            member,
+            json,
+            arrow,
+        } => {
+            if arrow {
+                info_arrow(&global, &file, member.as_deref())
+            } else {
+                info::run(&global, &file, member.as_deref(), json)
+            }
+        }
         Command::Cat {
             file,
             member,
@@ -326,6 +356,9 @@ fn main() -> ExitCode {
             version,
             to,
             align,
+            compression,
+            row_group_size,
+            fill_nulls,
         } => convert::run(
             &global,
             &convert::Options {
@@ -348,8 +381,13 @@ fn main() -> ExitCode {
                     Format::Json => convert::Target::Json,
                     Format::Csv => convert::Target::Csv,
                     Format::Npz => convert::Target::Npz,
+                    Format::Parquet => convert::Target::Parquet,
+                    Format::Arrow => convert::Target::Arrow,
                 }),
                 align,
+                compression,
+                row_group_size,
+                fill_nulls,
             },
         ),
         Command::Check { files, verbose } => check::run(&global, &files, verbose),
@@ -365,6 +403,19 @@ fn main() -> ExitCode {
             ExitCode::from(f.code)
         }
     }
+}
+
+#[cfg(feature = "arrow")]
+fn info_arrow(g: &Global, file: &str, member: Option<&str>) -> CliResult {
+    tables::info(g, file, member)
+}
+
+#[cfg(not(feature = "arrow"))]
+fn info_arrow(_: &Global, _: &str, _: Option<&str>) -> CliResult {
+    Err(Failure::usage(
+        "--arrow: this npy was built without Arrow support: install it with \
+         `cargo install npy-serde --features cli,arrow`",
+    ))
 }
 
 #[cfg(test)]

@@ -1,0 +1,232 @@
+//! The Arrow bridge on W2 (20M records `[('id','<i8'),('x','<f8'),('y','<f4'),('flag','u1'),
+//! ('v','<f4',(3,))]`, 660 MB at scale 1): into RecordBatches (all columns, one column, from a
+//! path and from a shared map), and with feature `parquet` to Parquet (uncompressed, snappy) and
+//! Parquet back to `.npy`; against NumPy and pyarrow timed in the same run (`NPY_PYTHON` with
+//! numpy and pyarrow): `np.load`, `np.load` + `pa.table`, + `pq.write_table`, and
+//! `pq.read_table` + the record array + `np.save`.
+//!
+//! Environment: `NPY_BENCH_SCALE` (default 1), `NPY_BENCH_REPS` (default 5), `NPY_PYTHON`.
+//! Run: `NPY_PYTHON=.venv/bin/python NPY_BENCH_SCALE=0.25 cargo bench -p npy-serde --features parquet --bench arrow`
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use npy_serde::arrow::{BatchReaderBuilder, NpyBatchReader};
+use npy_serde::{Header, MmapArray};
+
+mod common;
+use common::{env_or, time};
+
+fn write_w2(path: &Path, n: u64) {
+    let header = Header::new(
+        "[('id','<i8'),('x','<f8'),('y','<f4'),('flag','u1'),('v','<f4',(3,))]"
+            .parse()
+            .unwrap(),
+        vec![n],
+    );
+    let mut w = BufWriter::with_capacity(1 << 20, File::create(path).unwrap());
+    w.write_all(&header.to_bytes().unwrap()).unwrap();
+    for i in 0..n {
+        w.write_all(&(i as i64).to_le_bytes()).unwrap();
+        w.write_all(&(i as f64 * 0.5).to_le_bytes()).unwrap();
+        w.write_all(&(i as f32).to_le_bytes()).unwrap();
+        w.write_all(&[(i % 251) as u8]).unwrap();
+        for k in 0..3 {
+            w.write_all(&((i + k) as f32).to_le_bytes()).unwrap();
+        }
+    }
+    w.flush().unwrap();
+}
+
+fn drain(mut r: NpyBatchReader<'_>) -> usize {
+    let mut rows = 0;
+    while let Some(b) = r.next_batch().unwrap() {
+        rows += std::hint::black_box(b).num_rows();
+    }
+    rows
+}
+
+const PYTHON: &str = r#"
+import sys, time, numpy as np, pyarrow as pa, pyarrow.parquet as pq
+reps, path, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+def best(f):
+    f()
+    ts = []
+    for _ in range(reps):
+        t = time.perf_counter(); f(); ts.append(time.perf_counter() - t)
+    return min(ts)
+def table():
+    a = np.load(path)
+    return pa.table({n: (a[n] if a[n].ndim == 1 else pa.FixedSizeListArray.from_arrays(a[n].reshape(-1), a[n].shape[1])) for n in a.dtype.names})
+print('np.load', best(lambda: np.load(path)))
+print('np.load+pa.table', best(table))
+print('np.load+x', best(lambda: pa.array(np.load(path)['x'])))
+for c in ['none', 'snappy']:
+    print('pq.write_table.' + c, best(lambda: pq.write_table(table(), out + '.' + c + '.parquet', compression=c)))
+def back():
+    t = pq.read_table(out + '.none.parquet')
+    a = np.empty(t.num_rows, dtype=np.load(path, mmap_mode='r').dtype)
+    for n in t.column_names:
+        col = t[n].combine_chunks()
+        a[n] = col.flatten().to_numpy().reshape(a[n].shape) if pa.types.is_fixed_size_list(col.type) else col.to_numpy()
+    np.save(out + '.py.npy', a)
+print('pq.read_table+np.save', best(back))
+"#;
+
+fn python(reps: usize, w2: &Path, out: &Path) -> Vec<(String, Duration)> {
+    let Some(py) = std::env::var("NPY_PYTHON").ok().filter(|p| !p.is_empty()) else {
+        return vec![];
+    };
+    let o = Command::new(py)
+        .args(["-c", PYTHON, &reps.to_string()])
+        .arg(w2)
+        .arg(out)
+        .output()
+        .expect("python runs");
+    if !o.status.success() {
+        eprintln!("python failed: {}", String::from_utf8_lossy(&o.stderr));
+        return vec![];
+    }
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| {
+            let (k, v) = l.rsplit_once(' ')?;
+            Some((k.to_string(), Duration::from_secs_f64(v.parse().ok()?)))
+        })
+        .collect()
+}
+
+fn main() {
+    let scale: f64 = env_or("NPY_BENCH_SCALE", 1.0);
+    let reps: usize = env_or("NPY_BENCH_REPS", 5);
+    let n = (20_000_000.0 * scale) as u64;
+    let dir = std::env::temp_dir().join(format!("npy-arrow-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let w2 = dir.join("w2.npy");
+    write_w2(&w2, n);
+    println!(
+        "W2: {n} records, {} MB",
+        std::fs::metadata(&w2).unwrap().len() >> 20
+    );
+
+    let mut ours: Vec<(&str, Duration)> = Vec::new();
+    let all = time(reps, || drain(NpyBatchReader::open(&w2).unwrap()));
+    ours.push(("batches, all columns (open)", all));
+    let serial = time(reps, || {
+        drain(BatchReaderBuilder::new().parallel(false).open(&w2).unwrap())
+    });
+    ours.push(("batches, all columns, one thread (open)", serial));
+    let one = time(reps, || {
+        drain(BatchReaderBuilder::new().columns(["x"]).open(&w2).unwrap())
+    });
+    ours.push(("batches, column x (open)", one));
+    let map = Arc::new(MmapArray::open(&w2).unwrap());
+    let mapped = time(reps, || {
+        drain(NpyBatchReader::from_mmap_arc(map.clone()).unwrap())
+    });
+    ours.push(("batches, all columns (shared map)", mapped));
+    let one_map = time(reps, || {
+        drain(
+            BatchReaderBuilder::new()
+                .columns(["x"])
+                .from_mmap_arc(map.clone())
+                .unwrap(),
+        )
+    });
+    ours.push(("batches, column x (shared map)", one_map));
+    for c in ["id", "x", "y", "flag", "v"] {
+        let d = time(reps, || {
+            drain(
+                BatchReaderBuilder::new()
+                    .columns([c])
+                    .from_mmap_arc(map.clone())
+                    .unwrap(),
+            )
+        });
+        let name: &'static str =
+            Box::leak(format!("batches, column {c} (shared map)").into_boxed_str());
+        ours.push((name, d));
+    }
+    #[cfg(feature = "parquet")]
+    parquet_cases(reps, &w2, &dir, &mut ours);
+
+    let py = python(reps, &w2, &dir.join("py"));
+    let get = |k: &str| py.iter().find(|(n, _)| n == k).map(|(_, d)| *d);
+    for (name, d) in &ours {
+        print!("{name:40} {:8.3} s", d.as_secs_f64());
+        let refs: &[&str] = match *name {
+            "batches, all columns (open)"
+            | "batches, all columns, one thread (open)"
+            | "batches, all columns (shared map)" => &["np.load", "np.load+pa.table"],
+            "batches, column x (open)" | "batches, column x (shared map)" => {
+                &["np.load", "np.load+x"]
+            }
+            "to parquet, uncompressed" => &["pq.write_table.none"],
+            "to parquet, snappy" => &["pq.write_table.snappy"],
+            "parquet to .npy" => &["pq.read_table+np.save"],
+            _ => &[],
+        };
+        for r in refs {
+            if let Some(t) = get(r) {
+                print!(
+                    "   {:.2}x {r} ({:.3} s)",
+                    t.as_secs_f64() / d.as_secs_f64(),
+                    t.as_secs_f64()
+                );
+            }
+        }
+        println!();
+    }
+    println!(
+        "column x vs all columns (open): {:.2}x",
+        all.as_secs_f64() / one.as_secs_f64()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[cfg(feature = "parquet")]
+fn parquet_cases(reps: usize, w2: &Path, dir: &Path, ours: &mut Vec<(&'static str, Duration)>) {
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use parquet::arrow::ArrowWriter;
+    use parquet::basic::Compression;
+    use parquet::file::properties::WriterProperties;
+    for (name, c) in [
+        ("to parquet, uncompressed", Compression::UNCOMPRESSED),
+        ("to parquet, snappy", Compression::SNAPPY),
+    ] {
+        let out = dir.join(format!("{name}.parquet"));
+        let d = time(reps, || {
+            let r = NpyBatchReader::open(w2).unwrap();
+            let props = WriterProperties::builder().set_compression(c).build();
+            let mut w = ArrowWriter::try_new(
+                File::create(&out).unwrap(),
+                r.schema_ref().clone(),
+                Some(props),
+            )
+            .unwrap();
+            for b in r {
+                w.write(&b.unwrap()).unwrap();
+            }
+            w.close().unwrap();
+        });
+        ours.push((name, d));
+    }
+    let pq = dir.join("to parquet, uncompressed.parquet");
+    let back = dir.join("back.npy");
+    let d = time(reps, || {
+        let b = ParquetRecordBatchReaderBuilder::try_new(File::open(&pq).unwrap()).unwrap();
+        let schema = b.schema().clone();
+        let r = b.with_batch_size(65_536).build().unwrap();
+        let mut w = npy_serde::arrow::NpyBatchWriter::create(&back, &schema).unwrap();
+        for b in r {
+            w.write(&b.unwrap()).unwrap();
+        }
+        w.finish().unwrap();
+    });
+    assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(w2).unwrap());
+    ours.push(("parquet to .npy", d));
+}

@@ -1,0 +1,500 @@
+//! Column-wise decoding: the values of one column, gathered straight from a run of C-order
+//! record bytes into Arrow buffers (per column: its offset, the byte swap, its width), without
+//! serde and without a per-value dispatch.
+//!
+//! Positions are a base offset and axes of (count, stride): the rows of a batch, then one axis
+//! per subarray dimension. Every position plus the value width is checked to lie in the bytes
+//! before the first read ([`Slots::check`]).
+
+use std::sync::Arc;
+
+use arrow_array::types::{
+    Date32Type, DurationMicrosecondType, DurationMillisecondType, DurationNanosecondType,
+    DurationSecondType, Float16Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type,
+    Int8Type, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+    TimestampSecondType, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
+};
+use arrow_array::{
+    ArrayRef, ArrowPrimitiveType, BinaryArray, BooleanArray, FixedSizeBinaryArray,
+    FixedSizeListArray, PrimitiveArray, StringArray, StructArray,
+};
+use arrow_buffer::{
+    ArrowNativeType, BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer,
+};
+use arrow_schema::{DataType, TimeUnit as ArrowUnit};
+use bytemuck::Pod;
+
+use super::schema::{complex_fields, Node, TimeTarget};
+use crate::error::{Error, Result};
+use crate::text::{longdouble_to_f64, strip_nuls};
+
+/// Where the chunk sits, for error positions.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct At {
+    /// Logical index of the chunk's first element.
+    pub(crate) first_elem: u64,
+    /// Bytes per element.
+    pub(crate) itemsize: usize,
+    /// Stream offset of the chunk's first byte, when the chunk is the stored bytes (not a
+    /// Fortran-order gather).
+    pub(crate) offset: Option<u64>,
+}
+
+impl At {
+    #[cold]
+    pub(crate) fn err(&self, e: Error, pos: usize, path: &str) -> Error {
+        let mut e = e.in_field(path);
+        if let Some(k) = pos.checked_div(self.itemsize) {
+            e = e.at_record(self.first_elem + k as u64);
+        }
+        if let Some(o) = self.offset {
+            e = e.at_byte(o + pos as u64);
+        }
+        e
+    }
+}
+
+/// Value positions: `base`, then nested axes of (count, stride), outermost first.
+#[derive(Clone, Debug)]
+pub(crate) struct Slots {
+    pub(crate) base: usize,
+    pub(crate) axes: Vec<(usize, usize)>,
+}
+
+impl Slots {
+    pub(crate) fn count(&self) -> usize {
+        self.axes.iter().map(|a| a.0).product()
+    }
+
+    fn shifted(&self, by: usize) -> Slots {
+        Slots {
+            base: self.base + by,
+            axes: self.axes.clone(),
+        }
+    }
+
+    fn with_axis(&self, count: usize, stride: usize) -> Slots {
+        let mut axes = self.axes.clone();
+        axes.push((count, stride));
+        Slots {
+            base: self.base,
+            axes,
+        }
+    }
+
+    /// Checks that every position plus `width` bytes lies inside `len` bytes.
+    pub(crate) fn check(&self, width: usize, len: usize) -> Result<()> {
+        if self.count() == 0 {
+            return Ok(());
+        }
+        let last = self
+            .axes
+            .iter()
+            .try_fold(self.base, |acc, &(n, s)| {
+                acc.checked_add((n - 1).checked_mul(s)?)
+            })
+            .and_then(|p| p.checked_add(width));
+        match last {
+            Some(end) if end <= len => Ok(()),
+            _ => Err(Error::eof(
+                "a batch's record bytes",
+                width as u64,
+                len as u64,
+            )),
+        }
+    }
+
+    /// Calls `f` with every position, in order.
+    #[inline]
+    pub(crate) fn each(&self, mut f: impl FnMut(usize) -> Result<()>) -> Result<()> {
+        match self.axes.as_slice() {
+            [] => f(self.base),
+            [(n, s)] => (0..*n).try_for_each(|i| f(self.base + i * s)),
+            [(n, s), (m, t)] => (0..*n).try_for_each(|i| {
+                let b = self.base + i * s;
+                (0..*m).try_for_each(|j| f(b + j * t))
+            }),
+            axes => each_dyn(self.base, axes, &mut f),
+        }
+    }
+}
+
+/// [`Slots::each`] for three axes and more.
+fn each_dyn(
+    base: usize,
+    axes: &[(usize, usize)],
+    f: &mut dyn FnMut(usize) -> Result<()>,
+) -> Result<()> {
+    match axes {
+        [] => f(base),
+        [(n, s), rest @ ..] => (0..*n).try_for_each(|i| each_dyn(base + i * s, rest, f)),
+    }
+}
+
+/// Byte swapping for the unsigned integer of each width.
+pub(crate) trait Swap: Pod + ArrowNativeType {
+    fn swap(self) -> Self;
+}
+macro_rules! swap_impl {
+    ($($t:ty),*) => {$(
+        impl Swap for $t {
+            #[inline(always)]
+            fn swap(self) -> Self { self.swap_bytes() }
+        }
+    )*};
+}
+swap_impl!(u8, u16, u32, u64);
+
+/// The `U` values at every position, as read (swapped when `swap`).
+fn gather<U: Swap>(chunk: &[u8], slots: &Slots, swap: bool) -> Result<Vec<U>> {
+    let w = std::mem::size_of::<U>();
+    slots.check(w, chunk.len())?;
+    let n = slots.count();
+    let mut out: Vec<U> = Vec::with_capacity(n);
+    match slots.axes.as_slice() {
+        [(n, s)] if *s >= w && *n > 0 => {
+            let src = &chunk[slots.base..];
+            let it = src.chunks(*s).take(*n);
+            if swap {
+                out.extend(it.map(|c| bytemuck::pod_read_unaligned::<U>(&c[..w]).swap()));
+            } else {
+                out.extend(it.map(|c| bytemuck::pod_read_unaligned::<U>(&c[..w])));
+            }
+        }
+        // Rows of contiguous subarray items (`v: ('<f4', (3,))` of a record): one copy per
+        // row, then one swap pass.
+        [(n, s), (m, t)] if *t == w && *n > 0 && *m > 0 && *s >= m * w => {
+            out.resize(n * m, U::zeroed());
+            let run = m * w;
+            let dst: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
+            let src = &chunk[slots.base..];
+            for (d, c) in dst.chunks_exact_mut(run).zip(src.chunks(*s)) {
+                d.copy_from_slice(&c[..run]);
+            }
+            if swap {
+                out.iter_mut().for_each(|v| *v = v.swap());
+            }
+        }
+        _ => slots.each(|p| {
+            let v = bytemuck::pod_read_unaligned::<U>(&chunk[p..p + w]);
+            out.push(if swap { v.swap() } else { v });
+            Ok(())
+        })?,
+    }
+    Ok(out)
+}
+
+fn prim<T: ArrowPrimitiveType, U: ArrowNativeType>(
+    v: Vec<U>,
+    nulls: Option<NullBuffer>,
+) -> ArrayRef {
+    let n = v.len();
+    Arc::new(PrimitiveArray::<T>::new(
+        ScalarBuffer::new(Buffer::from_vec(v), 0, n),
+        nulls,
+    ))
+}
+
+/// The Arrow array of same-width values `v` (the bytes of `dt`'s native type).
+pub(crate) fn fixed_array(dt: &DataType, buf: Buffer, n: usize) -> ArrayRef {
+    macro_rules! p {
+        ($t:ty) => {
+            Arc::new(PrimitiveArray::<$t>::new(
+                ScalarBuffer::new(buf, 0, n),
+                None,
+            ))
+        };
+    }
+    match dt {
+        DataType::Int8 => p!(Int8Type),
+        DataType::Int16 => p!(Int16Type),
+        DataType::Int32 => p!(Int32Type),
+        DataType::Int64 => p!(Int64Type),
+        DataType::UInt8 => p!(UInt8Type),
+        DataType::UInt16 => p!(UInt16Type),
+        DataType::UInt32 => p!(UInt32Type),
+        DataType::UInt64 => p!(UInt64Type),
+        DataType::Float16 => p!(Float16Type),
+        DataType::Float32 => p!(Float32Type),
+        _ => p!(Float64Type),
+    }
+}
+
+/// Decodes the values of `node` at `slots` of `chunk`. `path` names the column (errors).
+pub(crate) fn decode(
+    node: &Node,
+    chunk: &[u8],
+    slots: &Slots,
+    at: &At,
+    path: &str,
+) -> Result<ArrayRef> {
+    let n = slots.count();
+    Ok(match node {
+        Node::Fixed { width, swap, dt } => {
+            let buf = match width {
+                1 => Buffer::from_vec(gather::<u8>(chunk, slots, false)?),
+                2 => Buffer::from_vec(gather::<u16>(chunk, slots, *swap)?),
+                4 => Buffer::from_vec(gather::<u32>(chunk, slots, *swap)?),
+                _ => Buffer::from_vec(gather::<u64>(chunk, slots, *swap)?),
+            };
+            fixed_array(dt, buf, n)
+        }
+        Node::Bool => {
+            let bytes = gather::<u8>(chunk, slots, false)?;
+            if let Some(i) = bytes.iter().position(|&b| b > 1) {
+                let pos = nth_pos(slots, i);
+                return Err(at.err(
+                    Error::invalid_value(format!("bool byte {} is neither 0 nor 1", bytes[i])),
+                    pos,
+                    path,
+                ));
+            }
+            let bits = BooleanBuffer::collect_bool(n, |i| bytes[i] == 1);
+            Arc::new(BooleanArray::new(bits, None))
+        }
+        Node::LongDouble { big } => {
+            slots.check(16, chunk.len())?;
+            let mut out: Vec<f64> = Vec::with_capacity(n);
+            slots.each(|p| {
+                let mut b: [u8; 16] = chunk[p..p + 16].try_into().expect("16 bytes");
+                if *big {
+                    b.reverse();
+                }
+                out.push(longdouble_to_f64(b));
+                Ok(())
+            })?;
+            prim::<Float64Type, f64>(out, None)
+        }
+        Node::Complex { part, half } => {
+            let re = decode(part, chunk, slots, at, path)?;
+            let im = decode(part, chunk, &slots.shifted(*half), at, path)?;
+            Arc::new(
+                StructArray::try_new_with_length(
+                    complex_fields(part.data_type()),
+                    vec![re, im],
+                    None,
+                    n,
+                )
+                .map_err(arrow_err)?,
+            )
+        }
+        Node::Bytes(w) => {
+            slots.check(*w, chunk.len())?;
+            let mut offsets: Vec<i32> = Vec::with_capacity(n + 1);
+            let mut values: Vec<u8> = Vec::new();
+            offsets.push(0);
+            let mut total = 0usize;
+            slots.each(|p| {
+                let s = &chunk[p..p + w];
+                let s = &s[..strip_nuls(s)];
+                values.extend_from_slice(s);
+                total += s.len();
+                offsets.push(offset_i32(total)?);
+                Ok(())
+            })?;
+            Arc::new(BinaryArray::new(
+                OffsetBuffer::new(ScalarBuffer::from(offsets)),
+                Buffer::from_vec(values),
+                None,
+            ))
+        }
+        Node::Unicode { chars, big } => {
+            let w = chars * 4;
+            slots.check(w, chunk.len())?;
+            let mut offsets: Vec<i32> = Vec::with_capacity(n + 1);
+            let mut values: Vec<u8> = Vec::with_capacity(n * (*chars).min(16));
+            offsets.push(0);
+            slots.each(|p| {
+                ucs4_into(&chunk[p..p + w], *big, &mut values)
+                    .map_err(|(i, u)| at.err(bad_code_point(u, i), p + 4 * i, path))?;
+                offsets.push(offset_i32(values.len())?);
+                Ok(())
+            })?;
+            // Valid UTF-8: every value was encoded from `char`s.
+            Arc::new(StringArray::new(
+                OffsetBuffer::new(ScalarBuffer::from(offsets)),
+                Buffer::from_vec(values),
+                None,
+            ))
+        }
+        Node::Void(w) => {
+            slots.check(*w, chunk.len())?;
+            let mut values: Vec<u8> = Vec::with_capacity(n * w);
+            slots.each(|p| {
+                values.extend_from_slice(&chunk[p..p + w]);
+                Ok(())
+            })?;
+            Arc::new(
+                FixedSizeBinaryArray::try_new_with_len(
+                    *w as i32,
+                    Buffer::from_vec(values),
+                    None,
+                    n,
+                )
+                .map_err(arrow_err)?,
+            )
+        }
+        Node::Time {
+            big,
+            factor,
+            target,
+        } => {
+            let raw = gather::<u64>(chunk, slots, *big != cfg!(target_endian = "big"))?;
+            time_array(raw, *factor, *target, slots, at, path)?
+        }
+        Node::List {
+            child,
+            len,
+            stride,
+            item,
+        } => {
+            let values = decode(child, chunk, &slots.with_axis(*len, *stride), at, path)?;
+            Arc::new(
+                FixedSizeListArray::try_new_with_length(item.clone(), *len as i32, values, None, n)
+                    .map_err(arrow_err)?,
+            )
+        }
+        Node::Struct { fields, arrow } => {
+            let mut children = Vec::with_capacity(fields.len());
+            for ((off, f), af) in fields.iter().zip(arrow.iter()) {
+                let p = format!("{path}.{}", af.name());
+                children.push(decode(f, chunk, &slots.shifted(*off), at, &p)?);
+            }
+            Arc::new(
+                StructArray::try_new_with_length(arrow.clone(), children, None, n)
+                    .map_err(arrow_err)?,
+            )
+        }
+    })
+}
+
+/// The `i`-th position of `slots`.
+fn nth_pos(slots: &Slots, mut i: usize) -> usize {
+    let mut p = slots.base;
+    let mut left = slots.count();
+    for &(n, s) in &slots.axes {
+        left /= n.max(1);
+        let k = i / left.max(1);
+        i %= left.max(1);
+        p += k * s;
+    }
+    p
+}
+
+fn offset_i32(n: usize) -> Result<i32> {
+    i32::try_from(n).map_err(|_| {
+        Error::limit(
+            "the string bytes of one batch column (use a smaller batch size)",
+            i32::MAX as u64,
+            n as u64,
+        )
+    })
+}
+
+fn bad_code_point(u: u32, i: usize) -> Error {
+    Error::invalid_value(format!(
+        "U+{u:X} is not a Unicode code point (at character {i})"
+    ))
+}
+
+/// Appends the UTF-8 of a `U` value (UCS-4 in the given order, trailing NULs stripped); an
+/// invalid code point is `Err((character index, code unit))`.
+#[inline]
+fn ucs4_into(bytes: &[u8], big: bool, out: &mut Vec<u8>) -> std::result::Result<(), (usize, u32)> {
+    let unit = |c: &[u8]| {
+        let a = [c[0], c[1], c[2], c[3]];
+        if big {
+            u32::from_be_bytes(a)
+        } else {
+            u32::from_le_bytes(a)
+        }
+    };
+    let mut n = bytes.len() / 4;
+    while n > 0 && bytes[(n - 1) * 4..n * 4] == [0, 0, 0, 0] {
+        n -= 1;
+    }
+    for (i, c) in bytes[..n * 4].chunks_exact(4).enumerate() {
+        let u = unit(c);
+        if u < 0x80 {
+            out.push(u as u8);
+        } else {
+            let ch = char::from_u32(u).ok_or((i, u))?;
+            let mut b = [0u8; 4];
+            out.extend_from_slice(ch.encode_utf8(&mut b).as_bytes());
+        }
+    }
+    Ok(())
+}
+
+/// NumPy's NaT.
+pub(crate) const NAT: i64 = i64::MIN;
+
+fn time_array(
+    raw: Vec<u64>,
+    factor: i64,
+    target: TimeTarget,
+    slots: &Slots,
+    at: &At,
+    path: &str,
+) -> Result<ArrayRef> {
+    let n = raw.len();
+    let mut vals: Vec<i64> = raw.into_iter().map(|u| u as i64).collect();
+    let has_nat = vals.contains(&NAT);
+    let nulls = has_nat.then(|| NullBuffer::from_iter(vals.iter().map(|&v| v != NAT)));
+    let overflow = |i: usize, v: i64| {
+        at.err(
+            Error::invalid_value(format!(
+                "the datetime count {v} times {factor} does not fit {}",
+                if target == TimeTarget::Date32 {
+                    "Arrow's Date32 (32-bit days)"
+                } else {
+                    "a 64-bit Arrow time value"
+                }
+            )),
+            nth_pos(slots, i),
+            path,
+        )
+    };
+    if factor != 1 {
+        for (i, v) in vals.iter_mut().enumerate() {
+            if *v != NAT {
+                *v = v.checked_mul(factor).ok_or_else(|| overflow(i, *v))?;
+                if *v == NAT {
+                    return Err(overflow(i, *v / factor));
+                }
+            } else {
+                *v = 0;
+            }
+        }
+    } else if has_nat {
+        vals.iter_mut().filter(|v| **v == NAT).for_each(|v| *v = 0);
+    }
+    Ok(match target {
+        TimeTarget::Date32 => {
+            let mut days: Vec<i32> = Vec::with_capacity(n);
+            for (i, &v) in vals.iter().enumerate() {
+                days.push(i32::try_from(v).map_err(|_| overflow(i, v / factor))?);
+            }
+            prim::<Date32Type, i32>(days, nulls)
+        }
+        TimeTarget::Timestamp(u) => match u {
+            ArrowUnit::Second => prim::<TimestampSecondType, i64>(vals, nulls),
+            ArrowUnit::Millisecond => prim::<TimestampMillisecondType, i64>(vals, nulls),
+            ArrowUnit::Microsecond => prim::<TimestampMicrosecondType, i64>(vals, nulls),
+            ArrowUnit::Nanosecond => prim::<TimestampNanosecondType, i64>(vals, nulls),
+        },
+        TimeTarget::Duration(u) => match u {
+            ArrowUnit::Second => prim::<DurationSecondType, i64>(vals, nulls),
+            ArrowUnit::Millisecond => prim::<DurationMillisecondType, i64>(vals, nulls),
+            ArrowUnit::Microsecond => prim::<DurationMicrosecondType, i64>(vals, nulls),
+            ArrowUnit::Nanosecond => prim::<DurationNanosecondType, i64>(vals, nulls),
+        },
+        TimeTarget::Raw => prim::<Int64Type, i64>(vals, nulls),
+    })
+}
+
+/// An Arrow error (from building an array whose parts this module made consistent) as this
+/// crate's error.
+pub(crate) fn arrow_err(e: arrow_schema::ArrowError) -> Error {
+    Error::invalid_value(format!("Arrow: {e}"))
+}

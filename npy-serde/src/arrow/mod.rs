@@ -1,0 +1,109 @@
+//! `.npy` / `.npz` arrays as Arrow record batches, and record batches back into `.npy` files
+//! (feature `arrow`; arrow-rs 59, the version DataFusion 55 uses, so batches pass into it as
+//! they are).
+//!
+//! - Reading: [`NpyBatchReader`] (from a path, any `Read`, a slice, a [`MmapArray`](crate::MmapArray),
+//!   shared or borrowed, or an `.npz` member), configured by [`BatchReaderBuilder`] (batch size,
+//!   projection: fields not asked for are never decoded). Streamed in bounded memory: a batch
+//!   holds at most [`MAX_BATCH_BYTES`] of record bytes. [`read_batch`] reads a whole file as one
+//!   batch, [`read_batches`] as a `Vec`. [`schema_for`] gives the schema a header maps to.
+//! - Writing: [`NpyBatchWriter`] (any `Write + Seek`, a path, or an `.npz` member through
+//!   [`write_npz_member`]), configured by [`BatchWriterBuilder`]; [`write_batches`] writes a
+//!   whole `RecordBatchReader` to a path. The count need not be known up front: the header is
+//!   patched when the writer finishes.
+//!
+//! Values are decoded column by column straight from the record bytes into Arrow buffers (for
+//! each column its offset, byte swap and width), not value by value through serde. A plain 1-D
+//! little-endian number array read from a shared map ([`NpyBatchReader::from_mmap_arc`]) is not
+//! copied at all: the batches' buffers borrow the map.
+//!
+//! # Rows and columns
+//!
+//! A record array has one column per field (padding dropped); a plain array has one column,
+//! named `value`. A 1-D array has one row per element; an N-d array one row per item along the
+//! first axis, the other axes as nested `FixedSizeList`s (a `(100, 3, 4)` array of `f4` is 100
+//! rows of `FixedSizeList<FixedSizeList<Float32, 4>, 3>`; a record array's fields each get
+//! those lists); a 0-d array is one row. Fortran-order data comes out in logical C order, and
+//! big-endian data is swapped to native.
+//!
+//! # The type mapping
+//!
+//! | NumPy | Arrow | notes |
+//! |---|---|---|
+//! | `b1` | `Boolean` | a byte other than 0 or 1 is an `InvalidValue` error, as for the other doors |
+//! | `i1` `i2` `i4` `i8` | `Int8` `Int16` `Int32` `Int64` | |
+//! | `u1` `u2` `u4` `u8` | `UInt8` `UInt16` `UInt32` `UInt64` | |
+//! | `f2` `f4` `f8` | `Float16` `Float32` `Float64` | |
+//! | `f16` (long double) | `Float64` | rounded to nearest, as [`longdouble_to_f64`](crate::longdouble_to_f64) |
+//! | `c8` `c16` | `Struct {real: Float32, imag: Float32}`, `Struct {real: Float64, imag: Float64}` | Arrow has no complex type; the parts by name, as NumPy's `.real` / `.imag` |
+//! | `c32` | `Struct {real: Float64, imag: Float64}` | each part rounded as `f16` |
+//! | `S<n>` | `Binary` | trailing NULs stripped, as NumPy does |
+//! | `U<n>` | `Utf8` | trailing NULs stripped; an invalid code point is an `InvalidValue` error |
+//! | `V<n>` | `FixedSizeBinary(n)` | |
+//! | `M8[D]`, `M8[W]` | `Date32` | weeks times 7; a count outside Date32's range is an error |
+//! | `M8[s]` `M8[ms]` `M8[us]` `M8[ns]` | `Timestamp(unit, None)` | |
+//! | `M8[h]`, `M8[m]` | `Timestamp(Second, None)` | times 3600, 60 |
+//! | `m8[s\|ms\|us\|ns]` | `Duration(unit)` | `m8[W\|D\|h\|m]` as `Duration(Second)`, converted exactly |
+//! | `M8`/`m8` in `Y`, `M`, `ps`, `fs`, `as`, generic | `Int64` | the raw count; the unit in the field's `numpy.unit` metadata |
+//! | a multiplier (`M8[10s]`, `m8[25ms]`) | `Int64` | the raw count (scaled it could overflow); the unit in `numpy.unit` |
+//! | NaT | null | datetime columns are the only nullable ones |
+//! | record | `Struct` | nested records; a field's NumPy title in its `numpy.title` metadata |
+//! | subarray `(base, (a, b))` | `FixedSizeList<FixedSizeList<base, b>, a>` | the shape is the list sizes |
+//!
+//! Every field carries its exact NumPy descr in the metadata key `numpy.descr` (`'>f4'`,
+//! `('<i2', (3,))`, a nested record's list); the schema carries the whole element's descr, the
+//! array's shape (`numpy.shape`) and `numpy.fortran_order`. [`NpyBatchWriter`] reads them back,
+//! so `.npy` -> Arrow -> `.npy` gives the original dtype, byte order, padding and titles: the
+//! same bytes `np.save` wrote (a Fortran-order N-d array comes back in C order).
+//!
+//! ```
+//! use arrow_array::{cast::AsArray, types::Int64Type};
+//! use npy_serde::arrow::{NpyBatchReader, NpyBatchWriter};
+//! use npy_serde::NpyRecord;
+//! use serde::Serialize;
+//!
+//! #[derive(Serialize, NpyRecord)]
+//! struct Rec { id: i64, pos: [f32; 3], name: [u8; 4] }
+//!
+//! let recs = [Rec { id: 7, pos: [1.0, 2.0, 3.0], name: *b"ab\0\0" }];
+//! let file = npy_serde::to_vec(&recs)?;
+//!
+//! let mut reader = NpyBatchReader::from_slice(&file)?;
+//! let batch = reader.next_batch()?.unwrap();
+//! assert_eq!(batch.column(0).as_primitive::<Int64Type>().value(0), 7);
+//! assert_eq!(batch.schema().field(1).metadata()["numpy.descr"], "('<f4', (3,))");
+//!
+//! let mut w = NpyBatchWriter::new(std::io::Cursor::new(Vec::new()), &batch.schema())?;
+//! w.write(&batch)?;
+//! assert_eq!(w.finish()?.into_inner(), file);
+//! # Ok::<(), npy_serde::Error>(())
+//! ```
+//!
+//! # Writing without NumPy metadata
+//!
+//! A batch from elsewhere (Parquet, Polars, a query) maps back by the table read in reverse:
+//! `Boolean` `b1`, integers and floats the same width, `Utf8`/`LargeUtf8`/`Utf8View` `U<n>`,
+//! `Binary`/`LargeBinary`/`BinaryView` `S<n>`, `FixedSizeBinary(n)` `V<n>`, `Date32` `M8[D]`,
+//! `Date64` `M8[ms]`, `Timestamp(unit, _)` `M8[unit]` (a time zone is dropped: the values are
+//! UTC instants), `Duration(unit)` `m8[unit]`, `Struct` a record, `FixedSizeList` a subarray.
+//! A string column's width is the widest value in the first batch, or the one given with
+//! [`BatchWriterBuilder::string_width`]; a longer value later is an error that says so. A null
+//! is NaT in a datetime column; anywhere else it is an error naming the column and row, unless
+//! [`BatchWriterBuilder::fill_nulls`] asks for a fill value.
+
+mod decode;
+mod encode;
+mod reader;
+mod schema;
+mod writer;
+
+pub use reader::{
+    read_batch, read_batches, schema_of_path, to_arrow, BatchReaderBuilder, NpyBatchReader,
+    DEFAULT_BATCH_SIZE, MAX_BATCH_BYTES,
+};
+pub use schema::{
+    data_type_for, schema_for, DESCR_KEY, FORTRAN_KEY, PLAIN_COLUMN, SHAPE_KEY, TITLE_KEY, UNIT_KEY,
+};
+pub use writer::{
+    dtype_for_field, write_batches, write_npz_member, BatchWriterBuilder, NpyBatchWriter,
+};

@@ -1,0 +1,533 @@
+//! [`NpyBatchWriter`]: Arrow record batches into a `.npy` array, streamed with the count not
+//! known up front (the crate's [`NpyWriter`] patches the header's shape at the end).
+//!
+//! The element dtype comes from the NumPy metadata the reader puts on the schema (so a round
+//! trip gives the original bytes), or, without it, from the Arrow types (see the
+//! [module docs](crate::arrow)).
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchReader};
+use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit as ArrowUnit};
+
+use super::decode::{At, Slots};
+use super::encode::{encode, widest, Nulls};
+use super::schema::{Layout, DESCR_KEY, SHAPE_KEY, TITLE_KEY};
+use crate::dtype::{ByteOrder, DType, Record, Scalar, TimeUnit};
+use crate::error::{Error, Result};
+use crate::header::{Header, Version};
+use crate::npz::NpzWriter;
+use crate::write::{NpyWriter, WriterBuilder};
+
+/// Options for writing record batches as a `.npy` array.
+///
+/// ```
+/// use std::sync::Arc;
+/// use arrow_array::{ArrayRef, Int32Array, RecordBatch, StringArray};
+/// use npy_serde::arrow::BatchWriterBuilder;
+///
+/// let batch = RecordBatch::try_from_iter([
+///     ("id", Arc::new(Int32Array::from(vec![1, 2])) as ArrayRef),
+///     ("name", Arc::new(StringArray::from(vec![Some("ab"), None])) as ArrayRef),
+/// ]).unwrap();
+/// let mut w = BatchWriterBuilder::new()
+///     .string_width("name", 8)
+///     .fill_nulls(true)
+///     .writer(std::io::Cursor::new(Vec::new()), &batch.schema())?;
+/// w.write(&batch)?;
+/// let bytes = w.finish()?.into_inner();
+/// let h = npy_serde::header::parse_header(&bytes, &Default::default())?;
+/// assert_eq!(h.header.dtype.descr(), "[('id', '<i4'), ('name', '<U8')]");
+/// # Ok::<(), npy_serde::Error>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct BatchWriterBuilder {
+    widths: HashMap<String, usize>,
+    default_width: Option<usize>,
+    fill_nulls: bool,
+    ignore_metadata: bool,
+    version: Option<Version>,
+}
+
+impl BatchWriterBuilder {
+    /// Dtypes from the NumPy metadata where present, string widths from the first batch,
+    /// nulls an error (except NaT).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The width (`U` characters or `S` bytes) of the string column `column` (a top-level
+    /// column name; for a string inside a struct or list, the top-level column's name).
+    pub fn string_width(mut self, column: &str, width: usize) -> Self {
+        self.widths.insert(column.to_string(), width);
+        self
+    }
+
+    /// The width of every string column not named by [`string_width`](Self::string_width)
+    /// (default: the widest value of the first batch, at least 1).
+    pub fn default_string_width(mut self, width: usize) -> Self {
+        self.default_width = Some(width);
+        self
+    }
+
+    /// Write a fill value for nulls instead of failing: NaN for floats, 0 for integers,
+    /// `False`, empty strings and bytes. (Datetime nulls are NaT either way.)
+    pub fn fill_nulls(mut self, yes: bool) -> Self {
+        self.fill_nulls = yes;
+        self
+    }
+
+    /// Ignore the NumPy metadata of the schema and its fields: dtypes from the Arrow types
+    /// alone.
+    pub fn ignore_metadata(mut self, yes: bool) -> Self {
+        self.ignore_metadata = yes;
+        self
+    }
+
+    /// The `.npy` format version (default: the smallest that holds the header, as `np.save`).
+    pub fn version(mut self, v: Version) -> Self {
+        self.version = Some(v);
+        self
+    }
+
+    /// A writer of batches with `schema` into `inner` (a file, a `Cursor`), from its current
+    /// position.
+    pub fn writer<W: Write + Seek>(&self, inner: W, schema: &Schema) -> Result<NpyBatchWriter<W>> {
+        Ok(NpyBatchWriter {
+            state: State::Pending(inner),
+            schema: SchemaRef::new(schema.clone()),
+            opts: self.clone(),
+            target: None,
+            rows: 0,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// A writer of batches with `schema` into a new file at `path`.
+    pub fn create<P: AsRef<Path>>(&self, path: P, schema: &Schema) -> Result<NpyBatchWriter<File>> {
+        self.writer(File::create(path)?, schema)
+    }
+
+    fn width_of(&self, column: &str, array: Option<&ArrayRef>) -> usize {
+        self.widths
+            .get(column)
+            .copied()
+            .or(self.default_width)
+            .unwrap_or_else(|| array.map(widest).unwrap_or(0))
+            .max(1)
+    }
+}
+
+/// What the batches become.
+struct Target {
+    layout: Layout,
+    /// Schema column index of each layout column.
+    cols: Vec<usize>,
+    /// A 0-d array (one row).
+    scalar: bool,
+}
+
+enum State<W> {
+    Pending(W),
+    Stream(Box<NpyWriter<W>>),
+    Scalar { inner: W, bytes: Option<Vec<u8>> },
+    Done,
+}
+
+/// Writes Arrow record batches as one `.npy` array; see the [module docs](crate::arrow).
+///
+/// The dtype is settled by the first batch (string widths) and the header is written then;
+/// [`finish`](Self::finish) writes the final shape over it.
+pub struct NpyBatchWriter<W: Write + Seek> {
+    state: State<W>,
+    schema: SchemaRef,
+    opts: BatchWriterBuilder,
+    target: Option<Target>,
+    rows: u64,
+    scratch: Vec<u8>,
+}
+
+impl<W: Write + Seek> std::fmt::Debug for NpyBatchWriter<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NpyBatchWriter")
+            .field("schema", &self.schema)
+            .field("rows", &self.rows)
+            .finish_non_exhaustive()
+    }
+}
+
+impl NpyBatchWriter<File> {
+    /// A writer of batches with `schema` into a new file at `path`, default options.
+    pub fn create<P: AsRef<Path>>(path: P, schema: &Schema) -> Result<Self> {
+        BatchWriterBuilder::new().create(path, schema)
+    }
+}
+
+impl<W: Write + Seek> NpyBatchWriter<W> {
+    /// A writer of batches with `schema` into `inner`, default options.
+    pub fn new(inner: W, schema: &Schema) -> Result<Self> {
+        BatchWriterBuilder::new().writer(inner, schema)
+    }
+
+    /// Rows written so far.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// The element dtype, once the first batch settled it.
+    pub fn dtype(&self) -> Option<&DType> {
+        self.target.as_ref().map(|t| &t.layout.elem)
+    }
+
+    /// Writes the rows of `batch` (its schema must have the writer's fields).
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        if batch.num_columns() != self.schema.fields().len() {
+            return Err(Error::write(format!(
+                "the batch has {} columns but the writer's schema {}",
+                batch.num_columns(),
+                self.schema.fields().len()
+            )));
+        }
+        if self.target.is_none() {
+            self.start(Some(batch))?;
+        }
+        let t = self.target.as_ref().expect("started above");
+        let rows = batch.num_rows();
+        if rows == 0 {
+            return Ok(());
+        }
+        let row_bytes = t.layout.row_bytes;
+        let len = rows
+            .checked_mul(row_bytes)
+            .ok_or_else(|| Error::overflow("a batch's bytes"))?;
+        self.scratch.clear();
+        self.scratch.resize(len, 0);
+        let at = At {
+            first_elem: self.rows * t.layout.per_row,
+            itemsize: t.layout.elem.itemsize(),
+            offset: None,
+        };
+        let nulls = Nulls {
+            fill: self.opts.fill_nulls,
+        };
+        for (c, &i) in t.layout.columns.iter().zip(&t.cols) {
+            let slots = Slots {
+                base: c.offset,
+                axes: vec![(rows, row_bytes)],
+            };
+            let name = self.schema.field(i).name();
+            encode(
+                &c.node,
+                batch.column(i),
+                &mut self.scratch,
+                &slots,
+                &at,
+                name,
+                nulls,
+            )?;
+        }
+        match &mut self.state {
+            State::Stream(w) => w.write_raw_records(&self.scratch, rows as u64)?,
+            State::Scalar { bytes, .. } => {
+                if bytes.is_some() || rows != 1 {
+                    return Err(Error::write(
+                        "a 0-d array (numpy.shape `()`) takes exactly one row",
+                    ));
+                }
+                *bytes = Some(self.scratch.clone());
+            }
+            State::Pending(_) | State::Done => {
+                return Err(Error::write("the writer is finished"));
+            }
+        }
+        self.rows += rows as u64;
+        Ok(())
+    }
+
+    /// Settles the dtype (from `first`'s string widths if given) and writes the header.
+    fn start(&mut self, first: Option<&RecordBatch>) -> Result<()> {
+        let target = plan(&self.schema, first, &self.opts)?;
+        let inner = match std::mem::replace(&mut self.state, State::Done) {
+            State::Pending(w) => w,
+            _ => return Err(Error::write("the writer is finished")),
+        };
+        self.state = if target.scalar {
+            State::Scalar { inner, bytes: None }
+        } else {
+            let inner_shape = target.layout.shape[1..].to_vec();
+            let row = DType::array(target.layout.elem.clone(), inner_shape)?;
+            let mut wb = WriterBuilder::new().dtype(row);
+            if let Some(v) = self.opts.version {
+                wb = wb.version(v);
+            }
+            State::Stream(Box::new(wb.writer(inner)?))
+        };
+        self.target = Some(target);
+        Ok(())
+    }
+
+    /// Completes the file (the header with the final shape) and returns the writer.
+    pub fn finish(mut self) -> Result<W> {
+        if self.target.is_none() {
+            self.start(None)?;
+        }
+        match std::mem::replace(&mut self.state, State::Done) {
+            State::Stream(w) => w.finish(),
+            State::Scalar { mut inner, bytes } => {
+                let bytes = bytes.ok_or_else(|| {
+                    Error::write("a 0-d array (numpy.shape `()`) takes exactly one row, got 0")
+                })?;
+                let t = self.target.as_ref().expect("started");
+                let h = Header::new(t.layout.elem.clone(), vec![]);
+                inner.write_all(&h.to_bytes_with_version(self.opts.version)?)?;
+                inner.write_all(&bytes)?;
+                inner.flush()?;
+                Ok(inner)
+            }
+            State::Pending(_) | State::Done => Err(Error::write("the writer is finished")),
+        }
+    }
+}
+
+/// Parses a shape tuple as the reader writes it: `()`, `(3,)`, `(2, 4)`.
+fn parse_shape(s: &str) -> Option<Vec<u64>> {
+    let inner = s.trim().strip_prefix('(')?.strip_suffix(')')?;
+    inner
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| p.parse().ok())
+        .collect()
+}
+
+/// The target of `schema`: the original array's dtype and shape from the schema's metadata
+/// when its fields are that array's columns, else a packed record of the fields' dtypes.
+fn plan(schema: &Schema, first: Option<&RecordBatch>, o: &BatchWriterBuilder) -> Result<Target> {
+    let meta = schema.metadata();
+    if !o.ignore_metadata {
+        if let (Some(d), Some(s)) = (meta.get(DESCR_KEY), meta.get(SHAPE_KEY)) {
+            if let (Ok(elem), Some(shape)) = (DType::from_descr(d), parse_shape(s)) {
+                let mut probe = shape.clone();
+                if let Some(first) = probe.first_mut() {
+                    *first = 0;
+                }
+                let layout = Layout::of(&Header::new(elem, probe))?;
+                let same = layout.columns.len() == schema.fields().len()
+                    && layout.columns.iter().zip(schema.fields()).all(|(c, f)| {
+                        c.field.name() == f.name() && c.field.data_type() == f.data_type()
+                    });
+                if same {
+                    let cols = (0..layout.columns.len()).collect();
+                    return Ok(Target {
+                        layout,
+                        cols,
+                        scalar: shape.is_empty(),
+                    });
+                }
+            }
+        }
+    }
+    let mut fields = Vec::with_capacity(schema.fields().len());
+    let mut titles = Vec::new();
+    for (i, f) in schema.fields().iter().enumerate() {
+        let col = first.map(|b| b.column(i));
+        let dt = field_dtype(f, col, o)?;
+        if let Some(t) = f.metadata().get(TITLE_KEY).filter(|_| !o.ignore_metadata) {
+            titles.push((f.name().clone(), t.clone()));
+        }
+        fields.push((f.name().clone(), dt));
+    }
+    let mut rec = Record::packed(fields)?;
+    for (name, t) in titles {
+        rec = rec.with_title(&name, t)?;
+    }
+    let layout = Layout::of(&Header::new(DType::Record(rec), vec![0]))?;
+    let cols = (0..layout.columns.len()).collect();
+    Ok(Target {
+        layout,
+        cols,
+        scalar: false,
+    })
+}
+
+fn field_dtype(f: &Field, col: Option<&ArrayRef>, o: &BatchWriterBuilder) -> Result<DType> {
+    if !o.ignore_metadata {
+        if let Some(d) = f.metadata().get(DESCR_KEY) {
+            if let Ok(dt) = DType::from_descr(d) {
+                if super::data_type_for(&dt).ok().as_ref() == Some(f.data_type()) {
+                    return Ok(dt);
+                }
+            }
+        }
+    }
+    infer(f.data_type(), f.name(), col, o)
+}
+
+/// The NumPy dtype an Arrow field maps to when written by default: its `numpy.descr` metadata
+/// if that describes the field's Arrow type, else the mapping of the Arrow type (strings as
+/// wide as the widest value of `column`, or 1).
+///
+/// ```
+/// use arrow_schema::{DataType, Field, TimeUnit};
+/// let f = Field::new("t", DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())), true);
+/// assert_eq!(npy_serde::arrow::dtype_for_field(&f, None)?.descr(), "'<M8[us]'");
+/// # Ok::<(), npy_serde::Error>(())
+/// ```
+pub fn dtype_for_field(field: &Field, column: Option<&ArrayRef>) -> Result<DType> {
+    field_dtype(field, column, &BatchWriterBuilder::new())
+}
+
+fn infer(
+    dt: &DataType,
+    name: &str,
+    col: Option<&ArrayRef>,
+    o: &BatchWriterBuilder,
+) -> Result<DType> {
+    use Scalar as S;
+    let s = |sc| Ok(DType::with_order(sc, ByteOrder::NATIVE));
+    let unit = |u: &ArrowUnit| match u {
+        ArrowUnit::Second => TimeUnit::Second,
+        ArrowUnit::Millisecond => TimeUnit::Millisecond,
+        ArrowUnit::Microsecond => TimeUnit::Microsecond,
+        ArrowUnit::Nanosecond => TimeUnit::Nanosecond,
+    };
+    match dt {
+        DataType::Boolean => s(S::Bool),
+        DataType::Int8 => s(S::I8),
+        DataType::Int16 => s(S::I16),
+        DataType::Int32 => s(S::I32),
+        DataType::Int64 => s(S::I64),
+        DataType::UInt8 => s(S::U8),
+        DataType::UInt16 => s(S::U16),
+        DataType::UInt32 => s(S::U32),
+        DataType::UInt64 => s(S::U64),
+        DataType::Float16 => s(S::F16),
+        DataType::Float32 => s(S::F32),
+        DataType::Float64 => s(S::F64),
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+            s(S::Unicode(o.width_of(name, col)))
+        }
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
+            s(S::Bytes(o.width_of(name, col)))
+        }
+        DataType::FixedSizeBinary(n) => s(S::Void(*n as usize)),
+        DataType::Date32 => s(S::DateTime(TimeUnit::Day, 1)),
+        DataType::Date64 => s(S::DateTime(TimeUnit::Millisecond, 1)),
+        DataType::Timestamp(u, _) => s(S::DateTime(unit(u), 1)),
+        DataType::Duration(u) => s(S::TimeDelta(unit(u), 1)),
+        DataType::Struct(fields) => {
+            let sa = col.map(|c| c.as_any().downcast_ref::<arrow_array::StructArray>());
+            let mut out = Vec::with_capacity(fields.len());
+            for (i, f) in fields.iter().enumerate() {
+                let child = sa.flatten().map(|s| s.column(i));
+                out.push((f.name().clone(), field_dtype(f, child, o)?));
+            }
+            Ok(DType::Record(Record::packed(out)?))
+        }
+        DataType::FixedSizeList(item, n) => {
+            let values = col
+                .and_then(|c| c.as_any().downcast_ref::<arrow_array::FixedSizeListArray>())
+                .map(|l| l.values());
+            let inner = field_dtype(item, values, o)?;
+            let (base, mut shape) = match inner {
+                DType::Array(b, s) => (*b, s),
+                other => (other, vec![]),
+            };
+            shape.insert(0, *n as u64);
+            DType::array(base, shape)
+        }
+        other => Err(Error::write(format!(
+            "column `{name}` is {other}, which has no NumPy dtype (supported: booleans, \
+             integers, floats, strings, binary, dates, timestamps, durations, structs and \
+             fixed-size lists)"
+        ))),
+    }
+}
+
+/// Writes every batch of `reader` into a new `.npy` file at `path`; returns the rows written.
+///
+/// ```
+/// # let dir = std::env::temp_dir();
+/// # let a = dir.join(format!("arrow-wb-a-{}.npy", std::process::id()));
+/// # let b = dir.join(format!("arrow-wb-b-{}.npy", std::process::id()));
+/// npy_serde::to_path(&a, &[1u16, 2, 3])?;
+/// let reader = npy_serde::arrow::NpyBatchReader::open(&a)?;
+/// assert_eq!(npy_serde::arrow::write_batches(&b, reader)?, 3);
+/// assert_eq!(std::fs::read(&a)?, std::fs::read(&b)?);
+/// # std::fs::remove_file(&a)?; std::fs::remove_file(&b)?;
+/// # Ok::<(), npy_serde::Error>(())
+/// ```
+pub fn write_batches<P: AsRef<Path>, R: RecordBatchReader>(path: P, reader: R) -> Result<u64> {
+    let w = BatchWriterBuilder::new().create(path, &reader.schema())?;
+    write_all(w, reader).map(|(_, n)| n)
+}
+
+fn write_all<W: Write + Seek, R: RecordBatchReader>(
+    mut w: NpyBatchWriter<W>,
+    reader: R,
+) -> Result<(W, u64)> {
+    for b in reader {
+        let b = b.map_err(from_arrow)?;
+        w.write(&b)?;
+    }
+    let n = w.rows();
+    Ok((w.finish()?, n))
+}
+
+/// An `ArrowError` from a batch source as this crate's error (this crate's own error, if it
+/// carries one).
+pub(crate) fn from_arrow(e: arrow_schema::ArrowError) -> Error {
+    match e {
+        arrow_schema::ArrowError::ExternalError(inner) => match inner.downcast::<Error>() {
+            Ok(e) => *e,
+            Err(other) => Error::invalid_value(format!("Arrow: {other}")),
+        },
+        other => Error::invalid_value(format!("Arrow: {other}")),
+    }
+}
+
+/// Writes every batch of `reader` as member `key.npy` of an archive; returns the rows written.
+///
+/// The row count is only known at the end, and a zip member cannot be rewritten in place, so
+/// the array is first written to a temporary file (in `std::env::temp_dir()`), then copied into
+/// the archive: memory stays bounded.
+pub fn write_npz_member<W: Write + Seek, R: RecordBatchReader>(
+    npz: &mut NpzWriter<W>,
+    key: &str,
+    reader: R,
+    options: &BatchWriterBuilder,
+) -> Result<u64> {
+    let tmp = TempFile::new()?;
+    let w = options.writer(
+        File::options().read(true).write(true).open(&tmp.0)?,
+        &reader.schema(),
+    )?;
+    let (mut file, n) = write_all(w, reader)?;
+    file.seek(io::SeekFrom::Start(0))?;
+    let mut m = npz.start_raw(&crate::npz::name_for_key(key))?;
+    io::copy(&mut file, &mut m)?;
+    Ok(n)
+}
+
+/// A file removed when dropped.
+struct TempFile(PathBuf);
+
+impl TempFile {
+    fn new() -> Result<TempFile> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!(".npy-arrow-{}-{n}.npy", std::process::id()));
+        File::create(&path)?;
+        Ok(TempFile(path))
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
