@@ -53,7 +53,7 @@ fn w2_many_records_span_reader_blocks() {
     for big in [false, true] {
         let file = w2_file(&recs, big);
         fs::write(&path, &file).unwrap();
-        // (`from_*_serde` gives these values too: see read_vec.rs.) Both byte orders from a
+        // (`from_*_serde` gives these values too: see `serde_types::w2_records_into_structs_every_way`.) Both byte orders from a
         // Cursor and a Trickle; little-endian through every entry point.
         let mut all: Vec<(&str, Got<W2>)> = vec![
             ("Cursor", npy_serde::from_reader(Cursor::new(&file))),
@@ -366,7 +366,7 @@ fn widened_fields_do_not_engage() {
     assert_eq!((got, n), (want, 0));
     // The file's own layout engages.
     assert_eq!(exact_count::<Narrow>(&file), (recs.clone(), recs.len()));
-    // Same sizes, other kinds: not the file's layout either; the error is vec_from's.
+    // Same sizes, other kinds: not the file's layout either; the error is the serde twin's.
     let want = npy_serde::deserialize_slice::<Vec<SignFlipped>>(&file).unwrap_err();
     let err = same::<SignFlipped>(&dir, &file).unwrap_err();
     assert_eq!(err.kind().code(), want.kind().code(), "{err}");

@@ -290,7 +290,7 @@ fn swapped_field_order_matches_by_name() {
     same_ok::<OuterXy>(&dir, &file, &want);
     assert_eq!(exact_count::<OuterXy>(&file).1, 0);
 
-    // Other names of the same layout: a missing field, as vec_from reports it.
+    // Other names of the same layout: a missing field, as the serde twin reports it.
     let file = npy("[('x','<f8'),('z','<f8')]", &[3], false, &[0u8; 48]);
     let err = same::<Xy>(&dir, &file).unwrap_err();
     assert!(err.to_string().contains("missing field `y`"), "{err}");

@@ -97,7 +97,7 @@ fn top_level_scalars() {
         );
     }
 
-    // Booleans: a byte of 2 at record k is vec_from's error.
+    // Booleans: a byte of 2 at record k is the serde twin's error.
     let mut b1: Vec<u8> = (0..1000).map(|i| (i % 2) as u8).collect();
     let file = npy("|b1", &[1000], false, &b1);
     let want: Vec<bool> = b1.iter().map(|&b| b == 1).collect();
@@ -111,7 +111,7 @@ fn top_level_scalars() {
     let err = same::<bool>(&dir, &fixture("custom_bool_byte_2")).unwrap_err();
     assert_eq!(err.kind().code(), "invalid_value");
 
-    // Widening requests at top level: no tier, vec_from's values; narrowing: its error.
+    // Widening requests at top level: no tier, the serde twin's values; narrowing: its error.
     let ints: Vec<i32> = (0..600).map(|i| (i - 300) * 7_158_278).collect();
     let data: Vec<u8> = ints.iter().flat_map(|v| v.to_be_bytes()).collect();
     let file = npy(">i4", &[600], false, &data);

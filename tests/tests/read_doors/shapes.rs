@@ -150,7 +150,7 @@ fn empty_and_zero_d_arrays() {
     struct Nothing {}
     let got = same::<Nothing>(&dir, &fixture("rec_empty_struct")).unwrap();
     assert_eq!(got.len(), 3);
-    // Zero-size elements count against max_empty_items, as for vec_from.
+    // Zero-size elements count against max_empty_items, as for the serde doors.
     let file = npy("[]", &[1 << 20], false, &[]);
     let err = same::<Nothing>(&dir, &file).unwrap_err();
     assert_eq!(err.kind().code(), "limit_exceeded", "{err}");

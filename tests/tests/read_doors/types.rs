@@ -282,7 +282,7 @@ fn aligned_structs_with_padding() {
     assert_eq!(exact_count::<AlignedOuter>(&file).1, outer.len());
 
     // NumPy's `align=True` record with an `f2`: no exact layout (half floats are not on the
-    // exact tier), vec_from's values.
+    // exact tier), the serde twin's values.
     #[derive(Deserialize, NpyRecord, Debug, PartialEq)]
     #[npy(align)]
     struct WithHalf {
@@ -443,7 +443,7 @@ fn two_d_subarray_fields() {
     ];
     same_ok::<Be22>(&dir, &file, &want);
     assert_eq!(exact_count::<Be22>(&file).1, 2);
-    // The wrong axes: the same layout size, another shape; vec_from's error.
+    // The wrong axes: the same layout size, another shape; the serde twin's error.
     #[derive(Deserialize, NpyRecord, Debug, PartialEq)]
     struct Flat4 {
         v: [i32; 4],
