@@ -85,6 +85,11 @@ impl Input<'_> {
     }
 }
 
+/// Every element of `map` by its index, in order (random access, one call an element).
+fn each_index<T>(map: &MmapArray, get: fn(&MmapArray, u64) -> npy_serde::Result<T>) -> Got<T> {
+    (0..map.len()).map(|k| get(map, k)).collect()
+}
+
 /// A row of a door table.
 pub struct Door<T> {
     pub name: &'static str,
@@ -124,6 +129,7 @@ pub fn serde_doors<T: DeserializeOwned + Send>() -> Vec<Door<T>> {
         door("MmapArray::to_vec_serde", Map, Opts, "", |i| i.map()?.to_vec_serde()),
         door("records_serde(Cursor)", Cursor, Stream, "", |i| i.rb.records_serde(i.cursor())?.collect()),
         door("MmapArray::records_serde", Map, Stream, "", |i| i.map()?.records_serde()?.collect()),
+        door("MmapArray::record_serde(i)", Map, Stream, "", |i| i.map().and_then(|m| each_index(&m, |m, k| m.record_serde(k)))),
         door("npy_serde::from_slice_serde", Slice, Free, "", |i| npy_serde::from_slice_serde(i.file)),
         door("npy_serde::from_reader_serde(Cursor)", Cursor, Free, "", |i| npy_serde::from_reader_serde(i.cursor())),
         door("npy_serde::from_path_serde", Path, Free, "", |i| npy_serde::from_path_serde(i.path)),
@@ -145,6 +151,7 @@ pub fn record_doors<T: DeserializeOwned + NpyRecord + Send>() -> Vec<Door<T>> {
         door("MmapArray::to_vec", Map, Opts, "MmapArray::to_vec_serde", |i| i.map()?.to_vec()),
         door("records(Cursor)", Cursor, Stream, "records_serde(Cursor)", |i| i.rb.records(i.cursor())?.collect()),
         door("MmapArray::records", Map, Stream, "MmapArray::records_serde", |i| i.map()?.records()?.collect()),
+        door("MmapArray::record(i)", Map, Stream, "MmapArray::record_serde(i)", |i| i.map().and_then(|m| each_index(&m, |m, k| m.record(k)))),
         door("npy_serde::from_slice", Slice, Free, "from_slice_serde", |i| npy_serde::from_slice(i.file)),
         door("npy_serde::from_reader(Cursor)", Cursor, Free, "from_reader_serde(Cursor)", |i| npy_serde::from_reader(i.cursor())),
         door("npy_serde::from_path", Path, Free, "from_path_serde", |i| npy_serde::from_path(i.path)),
