@@ -352,7 +352,7 @@ macro_rules! writer_methods {
         /// w.add("a", &[1.0f64, 2.0])?;
         /// w.add("b", &[3u8])?;
         /// let bytes = w.finish()?.into_inner();
-        /// assert_eq!(NpzArchive::from_bytes(&bytes)?.read::<Vec<f64>>("a")?, [1.0, 2.0]);
+        /// assert_eq!(NpzArchive::from_bytes(&bytes)?.read::<f64>("a")?, [1.0, 2.0]);
         /// # Ok::<(), npy_serde::Error>(())
         /// ```
         pub fn align(mut self, yes: bool) -> Self {
