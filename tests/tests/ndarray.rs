@@ -378,7 +378,7 @@ fn the_write_order_is_np_saves() {
 }
 
 #[test]
-fn fixtures_read_as_arrays_agree_with_vec_from_path() {
+fn fixtures_read_as_arrays_agree_with_from_path_serde() {
     fn agree<T: Gen>(path: &Path, name: &str) {
         let a: ArrayD<T> = read_npy(path).unwrap_or_else(|e| panic!("{name}: {e}"));
         let flat: Vec<T> = npy_serde::from_path_serde(path).unwrap();

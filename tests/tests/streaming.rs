@@ -35,7 +35,7 @@ fn errors_of<T>(it: impl Iterator<Item = Result<T>>) -> Vec<std::result::Result<
 }
 
 #[test]
-fn record_reader_new_records_equals_new() {
+fn record_reader_new_equals_new_serde() {
     let rows = w2(10_000);
     let file = npy_serde::to_vec(&rows).unwrap();
     tier::take();
@@ -108,7 +108,7 @@ fn record_reader_seeks_and_continues_after_the_batch() {
 }
 
 #[test]
-fn mmap_iter_records_equals_records() {
+fn mmap_records_equals_records_serde() {
     let dir = TempDir::new("streaming");
     let rows = w2(10_000);
     let path = dir.join("w2.npy");
