@@ -1314,7 +1314,13 @@ pub fn arrow(data: &[u8]) {
     let streamed = collect(b.from_reader(Chunked::new(data, 7)));
     match (&sliced, &streamed) {
         (Ok((_, x)), Ok((_, y))) => assert!(x == y, "slice and reader batches differ"),
-        (Err(a), Err(e)) => assert_eq!(a.kind().code(), e.kind().code(), "{a} vs {e}"),
+        // A slice's size is checked before any value is decoded, so a truncated slice is an
+        // end-of-input error where the reader, decoding as bytes arrive, may first meet a bad
+        // value in the records that did arrive (fuzz-regressions/arrow-1.bin).
+        (Err(a), Err(e)) => assert!(
+            a.kind().code() == e.kind().code() || a.kind().code() == "unexpected_eof",
+            "{a} vs {e}"
+        ),
         (a, e) => panic!(
             "slice {:?} vs reader {:?}",
             a.as_ref().err().map(|e| e.to_string()),
