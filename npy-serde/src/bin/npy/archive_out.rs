@@ -5,7 +5,7 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use npy_serde::npz::{Compression, NpzStreamWriter, NpzWriter, RawMemberWriter};
 
@@ -88,15 +88,7 @@ pub fn run(g: &Global, spec: &Spec, zip: bool, out: &str, align: bool) -> CliRes
         return inner.flush().map_err(|e| Failure::write(out, e));
     }
     let target = PathBuf::from(out);
-    let dir = target
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    let tmp = dir.join(format!(".{name}.npy-tmp-{}", std::process::id()));
+    let tmp = crate::convert::temp_path_for(&target);
     let result = (|| {
         let file = File::create(&tmp).map_err(|e| Failure::file(out, e))?;
         let mut w = NpzWriter::new(BufWriter::with_capacity(1 << 16, file)).align(align);

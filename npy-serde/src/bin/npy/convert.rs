@@ -178,6 +178,20 @@ fn tables(_: &Global, o: &Options, _: Target) -> CliResult {
     )))
 }
 
+/// The temporary file an output is written to before it is renamed over `target`: beside it
+/// (so the rename stays on one file system), hidden, named for this process.
+pub(crate) fn temp_path_for(target: &Path) -> PathBuf {
+    let dir = target
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
+    dir.join(format!(".{name}.npy-tmp-{}", std::process::id()))
+}
+
 fn target_from_name(out: &str) -> CliResult<Target> {
     let ext = Path::new(out)
         .extension()
@@ -472,15 +486,7 @@ impl Sink {
             });
         }
         let target = PathBuf::from(out);
-        let dir = target
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let name = target
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "out".into());
-        let tmp = dir.join(format!(".{name}.npy-tmp-{}", std::process::id()));
+        let tmp = crate::convert::temp_path_for(&target);
         let file = File::create(&tmp).map_err(|e| Failure::file(out, e))?;
         Ok(Sink {
             writer: BufWriter::with_capacity(1 << 16, Box::new(file)),

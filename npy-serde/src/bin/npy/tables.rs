@@ -268,15 +268,7 @@ impl Out {
             ));
         }
         let target = PathBuf::from(name);
-        let dir = target
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let base = target
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "out".into());
-        let tmp = dir.join(format!(".{base}.npy-tmp-{}", std::process::id()));
+        let tmp = crate::convert::temp_path_for(&target);
         let f = File::create(&tmp).map_err(|e| Failure::file(name, e))?;
         Ok((
             Out {
