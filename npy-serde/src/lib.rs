@@ -97,6 +97,10 @@ pub mod ndarray;
 #[cfg(feature = "arrow")]
 pub mod arrow;
 
+// ---- SQL (feature `datafusion`): .npy files as DataFusion tables ----
+#[cfg(feature = "datafusion")]
+pub mod datafusion;
+
 // ---- npz ----
 pub mod npz;
 pub use npz::{MmapNpz, NpzArchive, NpzReaderBuilder, NpzStreamWriter, NpzWriter};

@@ -94,13 +94,19 @@
 mod decode;
 mod encode;
 mod reader;
+#[cfg(feature = "datafusion")]
+mod rows;
 mod schema;
 mod writer;
 
+#[cfg(feature = "datafusion")]
+pub(crate) use decode::arrow_err;
 pub use reader::{
     read_batch, read_batches, schema_of_path, to_arrow, BatchReaderBuilder, NpyBatchReader,
     DEFAULT_BATCH_SIZE, MAX_BATCH_BYTES,
 };
+#[cfg(feature = "datafusion")]
+pub(crate) use rows::{needs_gather, rows_of, RowDecoder};
 pub use schema::{
     data_type_for, schema_for, DESCR_KEY, FORTRAN_KEY, PLAIN_COLUMN, SHAPE_KEY, TITLE_KEY, UNIT_KEY,
 };

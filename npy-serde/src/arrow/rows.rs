@@ -1,0 +1,125 @@
+//! [`RowDecoder`]: whole rows of stored bytes (C order) into a record batch of the selected
+//! columns. The piece of a batch reader that needs no byte source: the DataFusion scan fetches
+//! its own byte ranges from an object store and hands them here.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow_schema::SchemaRef;
+
+use super::decode::{arrow_err, decode, At, Slots};
+use super::schema::Layout;
+use crate::error::{Error, Result};
+use crate::header::Header;
+
+/// Batches with at least this many record bytes decode their columns on all cores.
+#[cfg(feature = "parallel")]
+const PARALLEL_BYTES: usize = 1 << 20;
+
+/// Decodes runs of whole rows of one array into record batches of some of its columns.
+#[derive(Clone, Debug)]
+pub(crate) struct RowDecoder {
+    pub(crate) layout: Layout,
+    selected: Vec<usize>,
+    schema: SchemaRef,
+    parallel: bool,
+}
+
+impl RowDecoder {
+    /// A decoder of the columns at `selected` (all of them for `None`) of `header`'s array.
+    /// Refuses arrays whose stored order is not the rows' order (Fortran order with more
+    /// than one axis longer than 1): their rows are not contiguous runs of bytes.
+    pub(crate) fn new(header: &Header, selected: Option<&[usize]>, parallel: bool) -> Result<Self> {
+        if needs_gather(header) {
+            return Err(Error::invalid_value(
+                "a Fortran-order array with more than one axis longer than 1 has no contiguous \
+                 rows",
+            ));
+        }
+        let layout = Layout::of(header)?;
+        let n = layout.columns.len();
+        let selected = match selected {
+            Some(idx) => {
+                if let Some(&bad) = idx.iter().find(|&&i| i >= n) {
+                    return Err(Error::invalid_value(format!(
+                        "no column {bad}: the array has {n} column(s)"
+                    )));
+                }
+                idx.to_vec()
+            }
+            None => (0..n).collect(),
+        };
+        let schema = Arc::new(layout.schema(&selected));
+        Ok(RowDecoder {
+            layout,
+            selected,
+            schema,
+            parallel,
+        })
+    }
+
+    /// Rows `first..first + rows` from `chunk`, which holds exactly their bytes and starts at
+    /// byte `offset` of the file (for error positions).
+    pub(crate) fn decode(
+        &self,
+        chunk: &[u8],
+        first: u64,
+        rows: usize,
+        offset: u64,
+    ) -> Result<RecordBatch> {
+        let row_bytes = self.layout.row_bytes;
+        let len = rows
+            .checked_mul(row_bytes)
+            .ok_or_else(|| Error::overflow("a batch's bytes"))?;
+        if chunk.len() != len {
+            return Err(Error::eof(
+                "the array data",
+                offset + len as u64,
+                offset + chunk.len() as u64,
+            ));
+        }
+        let at = At {
+            first_elem: first * self.layout.per_row,
+            itemsize: self.layout.elem.itemsize(),
+            offset: Some(offset),
+        };
+        let columns = &self.layout.columns;
+        let decode_one = |&i: &usize| -> Result<ArrayRef> {
+            let c = &columns[i];
+            let slots = Slots {
+                base: c.offset,
+                axes: vec![(rows, row_bytes)],
+            };
+            decode(&c.node, chunk, &slots, &at, c.field.name())
+        };
+        #[cfg(feature = "parallel")]
+        let cols: Result<Vec<ArrayRef>> =
+            if self.parallel && self.selected.len() > 1 && len >= PARALLEL_BYTES {
+                use rayon::prelude::*;
+                self.selected.par_iter().map(decode_one).collect()
+            } else {
+                self.selected.iter().map(decode_one).collect()
+            };
+        #[cfg(not(feature = "parallel"))]
+        let cols: Result<Vec<ArrayRef>> = {
+            let _ = self.parallel;
+            self.selected.iter().map(decode_one).collect()
+        };
+        RecordBatch::try_new_with_options(
+            self.schema.clone(),
+            cols?,
+            &RecordBatchOptions::new().with_row_count(Some(rows)),
+        )
+        .map_err(arrow_err)
+    }
+}
+
+/// Rows of the array `h` describes (its first axis; 1 for a 0-d array).
+pub(crate) fn rows_of(h: &Header) -> Result<u64> {
+    Ok(Layout::of(h)?.rows)
+}
+
+/// Fortran order with more than one axis longer than 1: logical C order needs a gather.
+pub(crate) fn needs_gather(h: &Header) -> bool {
+    h.fortran_order && h.shape.iter().filter(|&&d| d > 1).count() >= 2
+}

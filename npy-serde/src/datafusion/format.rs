@@ -1,0 +1,336 @@
+//! [`NpyFormat`] (DataFusion's `FileFormat` for `.npy` files and `.npz` members) and its
+//! factory: schema inference and exact row counts from the headers, fetched through the
+//! object store.
+
+use std::collections::HashMap;
+use std::io::Cursor;
+use std::sync::Arc;
+
+use arrow_schema::{Schema, SchemaRef};
+use async_trait::async_trait;
+use datafusion::catalog::Session;
+use datafusion::common::stats::Precision;
+use datafusion::common::{GetExt, Statistics};
+use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
+use datafusion::datasource::file_format::{FileFormat, FileFormatFactory};
+use datafusion::datasource::physical_plan::{FileScanConfig, FileScanConfigBuilder, FileSource};
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::datasource::table_schema::TableSchema;
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::physical_plan::ExecutionPlan;
+use object_store::{GetResultPayload, ObjectMeta, ObjectStore, ObjectStoreExt};
+
+use super::scan::NpySource;
+use super::{df_err, NpyReadOptions};
+use crate::arrow::schema_for;
+use crate::error::{Error, Result};
+use crate::header::{parse_header, ParsedHeader};
+use crate::npz::NpzArchive;
+
+/// Bytes fetched first for a header: NumPy writes headers of 128 bytes or a few multiples of
+/// 64; a longer one is fetched whole once its length field is known (and within the limit).
+const HEADER_PROBE: u64 = 4096;
+
+/// The `.npy` file format for DataFusion's listing tables; see the [module docs](super).
+#[derive(Clone, Debug, Default)]
+pub struct NpyFormat {
+    options: NpyReadOptions,
+}
+
+impl NpyFormat {
+    /// A format reading with `options` (header and data limits, an `.npz` member).
+    pub fn new(options: NpyReadOptions) -> Self {
+        NpyFormat { options }
+    }
+
+    /// The options.
+    pub fn options(&self) -> &NpyReadOptions {
+        &self.options
+    }
+}
+
+/// Creates [`NpyFormat`]s for `CREATE EXTERNAL TABLE ... STORED AS NPY` (register it with
+/// [`register_npy_format`](super::register_npy_format)). `OPTIONS` keys: `member` (an `.npz`
+/// member's key: the table reads that member of each archive), `max_header_size`,
+/// `max_data_size`.
+#[derive(Clone, Debug, Default)]
+pub struct NpyFormatFactory {
+    options: NpyReadOptions,
+}
+
+impl NpyFormatFactory {
+    /// A factory whose formats start from `options` (SQL `OPTIONS` override them).
+    pub fn new(options: NpyReadOptions) -> Self {
+        NpyFormatFactory { options }
+    }
+}
+
+impl GetExt for NpyFormatFactory {
+    fn get_ext(&self) -> String {
+        "npy".to_string()
+    }
+}
+
+impl FileFormatFactory for NpyFormatFactory {
+    fn create(
+        &self,
+        _state: &dyn Session,
+        format_options: &HashMap<String, String>,
+    ) -> DfResult<Arc<dyn FileFormat>> {
+        let mut options = self.options.clone();
+        for (key, value) in format_options {
+            let key = key.strip_prefix("format.").unwrap_or(key);
+            let number = || {
+                value.parse::<u64>().map_err(|_| {
+                    DataFusionError::Configuration(format!(
+                        "npy option {key}: expected a number of bytes, found {value:?}"
+                    ))
+                })
+            };
+            options = match key {
+                "member" => options.npz_member(value.clone()),
+                "max_header_size" => options.max_header_size(number()?),
+                "max_data_size" => options.max_data_size(number()?),
+                other => {
+                    return Err(DataFusionError::Configuration(format!(
+                        "unknown npy option {other:?}: the options are member, \
+                         max_header_size and max_data_size"
+                    )))
+                }
+            };
+        }
+        Ok(Arc::new(NpyFormat::new(options)))
+    }
+
+    fn default(&self) -> Arc<dyn FileFormat> {
+        Arc::new(NpyFormat::new(self.options.clone()))
+    }
+}
+
+#[async_trait]
+impl FileFormat for NpyFormat {
+    fn get_ext(&self) -> String {
+        self.options.extension().trim_start_matches('.').to_string()
+    }
+
+    fn get_ext_with_compression(&self, c: &FileCompressionType) -> DfResult<String> {
+        if c.is_compressed() {
+            return Err(DataFusionError::NotImplemented(
+                "compressed .npy files (an .npz archive's members are read with the `member` \
+                 option)"
+                    .into(),
+            ));
+        }
+        Ok(self.get_ext())
+    }
+
+    fn compression_type(&self) -> Option<FileCompressionType> {
+        None
+    }
+
+    async fn infer_schema(
+        &self,
+        _state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        objects: &[ObjectMeta],
+    ) -> DfResult<SchemaRef> {
+        let mut table: Option<(Schema, String)> = None;
+        for object in objects {
+            let header = self.header(store, object).await?;
+            let schema = table_schema(&header).map_err(|e| df_err(e, object))?;
+            match &table {
+                None => table = Some((schema, object.location.to_string())),
+                Some((first, first_path)) => check_same(first, first_path, &schema, object)?,
+            }
+        }
+        let schema = table.map(|(s, _)| s).unwrap_or_else(Schema::empty);
+        Ok(Arc::new(schema))
+    }
+
+    async fn infer_stats(
+        &self,
+        _state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        table_schema: SchemaRef,
+        object: &ObjectMeta,
+    ) -> DfResult<Statistics> {
+        let header = self.header(store, object).await?;
+        let (_, data_len) = self
+            .options
+            .reader
+            .check(&header.header)
+            .map_err(|e| df_err(e, object))?;
+        let rows = crate::arrow::rows_of(&header.header).map_err(|e| df_err(e, object))?;
+        let mut stats = Statistics::new_unknown(&table_schema).with_num_rows(Precision::Exact(
+            usize::try_from(rows).unwrap_or(usize::MAX),
+        ));
+        stats.total_byte_size = Precision::Exact(usize::try_from(data_len).unwrap_or(usize::MAX));
+        Ok(stats)
+    }
+
+    async fn create_physical_plan(
+        &self,
+        _state: &dyn Session,
+        conf: FileScanConfig,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let mut source: Arc<dyn FileSource> = Arc::new(NpySource::new(
+            conf.file_source.table_schema().clone(),
+            self.options.clone(),
+        ));
+        if let Some(projection) = conf.file_source.projection() {
+            if let Some(projected) = source.try_pushdown_projection(projection)? {
+                source = projected;
+            }
+        }
+        let config = FileScanConfigBuilder::from(conf)
+            .with_source(source)
+            .build();
+        Ok(DataSourceExec::from_data_source(config))
+    }
+
+    fn file_source(&self, table_schema: TableSchema) -> Arc<dyn FileSource> {
+        Arc::new(NpySource::new(table_schema, self.options.clone()))
+    }
+}
+
+impl NpyFormat {
+    /// The header of `object` (of its member, for an `.npz` table).
+    async fn header(
+        &self,
+        store: &Arc<dyn ObjectStore>,
+        object: &ObjectMeta,
+    ) -> DfResult<ParsedHeader> {
+        match &self.options.member {
+            None => fetch_header(store, object, &self.options).await,
+            Some(key) => {
+                let key = key.clone();
+                let mut npz = open_archive(store, object, &self.options).await?;
+                let meta = object.clone();
+                blocking(move || npz.header(&key).map_err(|e| df_err(e, &meta))).await
+            }
+        }
+    }
+}
+
+/// The table's schema for one file: the Arrow schema of its array without the shape (files
+/// of one table differ in their number of rows), with the element descr kept.
+pub(crate) fn table_schema(header: &ParsedHeader) -> Result<Schema> {
+    let schema = schema_for(&header.header)?;
+    let mut meta = schema.metadata().clone();
+    meta.retain(|k, _| k == crate::arrow::DESCR_KEY);
+    Ok(Schema::new_with_metadata(schema.fields().clone(), meta))
+}
+
+/// Fails unless `schema` (of `object`) has the same columns as the table's `first` (of
+/// `first_path`).
+pub(crate) fn check_same(
+    first: &Schema,
+    first_path: &str,
+    schema: &Schema,
+    object: &ObjectMeta,
+) -> DfResult<()> {
+    if first.fields() == schema.fields() {
+        return Ok(());
+    }
+    let descr = |s: &Schema| {
+        s.metadata()
+            .get(crate::arrow::DESCR_KEY)
+            .cloned()
+            .unwrap_or_default()
+    };
+    Err(df_err(
+        Error::invalid_value(format!(
+            "its dtype {} (rows of {}) differs from the table's {} (rows of {}, from {first_path}): \
+             every file of a table has the same dtype and the same shape after the first axis",
+            descr(schema),
+            fields_text(schema),
+            descr(first),
+            fields_text(first),
+        )),
+        object,
+    ))
+}
+
+fn fields_text(s: &Schema) -> String {
+    let parts: Vec<String> = s
+        .fields()
+        .iter()
+        .map(|f| format!("{}: {}", f.name(), f.data_type()))
+        .collect();
+    parts.join(", ")
+}
+
+/// Reads the `.npy` header at the start of `object` with one ranged read (two when the
+/// header is longer than [`HEADER_PROBE`]): its length is checked against the limit before
+/// the rest is fetched.
+pub(crate) async fn fetch_header(
+    store: &Arc<dyn ObjectStore>,
+    object: &ObjectMeta,
+    options: &NpyReadOptions,
+) -> DfResult<ParsedHeader> {
+    let limits = options.reader.limits();
+    let probe = store
+        .get_range(&object.location, 0..object.size.min(HEADER_PROBE))
+        .await?;
+    if let Some(total) = declared_header_end(&probe) {
+        let text = total.saturating_sub(prefix_len(&probe));
+        if total > probe.len() as u64 && text <= limits.max_header_size && total <= object.size {
+            let whole = store.get_range(&object.location, 0..total).await?;
+            return parse_header(&whole, limits).map_err(|e| df_err(e, object));
+        }
+    }
+    // The header is in the probe, or parsing it says what is wrong (bad magic, a length
+    // over the limit, a file ending inside the header).
+    parse_header(&probe, limits).map_err(|e| df_err(e, object))
+}
+
+/// The length of the magic, version and length field, from the version byte.
+fn prefix_len(bytes: &[u8]) -> u64 {
+    if bytes.get(6) == Some(&1) {
+        10
+    } else {
+        12
+    }
+}
+
+/// Where the header of a `.npy` stream starting with `bytes` says its data starts, when the
+/// magic and the length field are there.
+fn declared_header_end(bytes: &[u8]) -> Option<u64> {
+    if !bytes.starts_with(crate::header::MAGIC) {
+        return None;
+    }
+    let len = match bytes.get(6)? {
+        1 => u64::from(u16::from_le_bytes(bytes.get(8..10)?.try_into().ok()?)),
+        2 | 3 => u64::from(u32::from_le_bytes(bytes.get(8..12)?.try_into().ok()?)),
+        _ => return None,
+    };
+    Some(prefix_len(bytes) + len)
+}
+
+/// A seekable reader over an object: the file itself for a local store, its bytes otherwise.
+pub(crate) trait ReadSeek: std::io::Read + std::io::Seek + Send {}
+impl<T: std::io::Read + std::io::Seek + Send> ReadSeek for T {}
+
+/// Opens `object` as an `.npz` archive with the table's limits.
+pub(crate) async fn open_archive(
+    store: &Arc<dyn ObjectStore>,
+    object: &ObjectMeta,
+    options: &NpyReadOptions,
+) -> DfResult<NpzArchive<Box<dyn ReadSeek>>> {
+    let got = store.get(&object.location).await?;
+    let reader: Box<dyn ReadSeek> = match got.payload {
+        GetResultPayload::File(file, _) => Box::new(std::io::BufReader::new(file)),
+        GetResultPayload::Stream(_) => Box::new(Cursor::new(got.bytes().await?)),
+    };
+    let builder = options.npz_options();
+    let meta = object.clone();
+    blocking(move || builder.from_reader(reader).map_err(|e| df_err(e, &meta))).await
+}
+
+/// Runs blocking file work off the async threads.
+pub(crate) async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(v) => v,
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
+    }
+}

@@ -1,0 +1,494 @@
+//! SQL over `.npy` files with DataFusion (feature `datafusion`): query results equal the same
+//! computation in Rust over the records, and (live, with `NPY_PYTHON`) NumPy's over `np.load`;
+//! directories of shards, globs, `.npz` members, byte-range splitting, projection of a nested
+//! field, joins, dtype mismatches, truncated and hostile files.
+#![cfg(feature = "datafusion")]
+
+use std::ffi::OsStr;
+
+use datafusion::arrow::array::{Array, ArrayRef, RecordBatch};
+use datafusion::arrow::util::display::array_value_to_string;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use npy_serde::datafusion::{register_npy_format, NpyReadOptions, NpySessionExt};
+use npy_serde::NpyRecord;
+use npy_serde_tests::{live_python, run_python, TempDir};
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+#[derive(Serialize, Deserialize, NpyRecord, Clone, Copy, Debug, PartialEq)]
+struct Pos {
+    a: f32,
+    b: f32,
+}
+
+#[derive(Serialize, Deserialize, NpyRecord, Clone, Debug, PartialEq)]
+struct Obs {
+    id: i64,
+    flag: u8,
+    x: f64,
+    y: f32,
+    #[npy(dtype = "|S4")]
+    name: String,
+    #[npy(dtype = "<M8[ns]")]
+    ts: Option<i64>,
+    pos: Pos,
+}
+
+const T0: i64 = 1_700_000_000_000_000_000;
+
+fn obs(i: i64) -> Obs {
+    Obs {
+        id: i,
+        flag: (i % 5) as u8,
+        x: (i % 13) as f64 * 0.25 - 1.0,
+        y: ((i * 7) % 11) as f32,
+        name: format!("n{}", i % 3),
+        ts: (i % 10 != 3).then_some(T0 + i * 1_000_000_000),
+        pos: Pos {
+            a: i as f32 * 0.5,
+            b: -(i as f32),
+        },
+    }
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn ctx(target_partitions: usize) -> SessionContext {
+    let config = SessionConfig::new()
+        .with_target_partitions(target_partitions)
+        // Split even small files into byte ranges, so the tests cross range boundaries.
+        .set_usize("datafusion.optimizer.repartition_file_min_size", 1);
+    let ctx = SessionContext::new_with_config(config);
+    register_npy_format(&ctx).unwrap();
+    ctx
+}
+
+/// The shards of the test table: 10 files of 0..1000 records (one is empty), ids consecutive.
+fn shards(dir: &TempDir) -> Vec<Obs> {
+    let mut all = Vec::new();
+    let mut next = 0;
+    for k in 0..10i64 {
+        let n = [997, 0, 1, 250, 1000, 3, 640, 512, 77, 999][k as usize];
+        let recs: Vec<Obs> = (next..next + n).map(obs).collect();
+        next += n;
+        npy_serde::to_path(dir.join(format!("shard{k:02}.npy")), &recs).unwrap();
+        all.extend(recs);
+    }
+    all
+}
+
+/// Rows of the query's result, each cell as DataFusion displays it.
+fn rows(batches: &[RecordBatch]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for b in batches {
+        for r in 0..b.num_rows() {
+            out.push(
+                b.columns()
+                    .iter()
+                    .map(|c: &ArrayRef| {
+                        if c.is_null(r) {
+                            "NULL".to_string()
+                        } else {
+                            array_value_to_string(c, r).unwrap()
+                        }
+                    })
+                    .collect(),
+            );
+        }
+    }
+    out
+}
+
+fn sql(ctx: &SessionContext, rt: &tokio::runtime::Runtime, query: &str) -> Vec<Vec<String>> {
+    let batches = rt
+        .block_on(async { ctx.sql(query).await?.collect().await })
+        .unwrap_or_else(|e| panic!("{query}: {e}"));
+    rows(&batches)
+}
+
+fn sql_err(ctx: &SessionContext, rt: &tokio::runtime::Runtime, query: &str) -> String {
+    match rt.block_on(async { ctx.sql(query).await?.collect().await }) {
+        Ok(b) => panic!("{query}: expected an error, got {:?}", rows(&b)),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn close(a: &str, b: f64) -> bool {
+    let a: f64 = a.parse().unwrap_or_else(|_| panic!("not a number: {a}"));
+    (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+}
+
+/// NumPy's answers over the table's files (concatenated), as JSON, when NumPy is live.
+fn numpy(script: &str, files: &[std::path::PathBuf]) -> Option<Json> {
+    live_python()?;
+    let pre = "import sys, json\nimport numpy as np\n\
+               a = np.concatenate([np.load(f, mmap_mode='r') for f in sorted(sys.argv[1:])])\n";
+    let args: Vec<&OsStr> = files.iter().map(|p| p.as_os_str()).collect();
+    let out = run_python(&format!("{pre}{script}"), &args);
+    Some(serde_json::from_str(out.trim()).unwrap())
+}
+
+fn npy_files(dir: &TempDir) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension() == Some(OsStr::new("npy")))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn group_by_over_a_directory_of_shards_equals_numpy() {
+    let dir = TempDir::new("sql-groupby");
+    let all = shards(&dir);
+    let rt = rt();
+    let ctx = ctx(4);
+    rt.block_on(ctx.register_npy("t", dir.path().to_str().unwrap(), NpyReadOptions::new()))
+        .unwrap();
+    let got = sql(
+        &ctx,
+        &rt,
+        "SELECT flag, count(*), sum(id), avg(x), min(y), max(y) FROM t GROUP BY flag ORDER BY flag",
+    );
+    assert_eq!(got.len(), 5);
+    for (flag, row) in got.iter().enumerate() {
+        let g: Vec<&Obs> = all.iter().filter(|o| o.flag as usize == flag).collect();
+        assert_eq!(row[0], flag.to_string());
+        assert_eq!(row[1], g.len().to_string());
+        assert_eq!(row[2], g.iter().map(|o| o.id).sum::<i64>().to_string());
+        let avg = g.iter().map(|o| o.x).sum::<f64>() / g.len() as f64;
+        assert!(close(&row[3], avg), "{row:?} vs {avg}");
+        let min = g.iter().map(|o| o.y).fold(f32::INFINITY, f32::min);
+        let max = g.iter().map(|o| o.y).fold(f32::NEG_INFINITY, f32::max);
+        assert!(
+            close(&row[4], min as f64) && close(&row[5], max as f64),
+            "{row:?}"
+        );
+    }
+    let np = numpy(
+        "out = []\n\
+         for f in range(5):\n\
+         \x20   g = a[a['flag'] == f]\n\
+         \x20   out.append([f, len(g), int(g['id'].sum()), float(g['x'].mean()), float(g['y'].min()), float(g['y'].max())])\n\
+         print(json.dumps(out))",
+        &npy_files(&dir),
+    );
+    if let Some(np) = np {
+        for (row, n) in got.iter().zip(np.as_array().unwrap()) {
+            let n = n.as_array().unwrap();
+            assert_eq!(row[1], n[1].to_string());
+            assert_eq!(row[2], n[2].to_string());
+            for k in 3..6 {
+                assert!(
+                    close(&row[k], n[k].as_f64().unwrap()),
+                    "{row:?} vs numpy {n:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn where_on_numbers_strings_and_datetimes_equals_numpy() {
+    let dir = TempDir::new("sql-where");
+    let all = shards(&dir);
+    let rt = rt();
+    let ctx = ctx(3);
+    rt.block_on(ctx.register_npy("t", dir.path().to_str().unwrap(), NpyReadOptions::new()))
+        .unwrap();
+    let got = sql(&ctx, &rt, "SELECT count(*), sum(x) FROM t WHERE id % 7 = 0");
+    let sel: Vec<&Obs> = all.iter().filter(|o| o.id % 7 == 0).collect();
+    assert_eq!(got[0][0], sel.len().to_string());
+    assert!(close(&got[0][1], sel.iter().map(|o| o.x).sum()));
+
+    let got = sql(&ctx, &rt, "SELECT count(*) FROM t WHERE name = 'n2'");
+    let n2 = all.iter().filter(|o| o.name == "n2").count();
+    assert_eq!(got[0][0], n2.to_string());
+
+    // NaT is NULL: count(ts) skips it, and a comparison with it is not true.
+    let cut = T0 + 2000 * 1_000_000_000;
+    let got = sql(
+        &ctx,
+        &rt,
+        "SELECT count(ts), count(*) FILTER (WHERE ts IS NULL), \
+         count(*) FILTER (WHERE ts >= to_timestamp_nanos(1700000000000000000) + INTERVAL '2000 seconds') FROM t",
+    );
+    let valid = all.iter().filter(|o| o.ts.is_some()).count();
+    let late = all
+        .iter()
+        .filter(|o| o.ts.is_some_and(|t| t >= cut))
+        .count();
+    assert_eq!(
+        got[0],
+        [
+            valid.to_string(),
+            (all.len() - valid).to_string(),
+            late.to_string()
+        ]
+    );
+
+    let np = numpy(
+        &format!(
+            "m = a['id'] % 7 == 0\n\
+             ts = a['ts']\n\
+             print(json.dumps([int(m.sum()), float(a['x'][m].sum()), int((a['name'] == b'n2').sum()),\n\
+             int((~np.isnat(ts)).sum()), int(np.isnat(ts).sum()), int((ts >= np.datetime64({cut}, 'ns')).sum())]))"
+        ),
+        &npy_files(&dir),
+    );
+    if let Some(np) = np {
+        assert_eq!(np[0].as_u64().unwrap() as usize, sel.len());
+        assert!(close(
+            &sql(&ctx, &rt, "SELECT sum(x) FROM t WHERE id % 7 = 0")[0][0],
+            np[1].as_f64().unwrap()
+        ));
+        assert_eq!(np[2].as_u64().unwrap() as usize, n2);
+        assert_eq!(np[3].as_u64().unwrap() as usize, valid);
+        assert_eq!(np[4].as_u64().unwrap() as usize, all.len() - valid);
+        assert_eq!(np[5].as_u64().unwrap() as usize, late);
+    }
+}
+
+#[test]
+fn order_by_limit_nested_field_and_limit() {
+    let dir = TempDir::new("sql-order");
+    let all = shards(&dir);
+    let rt = rt();
+    let ctx = ctx(4);
+    rt.block_on(ctx.register_npy("t", dir.path().to_str().unwrap(), NpyReadOptions::new()))
+        .unwrap();
+    let got = sql(
+        &ctx,
+        &rt,
+        "SELECT id, y FROM t ORDER BY y DESC, id ASC LIMIT 4",
+    );
+    let mut sorted = all.clone();
+    sorted.sort_by(|p, q| q.y.total_cmp(&p.y).then(p.id.cmp(&q.id)));
+    let want: Vec<String> = sorted[..4].iter().map(|o| o.id.to_string()).collect();
+    assert_eq!(got.iter().map(|r| r[0].clone()).collect::<Vec<_>>(), want);
+
+    // One field of a nested record: only the `pos` column is decoded.
+    let got = sql(&ctx, &rt, "SELECT sum(get_field(pos, 'a')) FROM t");
+    assert!(close(&got[0][0], all.iter().map(|o| o.pos.a as f64).sum()));
+    let got = sql(&ctx, &rt, "SELECT pos FROM t WHERE id = 5");
+    assert_eq!(got, [["{a: 2.5, b: -5.0}"]]);
+
+    let got = sql(&ctx, &rt, "SELECT * FROM t LIMIT 3");
+    assert_eq!(got.len(), 3);
+    assert_eq!(got[0].len(), 7);
+
+    if let Some(np) = numpy(
+        "o = np.lexsort((a['id'], -a['y'].astype('f8')))[:4]\n\
+         print(json.dumps([a['id'][o].tolist(), float(a['pos']['a'].astype('f8').sum())]))",
+        &npy_files(&dir),
+    ) {
+        let ids: Vec<String> = np[0]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_string())
+            .collect();
+        assert_eq!(ids, want);
+    }
+}
+
+#[test]
+fn a_file_split_across_partitions_gives_the_same_answers() {
+    let dir = TempDir::new("sql-split");
+    // 20011 records of 55 bytes: ranges cut records in the middle.
+    let recs: Vec<Obs> = (0..20_011).map(obs).collect();
+    let path = dir.join("big.npy");
+    npy_serde::to_path(&path, &recs).unwrap();
+    let rt = rt();
+    let want_sum: i64 = recs.iter().map(|o| o.id).sum();
+    let mut answers = Vec::new();
+    for parts in [1, 2, 3, 7, 16] {
+        let ctx = ctx(parts);
+        rt.block_on(ctx.register_npy("t", path.to_str().unwrap(), NpyReadOptions::new()))
+            .unwrap();
+        let plan = sql(&ctx, &rt, "EXPLAIN SELECT sum(id) FROM t WHERE flag = 1");
+        let text = format!("{plan:?}");
+        if parts > 1 {
+            assert!(text.contains("big.npy:0.."), "{parts} partitions: {text}");
+        }
+        let got = sql(
+            &ctx,
+            &rt,
+            "SELECT count(*), sum(id), min(id), max(id), sum(x) FROM t WHERE flag < 5",
+        );
+        assert_eq!(got[0][0], recs.len().to_string());
+        assert_eq!(got[0][1], want_sum.to_string());
+        assert_eq!(got[0][2..4], ["0".to_string(), "20010".to_string()]);
+        answers.push(sql(
+            &ctx,
+            &rt,
+            "SELECT flag, count(*), sum(id) FROM t GROUP BY flag ORDER BY flag",
+        ));
+    }
+    assert!(answers.windows(2).all(|w| w[0] == w[1]));
+}
+
+#[test]
+fn a_join_of_two_files_and_a_glob() {
+    let dir = TempDir::new("sql-join");
+    let left: Vec<Obs> = (0..300).map(obs).collect();
+    let right: Vec<Obs> = (150..600).map(obs).collect();
+    npy_serde::to_path(dir.join("left.npy"), &left).unwrap();
+    npy_serde::to_path(dir.join("right.npy"), &right).unwrap();
+    let rt = rt();
+    let ctx = ctx(2);
+    let l = dir.join("left.npy");
+    let r = dir.join("right.npy");
+    rt.block_on(async {
+        ctx.register_npy("l", l.to_str().unwrap(), NpyReadOptions::new())
+            .await?;
+        ctx.register_npy("r", r.to_str().unwrap(), NpyReadOptions::new())
+            .await
+    })
+    .unwrap();
+    let got = sql(
+        &ctx,
+        &rt,
+        "SELECT count(*), sum(l.x + r.y) FROM l JOIN r ON l.id = r.id",
+    );
+    assert_eq!(got[0][0], "150");
+    let want: f64 = (150..300).map(|i| obs(i).x + obs(i).y as f64).sum();
+    assert!(close(&got[0][1], want));
+
+    let glob = format!("{}/*.npy", dir.path().display());
+    let df = rt
+        .block_on(ctx.read_npy(&glob, NpyReadOptions::new()))
+        .unwrap();
+    let n = rt.block_on(df.count()).unwrap();
+    assert_eq!(n, 750);
+}
+
+#[test]
+fn an_npz_member_is_a_table() {
+    let dir = TempDir::new("sql-npz");
+    let recs: Vec<Obs> = (0..100).map(obs).collect();
+    let path = dir.join("arch.npz");
+    let mut w = npy_serde::npz::NpzWriter::new(std::fs::File::create(&path).unwrap());
+    w.add("other", &[1i32, 2, 3]).unwrap();
+    w.set_compression(npy_serde::npz::Compression::Deflate);
+    w.add("obs", &recs).unwrap();
+    w.finish().unwrap();
+    let rt = rt();
+    let ctx = ctx(2);
+    let create = format!(
+        "CREATE EXTERNAL TABLE t STORED AS NPY LOCATION '{}' OPTIONS ('member' 'obs')",
+        path.display()
+    );
+    sql(&ctx, &rt, &create);
+    let got = sql(&ctx, &rt, "SELECT count(*), sum(id) FROM t WHERE flag = 2");
+    assert_eq!(got[0][0], "20");
+    assert_eq!(
+        got[0][1],
+        recs.iter()
+            .filter(|o| o.flag == 2)
+            .map(|o| o.id)
+            .sum::<i64>()
+            .to_string()
+    );
+    let df = rt
+        .block_on(ctx.read_npy(
+            path.to_str().unwrap(),
+            NpyReadOptions::new().npz_member("other"),
+        ))
+        .unwrap();
+    let b = rt.block_on(df.collect()).unwrap();
+    assert_eq!(rows(&b), [["1"], ["2"], ["3"]]);
+    let err = rt
+        .block_on(ctx.read_npy(
+            path.to_str().unwrap(),
+            NpyReadOptions::new().npz_member("nope"),
+        ))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("arch.npz") && err.contains("nope"), "{err}");
+}
+
+#[test]
+fn a_shard_with_another_dtype_is_an_error_naming_it() {
+    let dir = TempDir::new("sql-mismatch");
+    shards(&dir);
+    npy_serde::to_path(dir.join("shard99.npy"), &[1.5f64, 2.5]).unwrap();
+    let rt = rt();
+    let ctx = ctx(2);
+    let err = rt
+        .block_on(ctx.register_npy("t", dir.path().to_str().unwrap(), NpyReadOptions::new()))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("shard99.npy") && err.contains("<f8"), "{err}");
+    assert!(err.contains("differs from the table's"), "{err}");
+}
+
+#[test]
+fn truncated_and_hostile_files_fail_the_query_with_this_crates_message() {
+    let dir = TempDir::new("sql-hostile");
+    let recs: Vec<Obs> = (0..1000).map(obs).collect();
+    let mut bytes = npy_serde::to_vec(&recs).unwrap();
+    bytes.truncate(bytes.len() - 10);
+    let trunc = dir.join("trunc.npy");
+    std::fs::write(&trunc, &bytes).unwrap();
+    let rt = rt();
+    let ctx = ctx(2);
+    rt.block_on(ctx.register_npy("t", trunc.to_str().unwrap(), NpyReadOptions::new()))
+        .unwrap();
+    let err = sql_err(&ctx, &rt, "SELECT sum(id) FROM t");
+    assert!(err.contains("trunc.npy") && err.contains("end of"), "{err}");
+
+    // A header whose length field is over the limit: refused before it is fetched.
+    let mut huge = b"\x93NUMPY\x02\x00".to_vec();
+    huge.extend_from_slice(&(1u32 << 30).to_le_bytes());
+    huge.extend_from_slice(&[b' '; 64]);
+    let hp = dir.join("huge.npy");
+    std::fs::write(&hp, &huge).unwrap();
+    let err = rt
+        .block_on(ctx.register_npy("h", hp.to_str().unwrap(), NpyReadOptions::new()))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("huge.npy") && err.contains("max_header_size"),
+        "{err}"
+    );
+
+    // Not a .npy file at all.
+    let junk = dir.join("junk.npy");
+    std::fs::write(&junk, b"PK\x03\x04 not an npy file").unwrap();
+    let err = rt
+        .block_on(ctx.register_npy("j", junk.to_str().unwrap(), NpyReadOptions::new()))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("junk.npy") && err.contains("magic"), "{err}");
+
+    // A bool byte that is neither 0 nor 1: the record and byte are named.
+    let mut bad = npy_serde::to_vec(&[true, false, true]).unwrap();
+    let last = bad.len() - 1;
+    bad[last] = 7;
+    let bp = dir.join("bad_bool.npy");
+    std::fs::write(&bp, &bad).unwrap();
+    rt.block_on(ctx.register_npy("b", bp.to_str().unwrap(), NpyReadOptions::new()))
+        .unwrap();
+    let err = sql_err(&ctx, &rt, "SELECT count(*) FROM b WHERE value");
+    assert!(
+        err.contains("bad_bool.npy") && err.contains("record 2"),
+        "{err}"
+    );
+
+    // The data limit applies as in every other door.
+    let limited = NpyReadOptions::new().max_data_size(1000);
+    let ok = dir.join("ok.npy");
+    npy_serde::to_path(&ok, &recs).unwrap();
+    rt.block_on(ctx.register_npy("l", ok.to_str().unwrap(), limited))
+        .unwrap();
+    let err = sql_err(&ctx, &rt, "SELECT sum(id) FROM l");
+    assert!(err.contains("ok.npy") && err.contains("data size"), "{err}");
+}
