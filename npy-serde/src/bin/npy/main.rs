@@ -12,6 +12,8 @@ mod lenient;
 mod literal;
 mod object;
 mod output;
+#[cfg(feature = "datafusion")]
+mod sql;
 #[cfg(feature = "arrow")]
 mod tables;
 
@@ -196,6 +198,33 @@ enum Command {
         /// (nulls in datetime columns are NaT either way).
         #[arg(long)]
         fill_nulls: bool,
+    },
+    /// Run SQL over .npy files (DataFusion; needs the `datafusion` feature). Each FILE is a
+    /// table named by its stem (ARCHIVE:KEY by KEY); results print as an aligned table, or as
+    /// CSV / JSON, or go to a .npy, .parquet or .arrow file with -o.
+    Sql {
+        /// The query, e.g. "SELECT flag, count(*) FROM w2 GROUP BY flag".
+        query: String,
+        /// .npy files (or ARCHIVE:KEY members), each a table named by its stem.
+        files: Vec<String>,
+        /// A table NAME over PATH: a file, a directory of shards, a glob, or ARCHIVE:KEY.
+        #[arg(short = 't', long = "table", value_name = "NAME=PATH")]
+        tables: Vec<String>,
+        /// Print CSV (a header row, then one line per row).
+        #[arg(long, conflicts_with_all = ["json", "output"])]
+        csv: bool,
+        /// Print JSON: an array of objects, one per row (NULL as null, timestamps as ISO 8601).
+        #[arg(long, conflicts_with = "output")]
+        json: bool,
+        /// Write the result to a .npy, .parquet or .arrow file instead, streamed.
+        #[arg(short = 'o', long = "output", value_name = "OUT")]
+        output: Option<String>,
+        /// Parquet output: none, snappy (default) or zstd[:LEVEL].
+        #[arg(long, value_name = "CODEC", requires = "output")]
+        compression: Option<String>,
+        /// Parquet output: rows per row group.
+        #[arg(long, value_name = "ROWS", requires = "output")]
+        row_group_size: Option<usize>,
     },
     /// Validate files: the header, that the data is complete, and that every value decodes
     /// (bool bytes are 0 or 1, U code points are valid).
@@ -391,6 +420,28 @@ fn main() -> ExitCode {
             },
         ),
         Command::Check { files, verbose } => check::run(&global, &files, verbose),
+        Command::Sql {
+            query,
+            files,
+            tables,
+            csv,
+            json,
+            output,
+            compression,
+            row_group_size,
+        } => run_sql(
+            &global,
+            SqlArgs {
+                query,
+                files,
+                tables,
+                csv,
+                json,
+                output,
+                compression,
+                row_group_size,
+            },
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -415,6 +466,33 @@ fn info_arrow(_: &Global, _: &str, _: Option<&str>) -> CliResult {
     Err(Failure::usage(
         "--arrow: this npy was built without Arrow support: install it with \
          `cargo install npy-serde --features cli,arrow`",
+    ))
+}
+
+/// `npy sql`'s arguments.
+#[cfg_attr(not(feature = "datafusion"), allow(dead_code))]
+#[derive(Debug)]
+pub struct SqlArgs {
+    pub query: String,
+    pub files: Vec<String>,
+    pub tables: Vec<String>,
+    pub csv: bool,
+    pub json: bool,
+    pub output: Option<String>,
+    pub compression: Option<String>,
+    pub row_group_size: Option<usize>,
+}
+
+#[cfg(feature = "datafusion")]
+fn run_sql(g: &Global, a: SqlArgs) -> CliResult {
+    sql::run(g, &a)
+}
+
+#[cfg(not(feature = "datafusion"))]
+fn run_sql(_: &Global, _: SqlArgs) -> CliResult {
+    Err(Failure::usage(
+        "sql: this npy was built without SQL support: install it with \
+         `cargo install npy-serde --features cli,datafusion`",
     ))
 }
 

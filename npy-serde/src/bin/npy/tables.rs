@@ -360,6 +360,13 @@ fn write_out<R: RecordBatchReader>(
     out.commit()
 }
 
+/// `npy sql -o OUT`: a query's batches into `.npy`, `.parquet` or `.arrow`, as `convert`
+/// writes a table.
+#[cfg(feature = "datafusion")]
+pub fn write_query<R: RecordBatchReader>(reader: R, o: &Options, target: Target) -> CliResult {
+    write_out(reader, None, Progress::none(), o, target, HashMap::new())
+}
+
 fn finish_file(mut f: BufWriter<File>, output: &str) -> CliResult {
     f.flush().map_err(|e| Failure::write(output, e))?;
     let _ = f.stream_position();

@@ -1,0 +1,211 @@
+//! `npy sql QUERY FILE...`: SQL over `.npy` files with DataFusion (feature `datafusion`).
+//! Each FILE is a table named by its stem; `-t NAME=PATH` names a file, a directory of shards,
+//! a glob or an archive member (`ARCHIVE:KEY`). Results go to stdout as an aligned table, CSV
+//! or JSON, or to a `.npy`, `.parquet` or `.arrow` file, streamed.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use datafusion::arrow::array::{RecordBatch, RecordBatchReader};
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::error::ArrowError;
+use datafusion::error::DataFusionError;
+use datafusion::execution::SendableRecordBatchStream;
+use datafusion::prelude::SessionContext;
+use futures::StreamExt;
+use npy_serde::datafusion::{register_npy_format, NpyReadOptions, NpySessionExt};
+use npy_serde::ReaderBuilder;
+use tokio::runtime::Runtime;
+
+use crate::convert::{Options, Target};
+use crate::{input, CliResult, Failure, Global, SqlArgs};
+
+pub fn run(g: &Global, a: &SqlArgs) -> CliResult {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::input(format!("cannot start the query runtime: {e}")))?;
+    let ctx = SessionContext::new();
+    register_npy_format(&ctx).map_err(query_failure)?;
+    let options = NpyReadOptions::new().reader_options(
+        ReaderBuilder::new()
+            .with_limits(input::limits(g))
+            .max_empty_items(g.max_empty_items),
+    );
+    let mut named: Vec<(String, String)> = Vec::new();
+    for file in &a.files {
+        named.push((stem(file)?, file.clone()));
+    }
+    for t in &a.tables {
+        let Some((name, path)) = t.split_once('=') else {
+            return Err(Failure::usage(format!("-t {t}: use -t NAME=PATH")));
+        };
+        named.push((name.to_string(), path.to_string()));
+    }
+    for (name, path) in &named {
+        let (location, opts) = table_location(path, &options)?;
+        rt.block_on(ctx.register_npy(name, &location, opts))
+            .map_err(|e| Failure::file(path, flat(&e)))?;
+    }
+    let df = rt.block_on(ctx.sql(&a.query)).map_err(query_failure)?;
+    let stream = rt.block_on(df.execute_stream()).map_err(query_failure)?;
+    let mut batches = Blocking { rt: &rt, stream };
+
+    if let Some(out) = &a.output {
+        let target = match Path::new(out)
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            Some("npy") => Target::Npy,
+            Some("parquet" | "pq") => Target::Parquet,
+            Some("arrow" | "feather" | "ipc") => Target::Arrow,
+            _ => {
+                return Err(Failure::usage(format!(
+                    "-o {out}: the output is a .npy, .parquet or .arrow file"
+                )))
+            }
+        };
+        let o = Options {
+            input: "the query".to_string(),
+            output: out.clone(),
+            member: None,
+            byte_order: None,
+            fortran_order: None,
+            version: None,
+            to: None,
+            align: false,
+            compression: a.compression.clone(),
+            row_group_size: a.row_group_size,
+            fill_nulls: false,
+        };
+        return crate::tables::write_query(batches, &o, target);
+    }
+    let stdout = io::stdout();
+    let out = io::BufWriter::new(stdout.lock());
+    if a.csv {
+        let mut w = datafusion::arrow::csv::WriterBuilder::new()
+            .with_header(true)
+            .build(out);
+        for b in &mut batches {
+            w.write(&b.map_err(arrow_failure)?).map_err(write_failure)?;
+        }
+        w.into_inner()
+            .flush()
+            .map_err(|e| Failure::write("stdout", e))
+    } else if a.json {
+        let mut w = datafusion::arrow::json::WriterBuilder::new()
+            .with_explicit_nulls(true)
+            .build::<_, datafusion::arrow::json::writer::JsonArray>(out);
+        for b in &mut batches {
+            w.write(&b.map_err(arrow_failure)?).map_err(write_failure)?;
+        }
+        w.finish().map_err(write_failure)?;
+        let mut out = w.into_inner();
+        writeln!(out)
+            .and_then(|_| out.flush())
+            .map_err(|e| Failure::write("stdout", e))
+    } else {
+        let all: Vec<RecordBatch> = batches
+            .by_ref()
+            .collect::<Result<_, _>>()
+            .map_err(arrow_failure)?;
+        let text =
+            datafusion::arrow::util::pretty::pretty_format_batches(&all).map_err(arrow_failure)?;
+        let mut out = out;
+        writeln!(out, "{text}")
+            .and_then(|_| out.flush())
+            .map_err(|e| Failure::write("stdout", e))
+    }
+}
+
+/// A file's table name: its stem (`data/w2.npy` is `w2`; `a.npz:x` is `x`).
+fn stem(file: &str) -> CliResult<String> {
+    let spec = input::resolve(file, None)?;
+    let name = match &spec.member {
+        Some(key) => key.clone(),
+        None => spec
+            .path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default()
+            .to_string(),
+    };
+    if name.is_empty() {
+        return Err(Failure::usage(format!(
+            "{file}: no table name in it: name it with -t NAME={file}"
+        )));
+    }
+    Ok(name)
+}
+
+/// The location DataFusion lists for PATH, and the options that read it (an archive member
+/// for `ARCHIVE:KEY`). Directories and globs are passed as they are.
+fn table_location(path: &str, options: &NpyReadOptions) -> CliResult<(String, NpyReadOptions)> {
+    let p = Path::new(path);
+    if p.is_dir() || path.contains(['*', '?', '[']) {
+        return Ok((path.to_string(), options.clone()));
+    }
+    let spec = input::resolve(path, None)?;
+    let location = std::path::absolute(&spec.path)
+        .map_err(|e| Failure::file(path, e))?
+        .display()
+        .to_string();
+    Ok(match spec.member {
+        Some(key) => (location, options.clone().npz_member(key)),
+        None => (location, options.clone()),
+    })
+}
+
+/// A failed query: DataFusion's message, which names the file and carries this crate's
+/// error (with its record, field and byte) when a file was bad.
+fn query_failure(e: DataFusionError) -> Failure {
+    Failure::input(flat(&e))
+}
+
+/// DataFusion's message on one line: `file F: what went wrong`.
+fn flat(e: &DataFusionError) -> String {
+    e.to_string()
+        .replace("\ncaused by\n", ": ")
+        .replace("External error: ", "")
+}
+
+fn arrow_failure(e: ArrowError) -> Failure {
+    match e {
+        ArrowError::ExternalError(inner) => match inner.downcast::<DataFusionError>() {
+            Ok(df) => query_failure(*df),
+            Err(other) => Failure::input(other.to_string()),
+        },
+        other => Failure::input(other.to_string()),
+    }
+}
+
+fn write_failure(e: ArrowError) -> Failure {
+    match e {
+        ArrowError::IoError(_, io) => Failure::write("stdout", io),
+        other => Failure::input(format!("cannot write the result: {other}")),
+    }
+}
+
+/// The query's batches, one at a time, on the calling thread.
+struct Blocking<'a> {
+    rt: &'a Runtime,
+    stream: SendableRecordBatchStream,
+}
+
+impl Iterator for Blocking<'_> {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.rt
+            .block_on(self.stream.next())
+            .map(|r| r.map_err(|e| ArrowError::ExternalError(Box::new(e))))
+    }
+}
+
+impl RecordBatchReader for Blocking<'_> {
+    fn schema(&self) -> SchemaRef {
+        self.stream.schema()
+    }
+}
