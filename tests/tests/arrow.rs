@@ -309,6 +309,75 @@ fn npz_members_both_ways() {
     assert!(rows_equal(&batches, &got));
 }
 
+/// Batches until the first error: (the batches, the error's text).
+fn until_error(mut r: NpyBatchReader<'_>) -> (Vec<RecordBatch>, Option<String>) {
+    let mut out = Vec::new();
+    loop {
+        match r.next_batch() {
+            Ok(Some(b)) => out.push(b),
+            Ok(None) => return (out, None),
+            Err(e) => return (out, Some(e.to_string())),
+        }
+    }
+}
+
+/// Small batches are decoded several at a time on all cores: the same batches as one at a
+/// time on one thread, and on a bad value (a bool byte of 2) or a truncated stream the same
+/// batches before the same error.
+#[test]
+fn batches_decoded_ahead_match_one_at_a_time() {
+    let n = 50_000u64;
+    let dt: npy_serde::DType = "[('id', '<i8'), ('ok', '|b1'), ('v', '>f4', (3,)), ('s', '<U2')]"
+        .parse()
+        .unwrap();
+    let row = dt.itemsize();
+    let mut file = Header::new(dt, vec![n]).to_bytes().unwrap();
+    let data_at = file.len();
+    for i in 0..n {
+        file.extend_from_slice(&(i as i64).to_le_bytes());
+        file.push((i % 2) as u8);
+        for k in 0..3 {
+            file.extend_from_slice(&((i + k) as f32).to_be_bytes());
+        }
+        let c = b'a' + (i % 26) as u8;
+        file.extend_from_slice(&[c, 0, 0, 0, 0, 0, 0, 0]);
+    }
+    let mut bad = file.clone();
+    bad[data_at + 30_500 * row + 8] = 2;
+    let truncated = &file[..data_at + 40_123 * row + 5];
+    for (what, bytes) in [
+        ("good", &file[..]),
+        ("bad bool", &bad[..]),
+        ("truncated", truncated),
+    ] {
+        for batch in [1000, 777, 40_000] {
+            let b = |par: bool| BatchReaderBuilder::new().batch_size(batch).parallel(par);
+            let serial = until_error(b(false).from_reader(Cursor::new(bytes)).unwrap());
+            let streamed = until_error(b(true).from_reader(Cursor::new(bytes)).unwrap());
+            assert_eq!(serial.1, streamed.1, "{what}, batches of {batch}");
+            assert!(
+                serial.0 == streamed.0,
+                "{what}, batches of {batch}: streamed"
+            );
+            if what != "truncated" {
+                let sliced = until_error(b(true).from_slice(bytes).unwrap());
+                assert_eq!(serial.1, sliced.1, "{what}, batches of {batch}");
+                assert!(serial.0 == sliced.0, "{what}, batches of {batch}: slice");
+            }
+            let rows: usize = serial.0.iter().map(|b| b.num_rows()).sum();
+            match what {
+                "good" => assert_eq!(rows, n as usize),
+                "bad bool" => {
+                    assert_eq!(rows, 30_500 / batch * batch);
+                    let e = serial.1.unwrap();
+                    assert!(e.contains("record 30500"), "{e}");
+                }
+                _ => assert_eq!(rows, 40_123 / batch * batch),
+            }
+        }
+    }
+}
+
 #[test]
 fn hostile_files_fail_as_through_the_other_doors() {
     for e in entries("bad") {
