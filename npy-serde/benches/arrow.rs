@@ -157,7 +157,7 @@ fn main() {
     let py = python(reps, &w2, &dir.join("py"));
     let get = |k: &str| py.iter().find(|(n, _)| n == k).map(|(_, d)| *d);
     for (name, d) in &ours {
-        print!("{name:40} {:8.3} s", d.as_secs_f64());
+        print!("{name:44} {:8.3} s", d.as_secs_f64());
         let refs: &[&str] = match *name {
             "batches, all columns (open)"
             | "batches, all columns, one thread (open)"
@@ -165,9 +165,11 @@ fn main() {
             "batches, column x (open)" | "batches, column x (shared map)" => {
                 &["np.load", "np.load+x"]
             }
-            "to parquet, uncompressed" => &["pq.write_table.none"],
-            "to parquet, snappy" => &["pq.write_table.snappy"],
-            "parquet to .npy" => &["pq.read_table+np.save"],
+            "to parquet, uncompressed" | "to parquet, uncompressed, ArrowWriter" => {
+                &["pq.write_table.none"]
+            }
+            "to parquet, snappy" | "to parquet, snappy, ArrowWriter" => &["pq.write_table.snappy"],
+            "parquet to .npy" | "parquet to .npy, one reader thread" => &["pq.read_table+np.save"],
             _ => &[],
         };
         for r in refs {
@@ -190,22 +192,33 @@ fn main() {
 
 #[cfg(feature = "parquet")]
 fn parquet_cases(reps: usize, w2: &Path, dir: &Path, ours: &mut Vec<(&'static str, Duration)>) {
+    use npy_serde::arrow::parquet::{ParquetReader, ParquetWriter};
+    use npy_serde::arrow::NpyBatchWriter;
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     use parquet::arrow::ArrowWriter;
     use parquet::basic::Compression;
     use parquet::file::properties::WriterProperties;
-    for (name, c) in [
-        ("to parquet, uncompressed", Compression::UNCOMPRESSED),
-        ("to parquet, snappy", Compression::SNAPPY),
+    for (name, serial, c) in [
+        (
+            "to parquet, uncompressed",
+            "to parquet, uncompressed, ArrowWriter",
+            Compression::UNCOMPRESSED,
+        ),
+        (
+            "to parquet, snappy",
+            "to parquet, snappy, ArrowWriter",
+            Compression::SNAPPY,
+        ),
     ] {
-        let out = dir.join(format!("{name}.parquet"));
+        let props = || WriterProperties::builder().set_compression(c).build();
+        // The parquet crate's own writer: a row group's columns encoded one after the other.
+        let out = dir.join(format!("{name}.serial.parquet"));
         let d = time(reps, || {
             let r = NpyBatchReader::open(w2).unwrap();
-            let props = WriterProperties::builder().set_compression(c).build();
             let mut w = ArrowWriter::try_new(
                 File::create(&out).unwrap(),
                 r.schema_ref().clone(),
-                Some(props),
+                Some(props()),
             )
             .unwrap();
             for b in r {
@@ -213,15 +226,39 @@ fn parquet_cases(reps: usize, w2: &Path, dir: &Path, ours: &mut Vec<(&'static st
             }
             w.close().unwrap();
         });
+        ours.push((serial, d));
+        // What `npy convert` uses: the columns on all cores.
+        let out = dir.join(format!("{name}.parquet"));
+        let d = time(reps, || {
+            let r = NpyBatchReader::open(w2).unwrap();
+            let f = BufWriter::with_capacity(1 << 20, File::create(&out).unwrap());
+            let mut w = ParquetWriter::new(f, r.schema_ref().clone(), Some(props())).unwrap();
+            for b in r {
+                w.write(&b.unwrap()).unwrap();
+            }
+            w.finish().unwrap().flush().unwrap();
+        });
         ours.push((name, d));
     }
     let pq = dir.join("to parquet, uncompressed.parquet");
     let back = dir.join("back.npy");
+    // The parquet crate's reader on one thread, into NpyBatchWriter.
     let d = time(reps, || {
         let b = ParquetRecordBatchReaderBuilder::try_new(File::open(&pq).unwrap()).unwrap();
         let schema = b.schema().clone();
         let r = b.with_batch_size(65_536).build().unwrap();
-        let mut w = npy_serde::arrow::NpyBatchWriter::create(&back, &schema).unwrap();
+        let mut w = NpyBatchWriter::create(&back, &schema).unwrap();
+        for b in r {
+            w.write(&b.unwrap()).unwrap();
+        }
+        w.finish().unwrap();
+    });
+    assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(w2).unwrap());
+    ours.push(("parquet to .npy, one reader thread", d));
+    // What `npy convert` uses: row groups decoded on all cores.
+    let d = time(reps, || {
+        let r = ParquetReader::open(&pq, 65_536).unwrap();
+        let mut w = NpyBatchWriter::create(&back, r.schema_ref()).unwrap();
         for b in r {
             w.write(&b.unwrap()).unwrap();
         }

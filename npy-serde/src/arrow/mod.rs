@@ -93,6 +93,8 @@
 
 mod decode;
 mod encode;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 mod reader;
 mod schema;
 mod writer;
