@@ -267,7 +267,14 @@ impl<W: Write + Seek> NpyBatchWriter<W> {
             State::Scalar { inner, bytes: None }
         } else {
             let inner_shape = target.layout.shape[1..].to_vec();
-            let row = DType::array(target.layout.elem.clone(), inner_shape)?;
+            let elem = target.layout.elem.clone();
+            let row = if elem.itemsize() == 0 && !inner_shape.is_empty() {
+                // The rows of an N-d array of a zero-size dtype (`'<U0'` of shape (0, 0)): a
+                // subarray no descr could spell, only ever folded into the header's shape.
+                DType::Array(Box::new(elem), inner_shape)
+            } else {
+                DType::array(elem, inner_shape)?
+            };
             let mut wb = WriterBuilder::new().dtype(row);
             if let Some(v) = self.opts.version {
                 wb = wb.version(v);
