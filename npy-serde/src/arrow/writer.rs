@@ -203,7 +203,8 @@ impl<W: Write + Seek> NpyBatchWriter<W> {
         let len = rows
             .checked_mul(row_bytes)
             .ok_or_else(|| Error::overflow("a batch's bytes"))?;
-        self.scratch.clear();
+        // Not cleared between batches: every batch writes every value byte of its rows, and
+        // padding is never written, so it stays zero from when the buffer grew.
         self.scratch.resize(len, 0);
         let first_elem = self.rows * t.layout.per_row;
         let nulls = Nulls {
