@@ -3,7 +3,13 @@
 //! path and from a shared map), and with feature `parquet` to Parquet (uncompressed, snappy) and
 //! Parquet back to `.npy`; against NumPy and pyarrow timed in the same run (`NPY_PYTHON` with
 //! numpy and pyarrow): `np.load`, `np.load` + `pa.table`, + `pq.write_table`, and
-//! `pq.read_table` + the record array + `np.save`.
+//! `pq.read_table` + the record array + `np.save`. Parquet is written both by the parquet
+//! crate's `ArrowWriter` (columns encoded one after the other) and by `arrow::parquet::
+//! ParquetWriter` (what `npy convert` uses: columns on all cores), and read both by the parquet
+//! crate's reader on one thread and by `arrow::parquet::ParquetReader` (row groups on all
+//! cores), so that each ratio has its before and after in the same run. Then the peak resident
+//! set of `npy convert` (the binary) both ways and into an `.npz` member, against "64 MiB plus
+//! one row group".
 //!
 //! Environment: `NPY_BENCH_SCALE` (default 1), `NPY_BENCH_REPS` (default 5), `NPY_PYTHON`.
 //! Run: `NPY_PYTHON=.venv/bin/python NPY_BENCH_SCALE=0.25 cargo bench -p npy-serde --features parquet --bench arrow`
@@ -113,6 +119,11 @@ fn main() {
         std::fs::metadata(&w2).unwrap().len() >> 20
     );
 
+    // First, while this process is small: a child's peak resident set counts the parent's at
+    // the fork.
+    #[cfg(feature = "parquet")]
+    memory_cases(&w2, &dir);
+
     let mut ours: Vec<(&str, Duration)> = Vec::new();
     let all = time(reps, || drain(NpyBatchReader::open(&w2).unwrap()));
     ours.push(("batches, all columns (open)", all));
@@ -157,7 +168,7 @@ fn main() {
     let py = python(reps, &w2, &dir.join("py"));
     let get = |k: &str| py.iter().find(|(n, _)| n == k).map(|(_, d)| *d);
     for (name, d) in &ours {
-        print!("{name:40} {:8.3} s", d.as_secs_f64());
+        print!("{name:44} {:8.3} s", d.as_secs_f64());
         let refs: &[&str] = match *name {
             "batches, all columns (open)"
             | "batches, all columns, one thread (open)"
@@ -165,9 +176,11 @@ fn main() {
             "batches, column x (open)" | "batches, column x (shared map)" => {
                 &["np.load", "np.load+x"]
             }
-            "to parquet, uncompressed" => &["pq.write_table.none"],
-            "to parquet, snappy" => &["pq.write_table.snappy"],
-            "parquet to .npy" => &["pq.read_table+np.save"],
+            "to parquet, uncompressed" | "to parquet, uncompressed, ArrowWriter" => {
+                &["pq.write_table.none"]
+            }
+            "to parquet, snappy" | "to parquet, snappy, ArrowWriter" => &["pq.write_table.snappy"],
+            "parquet to .npy" | "parquet to .npy, one reader thread" => &["pq.read_table+np.save"],
             _ => &[],
         };
         for r in refs {
@@ -188,24 +201,109 @@ fn main() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Peak memory of `npy convert` (the real binary, feature `parquet`) on W2 both ways and into an
+/// `.npz` member: the child's peak resident set (`wait4`; it includes this process's resident
+/// set at the fork, so this runs first), against the bound "64 MiB plus one row group" (the
+/// largest row group's uncompressed bytes, from the Parquet footer).
+#[cfg(feature = "parquet")]
+fn memory_cases(w2: &Path, dir: &Path) {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let rss = |args: &[&std::ffi::OsStr]| -> f64 {
+        // Reaped by `wait4` below, which also gives its resource usage.
+        #[allow(clippy::zombie_processes)]
+        let child = Command::new(env!("CARGO_BIN_EXE_npy"))
+            .arg("convert")
+            .args(args)
+            .spawn()
+            .expect("npy runs");
+        let mut status = 0;
+        // SAFETY: an all-zero `rusage` is a valid value of the plain C struct, which `wait4`
+        // fills in for the child just spawned (and not waited for by anything else).
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: `status` and `usage` are valid for writes for the duration of the call.
+        let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+        assert!(pid > 0 && status == 0, "npy {args:?} failed ({status})");
+        usage.ru_maxrss as f64 / 1024.0
+    };
+    let mb = |p: &Path| std::fs::metadata(p).map(|m| m.len() >> 20).unwrap_or(0);
+    let pq = dir.join("mem.parquet");
+    let back = dir.join("mem.npy");
+    let npz = dir.join("mem.npz");
+    let member = {
+        let mut s = npz.clone().into_os_string();
+        s.push(":w2");
+        s
+    };
+    let own = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let l = s.lines().find(|l| l.starts_with("VmRSS:"))?.to_string();
+            l.split_whitespace().nth(1)?.parse::<f64>().ok()
+        })
+        .unwrap_or(0.0)
+        / 1024.0;
+    println!(
+        "npy convert, peak resident set (W2 {} MB; this process {own:.1} MiB at the fork):",
+        mb(w2)
+    );
+    for c in ["snappy", "none"] {
+        let to = rss(&[
+            w2.as_os_str(),
+            pq.as_os_str(),
+            "--compression".as_ref(),
+            c.as_ref(),
+        ]);
+        let rg = SerializedFileReader::new(File::open(&pq).unwrap())
+            .unwrap()
+            .metadata()
+            .row_groups()
+            .iter()
+            .map(|g| g.total_byte_size())
+            .max()
+            .unwrap_or(0) as f64
+            / (1 << 20) as f64;
+        let from = rss(&[pq.as_os_str(), back.as_os_str()]);
+        let into = rss(&[pq.as_os_str(), member.as_os_str()]);
+        println!(
+            "  {c:7} .npy -> .parquet {to:6.1} MiB, .parquet -> .npy {from:6.1} MiB, \
+             -> .npz:KEY {into:6.1} MiB; bound 64 MiB + one row group ({rg:.1} MiB) = {:.1} MiB",
+            64.0 + rg
+        );
+        let _ = std::fs::remove_file(&back);
+        let _ = std::fs::remove_file(&npz);
+    }
+    let _ = std::fs::remove_file(&pq);
+}
+
 #[cfg(feature = "parquet")]
 fn parquet_cases(reps: usize, w2: &Path, dir: &Path, ours: &mut Vec<(&'static str, Duration)>) {
+    use npy_serde::arrow::parquet::{ParquetReader, ParquetWriter};
+    use npy_serde::arrow::NpyBatchWriter;
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     use parquet::arrow::ArrowWriter;
     use parquet::basic::Compression;
     use parquet::file::properties::WriterProperties;
-    for (name, c) in [
-        ("to parquet, uncompressed", Compression::UNCOMPRESSED),
-        ("to parquet, snappy", Compression::SNAPPY),
+    for (name, serial, c) in [
+        (
+            "to parquet, uncompressed",
+            "to parquet, uncompressed, ArrowWriter",
+            Compression::UNCOMPRESSED,
+        ),
+        (
+            "to parquet, snappy",
+            "to parquet, snappy, ArrowWriter",
+            Compression::SNAPPY,
+        ),
     ] {
-        let out = dir.join(format!("{name}.parquet"));
+        let props = || WriterProperties::builder().set_compression(c).build();
+        // The parquet crate's own writer: a row group's columns encoded one after the other.
+        let out = dir.join(format!("{name}.serial.parquet"));
         let d = time(reps, || {
             let r = NpyBatchReader::open(w2).unwrap();
-            let props = WriterProperties::builder().set_compression(c).build();
             let mut w = ArrowWriter::try_new(
                 File::create(&out).unwrap(),
                 r.schema_ref().clone(),
-                Some(props),
+                Some(props()),
             )
             .unwrap();
             for b in r {
@@ -213,15 +311,40 @@ fn parquet_cases(reps: usize, w2: &Path, dir: &Path, ours: &mut Vec<(&'static st
             }
             w.close().unwrap();
         });
+        ours.push((serial, d));
+        let _ = std::fs::remove_file(&out);
+        // What `npy convert` uses: the columns on all cores.
+        let out = dir.join(format!("{name}.parquet"));
+        let d = time(reps, || {
+            let r = NpyBatchReader::open(w2).unwrap();
+            let f = BufWriter::with_capacity(1 << 20, File::create(&out).unwrap());
+            let mut w = ParquetWriter::new(f, r.schema_ref().clone(), Some(props())).unwrap();
+            for b in r {
+                w.write(&b.unwrap()).unwrap();
+            }
+            w.finish().unwrap().flush().unwrap();
+        });
         ours.push((name, d));
     }
     let pq = dir.join("to parquet, uncompressed.parquet");
     let back = dir.join("back.npy");
+    // The parquet crate's reader on one thread, into NpyBatchWriter.
     let d = time(reps, || {
         let b = ParquetRecordBatchReaderBuilder::try_new(File::open(&pq).unwrap()).unwrap();
         let schema = b.schema().clone();
         let r = b.with_batch_size(65_536).build().unwrap();
-        let mut w = npy_serde::arrow::NpyBatchWriter::create(&back, &schema).unwrap();
+        let mut w = NpyBatchWriter::create(&back, &schema).unwrap();
+        for b in r {
+            w.write(&b.unwrap()).unwrap();
+        }
+        w.finish().unwrap();
+    });
+    assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(w2).unwrap());
+    ours.push(("parquet to .npy, one reader thread", d));
+    // What `npy convert` uses: row groups decoded on all cores.
+    let d = time(reps, || {
+        let r = ParquetReader::open(&pq, 65_536).unwrap();
+        let mut w = NpyBatchWriter::create(&back, r.schema_ref()).unwrap();
         for b in r {
             w.write(&b.unwrap()).unwrap();
         }

@@ -367,3 +367,47 @@ assert a['x'].tolist() == [1, 0]
         &[&base],
     );
 }
+
+/// A table (Parquet, Arrow IPC) into an `.npz` member: `OUT.npz:KEY`, or `OUT.npz` (the key
+/// is the input's stem). The member is the `.npy` the table converts to, byte for byte; with
+/// `NPY_PYTHON`, `np.load` reads it equal to the source array. A `.npy` input with `:KEY` is a
+/// usage error (an archive output keeps the input's member names).
+#[test]
+fn tables_into_npz_members() {
+    let dir = Dir::new("npz-member");
+    let src = fixtures().join("npy/rec_w2_le.npy").display().to_string();
+    let pq = dir.join("w2.parquet");
+    let ipc = dir.join("w2.arrow");
+    ok(&["convert", &src, &pq]);
+    ok(&["convert", &src, &ipc]);
+    let npz = dir.join("t.npz");
+    ok(&["convert", &pq, &format!("{npz}:recs")]);
+    let back = dir.join("recs.npy");
+    ok(&["convert", &format!("{npz}:recs"), &back]);
+    assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&back).unwrap());
+    // The key from the input's stem; an IPC input.
+    let npz2 = dir.join("u.npz");
+    ok(&["convert", &ipc, &npz2]);
+    let back2 = dir.join("w2.npy");
+    ok(&["convert", &format!("{npz2}:w2"), &back2]);
+    assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&back2).unwrap());
+    // A .npy input names no member.
+    let bad = npy(&["convert", &src, &format!("{}:k", dir.join("v.npz"))]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(!Path::new(&dir.join("v.npz")).exists());
+    if python().is_some() {
+        run_py(
+            r#"
+import sys, numpy as np
+a = np.load(sys.argv[1])
+z = np.load(sys.argv[2])
+assert z.files == ['recs'], z.files
+b = z['recs']
+assert b.dtype == a.dtype and b.shape == a.shape, (b.dtype, b.shape)
+assert b.tobytes() == a.tobytes()
+assert np.load(sys.argv[3]).files == ['w2']
+"#,
+            &[&src, &npz, &npz2],
+        );
+    }
+}

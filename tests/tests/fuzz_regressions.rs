@@ -190,3 +190,47 @@ fn writers_target_on_fixed_inputs() {
     }
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
+
+/// `fuzz-regressions/arrow-1.bin` (a `'<U3'` array of 6 declared over 46 data bytes, record 1
+/// holding the code unit 0x610000): libFuzzer's crash was the `arrow` target requiring the
+/// slice and the chunked reader to fail with the same error code. It replays on stable through
+/// the very function the target calls (above), and passes there because the target's oracle
+/// was relaxed in the commit that added the file: a slice's size is checked before any value
+/// is decoded (end of input), while the reader decodes the records that arrived and meets the
+/// bad code point first. Checked here as such, so that the replay keeps exercising the path
+/// that was found (with the target's batch size and 7-byte chunks).
+#[cfg(feature = "arrow")]
+#[test]
+fn arrow_1_slice_and_chunked_reader_fail_differently() {
+    use npy_serde::arrow::{BatchReaderBuilder, NpyBatchReader};
+    let bytes = std::fs::read(fixtures_dir().join("fuzz-regressions/arrow-1.bin")).unwrap();
+    let rb = npy_serde::ReaderBuilder::new()
+        .max_empty_items(1 << 10)
+        .max_data_size(1 << 20);
+    let b = BatchReaderBuilder::new()
+        .batch_size(bytes.len() % 4 + 1)
+        .reader_options(rb);
+    let drain = |r: npy_serde::Result<NpyBatchReader<'_>>| -> npy_serde::Error {
+        let mut r = match r {
+            Ok(r) => r,
+            Err(e) => return e,
+        };
+        loop {
+            match r.next_batch() {
+                Ok(Some(_)) => {}
+                Ok(None) => panic!("arrow-1.bin read without an error"),
+                Err(e) => return e,
+            }
+        }
+    };
+    let sliced = drain(b.from_slice(&bytes));
+    assert_eq!(sliced.kind().code(), "unexpected_eof", "{sliced}");
+    let streamed = drain(b.from_reader(fuzzlib::Chunked::new(&bytes, 7)));
+    assert_eq!(streamed.kind().code(), "invalid_value", "{streamed}");
+    let msg = streamed.to_string();
+    assert!(
+        msg.contains("U+610000") && msg.contains("record 1"),
+        "{msg}"
+    );
+    fuzzlib::arrow(&bytes);
+}

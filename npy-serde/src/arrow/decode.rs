@@ -161,15 +161,24 @@ fn gather<U: Swap>(chunk: &[u8], slots: &Slots, swap: bool) -> Result<Vec<U>> {
                 out.extend(it.map(|c| bytemuck::pod_read_unaligned::<U>(&c[..w])));
             }
         }
-        // Rows of contiguous subarray items (`v: ('<f4', (3,))` of a record): one copy per
-        // row, then one swap pass.
+        // Rows of contiguous subarray items (`v: ('<f4', (3,))` of a record): a short run
+        // (a few values) value by value, inlined (a `memcpy` call per row costs more than the
+        // copy); a long one copied per row. Then one swap pass.
         [(n, s), (m, t)] if *t == w && *n > 0 && *m > 0 && *s >= m * w => {
-            out.resize(n * m, U::zeroed());
             let run = m * w;
-            let dst: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
             let src = &chunk[slots.base..];
-            for (d, c) in dst.chunks_exact_mut(run).zip(src.chunks(*s)) {
-                d.copy_from_slice(&c[..run]);
+            out.resize(n * m, U::zeroed());
+            if run <= 64 {
+                for (d, c) in out.chunks_exact_mut(*m).zip(src.chunks(*s)) {
+                    for (v, b) in d.iter_mut().zip(c[..run].chunks_exact(w)) {
+                        *v = bytemuck::pod_read_unaligned::<U>(b);
+                    }
+                }
+            } else {
+                let dst: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
+                for (d, c) in dst.chunks_exact_mut(run).zip(src.chunks(*s)) {
+                    d.copy_from_slice(&c[..run]);
+                }
             }
             if swap {
                 out.iter_mut().for_each(|v| *v = v.swap());

@@ -261,18 +261,40 @@ pub(crate) fn encode(
 /// Copies `W`-byte values from `src` (consecutive) to the positions of `slots` in `out`
 /// (checked by the caller), swapped if `swap`.
 fn scatter<const W: usize>(src: &[u8], out: &mut [u8], slots: &Slots, swap: bool) {
-    let mut vals = src.chunks_exact(W);
-    let _ = slots.each(|p| {
-        let mut v: [u8; W] = vals
-            .next()
-            .and_then(|c| c.try_into().ok())
-            .unwrap_or([0; W]);
+    let put = |d: &mut [u8], v: &[u8]| {
+        let mut v: [u8; W] = v.try_into().expect("W bytes");
         if swap {
             v.reverse();
         }
-        out[p..p + W].copy_from_slice(&v);
-        Ok(())
-    });
+        d[..W].copy_from_slice(&v);
+    };
+    match slots.axes.as_slice() {
+        // A column of a record: one value per row.
+        [(n, s)] if *s >= W => {
+            let dst = &mut out[slots.base..];
+            for (d, v) in dst.chunks_mut(*s).zip(src.chunks_exact(W)).take(*n) {
+                put(d, v);
+            }
+        }
+        // A subarray of a record: a run of values per row.
+        [(n, s), (m, t)] if *t == W && *s >= m * W && *m > 0 => {
+            let dst = &mut out[slots.base..];
+            for (d, run) in dst.chunks_mut(*s).zip(src.chunks_exact(m * W)).take(*n) {
+                for (d, v) in d[..m * W].chunks_exact_mut(W).zip(run.chunks_exact(W)) {
+                    put(d, v);
+                }
+            }
+        }
+        _ => {
+            let mut vals = src.chunks_exact(W);
+            let _ = slots.each(|p| {
+                if let Some(v) = vals.next() {
+                    put(&mut out[p..p + W], v);
+                }
+                Ok(())
+            });
+        }
+    }
 }
 
 /// A null struct or list is an error unless nulls are filled (its values are then written as

@@ -93,6 +93,8 @@
 
 mod decode;
 mod encode;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 mod reader;
 #[cfg(feature = "datafusion")]
 mod rows;

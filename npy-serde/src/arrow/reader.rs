@@ -232,6 +232,8 @@ impl BatchReaderBuilder {
             zero_copy,
             parallel: self.parallel,
             done: false,
+            ahead: Default::default(),
+            ahead_err: None,
         })
     }
 
@@ -338,8 +340,9 @@ trait Blocks: Send {
 impl<R: Read + Send> Blocks for Stream<R> {
     fn next(&mut self, n: usize) -> Result<(&[u8], u64)> {
         let offset = self.block.offset();
+        let bytes = self.block.next(n)?;
         self.left -= (n as u64).min(self.left);
-        Ok((self.block.next(n)?, offset))
+        Ok((bytes, offset))
     }
 
     fn drain(&mut self) -> Result<()> {
@@ -389,6 +392,10 @@ pub struct NpyBatchReader<'a> {
     zero_copy: Option<Buffer>,
     parallel: bool,
     done: bool,
+    /// Batches decoded ahead (on all cores), not yet handed out.
+    ahead: std::collections::VecDeque<RecordBatch>,
+    /// The error met decoding ahead, returned after the batches before it.
+    ahead_err: Option<Error>,
 }
 
 impl std::fmt::Debug for NpyBatchReader<'_> {
@@ -458,6 +465,14 @@ impl<'a> NpyBatchReader<'a> {
     /// The next batch, `None` after the last one (then a streamed reader has read the whole
     /// array, and an `.npz` member has checked its CRC).
     pub fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        if let Some(b) = self.ahead.pop_front() {
+            self.next_row += b.num_rows() as u64;
+            return Ok(Some(b));
+        }
+        if let Some(e) = self.ahead_err.take() {
+            self.done = true;
+            return Err(e);
+        }
         if self.done {
             return Ok(None);
         }
@@ -470,6 +485,11 @@ impl<'a> NpyBatchReader<'a> {
             return Ok(None);
         }
         let rows = (self.batch_rows as u64).min(left) as usize;
+        if let Some(k) = self.batches_ahead(left) {
+            if self.decode_ahead(k) {
+                return self.next_batch();
+            }
+        }
         let result = self.decode_rows(rows);
         if result.is_err() {
             self.done = true;
@@ -477,6 +497,83 @@ impl<'a> NpyBatchReader<'a> {
         let batch = result?;
         self.next_row += rows as u64;
         Ok(Some(batch))
+    }
+
+    /// How many batches to decode at once on all cores: small batches of a C-order array,
+    /// several left, feature `parallel`.
+    fn batches_ahead(&self, left: u64) -> Option<usize> {
+        if !cfg!(feature = "parallel")
+            || !self.parallel
+            || self.zero_copy.is_some()
+            || matches!(self.source, Source::Memory { fortran: true, .. })
+        {
+            return None;
+        }
+        let bytes = self.batch_rows.checked_mul(self.layout.row_bytes)?;
+        if bytes == 0 || bytes > AHEAD_BYTES / 2 {
+            return None;
+        }
+        let batches = left.div_ceil(self.batch_rows as u64);
+        let k = (AHEAD_BYTES / bytes).min(batches as usize);
+        (k >= 2).then_some(k)
+    }
+
+    /// Decodes the next `k` batches at once, their columns on all cores, into `ahead`; an
+    /// error is kept for after the batches before it. False if their bytes are not all there
+    /// (a truncated input: then batch by batch, to the error).
+    fn decode_ahead(&mut self, k: usize) -> bool {
+        let first = self.next_row;
+        let row_bytes = self.layout.row_bytes;
+        let left = self.layout.rows - first;
+        let total = (self.batch_rows as u64 * k as u64).min(left) as usize;
+        let Ok((chunk, offset)) = contiguous(
+            &mut self.source,
+            self.header.data_offset,
+            row_bytes,
+            first,
+            total * row_bytes,
+        ) else {
+            return false;
+        };
+        let at = At {
+            first_elem: first * self.layout.per_row,
+            itemsize: self.layout.elem.itemsize(),
+            offset: Some(offset),
+        };
+        let per = self.batch_rows;
+        let columns = &self.layout.columns;
+        let tasks: Vec<(usize, usize)> = (0..k)
+            .flat_map(|j| self.selected.iter().map(move |&i| (j, i)))
+            .collect();
+        let decode_one = |&(j, i): &(usize, usize)| -> Result<ArrayRef> {
+            let c = &columns[i];
+            let rows = per.min(total - j * per);
+            let slots = Slots {
+                base: c.offset + j * per * row_bytes,
+                axes: vec![(rows, row_bytes)],
+            };
+            decode(&c.node, chunk, &slots, &at, c.field.name())
+        };
+        #[cfg(feature = "parallel")]
+        let arrays: Vec<Result<ArrayRef>> = {
+            use rayon::prelude::*;
+            tasks.par_iter().map(decode_one).collect()
+        };
+        #[cfg(not(feature = "parallel"))]
+        let arrays: Vec<Result<ArrayRef>> = tasks.iter().map(decode_one).collect();
+        let mut arrays = arrays.into_iter();
+        for j in 0..k {
+            let rows = per.min(total - j * per);
+            let cols: Result<Vec<ArrayRef>> = arrays.by_ref().take(self.selected.len()).collect();
+            match cols.and_then(|cols| self.batch(cols, rows)) {
+                Ok(b) => self.ahead.push_back(b),
+                Err(e) => {
+                    self.ahead_err = Some(e);
+                    break;
+                }
+            }
+        }
+        true
     }
 
     fn decode_rows(&mut self, rows: usize) -> Result<RecordBatch> {
@@ -501,22 +598,6 @@ impl<'a> NpyBatchReader<'a> {
             return self.batch(cols, rows);
         }
         let (chunk, offset): (&[u8], Option<u64>) = match &mut self.source {
-            Source::Stream(s) => {
-                let (c, o) = s.next(len)?;
-                (c, Some(o))
-            }
-            Source::Memory {
-                bytes,
-                fortran: false,
-                ..
-            } => {
-                let start = (first as usize) * row_bytes;
-                let data = bytes.get();
-                let c = data.get(start..start + len).ok_or_else(|| {
-                    Error::eof("the array data", (start + len) as u64, data.len() as u64)
-                })?;
-                (c, Some(self.header.data_offset + start as u64))
-            }
             Source::Memory {
                 bytes,
                 fortran: true,
@@ -531,6 +612,16 @@ impl<'a> NpyBatchReader<'a> {
                     scratch,
                 )?;
                 (scratch.as_slice(), None)
+            }
+            _ => {
+                let (c, o) = contiguous(
+                    &mut self.source,
+                    self.header.data_offset,
+                    row_bytes,
+                    first,
+                    len,
+                )?;
+                (c, Some(o))
             }
         };
         let at = At {
@@ -570,6 +661,32 @@ impl<'a> NpyBatchReader<'a> {
         .map_err(arrow_err)
     }
 }
+
+/// The `len` record bytes from row `first` of a C-order source, and their stream offset.
+fn contiguous<'s>(
+    source: &'s mut Source<'_>,
+    data_offset: u64,
+    row_bytes: usize,
+    first: u64,
+    len: usize,
+) -> Result<(&'s [u8], u64)> {
+    match source {
+        Source::Stream(s) => s.next(len),
+        Source::Memory { bytes, .. } => {
+            let start = (first as usize) * row_bytes;
+            let data = bytes.get();
+            let c = data.get(start..start + len).ok_or_else(|| {
+                Error::eof("the array data", (start + len) as u64, data.len() as u64)
+            })?;
+            Ok((c, data_offset + start as u64))
+        }
+    }
+}
+
+/// Small batches are decoded this many record bytes at a time (several batches at once), their
+/// columns on all cores; a batch of at least half of it is decoded alone. Small enough that
+/// each core's share stays in its cache (4 MiB at once took 1.5x the CPU time on W2).
+const AHEAD_BYTES: usize = 1 << 20;
 
 /// Batches with at least this many record bytes decode their columns on all cores.
 #[cfg(feature = "parallel")]

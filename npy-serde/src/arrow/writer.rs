@@ -203,32 +203,42 @@ impl<W: Write + Seek> NpyBatchWriter<W> {
         let len = rows
             .checked_mul(row_bytes)
             .ok_or_else(|| Error::overflow("a batch's bytes"))?;
-        self.scratch.clear();
+        // Not cleared between batches: every batch writes every value byte of its rows, and
+        // padding is never written, so it stays zero from when the buffer grew.
         self.scratch.resize(len, 0);
-        let at = At {
-            first_elem: self.rows * t.layout.per_row,
-            itemsize: t.layout.elem.itemsize(),
-            offset: None,
-        };
+        let first_elem = self.rows * t.layout.per_row;
         let nulls = Nulls {
             fill: self.opts.fill_nulls,
         };
-        for (c, &i) in t.layout.columns.iter().zip(&t.cols) {
-            let slots = Slots {
-                base: c.offset,
-                axes: vec![(rows, row_bytes)],
+        let encode_rows = |first: usize, out: &mut [u8]| -> Result<()> {
+            let rows = match out.len().checked_div(row_bytes) {
+                Some(r) => r,
+                // Zero-size records: one run of every row.
+                None => batch.num_rows(),
             };
-            let name = self.schema.field(i).name();
-            encode(
-                &c.node,
-                batch.column(i),
-                &mut self.scratch,
-                &slots,
-                &at,
-                name,
-                nulls,
-            )?;
-        }
+            let part;
+            let batch = if first == 0 && rows == batch.num_rows() {
+                batch
+            } else {
+                part = batch.slice(first, rows);
+                &part
+            };
+            let at = At {
+                first_elem: first_elem + first as u64 * t.layout.per_row,
+                itemsize: t.layout.elem.itemsize(),
+                offset: None,
+            };
+            for (c, &i) in t.layout.columns.iter().zip(&t.cols) {
+                let slots = Slots {
+                    base: c.offset,
+                    axes: vec![(rows, row_bytes)],
+                };
+                let name = self.schema.field(i).name();
+                encode(&c.node, batch.column(i), out, &slots, &at, name, nulls)?;
+            }
+            Ok(())
+        };
+        encode_parts(&mut self.scratch, row_bytes, &encode_rows)?;
         match &mut self.state {
             State::Stream(w) => w.write_raw_records(&self.scratch, rows as u64)?,
             State::Scalar { bytes, .. } => {
@@ -258,7 +268,14 @@ impl<W: Write + Seek> NpyBatchWriter<W> {
             State::Scalar { inner, bytes: None }
         } else {
             let inner_shape = target.layout.shape[1..].to_vec();
-            let row = DType::array(target.layout.elem.clone(), inner_shape)?;
+            let elem = target.layout.elem.clone();
+            let row = if elem.itemsize() == 0 && !inner_shape.is_empty() {
+                // The rows of an N-d array of a zero-size dtype (`'<U0'` of shape (0, 0)): a
+                // subarray no descr could spell, only ever folded into the header's shape.
+                DType::Array(Box::new(elem), inner_shape)
+            } else {
+                DType::array(elem, inner_shape)?
+            };
             let mut wb = WriterBuilder::new().dtype(row);
             if let Some(v) = self.opts.version {
                 wb = wb.version(v);
@@ -290,6 +307,39 @@ impl<W: Write + Seek> NpyBatchWriter<W> {
             State::Pending(_) | State::Done => Err(Error::write("the writer is finished")),
         }
     }
+}
+
+/// Batches with at least this many record bytes are encoded on all cores (in runs of rows).
+#[cfg(feature = "parallel")]
+const PARALLEL_BYTES: usize = 1 << 20;
+
+/// Runs `encode_rows(first row, its bytes)` over `out` (whole rows of `row_bytes`): in runs of
+/// rows on all cores for a large batch (feature `parallel`), else at once. The error of the
+/// first failing run is returned, as a serial pass would.
+fn encode_parts(
+    out: &mut [u8],
+    row_bytes: usize,
+    encode_rows: &(dyn Fn(usize, &mut [u8]) -> Result<()> + Sync),
+) -> Result<()> {
+    #[cfg(feature = "parallel")]
+    if out.len() >= PARALLEL_BYTES && row_bytes > 0 {
+        use rayon::prelude::*;
+        let threads = rayon::current_num_threads().max(1);
+        let rows = out.len() / row_bytes;
+        // A few runs per thread (load balance), each at least half of PARALLEL_BYTES.
+        let per = rows
+            .div_ceil(threads * 4)
+            .max((PARALLEL_BYTES / 2).div_ceil(row_bytes))
+            .max(1);
+        let results: Vec<Result<()>> = out
+            .par_chunks_mut(per * row_bytes)
+            .enumerate()
+            .map(|(k, part)| encode_rows(k * per, part))
+            .collect();
+        return results.into_iter().collect();
+    }
+    let _ = row_bytes;
+    encode_rows(0, out)
 }
 
 /// Parses a shape tuple as the reader writes it: `()`, `(3,)`, `(2, 4)`.

@@ -62,6 +62,16 @@ pub struct Options {
 
 /// `npy convert`.
 pub fn run(g: &Global, o: &Options) -> CliResult {
+    if npz_member_output(&o.output).is_some() {
+        if !is_table_name(&o.input) {
+            return Err(Failure::usage(format!(
+                "{}: OUT.npz:KEY names the member a table (.parquet, .arrow) is written to; \
+                 a .npy or .npz input keeps its member names (convert IN OUT.npz)",
+                o.output
+            )));
+        }
+        return tables(g, o, Target::Npz);
+    }
     let target = match o.to {
         Some(t) => t,
         None => target_from_name(&o.output)?,
@@ -176,6 +186,13 @@ fn tables(_: &Global, o: &Options, _: Target) -> CliResult {
          `cargo install npy-serde --features cli,parquet`",
         o.input, o.output
     )))
+}
+
+/// `ARCHIVE.npz:KEY` as an output: the archive's path and the member's key.
+pub(crate) fn npz_member_output(out: &str) -> Option<(&str, &str)> {
+    let i = out.to_ascii_lowercase().find(".npz:")?;
+    let (archive, key) = (&out[..i + 4], &out[i + 5..]);
+    (!key.is_empty()).then_some((archive, key))
 }
 
 /// The temporary file an output is written to before it is renamed over `target`: beside it
@@ -559,6 +576,14 @@ mod tests {
         let mut none = Vec::new();
         swap_plan(&dt, ByteOrder::Little, 0, &mut none);
         assert!(none.is_empty());
+    }
+
+    #[test]
+    fn npz_member_outputs() {
+        assert_eq!(npz_member_output("a/t.npz:x"), Some(("a/t.npz", "x")));
+        assert_eq!(npz_member_output("T.NPZ:a:b"), Some(("T.NPZ", "a:b")));
+        assert_eq!(npz_member_output("t.npz"), None);
+        assert_eq!(npz_member_output("t.npz:"), None);
     }
 
     #[test]

@@ -78,6 +78,8 @@ convert IN OUT: without options, for any file numpy.save wrote, OUT is byte-iden
   (the header is rewritten exactly as numpy.save writes it).
 convert IN OUT.npz [--align]: an archive of IN's members (or of IN.npy, as member IN.npy),
   copied with their compression; --align puts each stored member's data at a multiple of 64.
+convert TABLE OUT.npz[:KEY]: a .parquet or .arrow table as the .npy member KEY of a new
+  archive (default: TABLE's file stem), streamed through a temporary file.
 
 check FILE...: one line `FILE: message` on stdout per bad file, nothing for good files
   (`FILE: ok` with -v); exit status 1 if any file is bad.";
@@ -163,7 +165,8 @@ enum Command {
     Convert {
         /// The input .npy file, .npz archive (with --member) or ARCHIVE:KEY.
         input: String,
-        /// The output file: .npy, .json or .csv (or `-` for stdout, with --to).
+        /// The output file: .npy, .json, .csv, .npz, .parquet or .arrow (or `-` for stdout, with
+        /// --to); for a table input, OUT.npz:KEY names the archive member.
         output: String,
         /// The member of an .npz input to convert.
         #[arg(long, value_name = "KEY")]

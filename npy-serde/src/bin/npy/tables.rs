@@ -53,7 +53,7 @@ pub fn run(g: &Global, o: &Options, target: Target) -> CliResult {
         }
         let reader = arrow_ipc::reader::FileReader::try_new_buffered(file, None)
             .map_err(|e| Failure::file(input, e))?;
-        let widths = if target == Target::Npy {
+        let widths = if matches!(target, Target::Npy | Target::Npz) {
             let f = File::open(input).map_err(|e| Failure::file(input, e))?;
             let again = arrow_ipc::reader::FileReader::try_new_buffered(f, None)
                 .map_err(|e| Failure::file(input, e))?;
@@ -110,12 +110,12 @@ fn parquet_in(file: File, o: &Options, target: Target) -> CliResult {
             .map_err(|e| Failure::file(input, e))
             .map(|b| b.with_batch_size(npy_serde::arrow::DEFAULT_BATCH_SIZE))
     };
-    let b = open(file)?;
-    let rows = b.metadata().file_metadata().num_rows().max(0) as u64;
-    let widths = if target == Target::Npy {
+    let b2 = open(file)?;
+    // The file's Arrow schema, with its metadata (the batches' own schemas have none).
+    let schema = b2.schema().clone();
+    let rows = b2.metadata().file_metadata().num_rows().max(0) as u64;
+    let widths = if matches!(target, Target::Npy | Target::Npz) {
         // A first pass over the string columns only: their width is the widest value.
-        let b2 = open(File::open(input).map_err(|e| Failure::file(input, e))?)?;
-        let schema = b2.schema().clone();
         let strings: Vec<usize> = schema
             .fields()
             .iter()
@@ -136,9 +136,9 @@ fn parquet_in(file: File, o: &Options, target: Target) -> CliResult {
     } else {
         HashMap::new()
     };
-    // The file's Arrow schema, with its metadata (the reader's own schema has none).
-    let schema = b.schema().clone();
-    let reader = b.build().map_err(|e| Failure::file(input, e))?;
+    // Row groups decoded on all cores, in batches of about 2 MiB of values.
+    let reader = npy_serde::arrow::parquet::ParquetReader::open(input, parquet_batch_rows(&schema))
+        .map_err(|e| Failure::file(input, e))?;
     write_out(
         reader,
         Some(schema),
@@ -147,6 +147,22 @@ fn parquet_in(file: File, o: &Options, target: Target) -> CliResult {
         target,
         widths,
     )
+}
+
+/// Rows per batch read from Parquet: about 2 MiB of fixed-width values (strings counted as
+/// 16 bytes), at least 1024 and at most 65536 rows.
+#[cfg(feature = "parquet")]
+fn parquet_batch_rows(schema: &Schema) -> usize {
+    fn width(dt: &DataType) -> usize {
+        match dt {
+            DataType::FixedSizeList(f, n) => width(f.data_type()) * (*n).max(0) as usize,
+            DataType::Struct(fs) => fs.iter().map(|f| width(f.data_type())).sum(),
+            DataType::FixedSizeBinary(n) => (*n).max(0) as usize,
+            dt => dt.primitive_width().unwrap_or(16),
+        }
+    }
+    let row: usize = schema.fields().iter().map(|f| width(f.data_type())).sum();
+    ((2 << 20) / row.max(1)).clamp(1024, 65_536)
 }
 
 #[cfg(not(feature = "parquet"))]
@@ -306,7 +322,12 @@ fn write_out<R: RecordBatchReader>(
 ) -> CliResult {
     let schema: SchemaRef = schema.unwrap_or_else(|| reader.schema());
     let input = o.input.as_str();
-    let output = o.output.as_str();
+    let (output, _) = npz_target(o);
+    let output = if target == Target::Npz {
+        output
+    } else {
+        o.output.as_str()
+    };
     let read_err = |e: ArrowError| match e {
         ArrowError::ExternalError(inner) => match inner.downcast::<npy_serde::Error>() {
             Ok(e) => Failure::file(input, e),
@@ -347,9 +368,26 @@ fn write_out<R: RecordBatchReader>(
         }
         Target::Parquet => parquet_out(reader, &schema, file, &progress, o, read_err)?,
         Target::Npz => {
-            return Err(Failure::usage(
-                "an .npz from a table: convert the table to .npy first, then the .npy to .npz",
-            ))
+            let (_, key) = npz_target(o);
+            let mut wb = BatchWriterBuilder::new().fill_nulls(o.fill_nulls);
+            for (name, w) in &widths {
+                wb = wb.string_width(name, *w);
+            }
+            let mut npz = npy_serde::NpzWriter::new(file);
+            let failed = std::cell::RefCell::new(None);
+            let counted = Counted {
+                reader,
+                progress: &progress,
+                failed: &failed,
+                read_err: &read_err,
+            };
+            let written = npy_serde::arrow::write_npz_member(&mut npz, &key, counted, &wb);
+            if let Some(f) = failed.into_inner() {
+                return Err(f);
+            }
+            written.map_err(|e| Failure::file(input, format!("cannot write {output}: {e}")))?;
+            let f = npz.finish().map_err(|e| Failure::file(output, e))?;
+            finish_file(f, output)?;
         }
         Target::Json | Target::Csv => {
             return Err(Failure::usage(
@@ -367,6 +405,54 @@ pub fn write_query<R: RecordBatchReader>(reader: R, o: &Options, target: Target)
     write_out(reader, None, Progress::none(), o, target, HashMap::new())
 }
 
+/// The archive and member key of an `.npz` output: `OUT.npz:KEY`, or `OUT.npz` with the
+/// input's file stem as the key.
+fn npz_target(o: &Options) -> (&str, String) {
+    match crate::convert::npz_member_output(&o.output) {
+        Some((archive, key)) => (archive, key.to_string()),
+        None => {
+            let stem = Path::new(&o.input)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "arr_0".into());
+            (o.output.as_str(), stem)
+        }
+    }
+}
+
+/// A batch reader that moves the progress bar and keeps the first read error as the input's
+/// failure (the writer then stops with an error of its own).
+struct Counted<'a, R, F> {
+    reader: R,
+    progress: &'a Progress,
+    failed: &'a std::cell::RefCell<Option<Failure>>,
+    read_err: &'a F,
+}
+
+impl<R: RecordBatchReader, F: Fn(ArrowError) -> Failure> Iterator for Counted<'_, R, F> {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.reader.next()? {
+            Ok(b) => {
+                self.progress.add(b.num_rows());
+                Some(Ok(b))
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                self.failed.replace(Some((self.read_err)(e)));
+                Some(Err(ArrowError::ExternalError(msg.into())))
+            }
+        }
+    }
+}
+
+impl<R: RecordBatchReader, F: Fn(ArrowError) -> Failure> RecordBatchReader for Counted<'_, R, F> {
+    fn schema(&self) -> SchemaRef {
+        self.reader.schema()
+    }
+}
+
 fn finish_file(mut f: BufWriter<File>, output: &str) -> CliResult {
     f.flush().map_err(|e| Failure::write(output, e))?;
     let _ = f.stream_position();
@@ -382,7 +468,6 @@ fn parquet_out<R: RecordBatchReader>(
     o: &Options,
     read_err: impl Fn(ArrowError) -> Failure,
 ) -> CliResult {
-    use parquet::arrow::ArrowWriter;
     use parquet::basic::{Compression, ZstdLevel};
     use parquet::file::properties::WriterProperties;
     let output = o.output.as_str();
@@ -411,14 +496,19 @@ fn parquet_out<R: RecordBatchReader>(
     if let Some(n) = o.row_group_size {
         props = props.set_max_row_group_row_count(Some(n.max(1)));
     }
-    let mut w = ArrowWriter::try_new(file, SchemaRef::new(schema.clone()), Some(props.build()))
-        .map_err(|e| Failure::file(output, e))?;
+    // Each row group's columns encoded on all cores while the next batch is read.
+    let mut w = npy_serde::arrow::parquet::ParquetWriter::new(
+        file,
+        SchemaRef::new(schema.clone()),
+        Some(props.build()),
+    )
+    .map_err(|e| Failure::file(output, e))?;
     for b in reader {
         let b = b.map_err(&read_err)?;
         w.write(&b).map_err(|e| Failure::file(output, e))?;
         progress.add(b.num_rows());
     }
-    let f = w.into_inner().map_err(|e| Failure::file(output, e))?;
+    let f = w.finish().map_err(|e| Failure::file(output, e))?;
     finish_file(f, output)
 }
 
