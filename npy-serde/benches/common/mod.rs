@@ -33,3 +33,28 @@ pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
 }
+
+/// Writes W2 (`[('id','<i8'),('x','<f8'),('y','<f4'),('flag','u1'),('v','<f4',(3,))]`) with `n`
+/// records to `path`: id i, x i/2, y i, flag i % 251, v (i, i+1, i+2).
+pub fn write_w2(path: &std::path::Path, n: u64) {
+    use std::io::Write;
+    let header = npy_serde::Header::new(
+        "[('id','<i8'),('x','<f8'),('y','<f4'),('flag','u1'),('v','<f4',(3,))]"
+            .parse()
+            .unwrap(),
+        vec![n],
+    );
+    let file = std::fs::File::create(path).unwrap();
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+    w.write_all(&header.to_bytes().unwrap()).unwrap();
+    for i in 0..n {
+        w.write_all(&(i as i64).to_le_bytes()).unwrap();
+        w.write_all(&(i as f64 * 0.5).to_le_bytes()).unwrap();
+        w.write_all(&(i as f32).to_le_bytes()).unwrap();
+        w.write_all(&[(i % 251) as u8]).unwrap();
+        for k in 0..3 {
+            w.write_all(&((i + k) as f32).to_le_bytes()).unwrap();
+        }
+    }
+    w.flush().unwrap();
+}
