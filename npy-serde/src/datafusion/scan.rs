@@ -74,15 +74,15 @@ impl FileSource for NpySource {
     ) -> DfResult<Arc<dyn FileOpener>> {
         let file_schema = self.table_schema.file_schema();
         let indices = self.projection.file_indices.clone();
-        let opener = NpyOpener {
+        let opener = NpyOpener(Arc::new(Parts {
             store: object_store,
             options: self.options.clone(),
             table: file_schema.clone(),
             projected: Arc::new(file_schema.project(&indices)?),
             indices,
-            batch_size: self.batch_size,
+            batch_size: self.batch_size.max(1),
             limit: base_config.limit,
-        };
+        }));
         ProjectionOpener::try_new(self.projection.clone(), Arc::new(opener), file_schema)
     }
 
@@ -136,7 +136,10 @@ impl FileSource for NpySource {
 }
 
 /// Opens one file (or one byte range of it) of a scan.
-struct NpyOpener {
+struct NpyOpener(Arc<Parts>);
+
+/// What every file of a scan is read with.
+struct Parts {
     store: Arc<dyn ObjectStore>,
     options: NpyReadOptions,
     /// The table's columns (every file has them).
@@ -151,13 +154,7 @@ struct NpyOpener {
 impl FileOpener for NpyOpener {
     fn open(&self, file: PartitionedFile) -> DfResult<FileOpenFuture> {
         let scan = Scan {
-            store: self.store.clone(),
-            options: self.options.clone(),
-            table: self.table.clone(),
-            indices: self.indices.clone(),
-            projected: self.projected.clone(),
-            batch_size: self.batch_size.max(1),
-            limit: self.limit,
+            parts: self.0.clone(),
             meta: file.object_meta,
             range: file.range.map(|r| {
                 (
@@ -175,21 +172,23 @@ impl FileOpener for NpyOpener {
     }
 }
 
-/// What one opened file needs, owned by its stream.
+/// One opened file (or range of it), owned by its stream.
 struct Scan {
-    store: Arc<dyn ObjectStore>,
-    options: NpyReadOptions,
-    table: SchemaRef,
-    indices: Vec<usize>,
-    projected: SchemaRef,
-    batch_size: usize,
-    limit: Option<usize>,
+    parts: Arc<Parts>,
     meta: ObjectMeta,
     /// The partition's byte range of the file (`None`: the whole file).
     range: Option<(u64, u64)>,
 }
 
 type Batches = BoxStream<'static, DfResult<RecordBatch>>;
+
+impl std::ops::Deref for Scan {
+    type Target = Parts;
+
+    fn deref(&self) -> &Parts {
+        &self.parts
+    }
+}
 
 impl Scan {
     /// Checks the file's columns against the table's, and its sizes against the limits and
@@ -258,12 +257,9 @@ impl Scan {
             .step_by(usize::try_from(per_batch).unwrap_or(usize::MAX))
             .map(|first| (first, per_batch.min(hi - first)))
             .collect();
-        let Scan {
-            store,
-            meta,
-            projected,
-            ..
-        } = self;
+        let store = self.store.clone();
+        let projected = self.projected.clone();
+        let meta = self.meta.clone();
         let decoder = Arc::new(decoder);
         let stream = stream::iter(chunks)
             .map(move |(first, n)| {
@@ -364,7 +360,7 @@ impl Scan {
 
     /// The batches of a reader held in memory, retagged with the table's schema.
     fn forward(self, mut reader: crate::arrow::NpyBatchReader<'static>) -> Batches {
-        let projected = self.projected;
+        let projected = self.projected.clone();
         let meta = self.meta;
         let batches = std::iter::from_fn(move || reader.next_batch().transpose());
         stream::iter(batches.map(move |b| retag(&projected, b?)))
