@@ -5,6 +5,7 @@
 #![cfg(feature = "datafusion")]
 
 use std::ffi::OsStr;
+use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, RecordBatch};
 use datafusion::arrow::util::display::array_value_to_string;
@@ -491,4 +492,39 @@ fn truncated_and_hostile_files_fail_the_query_with_this_crates_message() {
         .unwrap();
     let err = sql_err(&ctx, &rt, "SELECT sum(id) FROM l");
     assert!(err.contains("ok.npy") && err.contains("data size"), "{err}");
+}
+
+#[test]
+fn tables_in_an_in_memory_object_store() {
+    use datafusion::object_store::{
+        memory::InMemory, path::Path as ObjPath, ObjectStoreExt, PutPayload,
+    };
+    let store = Arc::new(InMemory::new());
+    let rt = rt();
+    let mut all = Vec::new();
+    for k in 0..3i64 {
+        let recs: Vec<Obs> = (k * 400..k * 400 + 400).map(obs).collect();
+        let bytes = npy_serde::to_vec(&recs).unwrap();
+        let path = ObjPath::from(format!("shards/s{k}.npy"));
+        rt.block_on(store.put(&path, PutPayload::from(bytes)))
+            .unwrap();
+        all.extend(recs);
+    }
+    let ctx = ctx(4);
+    let url = datafusion::execution::object_store::ObjectStoreUrl::parse("memory://").unwrap();
+    ctx.register_object_store(url.as_ref(), store);
+    rt.block_on(ctx.register_npy("t", "memory:///shards/", NpyReadOptions::new()))
+        .unwrap();
+    let got = sql(
+        &ctx,
+        &rt,
+        "SELECT count(*), sum(id), max(x) FROM t WHERE flag = 3",
+    );
+    let sel: Vec<&Obs> = all.iter().filter(|o| o.flag == 3).collect();
+    assert_eq!(got[0][0], sel.len().to_string());
+    assert_eq!(got[0][1], sel.iter().map(|o| o.id).sum::<i64>().to_string());
+    assert!(close(
+        &got[0][2],
+        sel.iter().map(|o| o.x).fold(f64::MIN, f64::max)
+    ));
 }
