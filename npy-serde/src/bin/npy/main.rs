@@ -222,7 +222,7 @@ enum Command {
         /// Write the result to a .npy, .parquet or .arrow file instead, streamed.
         #[arg(short = 'o', long = "output", value_name = "OUT")]
         output: Option<String>,
-        /// Parquet output: none, snappy (default) or zstd[:LEVEL].
+        /// Parquet output: none, snappy (default), zstd or zstd:LEVEL.
         #[arg(long, value_name = "CODEC", requires = "output")]
         compression: Option<String>,
         /// Parquet output: rows per row group.
