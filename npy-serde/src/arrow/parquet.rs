@@ -7,7 +7,8 @@
 //!   file is the one `ArrowWriter` writes with the same properties (same schema, metadata, row
 //!   groups, pages).
 //! - [`ParquetReader`]: a Parquet file's batches in file order, its row groups decoded on
-//!   worker threads (each with its own file handle), a few batches ahead of the caller.
+//!   worker threads (each with its own file handle; one core fewer than there are, the last
+//!   left to the caller), a few batches ahead of the caller.
 //!
 //! Memory: the writer holds one row group's encoded pages (as `ArrowWriter` does) plus at
 //! most [`QUEUED_BATCHES`] batches waiting to be encoded; the reader at most
@@ -433,7 +434,9 @@ impl ParquetReader {
         let schema = meta.schema().clone();
         let rows = meta.metadata().file_metadata().num_rows().max(0) as u64;
         let groups = meta.metadata().num_row_groups();
-        let k = workers_for(groups);
+        // One core is left to the caller, which consumes the batches (encoding them into a
+        // `.npy` takes about half as long as decoding them): more workers only contend with it.
+        let k = workers_for(groups + 1).saturating_sub(1).max(1);
         let mut workers = Vec::with_capacity(k);
         let mut threads = Vec::with_capacity(k);
         for w in 0..k {
