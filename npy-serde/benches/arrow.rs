@@ -263,6 +263,8 @@ fn memory_cases(w2: &Path, dir: &Path) {
 
 /// One round of our cases, each timed once after a warm-up run.
 fn round(w2: &Path, dir: &Path, map: &Arc<MmapArray>) -> Vec<(&'static str, Duration)> {
+    #[cfg(not(feature = "parquet"))]
+    let _ = dir;
     let mut ours: Vec<(&'static str, Duration)> = Vec::new();
     let all = time(1, || drain(NpyBatchReader::open(w2).unwrap()));
     ours.push(("batches, all columns (open)", all));

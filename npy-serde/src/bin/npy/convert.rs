@@ -50,10 +50,10 @@ pub struct Options {
     /// `--align`: stored members of an `.npz` output at 64-byte boundaries.
     pub align: bool,
     /// `--compression` (Parquet output).
-    #[cfg_attr(not(feature = "arrow"), allow(dead_code))] // read by `tables`
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))] // read by `tables`
     pub compression: Option<String>,
     /// `--row-group-size` (Parquet output).
-    #[cfg_attr(not(feature = "arrow"), allow(dead_code))] // read by `tables`
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))] // read by `tables`
     pub row_group_size: Option<usize>,
     /// `--fill-nulls` (.npy output from a table).
     #[cfg_attr(not(feature = "arrow"), allow(dead_code))] // read by `tables`
