@@ -169,9 +169,16 @@ fn gather<U: Swap>(chunk: &[u8], slots: &Slots, swap: bool) -> Result<Vec<U>> {
             let src = &chunk[slots.base..];
             out.resize(n * m, U::zeroed());
             if run <= 64 {
-                for (d, c) in out.chunks_exact_mut(*m).zip(src.chunks(*s)) {
-                    for (v, b) in d.iter_mut().zip(c[..run].chunks_exact(w)) {
-                        *v = bytemuck::pod_read_unaligned::<U>(b);
+                match m {
+                    2 => runs_of::<U, 2>(&mut out, src, *s),
+                    3 => runs_of::<U, 3>(&mut out, src, *s),
+                    4 => runs_of::<U, 4>(&mut out, src, *s),
+                    _ => {
+                        for (d, c) in out.chunks_exact_mut(*m).zip(src.chunks(*s)) {
+                            for (v, b) in d.iter_mut().zip(c[..run].chunks_exact(w)) {
+                                *v = bytemuck::pod_read_unaligned::<U>(b);
+                            }
+                        }
                     }
                 }
             } else {
@@ -191,6 +198,19 @@ fn gather<U: Swap>(chunk: &[u8], slots: &Slots, swap: bool) -> Result<Vec<U>> {
         })?,
     }
     Ok(out)
+}
+
+/// Rows of `M` contiguous values (a short subarray) from rows `stride` bytes apart into `out`
+/// (`M` values per row), with the run length known at compile time: no loop per row.
+#[inline(always)]
+fn runs_of<U: Swap, const M: usize>(out: &mut [U], src: &[u8], stride: usize) {
+    let w = std::mem::size_of::<U>();
+    for (d, c) in out.chunks_exact_mut(M).zip(src.chunks(stride)) {
+        let c = &c[..M * w];
+        for k in 0..M {
+            d[k] = bytemuck::pod_read_unaligned::<U>(&c[k * w..(k + 1) * w]);
+        }
+    }
 }
 
 fn prim<T: ArrowPrimitiveType, U: ArrowNativeType>(

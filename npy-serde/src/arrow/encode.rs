@@ -261,27 +261,43 @@ pub(crate) fn encode(
 /// Copies `W`-byte values from `src` (consecutive) to the positions of `slots` in `out`
 /// (checked by the caller), swapped if `swap`.
 fn scatter<const W: usize>(src: &[u8], out: &mut [u8], slots: &Slots, swap: bool) {
-    let put = |d: &mut [u8], v: &[u8]| {
+    if swap {
+        scatter_as::<W, true>(src, out, slots);
+    } else {
+        scatter_as::<W, false>(src, out, slots);
+    }
+}
+
+/// [`scatter`] with the swap known at compile time: a value is one load and one store.
+#[inline(always)]
+fn scatter_as<const W: usize, const SWAP: bool>(src: &[u8], out: &mut [u8], slots: &Slots) {
+    #[inline(always)]
+    fn put<const W: usize, const SWAP: bool>(d: &mut [u8], v: &[u8]) {
         let mut v: [u8; W] = v.try_into().expect("W bytes");
-        if swap {
+        if SWAP {
             v.reverse();
         }
         d[..W].copy_from_slice(&v);
-    };
+    }
     match slots.axes.as_slice() {
         // A column of a record: one value per row.
         [(n, s)] if *s >= W => {
             let dst = &mut out[slots.base..];
             for (d, v) in dst.chunks_mut(*s).zip(src.chunks_exact(W)).take(*n) {
-                put(d, v);
+                put::<W, SWAP>(d, v);
             }
         }
         // A subarray of a record: a run of values per row.
         [(n, s), (m, t)] if *t == W && *s >= m * W && *m > 0 => {
             let dst = &mut out[slots.base..];
             for (d, run) in dst.chunks_mut(*s).zip(src.chunks_exact(m * W)).take(*n) {
-                for (d, v) in d[..m * W].chunks_exact_mut(W).zip(run.chunks_exact(W)) {
-                    put(d, v);
+                if SWAP || m * W <= 64 {
+                    // Value by value, inlined: a `memcpy` call per short run costs more.
+                    for (d, v) in d[..m * W].chunks_exact_mut(W).zip(run.chunks_exact(W)) {
+                        put::<W, SWAP>(d, v);
+                    }
+                } else {
+                    d[..m * W].copy_from_slice(run);
                 }
             }
         }
@@ -289,7 +305,7 @@ fn scatter<const W: usize>(src: &[u8], out: &mut [u8], slots: &Slots, swap: bool
             let mut vals = src.chunks_exact(W);
             let _ = slots.each(|p| {
                 if let Some(v) = vals.next() {
-                    put(&mut out[p..p + W], v);
+                    put::<W, SWAP>(&mut out[p..p + W], v);
                 }
                 Ok(())
             });

@@ -7,7 +7,8 @@
 //!   file is the one `ArrowWriter` writes with the same properties (same schema, metadata, row
 //!   groups, pages).
 //! - [`ParquetReader`]: a Parquet file's batches in file order, its row groups decoded on
-//!   worker threads (each with its own file handle), a few batches ahead of the caller.
+//!   worker threads (each with its own file handle; one core fewer than there are, the last
+//!   left to the caller), a few batches ahead of the caller.
 //!
 //! Memory: the writer holds one row group's encoded pages (as `ArrowWriter` does) plus at
 //! most [`QUEUED_BATCHES`] batches waiting to be encoded; the reader at most
@@ -116,7 +117,12 @@ impl Pool {
             let leaf = c.queue.pop_front().expect("a queued leaf");
             let mut writer = c.writer.take().expect("an unclaimed column's writer");
             drop(st);
-            let r = writer.write(&leaf);
+            // A panic in the parquet crate (it should return errors) fails the writer instead
+            // of leaving the column claimed forever.
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| writer.write(&leaf)))
+                .unwrap_or_else(|_| {
+                    Err(ParquetError::General("the column encoder panicked".into()))
+                });
             drop(leaf);
             st = self.lock();
             let c = &mut st.columns[i];
@@ -165,6 +171,9 @@ pub struct ParquetWriter<W: Write + Send> {
     leaves: usize,
     pool: Arc<Pool>,
     threads: Vec<JoinHandle<()>>,
+    /// The error that stopped encoding: every later call fails with it (the row group being
+    /// written lost values, so no file may be completed from it).
+    failed: Option<String>,
 }
 
 impl<W: Write + Send> std::fmt::Debug for ParquetWriter<W> {
@@ -214,18 +223,44 @@ impl<W: Write + Send> ParquetWriter<W> {
             leaves,
             pool,
             threads,
+            failed: None,
         })
+    }
+
+    /// An encoding error, remembered so that the writer fails from then on.
+    fn fail(&mut self, e: ParquetError) -> Error {
+        let e = write_err(e);
+        self.failed = Some(e.to_string());
+        e
+    }
+
+    fn check_failed(&self) -> Result<()> {
+        match &self.failed {
+            Some(msg) => Err(Error::write(format!("an earlier write failed: {msg}"))),
+            None => Ok(()),
+        }
     }
 
     /// Queues the rows of `batch` (columns as the writer's schema) for encoding; returns once
     /// they are queued (a completed row group is written out first).
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.check_failed()?;
         if batch.num_columns() != self.schema.fields().len() {
             return Err(Error::write(format!(
                 "the batch has {} columns but the writer's schema {}",
                 batch.num_columns(),
                 self.schema.fields().len()
             )));
+        }
+        for (f, c) in self.schema.fields().iter().zip(batch.columns()) {
+            if f.data_type() != c.data_type() {
+                return Err(Error::write(format!(
+                    "column `{}` is {} in the batch but {} in the writer's schema",
+                    f.name(),
+                    c.data_type(),
+                    f.data_type()
+                )));
+            }
         }
         let mut start = 0;
         while start < batch.num_rows() {
@@ -277,7 +312,8 @@ impl<W: Write + Send> ParquetWriter<W> {
             st = self.pool.done.wait(st).unwrap_or_else(|p| p.into_inner());
         }
         if let Some(e) = st.error.take() {
-            return Err(write_err(e));
+            drop(st);
+            return Err(self.fail(e));
         }
         for (c, leaf) in st.columns.iter_mut().zip(leaves) {
             c.queue.push_back(leaf);
@@ -298,23 +334,26 @@ impl<W: Write + Send> ParquetWriter<W> {
             st = self.pool.done.wait(st).unwrap_or_else(|p| p.into_inner());
         }
         if let Some(e) = st.error.take() {
-            return Err(write_err(e));
+            drop(st);
+            return Err(self.fail(e));
         }
         let writers: Vec<ArrowColumnWriter> = std::mem::take(&mut st.columns)
             .into_iter()
             .map(|c| c.writer.expect("an idle column's writer"))
             .collect();
         drop(st);
-        let chunks = close_all(writers)?;
-        let file = self
-            .file
-            .as_mut()
-            .ok_or_else(|| Error::write("the writer is finished"))?;
-        let mut rg = file.next_row_group().map_err(write_err)?;
-        for chunk in chunks {
-            chunk.append_to_row_group(&mut rg).map_err(write_err)?;
-        }
-        rg.close().map_err(write_err)?;
+        let written = close_all(writers).and_then(|chunks| {
+            let file = self
+                .file
+                .as_mut()
+                .ok_or_else(|| ParquetError::General("the writer is finished".into()))?;
+            let mut rg = file.next_row_group()?;
+            for chunk in chunks {
+                chunk.append_to_row_group(&mut rg)?;
+            }
+            rg.close().map(|_| ())
+        });
+        written.map_err(|e| self.fail(e))?;
         self.rows_in_group = 0;
         self.groups += 1;
         Ok(())
@@ -322,6 +361,7 @@ impl<W: Write + Send> ParquetWriter<W> {
 
     /// Writes the last row group and the footer; returns the inner writer.
     pub fn finish(mut self) -> Result<W> {
+        self.check_failed()?;
         self.flush_group()?;
         self.stop();
         let file = self
@@ -350,7 +390,9 @@ impl<W: Write + Send> Drop for ParquetWriter<W> {
 }
 
 /// Closes the column writers of a row group (each finishes its last page), on all cores.
-fn close_all(writers: Vec<ArrowColumnWriter>) -> Result<Vec<ArrowColumnChunk>> {
+fn close_all(
+    writers: Vec<ArrowColumnWriter>,
+) -> std::result::Result<Vec<ArrowColumnChunk>, ParquetError> {
     #[cfg(feature = "parallel")]
     let chunks: Vec<std::result::Result<ArrowColumnChunk, ParquetError>> = {
         use rayon::prelude::*;
@@ -359,10 +401,7 @@ fn close_all(writers: Vec<ArrowColumnWriter>) -> Result<Vec<ArrowColumnChunk>> {
     #[cfg(not(feature = "parallel"))]
     let chunks: Vec<std::result::Result<ArrowColumnChunk, ParquetError>> =
         writers.into_iter().map(|w| w.close()).collect();
-    chunks
-        .into_iter()
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(write_err)
+    chunks.into_iter().collect()
 }
 
 /// What a reader's worker hands over.
@@ -433,7 +472,9 @@ impl ParquetReader {
         let schema = meta.schema().clone();
         let rows = meta.metadata().file_metadata().num_rows().max(0) as u64;
         let groups = meta.metadata().num_row_groups();
-        let k = workers_for(groups);
+        // One core is left to the caller, which consumes the batches (encoding them into a
+        // `.npy` takes about half as long as decoding them): more workers only contend with it.
+        let k = workers_for(groups + 1).saturating_sub(1).max(1);
         let mut workers = Vec::with_capacity(k);
         let mut threads = Vec::with_capacity(k);
         for w in 0..k {
@@ -522,9 +563,9 @@ impl Iterator for ParquetReader {
                 }
                 Err(_) => {
                     self.stop();
-                    return Some(Err(ArrowError::ExternalError(Box::new(Error::write(
-                        "a Parquet reading thread stopped",
-                    )))));
+                    return Some(Err(ArrowError::ExternalError(Box::new(
+                        Error::invalid_value("a Parquet reading thread stopped (it panicked)"),
+                    ))));
                 }
             }
         }
@@ -644,7 +685,29 @@ mod tests {
                 .unwrap();
         let e = w.write(&one).unwrap_err();
         assert!(e.to_string().contains("1 columns"), "{e}");
-        // Dropped unfinished: the workers stop.
+        let b = batch(0, 3);
+        let mut cols = b.columns().to_vec();
+        cols[0] = Arc::new(Float32Array::from(vec![1.0, 2.0, 3.0]));
+        let wrong = RecordBatch::try_new(
+            Arc::new(arrow_schema::Schema::new(vec![
+                Field::new("id", DataType::Float32, false),
+                b.schema().field(1).clone(),
+                b.schema().field(2).clone(),
+                b.schema().field(3).clone(),
+            ])),
+            cols,
+        )
+        .unwrap();
+        let e = w.write(&wrong).unwrap_err();
+        assert!(e.to_string().contains("column `id` is Float32"), "{e}");
+        // The writer is still good for batches of its schema.
+        w.write(&b).unwrap();
+        assert!(w.finish().unwrap().starts_with(b"PAR1"));
+        // Dropped unfinished with leaves queued: the workers stop, nothing hangs.
+        let mut w = ParquetWriter::new(Vec::new(), b.schema(), None).unwrap();
+        for k in 0..10 {
+            w.write(&batch(k * 100, 100)).unwrap();
+        }
         drop(w);
 
         let path = std::env::temp_dir().join(format!("npy-pq-bad-{}.parquet", std::process::id()));

@@ -685,8 +685,10 @@ fn contiguous<'s>(
 
 /// Small batches are decoded this many record bytes at a time (several batches at once), their
 /// columns on all cores; a batch of at least half of it is decoded alone. Small enough that
-/// each core's share stays in its cache (4 MiB at once took 1.5x the CPU time on W2).
-const AHEAD_BYTES: usize = 1 << 20;
+/// each core's share stays in its cache (4 MiB at once took 1.5x the CPU time on W2), large
+/// enough that the cores rarely wait for each other (a core taken by another process stalls
+/// every such meeting).
+const AHEAD_BYTES: usize = 2 << 20;
 
 /// Batches with at least this many record bytes decode their columns on all cores.
 #[cfg(feature = "parallel")]

@@ -313,24 +313,26 @@ impl<W: Write + Seek> NpyBatchWriter<W> {
 #[cfg(feature = "parallel")]
 const PARALLEL_BYTES: usize = 1 << 20;
 
-/// Runs `encode_rows(first row, its bytes)` over `out` (whole rows of `row_bytes`): in runs of
-/// rows on all cores for a large batch (feature `parallel`), else at once. The error of the
-/// first failing run is returned, as a serial pass would.
+/// Rows are encoded in runs of at most this many record bytes, so that the column passes over
+/// a run stay in the core's cache (a 2 MiB batch of W2 in one run spent 1.6x the time in the
+/// column scatters).
+const RUN_BYTES: usize = 256 << 10;
+
+/// Runs `encode_rows(first row, its bytes)` over `out` (whole rows of `row_bytes`) in runs of
+/// at most [`RUN_BYTES`] (or one row): on all cores for a large batch (feature `parallel`).
+/// The error of the first failing run is returned, as a serial pass would.
 fn encode_parts(
     out: &mut [u8],
     row_bytes: usize,
     encode_rows: &(dyn Fn(usize, &mut [u8]) -> Result<()> + Sync),
 ) -> Result<()> {
+    if row_bytes == 0 || out.len() <= RUN_BYTES {
+        return encode_rows(0, out);
+    }
+    let per = (RUN_BYTES / row_bytes).max(1);
     #[cfg(feature = "parallel")]
-    if out.len() >= PARALLEL_BYTES && row_bytes > 0 {
+    if out.len() >= PARALLEL_BYTES {
         use rayon::prelude::*;
-        let threads = rayon::current_num_threads().max(1);
-        let rows = out.len() / row_bytes;
-        // A few runs per thread (load balance), each at least half of PARALLEL_BYTES.
-        let per = rows
-            .div_ceil(threads * 4)
-            .max((PARALLEL_BYTES / 2).div_ceil(row_bytes))
-            .max(1);
         let results: Vec<Result<()>> = out
             .par_chunks_mut(per * row_bytes)
             .enumerate()
@@ -338,8 +340,9 @@ fn encode_parts(
             .collect();
         return results.into_iter().collect();
     }
-    let _ = row_bytes;
-    encode_rows(0, out)
+    out.chunks_mut(per * row_bytes)
+        .enumerate()
+        .try_for_each(|(k, part)| encode_rows(k * per, part))
 }
 
 /// Parses a shape tuple as the reader writes it: `()`, `(3,)`, `(2, 4)`.
