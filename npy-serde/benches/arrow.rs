@@ -24,31 +24,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use npy_serde::arrow::{BatchReaderBuilder, NpyBatchReader};
-use npy_serde::{Header, MmapArray};
+use npy_serde::MmapArray;
 
 mod common;
-use common::{env_or, time};
-
-fn write_w2(path: &Path, n: u64) {
-    let header = Header::new(
-        "[('id','<i8'),('x','<f8'),('y','<f4'),('flag','u1'),('v','<f4',(3,))]"
-            .parse()
-            .unwrap(),
-        vec![n],
-    );
-    let mut w = BufWriter::with_capacity(1 << 20, File::create(path).unwrap());
-    w.write_all(&header.to_bytes().unwrap()).unwrap();
-    for i in 0..n {
-        w.write_all(&(i as i64).to_le_bytes()).unwrap();
-        w.write_all(&(i as f64 * 0.5).to_le_bytes()).unwrap();
-        w.write_all(&(i as f32).to_le_bytes()).unwrap();
-        w.write_all(&[(i % 251) as u8]).unwrap();
-        for k in 0..3 {
-            w.write_all(&((i + k) as f32).to_le_bytes()).unwrap();
-        }
-    }
-    w.flush().unwrap();
-}
+use common::{env_or, python_times, time, write_w2};
 
 fn drain(mut r: NpyBatchReader<'_>) -> usize {
     let mut rows = 0;
@@ -86,26 +65,8 @@ print('pq.read_table+np.save', best(back))
 "#;
 
 fn python(reps: usize, w2: &Path, out: &Path) -> Vec<(String, Duration)> {
-    let Some(py) = std::env::var("NPY_PYTHON").ok().filter(|p| !p.is_empty()) else {
-        return vec![];
-    };
-    let o = Command::new(py)
-        .args(["-c", PYTHON, &reps.to_string()])
-        .arg(w2)
-        .arg(out)
-        .output()
-        .expect("python runs");
-    if !o.status.success() {
-        eprintln!("python failed: {}", String::from_utf8_lossy(&o.stderr));
-        return vec![];
-    }
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .filter_map(|l| {
-            let (k, v) = l.rsplit_once(' ')?;
-            Some((k.to_string(), Duration::from_secs_f64(v.parse().ok()?)))
-        })
-        .collect()
+    let reps = reps.to_string();
+    python_times(PYTHON, &[reps.as_ref(), w2.as_os_str(), out.as_os_str()])
 }
 
 fn main() {

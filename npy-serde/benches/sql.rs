@@ -12,14 +12,13 @@
 //! Run: `NPY_PYTHON=.venv/bin/python cargo bench -p npy-serde --features datafusion --bench sql`
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use datafusion::prelude::SessionContext;
 use npy_serde::datafusion::{NpyReadOptions, NpySessionExt};
 
 mod common;
-use common::{env_or, time, write_w2};
+use common::{env_or, python_times, time, write_w2};
 
 const Q1: &str = "SELECT flag, count(*), avg(x), max(y) FROM w2 GROUP BY flag";
 const Q2: &str = "SELECT sum(x) FROM w2 WHERE id % 7 = 0";
@@ -59,25 +58,8 @@ print('duckdb.q2', best(lambda: con.execute("SELECT sum(x) FROM w2 WHERE id % 7 
 "#;
 
 fn python(reps: usize, w2: &Path) -> Vec<(String, Duration)> {
-    let Some(py) = std::env::var("NPY_PYTHON").ok().filter(|p| !p.is_empty()) else {
-        return vec![];
-    };
-    let o = Command::new(py)
-        .args(["-c", PYTHON, &reps.to_string()])
-        .arg(w2)
-        .output()
-        .expect("python runs");
-    if !o.status.success() {
-        eprintln!("python failed: {}", String::from_utf8_lossy(&o.stderr));
-        return vec![];
-    }
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .filter_map(|l| {
-            let (k, v) = l.rsplit_once(' ')?;
-            Some((k.to_string(), Duration::from_secs_f64(v.parse().ok()?)))
-        })
-        .collect()
+    let reps = reps.to_string();
+    python_times(PYTHON, &[reps.as_ref(), w2.as_os_str()])
 }
 
 fn main() {

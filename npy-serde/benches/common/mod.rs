@@ -58,3 +58,27 @@ pub fn write_w2(path: &std::path::Path, n: u64) {
     }
     w.flush().unwrap();
 }
+
+/// Runs a timing script with `$NPY_PYTHON -c SCRIPT ARGS...` and reads its `name seconds`
+/// lines; empty without `NPY_PYTHON` or when the script fails (its stderr is printed).
+pub fn python_times(script: &str, args: &[&std::ffi::OsStr]) -> Vec<(String, Duration)> {
+    let Some(py) = std::env::var("NPY_PYTHON").ok().filter(|p| !p.is_empty()) else {
+        return vec![];
+    };
+    let o = std::process::Command::new(py)
+        .args(["-c", script])
+        .args(args)
+        .output()
+        .expect("python runs");
+    if !o.status.success() {
+        eprintln!("python failed: {}", String::from_utf8_lossy(&o.stderr));
+        return vec![];
+    }
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| {
+            let (k, v) = l.rsplit_once(' ')?;
+            Some((k.to_string(), Duration::from_secs_f64(v.parse().ok()?)))
+        })
+        .collect()
+}
