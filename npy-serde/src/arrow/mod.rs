@@ -96,7 +96,6 @@ mod encode;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 mod reader;
-#[cfg(feature = "datafusion")]
 mod rows;
 mod schema;
 mod writer;

@@ -15,6 +15,7 @@ use arrow_buffer::Buffer;
 use arrow_schema::{ArrowError, Schema, SchemaRef};
 
 use super::decode::{arrow_err, decode, fixed_array, At, Slots};
+use super::rows::Columns;
 use super::schema::{Layout, Node};
 use crate::error::{Error, Result};
 use crate::header::{parse_header, read_header, ParsedHeader};
@@ -275,7 +276,7 @@ impl BatchReaderBuilder {
 }
 
 fn needs_gather(h: &ParsedHeader) -> bool {
-    h.header.fortran_order && h.header.shape.iter().filter(|&&d| d > 1).count() >= 2
+    super::rows::needs_gather(&h.header)
 }
 
 /// The whole data of a shared map as one Arrow buffer owned by the map, when a plain 1-D
@@ -629,27 +630,13 @@ impl<'a> NpyBatchReader<'a> {
             itemsize,
             offset,
         };
-        let columns = &self.layout.columns;
-        let decode_one = |&i: &usize| -> Result<ArrayRef> {
-            let c = &columns[i];
-            let slots = Slots {
-                base: c.offset,
-                axes: vec![(rows, row_bytes)],
-            };
-            decode(&c.node, chunk, &slots, &at, c.field.name())
-        };
-        #[cfg(feature = "parallel")]
-        let cols: Result<Vec<ArrayRef>> =
-            if self.parallel && self.selected.len() > 1 && len >= PARALLEL_BYTES {
-                use rayon::prelude::*;
-                self.selected.par_iter().map(decode_one).collect()
-            } else {
-                self.selected.iter().map(decode_one).collect()
-            };
-        #[cfg(not(feature = "parallel"))]
-        let cols: Result<Vec<ArrayRef>> = self.selected.iter().map(decode_one).collect();
-        let cols = cols?;
-        self.batch(cols, rows)
+        Columns {
+            layout: &self.layout,
+            selected: &self.selected,
+            schema: &self.schema,
+            parallel: self.parallel,
+        }
+        .decode(chunk, rows, &at)
     }
 
     fn batch(&self, cols: Vec<ArrayRef>, rows: usize) -> Result<RecordBatch> {
@@ -689,10 +676,6 @@ fn contiguous<'s>(
 /// enough that the cores rarely wait for each other (a core taken by another process stalls
 /// every such meeting).
 const AHEAD_BYTES: usize = 2 << 20;
-
-/// Batches with at least this many record bytes decode their columns on all cores.
-#[cfg(feature = "parallel")]
-const PARALLEL_BYTES: usize = 1 << 20;
 
 /// Copies elements `first..first + n` (logical C order) of a Fortran-order array into `out`.
 fn gather_fortran(

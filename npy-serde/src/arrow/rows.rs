@@ -2,21 +2,24 @@
 //! columns. The piece of a batch reader that needs no byte source: the DataFusion scan fetches
 //! its own byte ranges from an object store and hands them here.
 
-use std::sync::Arc;
-
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow_schema::SchemaRef;
 
 use super::decode::{arrow_err, decode, At, Slots};
 use super::schema::Layout;
-use crate::error::{Error, Result};
+#[cfg(feature = "datafusion")]
+use crate::error::Error;
+use crate::error::Result;
 use crate::header::Header;
+#[cfg(feature = "datafusion")]
+use std::sync::Arc;
 
 /// Batches with at least this many record bytes decode their columns on all cores.
 #[cfg(feature = "parallel")]
 const PARALLEL_BYTES: usize = 1 << 20;
 
 /// Decodes runs of whole rows of one array into record batches of some of its columns.
+#[cfg(feature = "datafusion")]
 #[derive(Clone, Debug)]
 pub(crate) struct RowDecoder {
     pub(crate) layout: Layout,
@@ -25,6 +28,7 @@ pub(crate) struct RowDecoder {
     parallel: bool,
 }
 
+#[cfg(feature = "datafusion")]
 impl RowDecoder {
     /// A decoder of the columns at `selected` (all of them for `None`) of `header`'s array.
     /// Refuses arrays whose stored order is not the rows' order (Fortran order with more
@@ -83,6 +87,30 @@ impl RowDecoder {
             itemsize: self.layout.elem.itemsize(),
             offset: Some(offset),
         };
+        let cols = Columns {
+            layout: &self.layout,
+            selected: &self.selected,
+            schema: &self.schema,
+            parallel: self.parallel,
+        };
+        cols.decode(chunk, rows, &at)
+    }
+}
+
+/// Selected columns of a layout, decoded from a chunk of whole rows into a batch: shared by
+/// [`RowDecoder`] and the batch reader.
+pub(crate) struct Columns<'a> {
+    pub(crate) layout: &'a Layout,
+    pub(crate) selected: &'a [usize],
+    pub(crate) schema: &'a SchemaRef,
+    pub(crate) parallel: bool,
+}
+
+impl Columns<'_> {
+    /// The batch of the `rows` rows whose bytes are `chunk` (positions in errors from `at`);
+    /// columns decoded on all cores for large chunks.
+    pub(crate) fn decode(&self, chunk: &[u8], rows: usize, at: &At) -> Result<RecordBatch> {
+        let row_bytes = self.layout.row_bytes;
         let columns = &self.layout.columns;
         let decode_one = |&i: &usize| -> Result<ArrayRef> {
             let c = &columns[i];
@@ -90,11 +118,11 @@ impl RowDecoder {
                 base: c.offset,
                 axes: vec![(rows, row_bytes)],
             };
-            decode(&c.node, chunk, &slots, &at, c.field.name())
+            decode(&c.node, chunk, &slots, at, c.field.name())
         };
         #[cfg(feature = "parallel")]
         let cols: Result<Vec<ArrayRef>> =
-            if self.parallel && self.selected.len() > 1 && len >= PARALLEL_BYTES {
+            if self.parallel && self.selected.len() > 1 && chunk.len() >= PARALLEL_BYTES {
                 use rayon::prelude::*;
                 self.selected.par_iter().map(decode_one).collect()
             } else {
@@ -114,6 +142,7 @@ impl RowDecoder {
     }
 }
 
+#[cfg(feature = "datafusion")]
 /// Rows of the array `h` describes (its first axis; 1 for a 0-d array).
 pub(crate) fn rows_of(h: &Header) -> Result<u64> {
     Ok(Layout::of(h)?.rows)
