@@ -253,7 +253,10 @@ impl<W: Write + Send> ParquetWriter<W> {
             )));
         }
         for (f, c) in self.schema.fields().iter().zip(batch.columns()) {
-            if f.data_type() != c.data_type() {
+            // As `ArrowWriter`: field names and nullability inside nested types may differ,
+            // and dictionary-encoded values are written as their values.
+            let dict = matches!(c.data_type(), arrow_schema::DataType::Dictionary(..));
+            if !dict && !f.data_type().equals_datatype(c.data_type()) {
                 return Err(Error::write(format!(
                     "column `{}` is {} in the batch but {} in the writer's schema",
                     f.name(),
