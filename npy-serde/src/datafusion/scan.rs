@@ -22,7 +22,7 @@ use datafusion::physical_plan::PhysicalExpr;
 use futures::stream::{self, BoxStream, StreamExt};
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
 
-use super::format::{blocking, check_same, fetch_header, open_archive, table_schema};
+use super::fetch::{blocking, check_same, fetch_header, open_archive, table_schema};
 use super::{df_err, NpyReadOptions};
 use crate::arrow::{needs_gather, BatchReaderBuilder, RowDecoder, MAX_BATCH_BYTES};
 use crate::error::{Error, Result};
