@@ -96,7 +96,29 @@ fn tables_by_stem_and_by_name_in_every_output_format() {
         &glob,
         "--json",
     ]);
-    assert_eq!(json.trim(), r#"[{"m":14,"n":15}]"#);
+    assert_eq!(json, "[\n  {\"m\": 14, \"n\": 15}\n]\n");
+
+    // The tool's JSON conventions (`cat --json`): floats as the shortest round-trip text,
+    // non-finite ones as strings, NULL as null; no rows is `[]`.
+    let json = ok(&[
+        "sql",
+        "SELECT id, x / (id - 1) AS r, CASE WHEN id = 2 THEN NULL ELSE x END AS x FROM s0 \
+         WHERE id < 3 ORDER BY id",
+        &d.join("s0.npy"),
+        "--json",
+    ]);
+    assert_eq!(
+        json,
+        "[\n  {\"id\": 0, \"r\": -0.0, \"x\": 0.0},\n  {\"id\": 1, \"r\": \"inf\", \"x\": 0.5},\
+         \n  {\"id\": 2, \"r\": 1.0, \"x\": null}\n]\n"
+    );
+    let empty = ok(&[
+        "sql",
+        "SELECT id FROM s0 WHERE id < 0",
+        &d.join("s0.npy"),
+        "--json",
+    ]);
+    assert_eq!(empty, "[]\n");
 }
 
 #[test]

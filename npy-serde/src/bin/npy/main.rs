@@ -14,6 +14,8 @@ mod object;
 mod output;
 #[cfg(feature = "datafusion")]
 mod sql;
+#[cfg(feature = "datafusion")]
+mod sql_json;
 #[cfg(feature = "arrow")]
 mod tables;
 
@@ -68,6 +70,9 @@ cat --json (and convert to .json):
   U: string, trailing NULs stripped        V: lowercase hex
   datetime64/timedelta64: the raw int64 count of the dtype's unit; NaT as \"NaT\"
   .npz: an object {key: value} for every .npy member, in archive order.
+sql --json: an array of objects, one per result row, values as above; a NULL is null, or
+  \"NaT\" in a datetime/duration column; complex columns (structs of real and imag) as
+  [re, im]; decimals as numbers; other types without a NumPy counterpart as their text.
 
 cat --csv: one row per element along the first axis (a 0-d array is one row); a header row of
   column paths: record fields as pos.x, subarray items as v[0], columns of a 2-D array as [j]
@@ -216,7 +221,8 @@ enum Command {
         /// Print CSV (a header row, then one line per row).
         #[arg(long, conflicts_with_all = ["json", "output"])]
         csv: bool,
-        /// Print JSON: an array of objects, one per row (NULL as null, timestamps as ISO 8601).
+        /// Print JSON: an array of objects, one per row, values as `cat --json` prints them (NULL
+        /// as null, or "NaT" in a datetime or duration column).
         #[arg(long, conflicts_with = "output")]
         json: bool,
         /// Write the result to a .npy, .parquet or .arrow file instead, streamed.

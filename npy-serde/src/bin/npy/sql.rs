@@ -95,17 +95,18 @@ pub fn run(g: &Global, a: &SqlArgs) -> CliResult {
             .flush()
             .map_err(|e| Failure::write("stdout", e))
     } else if a.json {
-        let mut w = datafusion::arrow::json::WriterBuilder::new()
-            .with_explicit_nulls(true)
-            .build::<_, datafusion::arrow::json::writer::JsonArray>(out);
+        // The tool's JSON conventions (those of `cat --json`), not arrow-json's.
+        let mut out = out;
+        let mut first = true;
+        let w = |e| Failure::write("stdout", e);
+        out.write_all(b"[").map_err(w)?;
         for b in &mut batches {
-            w.write(&b.map_err(arrow_failure)?).map_err(write_failure)?;
+            crate::sql_json::write_rows(&mut out, &b.map_err(arrow_failure)?, &mut first)
+                .map_err(w)?;
         }
-        w.finish().map_err(write_failure)?;
-        let mut out = w.into_inner();
-        writeln!(out)
+        out.write_all(if first { b"]\n" } else { b"\n]\n" })
             .and_then(|_| out.flush())
-            .map_err(|e| Failure::write("stdout", e))
+            .map_err(w)
     } else {
         let all: Vec<RecordBatch> = batches
             .by_ref()
