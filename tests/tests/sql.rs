@@ -61,8 +61,13 @@ fn rt() -> tokio::runtime::Runtime {
 }
 
 fn ctx(target_partitions: usize) -> SessionContext {
+    ctx_with(target_partitions, 8192)
+}
+
+fn ctx_with(target_partitions: usize, batch_size: usize) -> SessionContext {
     let config = SessionConfig::new()
         .with_target_partitions(target_partitions)
+        .with_batch_size(batch_size)
         // Split even small files into byte ranges, so the tests cross range boundaries.
         .set_usize("datafusion.optimizer.repartition_file_min_size", 1);
     let ctx = SessionContext::new_with_config(config);
@@ -303,15 +308,16 @@ fn order_by_limit_nested_field_and_limit() {
 #[test]
 fn a_file_split_across_partitions_gives_the_same_answers() {
     let dir = TempDir::new("sql-split");
-    // 20011 records of 55 bytes: ranges cut records in the middle.
-    let recs: Vec<Obs> = (0..20_011).map(obs).collect();
+    // 100003 records of 55 bytes (5.5 MB): ranges cut records in the middle, and a partition
+    // reads its range in several ranged reads (4 MiB each) of several batches each.
+    let recs: Vec<Obs> = (0..100_003).map(obs).collect();
     let path = dir.join("big.npy");
     npy_serde::to_path(&path, &recs).unwrap();
     let rt = rt();
     let want_sum: i64 = recs.iter().map(|o| o.id).sum();
     let mut answers = Vec::new();
-    for parts in [1, 2, 3, 7, 16] {
-        let ctx = ctx(parts);
+    for (parts, batch) in [(1, 8192), (2, 1000), (3, 8192), (7, 777), (16, 8192)] {
+        let ctx = ctx_with(parts, batch);
         rt.block_on(ctx.register_npy("t", path.to_str().unwrap(), NpyReadOptions::new()))
             .unwrap();
         let plan = sql(&ctx, &rt, "EXPLAIN SELECT sum(id) FROM t WHERE flag = 1");
@@ -326,7 +332,7 @@ fn a_file_split_across_partitions_gives_the_same_answers() {
         );
         assert_eq!(got[0][0], recs.len().to_string());
         assert_eq!(got[0][1], want_sum.to_string());
-        assert_eq!(got[0][2..4], ["0".to_string(), "20010".to_string()]);
+        assert_eq!(got[0][2..4], ["0".to_string(), "100002".to_string()]);
         answers.push(sql(
             &ctx,
             &rt,

@@ -30,6 +30,8 @@ use crate::header::ParsedHeader;
 
 /// Ranged reads in flight per partition while earlier ones are decoded.
 const PREFETCH: usize = 2;
+/// The size of one ranged read of a `.npy` file's records (rounded to whole batches).
+const FETCH_BYTES: u64 = 4 << 20;
 
 /// DataFusion's `FileSource` for `.npy` files (and `.npz` members); made by
 /// [`NpyFormat`](super::NpyFormat).
@@ -253,15 +255,18 @@ impl Scan {
         let per_batch = (self.batch_size as u64)
             .min((MAX_BATCH_BYTES as u64 / row_bytes.max(1)).max(1))
             .max(1);
-        let chunks: Vec<(u64, u64)> = (lo..hi)
-            .step_by(usize::try_from(per_batch).unwrap_or(usize::MAX))
-            .map(|first| (first, per_batch.min(hi - first)))
+        // Ranged reads of about FETCH_BYTES (a whole number of batches each), decoded a batch
+        // at a time: one read per batch cost a file open and a blocking task per 8192 rows.
+        let per_fetch = per_batch * (FETCH_BYTES / (per_batch * row_bytes.max(1))).max(1);
+        let fetches: Vec<(u64, u64)> = (lo..hi)
+            .step_by(usize::try_from(per_fetch).unwrap_or(usize::MAX))
+            .map(|first| (first, per_fetch.min(hi - first)))
             .collect();
         let store = self.store.clone();
         let projected = self.projected.clone();
         let meta = self.meta.clone();
         let decoder = Arc::new(decoder);
-        let stream = stream::iter(chunks)
+        let stream = stream::iter(fetches)
             .map(move |(first, n)| {
                 let store = store.clone();
                 let meta = meta.clone();
@@ -277,13 +282,30 @@ impl Scan {
                 }
             })
             .buffered(PREFETCH)
-            .map(move |fetched| {
-                let (first, n, at, bytes, meta) = fetched?;
-                let batch = decoder
-                    .decode(&bytes, first, n as usize, at)
-                    .and_then(|b| retag(&projected, b))
-                    .map_err(|e| df_err(e, &meta))?;
-                Ok(batch)
+            .flat_map(move |fetched| {
+                let batches: Batches = match fetched {
+                    Err(e) => stream::once(async { Err(e) }).boxed(),
+                    Ok((first, n, at, bytes, meta)) => {
+                        let decoder = decoder.clone();
+                        let projected = projected.clone();
+                        let step = usize::try_from(per_batch).unwrap_or(usize::MAX);
+                        let batches = (0..n).step_by(step).map(move |k| {
+                            let m = per_batch.min(n - k);
+                            let (s, e) = ((k * row_bytes) as usize, ((k + m) * row_bytes) as usize);
+                            decoder
+                                .decode(
+                                    &bytes.slice(s..e),
+                                    first + k,
+                                    m as usize,
+                                    at + k * row_bytes,
+                                )
+                                .and_then(|b| retag(&projected, b))
+                                .map_err(|e| df_err(e, &meta))
+                        });
+                        stream::iter(batches).boxed()
+                    }
+                };
+                batches
             });
         Ok(stream.boxed())
     }
