@@ -1,7 +1,8 @@
 //! SQL over W2 (20M records `[('id','<i8'),('x','<f8'),('y','<f4'),('flag','u1'),
 //! ('v','<f4',(3,))]`, 660 MB at scale 1, page cache warm) through `npy_serde::datafusion`,
-//! against NumPy answering the same questions from `np.load(mmap_mode='r')` (and DuckDB over
-//! the same data as an uncompressed Parquet file, when the `duckdb` module is installed),
+//! against NumPy answering the same questions from `np.load(mmap_mode='r')`, and, over the
+//! same data as an uncompressed Parquet file, DuckDB (when the `duckdb` module is installed)
+//! and DataFusion itself (its Python bindings, `datafusion` on PyPI, the same engine version),
 //! timed in the same run:
 //!
 //! - Q1 `SELECT flag, count(*), avg(x), max(y) FROM w2 GROUP BY flag`
@@ -46,15 +47,32 @@ def q2():
 print('numpy.q1', best(q1))
 print('numpy.q2', best(q2))
 try:
-    import duckdb, pyarrow as pa, pyarrow.parquet as pq
+    import pyarrow as pa, pyarrow.parquet as pq
 except ImportError:
     sys.exit(0)
 a = np.load(path)
 pq.write_table(pa.table({n: a[n] for n in ['id', 'x', 'y', 'flag']}), path + '.parquet', compression='none')
-con = duckdb.connect()
-con.execute(f"CREATE VIEW w2 AS SELECT * FROM read_parquet('{path}.parquet')")
-print('duckdb.q1', best(lambda: con.execute("SELECT flag, count(*), avg(x), max(y) FROM w2 GROUP BY flag").fetchall()))
-print('duckdb.q2', best(lambda: con.execute("SELECT sum(x) FROM w2 WHERE id % 7 = 0").fetchall()))
+del a
+Q1 = "SELECT flag, count(*), avg(x), max(y) FROM w2 GROUP BY flag"
+Q2 = "SELECT sum(x) FROM w2 WHERE id % 7 = 0"
+try:
+    import duckdb
+    con = duckdb.connect()
+    con.execute(f"CREATE VIEW w2 AS SELECT * FROM read_parquet('{path}.parquet')")
+    print('duckdb.q1', best(lambda: con.execute(Q1).fetchall()))
+    print('duckdb.q2', best(lambda: con.execute(Q2).fetchall()))
+except ImportError:
+    pass
+try:
+    # DataFusion's Python bindings run the same Rust engine (major version 55) over the
+    # Parquet file: DataFusion's own speed on a columnar file beside ours on the .npy.
+    import datafusion
+    ctx = datafusion.SessionContext()
+    ctx.register_parquet('w2', path + '.parquet')
+    print('datafusion_parquet.q1', best(lambda: ctx.sql(Q1).collect()))
+    print('datafusion_parquet.q2', best(lambda: ctx.sql(Q2).collect()))
+except ImportError:
+    pass
 "#;
 
 fn python(reps: usize, w2: &Path) -> Vec<(String, Duration)> {
@@ -91,8 +109,8 @@ fn main() {
     let get = |k: &str| theirs.iter().find(|(n, _)| n == k).map(|(_, d)| *d);
 
     println!(
-        "{:<14} {:>10} {:>12} {:>12}",
-        "case", "seconds", "x numpy", "x duckdb"
+        "{:<22} {:>10} {:>10} {:>10} {:>14}",
+        "case", "seconds", "x numpy", "x duckdb", "x df-parquet"
     );
     for (name, d) in ours {
         let q = &name[name.len() - 2..];
@@ -102,14 +120,15 @@ fn main() {
             })
         };
         println!(
-            "{name:<14} {:>10.3} {:>12} {:>12}",
+            "{name:<22} {:>10.3} {:>10} {:>10} {:>14}",
             d.as_secs_f64(),
             ratio(format!("numpy.{q}")),
-            ratio(format!("duckdb.{q}"))
+            ratio(format!("duckdb.{q}")),
+            ratio(format!("datafusion_parquet.{q}"))
         );
     }
     for (name, d) in &theirs {
-        println!("{name:<14} {:>10.3}", d.as_secs_f64());
+        println!("{name:<22} {:>10.3}", d.as_secs_f64());
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
