@@ -130,10 +130,20 @@ fn main() {
             let q = format!("EXPLAIN ANALYZE {}", QUERIES[0].1);
             cluster.sql(&q).await?.collect().await
         })
-        .map(|b| {
-            datafusion::arrow::util::pretty::pretty_format_batches(&b)
-                .map(|t| t.to_string())
-                .unwrap_or_default()
+        .map(|batches| {
+            // The `plan` column's text, without the table's frame.
+            let mut text = String::new();
+            for b in &batches {
+                for r in 0..b.num_rows() {
+                    let cell = datafusion::arrow::util::display::array_value_to_string(
+                        b.column(b.num_columns() - 1),
+                        r,
+                    );
+                    text.push_str(&cell.unwrap_or_default());
+                    text.push('\n');
+                }
+            }
+            text
         });
     match analyzed {
         Ok(text) => println!("Ballista EXPLAIN ANALYZE Q1:\n{text}"),
