@@ -72,6 +72,7 @@ impl NpySource {
     /// for scans whose errors leave the process as text. Ballista's executors send a failed
     /// task's error to the client in its `Debug` form, which for a wrapped error value is the
     /// struct's fields rather than the message.
+    #[cfg_attr(not(feature = "ballista"), allow(dead_code))] // the Ballista codec's
     pub(crate) fn errors_as_text(mut self) -> Self {
         self.text_errors = true;
         self
