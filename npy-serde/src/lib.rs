@@ -101,6 +101,10 @@ pub mod arrow;
 #[cfg(feature = "datafusion")]
 pub mod datafusion;
 
+// ---- Distributed SQL (feature `ballista`): .npy shards on an Apache Ballista cluster ----
+#[cfg(feature = "ballista")]
+pub mod ballista;
+
 // ---- npz ----
 pub mod npz;
 pub use npz::{MmapNpz, NpzArchive, NpzReaderBuilder, NpzStreamWriter, NpzWriter};

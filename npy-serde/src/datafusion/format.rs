@@ -56,6 +56,11 @@ impl NpyFormatFactory {
     pub fn new(options: NpyReadOptions) -> Self {
         NpyFormatFactory { options }
     }
+
+    /// The options its formats start from.
+    pub fn options(&self) -> &NpyReadOptions {
+        &self.options
+    }
 }
 
 impl GetExt for NpyFormatFactory {

@@ -90,7 +90,7 @@ use crate::read::ReaderBuilder;
 pub struct NpyReadOptions {
     pub(crate) reader: ReaderBuilder,
     pub(crate) member: Option<String>,
-    extension: Option<String>,
+    pub(crate) extension: Option<String>,
 }
 
 impl NpyReadOptions {

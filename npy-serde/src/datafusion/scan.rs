@@ -15,7 +15,7 @@ use datafusion::datasource::physical_plan::{
 };
 use datafusion::datasource::projection::{ProjectionOpener, SplitProjection};
 use datafusion::datasource::table_schema::TableSchema;
-use datafusion::error::Result as DfResult;
+use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::physical_expr::projection::ProjectionExprs;
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use datafusion::physical_plan::PhysicalExpr;
@@ -42,6 +42,8 @@ pub struct NpySource {
     projection: SplitProjection,
     metrics: ExecutionPlanMetricsSet,
     batch_size: usize,
+    /// Errors as text (see [`NpySource::errors_as_text`]).
+    text_errors: bool,
 }
 
 impl std::fmt::Debug for NpySource {
@@ -63,7 +65,29 @@ impl NpySource {
             options,
             metrics: ExecutionPlanMetricsSet::new(),
             batch_size: crate::arrow::DEFAULT_BATCH_SIZE,
+            text_errors: false,
         }
+    }
+
+    /// The scan's errors as DataFusion execution errors holding this crate's message as text
+    /// (`file <path>: <message> (at record r, field f, byte b)`) instead of the error value:
+    /// for scans whose errors leave the process as text. Ballista's executors send a failed
+    /// task's error to the client in its `Debug` form, which for a wrapped error value is the
+    /// struct's fields rather than the message.
+    #[cfg_attr(not(feature = "ballista"), allow(dead_code))] // the Ballista codec's
+    pub(crate) fn errors_as_text(mut self) -> Self {
+        self.text_errors = true;
+        self
+    }
+
+    /// The options the scan reads with (header and data limits, an `.npz` member).
+    pub fn options(&self) -> &NpyReadOptions {
+        &self.options
+    }
+
+    /// The rows per batch.
+    pub fn batch_size(&self) -> usize {
+        self.batch_size
     }
 }
 
@@ -84,6 +108,7 @@ impl FileSource for NpySource {
             indices,
             batch_size: self.batch_size.max(1),
             limit: base_config.limit,
+            text_errors: self.text_errors,
         }));
         ProjectionOpener::try_new(self.projection.clone(), Arc::new(opener), file_schema)
     }
@@ -151,6 +176,7 @@ struct Parts {
     projected: SchemaRef,
     batch_size: usize,
     limit: Option<usize>,
+    text_errors: bool,
 }
 
 impl FileOpener for NpyOpener {
@@ -165,13 +191,35 @@ impl FileOpener for NpyOpener {
                 )
             }),
         };
+        let text_errors = scan.text_errors;
         Ok(Box::pin(async move {
-            match scan.options.member.clone() {
+            let batches = match scan.options.member.clone() {
                 None => scan.npy().await,
                 Some(key) => scan.npz_member(key).await,
+            };
+            if !text_errors {
+                return batches;
             }
+            Ok(batches
+                .map_err(as_text)?
+                .map(|b| b.map_err(as_text))
+                .boxed())
         }))
     }
+}
+
+/// `e` as an execution error whose text is its context and this crate's message:
+/// `file <path>: <message>`.
+fn as_text(e: DataFusionError) -> DataFusionError {
+    fn text(e: &DataFusionError) -> String {
+        match e {
+            DataFusionError::Context(what, inner) => format!("{what}: {}", text(inner)),
+            DataFusionError::External(inner) => inner.to_string(),
+            DataFusionError::Shared(inner) => text(inner),
+            other => other.to_string(),
+        }
+    }
+    DataFusionError::Execution(text(&e))
 }
 
 /// One opened file (or range of it), owned by its stream.

@@ -1,0 +1,404 @@
+//! The extension codecs: [`NpyLogicalCodec`] carries [`NpyTable`]s (and the
+//! [`NpyFormatFactory`] of `COPY ... STORED AS NPY` plans) from the client to the scheduler;
+//! [`NpyPhysicalCodec`] carries the scan node (a `DataSourceExec` over a `FileScanConfig` with
+//! [`NpySource`]) from the scheduler to the executors. Every other node goes to Ballista's
+//! own codecs.
+//!
+//! Our messages are protobuf (prost) behind a tag that starts with a zero byte, which no
+//! protobuf message starts with (field number 0 is invalid), so a buffer is ours or
+//! Ballista's without ambiguity. The scan's file groups, byte ranges, projection, limit,
+//! statistics and schema are datafusion-proto's own `FileScanExecConf`, written and read by
+//! its helpers; only the read options are ours.
+
+use std::sync::Arc;
+
+use ballista_core::serde::{BallistaLogicalExtensionCodec, BallistaPhysicalExtensionCodec};
+use datafusion::catalog::TableProvider;
+use datafusion::common::TableReference;
+use datafusion::datasource::file_format::FileFormatFactory;
+use datafusion::datasource::listing::{ListingTable, ListingTableConfig, ListingTableUrl};
+use datafusion::datasource::physical_plan::{FileScanConfig, FileSource};
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::execution::TaskContext;
+use datafusion::logical_expr::{AggregateUDF, Extension, LogicalPlan, ScalarUDF, WindowUDF};
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion_proto::logical_plan::LogicalExtensionCodec;
+use datafusion_proto::physical_plan::from_proto::{
+    parse_protobuf_file_scan_config, parse_table_schema_from_proto,
+};
+use datafusion_proto::physical_plan::to_proto::serialize_file_scan_config;
+use datafusion_proto::physical_plan::{
+    PhysicalExtensionCodec, PhysicalPlanDecodeContext, PhysicalProtoConverterExtension,
+};
+use datafusion_proto::protobuf::FileScanExecConf;
+use prost::Message;
+
+use super::table::NpyTable;
+use crate::datafusion::{NpyFormatFactory, NpyReadOptions, NpySource};
+use crate::header::Limits;
+use crate::read::ReaderBuilder;
+
+/// The tags our buffers start with (a zero byte first: see the module docs).
+const TABLE_TAG: &[u8] = b"\0npy-serde/table/1\0";
+const FORMAT_TAG: &[u8] = b"\0npy-serde/format/1\0";
+const SCAN_TAG: &[u8] = b"\0npy-serde/scan/1\0";
+
+/// [`NpyReadOptions`] on the wire: every limit of the reader, the `.npz` member and the
+/// file extension.
+#[derive(Clone, PartialEq, Message)]
+struct OptionsProto {
+    #[prost(uint64, tag = "1")]
+    max_header_size: u64,
+    #[prost(uint64, tag = "2")]
+    max_depth: u64,
+    #[prost(uint64, tag = "3")]
+    max_dims: u64,
+    #[prost(uint64, optional, tag = "4")]
+    max_data_size: Option<u64>,
+    #[prost(uint64, tag = "5")]
+    max_empty_items: u64,
+    #[prost(bool, tag = "6")]
+    parallel: bool,
+    #[prost(uint64, tag = "7")]
+    parallel_min: u64,
+    #[prost(string, optional, tag = "8")]
+    member: Option<String>,
+    #[prost(string, optional, tag = "9")]
+    extension: Option<String>,
+}
+
+/// An [`NpyTable`]: its URLs, the extension of the files a directory's table reads, and
+/// the read options (the schema travels in datafusion-proto's own message).
+#[derive(Clone, PartialEq, Message)]
+struct TableProto {
+    #[prost(string, repeated, tag = "1")]
+    paths: Vec<String>,
+    #[prost(string, tag = "2")]
+    file_extension: String,
+    #[prost(message, optional, tag = "3")]
+    options: Option<OptionsProto>,
+}
+
+/// The scan node: datafusion-proto's `FileScanExecConf`, our options and the batch size.
+#[derive(Clone, PartialEq, Message)]
+struct ScanProto {
+    #[prost(message, optional, tag = "1")]
+    conf: Option<FileScanExecConf>,
+    #[prost(message, optional, tag = "2")]
+    options: Option<OptionsProto>,
+    #[prost(uint64, tag = "3")]
+    batch_size: u64,
+}
+
+fn options_to_proto(o: &NpyReadOptions) -> OptionsProto {
+    let r = &o.reader;
+    OptionsProto {
+        max_header_size: r.limits.max_header_size,
+        max_depth: r.limits.max_depth as u64,
+        max_dims: r.limits.max_dims as u64,
+        max_data_size: r.max_data_size,
+        max_empty_items: r.max_empty_items,
+        parallel: r.parallel,
+        parallel_min: r.parallel_min,
+        member: o.member.clone(),
+        extension: o.extension.clone(),
+    }
+}
+
+fn options_from_proto(p: Option<OptionsProto>) -> DfResult<NpyReadOptions> {
+    let p = p.ok_or_else(|| malformed("the read options are missing"))?;
+    let count = |v: u64, what: &str| {
+        usize::try_from(v).map_err(|_| malformed(&format!("{what} {v} does not fit in usize")))
+    };
+    let limits = Limits {
+        max_header_size: p.max_header_size,
+        max_depth: count(p.max_depth, "max_depth")?,
+        max_dims: count(p.max_dims, "max_dims")?,
+    };
+    let mut reader = ReaderBuilder::new()
+        .with_limits(limits)
+        .max_empty_items(p.max_empty_items)
+        .parallel(p.parallel)
+        .parallel_threshold(p.parallel_min);
+    reader.max_data_size = p.max_data_size;
+    Ok(NpyReadOptions {
+        reader,
+        member: p.member,
+        extension: p.extension,
+    })
+}
+
+fn malformed(what: &str) -> DataFusionError {
+    DataFusionError::Internal(format!("npy-serde codec: malformed message: {what}"))
+}
+
+fn encode(tag: &[u8], message: &impl Message, buf: &mut Vec<u8>) -> DfResult<()> {
+    buf.extend_from_slice(tag);
+    message
+        .encode(buf)
+        .map_err(|e| DataFusionError::Internal(format!("npy-serde codec: {e}")))
+}
+
+fn decode<M: Message + Default>(bytes: &[u8]) -> DfResult<M> {
+    M::decode(bytes).map_err(|e| malformed(&e.to_string()))
+}
+
+/// Ballista's logical codec, plus the `.npy` table ([`NpyTable`]) and file format
+/// ([`NpyFormatFactory`]). Give it to the client session (done by
+/// [`session_config`](super::session_config)) and to the scheduler
+/// ([`scheduler_config`](super::scheduler_config)).
+///
+/// ```
+/// use std::sync::Arc;
+/// use ballista_core::extension::SessionConfigExt;
+/// use npy_serde::ballista::{NpyLogicalCodec, NpyPhysicalCodec};
+///
+/// let config = datafusion::prelude::SessionConfig::new_with_ballista()
+///     .with_ballista_logical_extension_codec(Arc::new(NpyLogicalCodec::default()))
+///     .with_ballista_physical_extension_codec(Arc::new(NpyPhysicalCodec::default()));
+/// # let _ = config;
+/// ```
+#[derive(Debug)]
+pub struct NpyLogicalCodec {
+    inner: Arc<dyn LogicalExtensionCodec>,
+}
+
+impl Default for NpyLogicalCodec {
+    fn default() -> Self {
+        NpyLogicalCodec::new(Arc::new(BallistaLogicalExtensionCodec::default()))
+    }
+}
+
+impl NpyLogicalCodec {
+    /// The `.npy` table and format over `inner`, which gets every other node (default:
+    /// Ballista's codec).
+    pub fn new(inner: Arc<dyn LogicalExtensionCodec>) -> Self {
+        NpyLogicalCodec { inner }
+    }
+}
+
+impl LogicalExtensionCodec for NpyLogicalCodec {
+    fn try_decode(
+        &self,
+        buf: &[u8],
+        inputs: &[LogicalPlan],
+        ctx: &TaskContext,
+    ) -> DfResult<Extension> {
+        self.inner.try_decode(buf, inputs, ctx)
+    }
+
+    fn try_encode(&self, node: &Extension, buf: &mut Vec<u8>) -> DfResult<()> {
+        self.inner.try_encode(node, buf)
+    }
+
+    fn try_decode_table_provider(
+        &self,
+        buf: &[u8],
+        table_ref: &TableReference,
+        schema: arrow_schema::SchemaRef,
+        ctx: &TaskContext,
+    ) -> DfResult<Arc<dyn TableProvider>> {
+        let Some(bytes) = buf.strip_prefix(TABLE_TAG) else {
+            return self
+                .inner
+                .try_decode_table_provider(buf, table_ref, schema, ctx);
+        };
+        let proto: TableProto = decode(bytes)?;
+        let options = options_from_proto(proto.options)?;
+        let paths = proto
+            .paths
+            .iter()
+            .map(ListingTableUrl::parse)
+            .collect::<DfResult<Vec<_>>>()?;
+        // The scheduler's session decides the file groups (`target_partitions`), as for
+        // the listing tables datafusion-proto decodes.
+        let listing = options
+            .listing_options()
+            .with_file_extension(&proto.file_extension);
+        let config = ListingTableConfig::new_with_multi_paths(paths.clone())
+            .with_listing_options(listing)
+            .with_schema(schema);
+        let table = ListingTable::try_new(config)?
+            .with_cache(ctx.runtime_env().cache_manager.get_file_statistic_cache());
+        Ok(Arc::new(NpyTable::from_parts(
+            table,
+            options,
+            paths,
+            proto.file_extension,
+        )))
+    }
+
+    fn try_encode_table_provider(
+        &self,
+        table_ref: &TableReference,
+        node: Arc<dyn TableProvider>,
+        buf: &mut Vec<u8>,
+    ) -> DfResult<()> {
+        let Some(table) = node.downcast_ref::<NpyTable>() else {
+            return self.inner.try_encode_table_provider(table_ref, node, buf);
+        };
+        let proto = TableProto {
+            paths: table.paths().iter().map(|u| u.to_string()).collect(),
+            file_extension: table.file_extension().to_string(),
+            options: Some(options_to_proto(table.options())),
+        };
+        encode(TABLE_TAG, &proto, buf)
+    }
+
+    fn try_decode_file_format(
+        &self,
+        buf: &[u8],
+        ctx: &TaskContext,
+    ) -> DfResult<Arc<dyn FileFormatFactory>> {
+        let Some(bytes) = buf.strip_prefix(FORMAT_TAG) else {
+            return self.inner.try_decode_file_format(buf, ctx);
+        };
+        let options = options_from_proto(Some(decode(bytes)?))?;
+        Ok(Arc::new(NpyFormatFactory::new(options)))
+    }
+
+    fn try_encode_file_format(
+        &self,
+        buf: &mut Vec<u8>,
+        node: Arc<dyn FileFormatFactory>,
+    ) -> DfResult<()> {
+        let Some(factory) = node.downcast_ref::<NpyFormatFactory>() else {
+            return self.inner.try_encode_file_format(buf, node);
+        };
+        encode(FORMAT_TAG, &options_to_proto(factory.options()), buf)
+    }
+
+    fn try_decode_udf(&self, name: &str, buf: &[u8]) -> DfResult<Arc<ScalarUDF>> {
+        self.inner.try_decode_udf(name, buf)
+    }
+
+    fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> DfResult<()> {
+        self.inner.try_encode_udf(node, buf)
+    }
+
+    fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> DfResult<Arc<AggregateUDF>> {
+        self.inner.try_decode_udaf(name, buf)
+    }
+
+    fn try_encode_udaf(&self, node: &AggregateUDF, buf: &mut Vec<u8>) -> DfResult<()> {
+        self.inner.try_encode_udaf(node, buf)
+    }
+
+    fn try_decode_udwf(&self, name: &str, buf: &[u8]) -> DfResult<Arc<WindowUDF>> {
+        self.inner.try_decode_udwf(name, buf)
+    }
+
+    fn try_encode_udwf(&self, node: &WindowUDF, buf: &mut Vec<u8>) -> DfResult<()> {
+        self.inner.try_encode_udwf(node, buf)
+    }
+}
+
+/// Ballista's physical codec, plus the `.npy` scan: a `DataSourceExec` over a
+/// `FileScanConfig` whose source is [`NpySource`], with its file groups and byte ranges,
+/// projection, limit and read options (header, data and empty-value limits, `.npz`
+/// member). Give it to the client session (done by [`session_config`](super::session_config)),
+/// the scheduler ([`scheduler_config`](super::scheduler_config)) and every executor
+/// ([`executor_config`](super::executor_config)).
+///
+/// ```
+/// use datafusion_proto::physical_plan::PhysicalExtensionCodec;
+/// let codec = npy_serde::ballista::NpyPhysicalCodec::default();
+/// let _: &dyn PhysicalExtensionCodec = &codec;
+/// ```
+#[derive(Debug)]
+pub struct NpyPhysicalCodec {
+    inner: Arc<dyn PhysicalExtensionCodec>,
+}
+
+impl Default for NpyPhysicalCodec {
+    fn default() -> Self {
+        NpyPhysicalCodec::new(Arc::new(BallistaPhysicalExtensionCodec::default()))
+    }
+}
+
+impl NpyPhysicalCodec {
+    /// The `.npy` scan over `inner`, which gets every other node (default: Ballista's
+    /// codec).
+    pub fn new(inner: Arc<dyn PhysicalExtensionCodec>) -> Self {
+        NpyPhysicalCodec { inner }
+    }
+}
+
+/// The scan's config and source, if `node` is an `.npy` scan.
+fn npy_scan(node: &dyn ExecutionPlan) -> Option<(&FileScanConfig, &NpySource)> {
+    let exec = node.downcast_ref::<DataSourceExec>()?;
+    let config = exec.data_source().downcast_ref::<FileScanConfig>()?;
+    let source = config.file_source().downcast_ref::<NpySource>()?;
+    Some((config, source))
+}
+
+impl PhysicalExtensionCodec for NpyPhysicalCodec {
+    fn try_decode(
+        &self,
+        buf: &[u8],
+        inputs: &[Arc<dyn ExecutionPlan>],
+        ctx: &TaskContext,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let Some(bytes) = buf.strip_prefix(SCAN_TAG) else {
+            return self.inner.try_decode(buf, inputs, ctx, proto_converter);
+        };
+        let proto: ScanProto = decode(bytes)?;
+        let conf = proto
+            .conf
+            .ok_or_else(|| malformed("the scan config is missing"))?;
+        let options = options_from_proto(proto.options)?;
+        let table_schema = parse_table_schema_from_proto(&conf)?;
+        // Executors send a failed task's error to the client as text: ours as its message.
+        let mut source: Arc<dyn FileSource> =
+            Arc::new(NpySource::new(table_schema, options).errors_as_text());
+        if let Ok(batch_size) = usize::try_from(proto.batch_size) {
+            source = source.with_batch_size(batch_size);
+        }
+        let decode_ctx = PhysicalPlanDecodeContext::new(ctx, self);
+        let config = parse_protobuf_file_scan_config(&conf, &decode_ctx, proto_converter, source)?;
+        Ok(DataSourceExec::from_data_source(config))
+    }
+
+    fn try_encode(
+        &self,
+        node: Arc<dyn ExecutionPlan>,
+        buf: &mut Vec<u8>,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> DfResult<()> {
+        let Some((config, source)) = npy_scan(node.as_ref()) else {
+            return self.inner.try_encode(node, buf, proto_converter);
+        };
+        let proto = ScanProto {
+            conf: Some(serialize_file_scan_config(config, self, proto_converter)?),
+            options: Some(options_to_proto(source.options())),
+            batch_size: source.batch_size() as u64,
+        };
+        encode(SCAN_TAG, &proto, buf)
+    }
+
+    fn try_decode_udf(&self, name: &str, buf: &[u8]) -> DfResult<Arc<ScalarUDF>> {
+        self.inner.try_decode_udf(name, buf)
+    }
+
+    fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> DfResult<()> {
+        self.inner.try_encode_udf(node, buf)
+    }
+
+    fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> DfResult<Arc<AggregateUDF>> {
+        self.inner.try_decode_udaf(name, buf)
+    }
+
+    fn try_encode_udaf(&self, node: &AggregateUDF, buf: &mut Vec<u8>) -> DfResult<()> {
+        self.inner.try_encode_udaf(node, buf)
+    }
+
+    fn try_decode_udwf(&self, name: &str, buf: &[u8]) -> DfResult<Arc<WindowUDF>> {
+        self.inner.try_decode_udwf(name, buf)
+    }
+
+    fn try_encode_udwf(&self, node: &WindowUDF, buf: &mut Vec<u8>) -> DfResult<()> {
+        self.inner.try_encode_udwf(node, buf)
+    }
+}

@@ -1,0 +1,222 @@
+//! Distributed SQL over `.npy` shards on [Apache Ballista](https://datafusion.apache.org/ballista/)
+//! 55 (feature `ballista`): the [DataFusion scan](crate::datafusion) of this crate, run by a
+//! Ballista scheduler and its executors.
+//!
+//! Ballista sends plans between processes as protobuf, and its protobuf layer knows only the
+//! built-in file formats (Parquet, CSV, JSON, Avro, Arrow). This module adds what a `.npy`
+//! table needs:
+//! - [`NpyLogicalCodec`]: the client's `.npy` tables ([`NpyTable`]: paths, file extension, read
+//!   options) to the scheduler, which lists the files and plans the scan;
+//! - [`NpyPhysicalCodec`]: the scan node (file groups, byte ranges, projection, limit and the
+//!   header/data limits of [`NpyReadOptions`](crate::datafusion::NpyReadOptions)) from the
+//!   scheduler to the executors;
+//! - [`NpyTableRule`]: on the client, each scan of a `.npy` listing table (from
+//!   [`register_npy`](crate::datafusion::NpySessionExt::register_npy), `read_npy` or
+//!   `CREATE EXTERNAL TABLE ... STORED AS NPY`) becomes a scan of an [`NpyTable`].
+//!
+//! Both codecs hand every other node to Ballista's own codecs.
+//!
+//! # Where the work goes
+//! The scheduler groups a table's files into `target_partitions` groups (one task each), and
+//! splits files of at least `datafusion.optimizer.repartition_file_min_size` bytes into byte
+//! ranges, each reading the whole records whose first byte it holds. Tasks go to whichever
+//! executor has a free slot. A hostile or truncated shard fails its task, and the query, with
+//! this crate's error (the file, and the record, field and byte where it applies).
+//!
+//! # A cluster
+//! Every process of the cluster needs the codecs: the scheduler decodes the client's tables
+//! and encodes the stages' scans, the executors decode them.
+//! - **Scheduler**: [`scheduler_config`] adds the codecs to a `SchedulerConfig`; the example
+//!   `ballista_scheduler` starts one (`cargo run --release --features ballista --example
+//!   ballista_scheduler -- 127.0.0.1 50050`).
+//! - **Executors**: [`executor_config`] does the same for an `ExecutorProcessConfig`; the
+//!   example `ballista_executor` starts one (`cargo run --release --features ballista
+//!   --example ballista_executor -- 127.0.0.1:50050 50051`; a second on another port).
+//! - **Client**: [`remote`] connects to the scheduler (`df://host:port`) with the codecs and
+//!   the `NPY` format registered; [`standalone`] runs a scheduler and executors in the
+//!   client's process (tests, one machine).
+//!
+//! **Object stores**: the scheduler lists a table's files and each executor reads its ranges
+//! through its own DataFusion `ObjectStore` registry, so each needs the table's store:
+//! local paths (`/data/shards/`) must be the same files on every machine (a shared
+//! filesystem); for `s3://` and the like, register the store in the scheduler's and executors'
+//! runtime (`SchedulerConfig::override_session_builder`,
+//! `ExecutorProcessConfig::override_runtime_producer`) as in any Ballista deployment.
+//!
+//! ```no_run
+//! use npy_serde::ballista;
+//! use npy_serde::datafusion::{NpyReadOptions, NpySessionExt};
+//!
+//! # async fn run() -> datafusion::error::Result<()> {
+//! // A scheduler started with `scheduler_config`, executors with `executor_config`.
+//! let ctx = ballista::remote("df://127.0.0.1:50050", ballista::session_config()).await?;
+//! ctx.register_npy("events", "/data/shards/", NpyReadOptions::new().max_data_size(1 << 30))
+//!     .await?;
+//! let df = ctx.sql("SELECT kind, count(*), avg(x) FROM events GROUP BY kind").await?;
+//! df.show().await?;
+//! # Ok(())
+//! # }
+//! ```
+
+mod codec;
+mod table;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ::ballista::prelude::SessionContextExt;
+use ballista_core::extension::SessionConfigExt;
+use ballista_core::serde::protobuf::scheduler_grpc_client::SchedulerGrpcClient;
+use ballista_executor::executor_process::ExecutorProcessConfig;
+use ballista_scheduler::config::SchedulerConfig;
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::execution::SessionState;
+use datafusion::execution::SessionStateBuilder;
+use datafusion::prelude::{SessionConfig, SessionContext};
+
+pub use codec::{NpyLogicalCodec, NpyPhysicalCodec};
+pub use table::{NpyTable, NpyTableRule};
+
+use crate::datafusion::register_npy_format;
+
+/// A Ballista session config with this crate's codecs ([`NpyLogicalCodec`],
+/// [`NpyPhysicalCodec`]); set DataFusion and Ballista options on it before passing it to
+/// [`remote`] or [`standalone`].
+///
+/// ```
+/// let config = npy_serde::ballista::session_config().with_target_partitions(4);
+/// assert_eq!(config.target_partitions(), 4);
+/// ```
+pub fn session_config() -> SessionConfig {
+    with_codecs(SessionConfig::new_with_ballista())
+}
+
+fn with_codecs(config: SessionConfig) -> SessionConfig {
+    config
+        .with_ballista_logical_extension_codec(Arc::new(NpyLogicalCodec::default()))
+        .with_ballista_physical_extension_codec(Arc::new(NpyPhysicalCodec::default()))
+}
+
+/// A session state with `config` (the codecs added, if it came from elsewhere than
+/// [`session_config`]) and DataFusion's default functions and planners.
+fn session_state(config: SessionConfig) -> SessionState {
+    SessionStateBuilder::new()
+        .with_config(with_codecs(config))
+        .with_default_features()
+        .build()
+}
+
+/// The client side of a session: the `NPY` format (`CREATE EXTERNAL TABLE ... STORED AS
+/// NPY`) and the rule that makes its tables sendable.
+fn prepare(ctx: &SessionContext) -> DfResult<()> {
+    register_npy_format(ctx)?;
+    ctx.add_analyzer_rule(Arc::new(NpyTableRule));
+    Ok(())
+}
+
+fn ballista_err(e: impl std::error::Error + Send + Sync + 'static) -> DataFusionError {
+    DataFusionError::External(Box::new(e))
+}
+
+/// A session on the Ballista cluster whose scheduler is at `url` (`df://host:port`), with the
+/// codecs of `config` (see [`session_config`]) and the `NPY` format registered. The
+/// scheduler and executors need the codecs too: [`scheduler_config`], [`executor_config`].
+///
+/// ```no_run
+/// # async fn run() -> datafusion::error::Result<()> {
+/// let ctx = npy_serde::ballista::remote(
+///     "df://127.0.0.1:50050",
+///     npy_serde::ballista::session_config(),
+/// )
+/// .await?;
+/// ctx.sql("CREATE EXTERNAL TABLE t STORED AS NPY LOCATION '/data/shards/'").await?;
+/// ctx.sql("SELECT count(*) FROM t").await?.show().await?;
+/// # Ok(())
+/// # }
+/// ```
+pub async fn remote(url: &str, config: SessionConfig) -> DfResult<SessionContext> {
+    let ctx = SessionContext::remote_with_state(url, session_state(config)).await?;
+    prepare(&ctx)?;
+    Ok(ctx)
+}
+
+/// A Ballista cluster in this process: a scheduler and `executors` executors (at least
+/// one), each bound to a free port on localhost and running
+/// `config.ballista_standalone_parallelism()` tasks at once, all with this crate's codecs;
+/// and a session on it with the `NPY` format registered. The cluster lives as long as the
+/// process's Tokio runtime.
+///
+/// ```no_run
+/// # async fn run() -> datafusion::error::Result<()> {
+/// use npy_serde::datafusion::{NpyReadOptions, NpySessionExt};
+/// let ctx = npy_serde::ballista::standalone(npy_serde::ballista::session_config(), 2).await?;
+/// ctx.register_npy("t", "/data/shards/", NpyReadOptions::new()).await?;
+/// ctx.sql("SELECT count(*) FROM t").await?.show().await?;
+/// # Ok(())
+/// # }
+/// ```
+pub async fn standalone(config: SessionConfig, executors: usize) -> DfResult<SessionContext> {
+    let state = session_state(config);
+    let addr = ballista_scheduler::standalone::new_standalone_scheduler_from_state(&state)
+        .await
+        .map_err(ballista_err)?;
+    let scheduler_url = format!("http://localhost:{}", addr.port());
+    for _ in 0..executors.max(1) {
+        start_executor(&scheduler_url, &state).await?;
+    }
+    let url = format!("df://localhost:{}", addr.port());
+    let ctx = SessionContext::remote_with_state(&url, state).await?;
+    prepare(&ctx)?;
+    Ok(ctx)
+}
+
+/// Starts an executor in this process for the scheduler at `scheduler_url`
+/// (`http://host:port`), with the codecs and config of `state`.
+async fn start_executor(scheduler_url: &str, state: &SessionState) -> DfResult<()> {
+    // The scheduler's server was spawned just now: it may take a moment to accept.
+    let mut tries = 0;
+    let scheduler = loop {
+        match SchedulerGrpcClient::connect(scheduler_url.to_string()).await {
+            Ok(client) => break client,
+            Err(e) if tries >= 100 => return Err(ballista_err(e)),
+            Err(_) => {
+                tries += 1;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
+    let vcores = state.config().ballista_standalone_parallelism();
+    ballista_executor::new_standalone_executor_from_state(scheduler, vcores, state)
+        .await
+        .map_err(ballista_err)
+}
+
+/// `config` with this crate's codecs: the config of a scheduler that plans queries over
+/// `.npy` tables (start it with `ballista_scheduler::scheduler_process::start_server`; see
+/// the example `ballista_scheduler`).
+///
+/// ```
+/// use ballista_scheduler::config::SchedulerConfig;
+/// let config = npy_serde::ballista::scheduler_config(SchedulerConfig::default().with_port(50050));
+/// assert!(config.override_logical_codec.is_some() && config.override_physical_codec.is_some());
+/// ```
+pub fn scheduler_config(mut config: SchedulerConfig) -> SchedulerConfig {
+    config.override_logical_codec = Some(Arc::new(NpyLogicalCodec::default()));
+    config.override_physical_codec = Some(Arc::new(NpyPhysicalCodec::default()));
+    config
+}
+
+/// `config` with this crate's codecs: the config of an executor that runs `.npy` scans
+/// (start it with `ballista_executor::executor_process::start_executor_process`; see the
+/// example `ballista_executor`).
+///
+/// ```
+/// use ballista_executor::executor_process::ExecutorProcessConfig;
+/// let config = npy_serde::ballista::executor_config(ExecutorProcessConfig::default());
+/// assert!(config.override_logical_codec.is_some() && config.override_physical_codec.is_some());
+/// ```
+pub fn executor_config(mut config: ExecutorProcessConfig) -> ExecutorProcessConfig {
+    config.override_logical_codec = Some(Arc::new(NpyLogicalCodec::default()));
+    config.override_physical_codec = Some(Arc::new(NpyPhysicalCodec::default()));
+    config
+}
