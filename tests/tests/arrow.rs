@@ -368,9 +368,10 @@ fn until_error(mut r: NpyBatchReader<'_>) -> (Vec<RecordBatch>, Option<String>) 
     }
 }
 
-/// Small batches are decoded several at a time on all cores: the same batches as one at a
-/// time on one thread, and on a bad value (a bool byte of 2) or a truncated stream the same
-/// batches before the same error.
+/// Small batches are decoded several at a time on all cores (from a path, each read where it
+/// is decoded), and the fixed-width columns of a batch a tile of rows at a time: the same
+/// batches as one at a time on one thread, and on a bad value (a bool byte of 2), a truncated
+/// stream or a file cut short after it was opened the same batches before the same error.
 #[test]
 fn batches_decoded_ahead_match_one_at_a_time() {
     let n = 50_000u64;
@@ -392,6 +393,7 @@ fn batches_decoded_ahead_match_one_at_a_time() {
     let mut bad = file.clone();
     bad[data_at + 30_500 * row + 8] = 2;
     let truncated = &file[..data_at + 40_123 * row + 5];
+    let dir = TempDir::new("arrow-ahead");
     for (what, bytes) in [
         ("good", &file[..]),
         ("bad bool", &bad[..]),
@@ -410,6 +412,32 @@ fn batches_decoded_ahead_match_one_at_a_time() {
                 let sliced = until_error(b(true).from_slice(bytes).unwrap());
                 assert_eq!(serial.1, sliced.1, "{what}, batches of {batch}");
                 assert!(serial.0 == sliced.0, "{what}, batches of {batch}: slice");
+                // From a path: each batch read where it is decoded (positioned reads).
+                let path = dir.join(format!("{batch}.npy"));
+                std::fs::write(&path, bytes).unwrap();
+                for par in [true, false] {
+                    let opened = until_error(b(par).open(&path).unwrap());
+                    assert_eq!(serial.1, opened.1, "{what}, batches of {batch}, open");
+                    assert!(serial.0 == opened.0, "{what}, batches of {batch}: open");
+                }
+            } else {
+                // A file that is cut short after it was opened: the same batches before the
+                // same error as a truncated stream.
+                let path = dir.join(format!("{batch}-cut.npy"));
+                std::fs::write(&path, &file).unwrap();
+                for par in [true, false] {
+                    std::fs::write(&path, &file).unwrap();
+                    let r = b(par).open(&path).unwrap();
+                    std::fs::OpenOptions::new()
+                        .write(true)
+                        .open(&path)
+                        .unwrap()
+                        .set_len(bytes.len() as u64)
+                        .unwrap();
+                    let opened = until_error(r);
+                    assert_eq!(serial.1, opened.1, "{what}, batches of {batch}, open");
+                    assert!(serial.0 == opened.0, "{what}, batches of {batch}: open");
+                }
             }
             let rows: usize = serial.0.iter().map(|b| b.num_rows()).sum();
             match what {
@@ -550,6 +578,81 @@ fn sanitize(dt: &npy_serde::DType, b: &mut [u8]) {
     }
 }
 
+/// A C-order `.npy` file of `dtype` and `shape` with pseudo-random valid values from `seed`.
+fn random_file(dtype: &npy_serde::DType, shape: &[u64], seed: u64) -> Vec<u8> {
+    let header = Header::new(dtype.clone(), shape.to_vec());
+    let count: u64 = shape.iter().product();
+    let isz = dtype.itemsize();
+    let mut data = vec![0u8; count as usize * isz];
+    let mut x = seed | 1;
+    for b in data.iter_mut() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *b = x as u8;
+    }
+    if isz > 0 {
+        data.chunks_exact_mut(isz).for_each(|c| sanitize(dtype, c));
+    }
+    let mut file = header.to_bytes().unwrap();
+    file.extend_from_slice(&data);
+    file
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    /// Any dtype: one batch of many rows (the fixed-width values gathered a tile of rows at a
+    /// time, across tile boundaries; past 1 MiB, split over the cores by column) holds the
+    /// same values as batches of 61 rows, on all cores or on one.
+    #[test]
+    fn tiled_batches_match_small_ones(
+        dtype in npy_serde_tests::strategies::dtype()
+            .prop_filter("top-level subarray", |d| !matches!(d, npy_serde::DType::Array(..)))
+            .prop_filter("zero-size", |d| d.itemsize() > 0),
+        rows in 1usize..3000,
+        large in any::<bool>(),
+        seed in any::<u64>(),
+    ) {
+        let isz = dtype.itemsize();
+        let rows = if large && isz >= 8 { rows + (1 << 20) / isz } else { rows };
+        let file = random_file(&dtype, &[rows as u64], seed);
+        let read = |batch: usize, par: bool| {
+            BatchReaderBuilder::new()
+                .batch_size(batch)
+                .parallel(par)
+                .from_slice(&file)
+                .and_then(collect)
+                .map_err(|e| e.to_string())
+        };
+        let small = read(61, false);
+        for par in [true, false] {
+            let whole = read(usize::MAX, par);
+            match (&small, &whole) {
+                (Ok(a), Ok(b)) => {
+                    prop_assert_eq!(b.len(), 1);
+                    let mut at = 0;
+                    for x in a {
+                        prop_assert!(
+                            *x == b[0].slice(at, x.num_rows()),
+                            "{}: {} rows, rows from {}", dtype, rows, at
+                        );
+                        at += x.num_rows();
+                    }
+                    prop_assert_eq!(at, rows);
+                }
+                (a, b) => prop_assert_eq!(
+                    a.as_ref().err(),
+                    b.as_ref().err(),
+                    "{}: {} rows",
+                    dtype,
+                    rows
+                ),
+            }
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
@@ -563,20 +666,7 @@ proptest! {
         seed in any::<u64>(),
         batch in 1usize..4,
     ) {
-        let header = Header::new(dtype.clone(), shape.clone());
-        let count: u64 = shape.iter().product();
-        let isz = dtype.itemsize();
-        let mut data = vec![0u8; count as usize * isz];
-        let mut x = seed | 1;
-        for b in data.iter_mut() {
-            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-            *b = x as u8;
-        }
-        if isz > 0 {
-            data.chunks_exact_mut(isz).for_each(|c| sanitize(&dtype, c));
-        }
-        let mut file = header.to_bytes().unwrap();
-        file.extend_from_slice(&data);
+        let file = random_file(&dtype, &shape, seed);
         let first = BatchReaderBuilder::new().batch_size(batch).from_slice(&file).and_then(collect);
         let first = match first {
             Ok(b) => b,

@@ -131,48 +131,241 @@ fn each_dyn(
     }
 }
 
-/// Byte swapping for the unsigned integer of each width.
+/// Byte swapping for the unsigned integer of each width, and its [`Raw`] variant.
 pub(crate) trait Swap: Pod + ArrowNativeType {
     fn swap(self) -> Self;
+    /// The values, if `raw` holds values of this width.
+    fn of_raw(raw: Raw) -> Option<Vec<Self>>;
 }
 macro_rules! swap_impl {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $v:ident),*) => {$(
         impl Swap for $t {
             #[inline(always)]
             fn swap(self) -> Self { self.swap_bytes() }
+            fn of_raw(raw: Raw) -> Option<Vec<Self>> {
+                match raw {
+                    Raw::$v(v) => Some(v),
+                    _ => None,
+                }
+            }
         }
     )*};
 }
-swap_impl!(u8, u16, u32, u64);
+swap_impl!(u8 => U8, u16 => U16, u32 => U32, u64 => U64);
+
+/// The values of one fixed-width leaf of a column (a number, bool byte or datetime count at
+/// each of its positions), gathered ahead of [`decode_gathered`].
+#[derive(Debug)]
+pub(crate) enum Raw {
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+}
+
+impl Raw {
+    /// Room for `n` values `width` bytes wide (1, 2, 4 or 8).
+    fn with_capacity(width: usize, n: usize) -> Raw {
+        match width {
+            1 => Raw::U8(Vec::with_capacity(n)),
+            2 => Raw::U16(Vec::with_capacity(n)),
+            4 => Raw::U32(Vec::with_capacity(n)),
+            _ => Raw::U64(Vec::with_capacity(n)),
+        }
+    }
+
+    /// Appends the values at `slots`.
+    fn append(&mut self, chunk: &[u8], slots: &Slots, swap: bool) -> Result<()> {
+        match self {
+            Raw::U8(v) => gather_append(v, chunk, slots, false),
+            Raw::U16(v) => gather_append(v, chunk, slots, swap),
+            Raw::U32(v) => gather_append(v, chunk, slots, swap),
+            Raw::U64(v) => gather_append(v, chunk, slots, swap),
+        }
+    }
+}
+
+/// A fixed-width leaf of a column: its values' width and byte swap, and their positions in a
+/// batch (rows first, then any subarray axes).
+#[derive(Clone, Debug)]
+pub(crate) struct Leaf {
+    width: usize,
+    swap: bool,
+    slots: Slots,
+}
+
+impl Leaf {
+    /// The leaf's bytes in one row.
+    #[cfg(feature = "parallel")]
+    fn row_bytes(&self) -> usize {
+        self.width * self.slots.axes[1..].iter().map(|a| a.0).product::<usize>()
+    }
+}
+
+/// Appends the fixed-width leaves of `node` at `slots`, in the order [`decode_gathered`] takes
+/// their values; false (with some leaves maybe appended) if a part of the node is decoded
+/// otherwise (strings, bytes, long doubles): then the whole column is decoded by [`decode`].
+pub(crate) fn leaves(node: &Node, slots: &Slots, out: &mut Vec<Leaf>) -> bool {
+    let mut leaf = |width, swap| {
+        out.push(Leaf {
+            width,
+            swap,
+            slots: slots.clone(),
+        });
+        true
+    };
+    match node {
+        Node::Fixed { width, swap, .. } => leaf(*width, *swap),
+        Node::Bool => leaf(1, false),
+        Node::Time { big, .. } => leaf(8, *big != cfg!(target_endian = "big")),
+        Node::Complex { part, half } => {
+            leaves(part, slots, out) && leaves(part, &slots.shifted(*half), out)
+        }
+        Node::List {
+            child, len, stride, ..
+        } => leaves(child, &slots.with_axis(*len, *stride), out),
+        Node::Struct { fields, .. } => fields
+            .iter()
+            .all(|(off, f)| leaves(f, &slots.shifted(*off), out)),
+        Node::LongDouble { .. } | Node::Bytes(_) | Node::Unicode { .. } | Node::Void(_) => false,
+    }
+}
+
+/// Record bytes per tile: a batch's fixed-width leaves are gathered a tile of rows at a time,
+/// every leaf from the same tile while it is in the L1 cache. Gathering each column over the
+/// whole batch instead read the batch's bytes from L2 or memory once per column.
+const TILE_BYTES: usize = 16 << 10;
+
+/// The values of `leaves` (positions in a batch of `rows` rows of `row_bytes` each, the first
+/// axis of every leaf being the rows), gathered tile by tile. When `parallel`, the leaves are
+/// split into groups of about the same bytes per row, one per core, each group gathered tile
+/// by tile on its own.
+pub(crate) fn gather_leaves(
+    leaves: &[Leaf],
+    chunk: &[u8],
+    rows: usize,
+    row_bytes: usize,
+    parallel: bool,
+) -> Result<Vec<Raw>> {
+    let tile = (TILE_BYTES / row_bytes.max(1)).max(1);
+    #[cfg(feature = "parallel")]
+    if parallel && leaves.len() > 1 {
+        use rayon::prelude::*;
+        let cores = rayon::current_num_threads().min(leaves.len());
+        // Largest first, each to the group with the fewest bytes per row so far.
+        let mut order: Vec<usize> = (0..leaves.len()).collect();
+        order.sort_by_key(|&k| std::cmp::Reverse(leaves[k].row_bytes()));
+        let mut groups: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new()); cores];
+        for k in order {
+            let g = groups
+                .iter_mut()
+                .min_by_key(|g| g.0)
+                .expect("at least one group");
+            g.0 += leaves[k].row_bytes();
+            g.1.push(k);
+        }
+        let done: Vec<Vec<(usize, Raw)>> = groups
+            .into_par_iter()
+            .map(|(_, group)| {
+                let mine: Vec<&Leaf> = group.iter().map(|&k| &leaves[k]).collect();
+                let raws = tiles(&mine, chunk, rows, tile, row_bytes)?;
+                Ok(group.into_iter().zip(raws).collect())
+            })
+            .collect::<Result<_>>()?;
+        let mut all: Vec<(usize, Raw)> = done.into_iter().flatten().collect();
+        all.sort_by_key(|(k, _)| *k);
+        return Ok(all.into_iter().map(|(_, r)| r).collect());
+    }
+    let _ = parallel;
+    let all: Vec<&Leaf> = leaves.iter().collect();
+    tiles(&all, chunk, rows, tile, row_bytes)
+}
+
+/// The values of `leaves` in a batch of `rows` rows, gathered `tile` rows at a time.
+fn tiles(
+    leaves: &[&Leaf],
+    chunk: &[u8],
+    rows: usize,
+    tile: usize,
+    row_bytes: usize,
+) -> Result<Vec<Raw>> {
+    let mut raws: Vec<Raw> = leaves
+        .iter()
+        .map(|l| Raw::with_capacity(l.width, l.slots.count()))
+        .collect();
+    let mut slots: Vec<Slots> = leaves.iter().map(|l| l.slots.clone()).collect();
+    let mut r = 0;
+    while r < rows {
+        let t = tile.min(rows - r);
+        for ((leaf, s), raw) in leaves.iter().zip(&mut slots).zip(&mut raws) {
+            s.base = leaf.slots.base + r * row_bytes;
+            s.axes[0].0 = t;
+            raw.append(chunk, s, leaf.swap)?;
+        }
+        r += t;
+    }
+    Ok(raws)
+}
+
+/// The values of the next leaf: gathered ahead (`pre`), or now.
+fn take<U: Swap>(pre: &mut Pre, chunk: &[u8], slots: &Slots, swap: bool) -> Result<Vec<U>> {
+    match pre.next() {
+        Some(raw) => U::of_raw(raw)
+            .ok_or_else(|| Error::invalid_value("internal: a gathered leaf of another width")),
+        None => gather(chunk, slots, swap),
+    }
+}
+
+/// The values gathered ahead for a column's leaves, in order (see [`leaves`]).
+pub(crate) type Pre = std::vec::IntoIter<Raw>;
 
 /// The `U` values at every position, as read (swapped when `swap`).
 fn gather<U: Swap>(chunk: &[u8], slots: &Slots, swap: bool) -> Result<Vec<U>> {
+    let mut out = Vec::with_capacity(slots.count());
+    gather_append(&mut out, chunk, slots, swap)?;
+    Ok(out)
+}
+
+/// Appends the `U` values at every position of `slots` to `out`, as read (swapped when
+/// `swap`).
+fn gather_append<U: Swap>(out: &mut Vec<U>, chunk: &[u8], slots: &Slots, swap: bool) -> Result<()> {
     let w = std::mem::size_of::<U>();
     slots.check(w, chunk.len())?;
-    let n = slots.count();
-    let mut out: Vec<U> = Vec::with_capacity(n);
     match slots.axes.as_slice() {
         [(n, s)] if *s >= w && *n > 0 => {
-            let src = &chunk[slots.base..];
-            let it = src.chunks(*s).take(*n);
+            let src = chunk[slots.base..].chunks(*s).take(*n);
             if swap {
-                out.extend(it.map(|c| bytemuck::pod_read_unaligned::<U>(&c[..w]).swap()));
+                out.extend(src.map(|c| bytemuck::pod_read_unaligned::<U>(&c[..w]).swap()));
             } else {
-                out.extend(it.map(|c| bytemuck::pod_read_unaligned::<U>(&c[..w])));
+                out.extend(src.map(|c| bytemuck::pod_read_unaligned::<U>(&c[..w])));
             }
+            Ok(())
         }
+        _ => {
+            let start = out.len();
+            out.resize(start + slots.count(), U::zeroed());
+            gather_into(&mut out[start..], chunk, slots, swap)
+        }
+    }
+}
+
+/// The `U` values at every position of `slots` (as many as `out` holds; checked to lie in
+/// `chunk`), as read (swapped when `swap`), into `out`.
+fn gather_into<U: Swap>(out: &mut [U], chunk: &[u8], slots: &Slots, swap: bool) -> Result<()> {
+    let w = std::mem::size_of::<U>();
+    debug_assert_eq!(out.len(), slots.count());
+    match slots.axes.as_slice() {
         // Rows of contiguous subarray items (`v: ('<f4', (3,))` of a record): a short run
         // (a few values) value by value, inlined (a `memcpy` call per row costs more than the
         // copy); a long one copied per row. Then one swap pass.
         [(n, s), (m, t)] if *t == w && *n > 0 && *m > 0 && *s >= m * w => {
             let run = m * w;
             let src = &chunk[slots.base..];
-            out.resize(n * m, U::zeroed());
             if run <= 64 {
                 match m {
-                    2 => runs_of::<U, 2>(&mut out, src, *s),
-                    3 => runs_of::<U, 3>(&mut out, src, *s),
-                    4 => runs_of::<U, 4>(&mut out, src, *s),
+                    2 => runs_of::<U, 2>(out, src, *s),
+                    3 => runs_of::<U, 3>(out, src, *s),
+                    4 => runs_of::<U, 4>(out, src, *s),
                     _ => {
                         for (d, c) in out.chunks_exact_mut(*m).zip(src.chunks(*s)) {
                             for (v, b) in d.iter_mut().zip(c[..run].chunks_exact(w)) {
@@ -182,7 +375,7 @@ fn gather<U: Swap>(chunk: &[u8], slots: &Slots, swap: bool) -> Result<Vec<U>> {
                     }
                 }
             } else {
-                let dst: &mut [u8] = bytemuck::cast_slice_mut(&mut out);
+                let dst: &mut [u8] = bytemuck::cast_slice_mut(out);
                 for (d, c) in dst.chunks_exact_mut(run).zip(src.chunks(*s)) {
                     d.copy_from_slice(&c[..run]);
                 }
@@ -191,13 +384,18 @@ fn gather<U: Swap>(chunk: &[u8], slots: &Slots, swap: bool) -> Result<Vec<U>> {
                 out.iter_mut().for_each(|v| *v = v.swap());
             }
         }
-        _ => slots.each(|p| {
-            let v = bytemuck::pod_read_unaligned::<U>(&chunk[p..p + w]);
-            out.push(if swap { v.swap() } else { v });
-            Ok(())
-        })?,
+        _ => {
+            let mut dst = out.iter_mut();
+            slots.each(|p| {
+                let v = bytemuck::pod_read_unaligned::<U>(&chunk[p..p + w]);
+                if let Some(d) = dst.next() {
+                    *d = if swap { v.swap() } else { v };
+                }
+                Ok(())
+            })?
+        }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Rows of `M` contiguous values (a short subarray) from rows `stride` bytes apart into `out`
@@ -257,19 +455,32 @@ pub(crate) fn decode(
     at: &At,
     path: &str,
 ) -> Result<ArrayRef> {
+    decode_gathered(node, chunk, slots, at, path, &mut Vec::new().into_iter())
+}
+
+/// [`decode`], taking the values of the node's fixed-width leaves from `pre` (gathered ahead by
+/// [`gather_leaves`], in [`leaves`]' order) while it has any.
+pub(crate) fn decode_gathered(
+    node: &Node,
+    chunk: &[u8],
+    slots: &Slots,
+    at: &At,
+    path: &str,
+    pre: &mut Pre,
+) -> Result<ArrayRef> {
     let n = slots.count();
     Ok(match node {
         Node::Fixed { width, swap, dt } => {
             let buf = match width {
-                1 => Buffer::from_vec(gather::<u8>(chunk, slots, false)?),
-                2 => Buffer::from_vec(gather::<u16>(chunk, slots, *swap)?),
-                4 => Buffer::from_vec(gather::<u32>(chunk, slots, *swap)?),
-                _ => Buffer::from_vec(gather::<u64>(chunk, slots, *swap)?),
+                1 => Buffer::from_vec(take::<u8>(pre, chunk, slots, false)?),
+                2 => Buffer::from_vec(take::<u16>(pre, chunk, slots, *swap)?),
+                4 => Buffer::from_vec(take::<u32>(pre, chunk, slots, *swap)?),
+                _ => Buffer::from_vec(take::<u64>(pre, chunk, slots, *swap)?),
             };
             fixed_array(dt, buf, n)
         }
         Node::Bool => {
-            let bytes = gather::<u8>(chunk, slots, false)?;
+            let bytes = take::<u8>(pre, chunk, slots, false)?;
             if let Some(i) = bytes.iter().position(|&b| b > 1) {
                 let pos = nth_pos(slots, i);
                 return Err(at.err(
@@ -295,8 +506,8 @@ pub(crate) fn decode(
             prim::<Float64Type, f64>(out, None)
         }
         Node::Complex { part, half } => {
-            let re = decode(part, chunk, slots, at, path)?;
-            let im = decode(part, chunk, &slots.shifted(*half), at, path)?;
+            let re = decode_gathered(part, chunk, slots, at, path, pre)?;
+            let im = decode_gathered(part, chunk, &slots.shifted(*half), at, path, pre)?;
             Arc::new(
                 StructArray::try_new_with_length(
                     complex_fields(part.data_type()),
@@ -368,7 +579,7 @@ pub(crate) fn decode(
             factor,
             target,
         } => {
-            let raw = gather::<u64>(chunk, slots, *big != cfg!(target_endian = "big"))?;
+            let raw = take::<u64>(pre, chunk, slots, *big != cfg!(target_endian = "big"))?;
             time_array(raw, *factor, *target, slots, at, path)?
         }
         Node::List {
@@ -377,7 +588,8 @@ pub(crate) fn decode(
             stride,
             item,
         } => {
-            let values = decode(child, chunk, &slots.with_axis(*len, *stride), at, path)?;
+            let values =
+                decode_gathered(child, chunk, &slots.with_axis(*len, *stride), at, path, pre)?;
             Arc::new(
                 FixedSizeListArray::try_new_with_length(item.clone(), *len as i32, values, None, n)
                     .map_err(arrow_err)?,
@@ -387,7 +599,14 @@ pub(crate) fn decode(
             let mut children = Vec::with_capacity(fields.len());
             for ((off, f), af) in fields.iter().zip(arrow.iter()) {
                 let p = format!("{path}.{}", af.name());
-                children.push(decode(f, chunk, &slots.shifted(*off), at, &p)?);
+                children.push(decode_gathered(
+                    f,
+                    chunk,
+                    &slots.shifted(*off),
+                    at,
+                    &p,
+                    pre,
+                )?);
             }
             Arc::new(
                 StructArray::try_new_with_length(arrow.clone(), children, None, n)

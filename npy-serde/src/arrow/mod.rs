@@ -95,6 +95,8 @@ mod decode;
 mod encode;
 #[cfg(feature = "parquet")]
 pub mod parquet;
+#[cfg(unix)]
+mod pread;
 mod reader;
 mod rows;
 mod schema;

@@ -14,7 +14,9 @@ use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions, RecordBatchReader};
 use arrow_buffer::Buffer;
 use arrow_schema::{ArrowError, Schema, SchemaRef};
 
-use super::decode::{arrow_err, decode, fixed_array, At, Slots};
+use super::decode::{arrow_err, fixed_array, At};
+#[cfg(unix)]
+use super::pread::FileData;
 use super::rows::Columns;
 use super::schema::{Layout, Node};
 use crate::error::{Error, Result};
@@ -118,9 +120,16 @@ impl BatchReaderBuilder {
     }
 
     /// Reads the `.npy` file at `path`, streamed (the file's size is checked against the header
-    /// first).
+    /// first). On Unix the batches decoded ahead on all cores also read their bytes there,
+    /// each thread by position into a buffer of its own.
     pub fn open<P: AsRef<Path>>(&self, path: P) -> Result<NpyBatchReader<'static>> {
         let (file, header) = open_checked(path.as_ref(), &self.reader)?;
+        #[cfg(unix)]
+        if !needs_gather(&header) {
+            let (_, len) = self.reader.check(&header.header)?;
+            let data = FileData::new(file, header.data_offset, len);
+            return self.build(Source::File(data), header);
+        }
         self.after_header::<File>(file, header)
     }
 
@@ -353,6 +362,9 @@ impl<R: Read + Send> Blocks for Stream<R> {
 
 enum Source<'a> {
     Stream(Box<dyn Blocks + 'a>),
+    /// A file read by position (C order).
+    #[cfg(unix)]
+    File(FileData),
     Memory {
         bytes: Bytes<'a>,
         /// Fortran order with more than one axis longer than 1: rows are gathered.
@@ -515,7 +527,16 @@ impl<'a> NpyBatchReader<'a> {
             return None;
         }
         let batches = left.div_ceil(self.batch_rows as u64);
-        let k = (AHEAD_BYTES / bytes).min(batches as usize);
+        #[allow(unused_mut)]
+        let mut k = (AHEAD_BYTES / bytes).min(batches as usize);
+        // A multiple of the cores, which decode a batch each at a time.
+        #[cfg(feature = "parallel")]
+        {
+            let cores = rayon::current_num_threads();
+            if k > cores {
+                k -= k % cores;
+            }
+        }
         (k >= 2).then_some(k)
     }
 
@@ -527,46 +548,54 @@ impl<'a> NpyBatchReader<'a> {
         let row_bytes = self.layout.row_bytes;
         let left = self.layout.rows - first;
         let total = (self.batch_rows as u64 * k as u64).min(left) as usize;
-        let Ok((chunk, offset)) = contiguous(
-            &mut self.source,
-            self.header.data_offset,
-            row_bytes,
-            first,
-            total * row_bytes,
-        ) else {
-            return false;
-        };
-        let at = At {
-            first_elem: first * self.layout.per_row,
-            itemsize: self.layout.elem.itemsize(),
+        let per = self.batch_rows;
+        let (per_row, itemsize) = (self.layout.per_row, self.layout.elem.itemsize());
+        // Batch `j`'s rows, and where its bytes start in the data.
+        let rows_of = |j: usize| (per.min(total - j * per), (j * per * row_bytes) as u64);
+        let at_of = |j: usize, offset: u64| At {
+            first_elem: (first + (j * per) as u64) * per_row,
+            itemsize,
             offset: Some(offset),
         };
-        let per = self.batch_rows;
-        let columns = &self.layout.columns;
-        let tasks: Vec<(usize, usize)> = (0..k)
-            .flat_map(|j| self.selected.iter().map(move |&i| (j, i)))
-            .collect();
-        let decode_one = |&(j, i): &(usize, usize)| -> Result<ArrayRef> {
-            let c = &columns[i];
-            let rows = per.min(total - j * per);
-            let slots = Slots {
-                base: c.offset + j * per * row_bytes,
-                axes: vec![(rows, row_bytes)],
-            };
-            decode(&c.node, chunk, &slots, &at, c.field.name())
+        // Each batch's columns together (tile by tile, on one core), the batches on all cores.
+        let cols = Columns {
+            layout: &self.layout,
+            selected: &self.selected,
+            schema: &self.schema,
+            parallel: false,
         };
-        #[cfg(feature = "parallel")]
-        let arrays: Vec<Result<ArrayRef>> = {
-            use rayon::prelude::*;
-            tasks.par_iter().map(decode_one).collect()
+        let batches = match &mut self.source {
+            // Each batch read where it is decoded.
+            #[cfg(unix)]
+            Source::File(f) => {
+                let f = &*f;
+                let start = first * row_bytes as u64;
+                each_batch(k, |j| {
+                    let (rows, skip) = rows_of(j);
+                    f.with(start + skip, rows * row_bytes, |bytes, offset| {
+                        cols.decode(bytes, rows, &at_of(j, offset))
+                    })
+                })
+            }
+            source => {
+                let Ok((chunk, offset)) = contiguous(
+                    source,
+                    self.header.data_offset,
+                    row_bytes,
+                    first,
+                    total * row_bytes,
+                ) else {
+                    return false;
+                };
+                each_batch(k, |j| {
+                    let (rows, skip) = rows_of(j);
+                    let bytes = &chunk[skip as usize..skip as usize + rows * row_bytes];
+                    cols.decode(bytes, rows, &at_of(j, offset + skip))
+                })
+            }
         };
-        #[cfg(not(feature = "parallel"))]
-        let arrays: Vec<Result<ArrayRef>> = tasks.iter().map(decode_one).collect();
-        let mut arrays = arrays.into_iter();
-        for j in 0..k {
-            let rows = per.min(total - j * per);
-            let cols: Result<Vec<ArrayRef>> = arrays.by_ref().take(self.selected.len()).collect();
-            match cols.and_then(|cols| self.batch(cols, rows)) {
+        for b in batches {
+            match b {
                 Ok(b) => self.ahead.push_back(b),
                 Err(e) => {
                     self.ahead_err = Some(e);
@@ -649,6 +678,20 @@ impl<'a> NpyBatchReader<'a> {
     }
 }
 
+/// `f(0)`, ..., `f(k - 1)`, on all cores (feature `parallel`).
+fn each_batch(
+    k: usize,
+    f: impl Fn(usize) -> Result<RecordBatch> + Sync + Send,
+) -> Vec<Result<RecordBatch>> {
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        (0..k).into_par_iter().map(f).collect()
+    }
+    #[cfg(not(feature = "parallel"))]
+    (0..k).map(f).collect()
+}
+
 /// The `len` record bytes from row `first` of a C-order source, and their stream offset.
 fn contiguous<'s>(
     source: &'s mut Source<'_>,
@@ -659,6 +702,8 @@ fn contiguous<'s>(
 ) -> Result<(&'s [u8], u64)> {
     match source {
         Source::Stream(s) => s.next(len),
+        #[cfg(unix)]
+        Source::File(f) => f.get(first * row_bytes as u64, len),
         Source::Memory { bytes, .. } => {
             let start = (first as usize) * row_bytes;
             let data = bytes.get();

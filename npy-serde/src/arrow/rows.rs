@@ -5,7 +5,7 @@
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow_schema::SchemaRef;
 
-use super::decode::{arrow_err, decode, At, Slots};
+use super::decode::{self, arrow_err, At, Pre, Slots};
 use super::schema::Layout;
 #[cfg(feature = "datafusion")]
 use crate::error::Error;
@@ -15,7 +15,6 @@ use crate::header::Header;
 use std::sync::Arc;
 
 /// Batches with at least this many record bytes decode their columns on all cores.
-#[cfg(feature = "parallel")]
 const PARALLEL_BYTES: usize = 1 << 20;
 
 /// Decodes runs of whole rows of one array into record batches of some of its columns.
@@ -107,32 +106,62 @@ pub(crate) struct Columns<'a> {
 }
 
 impl Columns<'_> {
-    /// The batch of the `rows` rows whose bytes are `chunk` (positions in errors from `at`);
-    /// columns decoded on all cores for large chunks.
+    /// The batch of the `rows` rows whose bytes are `chunk` (positions in errors from `at`).
+    /// The fixed-width values of every column are gathered together a tile of rows at a time
+    /// (on all cores for large chunks); strings, bytes and long doubles column by column.
     pub(crate) fn decode(&self, chunk: &[u8], rows: usize, at: &At) -> Result<RecordBatch> {
         let row_bytes = self.layout.row_bytes;
         let columns = &self.layout.columns;
-        let decode_one = |&i: &usize| -> Result<ArrayRef> {
-            let c = &columns[i];
-            let slots = Slots {
-                base: c.offset,
-                axes: vec![(rows, row_bytes)],
-            };
-            decode(&c.node, chunk, &slots, at, c.field.name())
+        let slots = |i: usize| Slots {
+            base: columns[i].offset,
+            axes: vec![(rows, row_bytes)],
         };
+        // Each column's leaves, or None if it is decoded on its own.
+        let mut leaves = Vec::new();
+        let mut counts: Vec<Option<usize>> = Vec::with_capacity(self.selected.len());
+        for &i in self.selected {
+            let before = leaves.len();
+            if decode::leaves(&columns[i].node, &slots(i), &mut leaves) {
+                counts.push(Some(leaves.len() - before));
+            } else {
+                leaves.truncate(before);
+                counts.push(None);
+            }
+        }
+        let parallel = cfg!(feature = "parallel") && self.parallel && chunk.len() >= PARALLEL_BYTES;
+        let mut raws =
+            decode::gather_leaves(&leaves, chunk, rows, row_bytes, parallel)?.into_iter();
+        let jobs: Vec<(usize, Option<Pre>)> = self
+            .selected
+            .iter()
+            .zip(&counts)
+            .map(|(&i, c)| {
+                (
+                    i,
+                    c.map(|k| raws.by_ref().take(k).collect::<Vec<_>>().into_iter()),
+                )
+            })
+            .collect();
+        let decode_one = |(i, pre): (usize, Option<Pre>)| -> Result<ArrayRef> {
+            let c = &columns[i];
+            match pre {
+                Some(mut pre) => {
+                    decode::decode_gathered(&c.node, chunk, &slots(i), at, c.field.name(), &mut pre)
+                }
+                None => decode::decode(&c.node, chunk, &slots(i), at, c.field.name()),
+            }
+        };
+        // The columns decoded on their own are the slow ones: on all cores if there are some.
         #[cfg(feature = "parallel")]
         let cols: Result<Vec<ArrayRef>> =
-            if self.parallel && self.selected.len() > 1 && chunk.len() >= PARALLEL_BYTES {
+            if parallel && counts.iter().filter(|c| c.is_none()).count() > 1 {
                 use rayon::prelude::*;
-                self.selected.par_iter().map(decode_one).collect()
+                jobs.into_par_iter().map(decode_one).collect()
             } else {
-                self.selected.iter().map(decode_one).collect()
+                jobs.into_iter().map(decode_one).collect()
             };
         #[cfg(not(feature = "parallel"))]
-        let cols: Result<Vec<ArrayRef>> = {
-            let _ = self.parallel;
-            self.selected.iter().map(decode_one).collect()
-        };
+        let cols: Result<Vec<ArrayRef>> = jobs.into_iter().map(decode_one).collect();
         RecordBatch::try_new_with_options(
             self.schema.clone(),
             cols?,
