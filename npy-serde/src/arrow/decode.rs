@@ -204,7 +204,7 @@ impl Leaf {
 
 /// Appends the fixed-width leaves of `node` at `slots`, in the order [`decode_gathered`] takes
 /// their values; false (with some leaves maybe appended) if a part of the node is decoded
-/// otherwise (strings, bytes, long doubles): then the whole column is decoded by [`decode`].
+/// otherwise (strings, bytes, long doubles): then the whole column is decoded on its own.
 pub(crate) fn leaves(node: &Node, slots: &Slots, out: &mut Vec<Leaf>) -> bool {
     let mut leaf = |width, swap| {
         out.push(Leaf {
@@ -447,19 +447,9 @@ pub(crate) fn fixed_array(dt: &DataType, buf: Buffer, n: usize) -> ArrayRef {
     }
 }
 
-/// Decodes the values of `node` at `slots` of `chunk`. `path` names the column (errors).
-pub(crate) fn decode(
-    node: &Node,
-    chunk: &[u8],
-    slots: &Slots,
-    at: &At,
-    path: &str,
-) -> Result<ArrayRef> {
-    decode_gathered(node, chunk, slots, at, path, &mut Vec::new().into_iter())
-}
-
-/// [`decode`], taking the values of the node's fixed-width leaves from `pre` (gathered ahead by
-/// [`gather_leaves`], in [`leaves`]' order) while it has any.
+/// Decodes the values of `node` at `slots` of `chunk`, taking the values of its fixed-width
+/// leaves from `pre` (gathered ahead by [`gather_leaves`], in [`leaves`]' order) while it has
+/// any, and gathering the others here. `path` names the column (errors).
 pub(crate) fn decode_gathered(
     node: &Node,
     chunk: &[u8],

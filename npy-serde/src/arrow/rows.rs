@@ -116,52 +116,45 @@ impl Columns<'_> {
             base: columns[i].offset,
             axes: vec![(rows, row_bytes)],
         };
-        // Each column's leaves, or None if it is decoded on its own.
+        // Each column's fixed-width leaves, gathered ahead; none for a column decoded on its
+        // own (strings, bytes, long doubles).
         let mut leaves = Vec::new();
-        let mut counts: Vec<Option<usize>> = Vec::with_capacity(self.selected.len());
+        let mut counts = Vec::with_capacity(self.selected.len());
+        let mut own = 0;
         for &i in self.selected {
             let before = leaves.len();
-            if decode::leaves(&columns[i].node, &slots(i), &mut leaves) {
-                counts.push(Some(leaves.len() - before));
-            } else {
+            if !decode::leaves(&columns[i].node, &slots(i), &mut leaves) {
                 leaves.truncate(before);
-                counts.push(None);
+                own += 1;
             }
+            counts.push(leaves.len() - before);
         }
         let parallel = cfg!(feature = "parallel") && self.parallel && chunk.len() >= PARALLEL_BYTES;
         let mut raws =
             decode::gather_leaves(&leaves, chunk, rows, row_bytes, parallel)?.into_iter();
-        let jobs: Vec<(usize, Option<Pre>)> = self
+        let jobs: Vec<(usize, Pre)> = self
             .selected
             .iter()
             .zip(&counts)
-            .map(|(&i, c)| {
-                (
-                    i,
-                    c.map(|k| raws.by_ref().take(k).collect::<Vec<_>>().into_iter()),
-                )
-            })
+            .map(|(&i, &k)| (i, raws.by_ref().take(k).collect::<Vec<_>>().into_iter()))
             .collect();
-        let decode_one = |(i, pre): (usize, Option<Pre>)| -> Result<ArrayRef> {
+        let decode_one = |(i, mut pre): (usize, Pre)| -> Result<ArrayRef> {
             let c = &columns[i];
-            match pre {
-                Some(mut pre) => {
-                    decode::decode_gathered(&c.node, chunk, &slots(i), at, c.field.name(), &mut pre)
-                }
-                None => decode::decode(&c.node, chunk, &slots(i), at, c.field.name()),
-            }
+            decode::decode_gathered(&c.node, chunk, &slots(i), at, c.field.name(), &mut pre)
         };
         // The columns decoded on their own are the slow ones: on all cores if there are some.
         #[cfg(feature = "parallel")]
-        let cols: Result<Vec<ArrayRef>> =
-            if parallel && counts.iter().filter(|c| c.is_none()).count() > 1 {
-                use rayon::prelude::*;
-                jobs.into_par_iter().map(decode_one).collect()
-            } else {
-                jobs.into_iter().map(decode_one).collect()
-            };
+        let cols: Result<Vec<ArrayRef>> = if parallel && own > 1 {
+            use rayon::prelude::*;
+            jobs.into_par_iter().map(decode_one).collect()
+        } else {
+            jobs.into_iter().map(decode_one).collect()
+        };
         #[cfg(not(feature = "parallel"))]
-        let cols: Result<Vec<ArrayRef>> = jobs.into_iter().map(decode_one).collect();
+        let cols: Result<Vec<ArrayRef>> = {
+            let _ = own;
+            jobs.into_iter().map(decode_one).collect()
+        };
         RecordBatch::try_new_with_options(
             self.schema.clone(),
             cols?,
