@@ -145,6 +145,14 @@ fn main() {
         "column x vs all columns (open): {:.2}x",
         all.as_secs_f64() / one.as_secs_f64()
     );
+    let (all_map, one_map) = (
+        of("batches, all columns (shared map)"),
+        of("batches, column x (shared map)"),
+    );
+    println!(
+        "column x vs all columns (shared map): {:.2}x",
+        all_map.as_secs_f64() / one_map.as_secs_f64()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -7,18 +7,18 @@
 //!   file is the one `ArrowWriter` writes with the same properties (same schema, metadata, row
 //!   groups, pages).
 //! - [`ParquetReader`]: a Parquet file's batches in file order, its row groups decoded on
-//!   worker threads (each with its own file handle; one core fewer than there are, the last
-//!   left to the caller), a few batches ahead of the caller.
+//!   worker threads (one per core, each with its own file handle): the worker of the row group
+//!   being handed out runs [`QUEUED_BATCHES`] batches ahead of the caller, the others decode
+//!   the next row groups meanwhile, into at most [`AHEAD_BYTES`] of batches between them.
 //!
 //! Memory: the writer holds one row group's encoded pages (as `ArrowWriter` does) plus at
-//! most [`QUEUED_BATCHES`] batches waiting to be encoded; the reader at most
-//! [`QUEUED_BATCHES`] decoded batches per worker.
+//! most [`QUEUED_BATCHES`] batches waiting to be encoded; the reader [`QUEUED_BATCHES`]
+//! decoded batches plus [`AHEAD_BYTES`] (or one batch, if larger).
 
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
@@ -39,8 +39,13 @@ use arrow_schema::{ArrowError, SchemaRef};
 use crate::error::{Error, Result};
 
 /// Batches queued ahead: waiting to be encoded by the writer's workers, or decoded and not yet
-/// taken from each of the reader's workers.
+/// taken from the reader's worker of the row group being read.
 pub const QUEUED_BATCHES: usize = 4;
+
+/// Bytes of batches the reader's other workers decode ahead, in the row groups after the one
+/// being read. With only [`QUEUED_BATCHES`] each, they stalled while the caller read the row
+/// group before theirs: Parquet -> `.npy` ran on little more than one core.
+pub const AHEAD_BYTES: usize = 32 << 20;
 
 fn write_err(e: ParquetError) -> Error {
     match e {
@@ -409,10 +414,86 @@ fn close_all(
 
 /// What a reader's worker hands over.
 enum Msg {
-    Batch(RecordBatch),
+    /// A batch, and its bytes if they count toward [`AHEAD_BYTES`].
+    Batch(RecordBatch, usize),
     /// The row group's last batch was sent.
     EndOfGroup,
     Failed(ArrowError),
+}
+
+/// The reader's queues, one per worker, and what they hold ahead.
+struct Queues {
+    queues: Vec<VecDeque<Msg>>,
+    /// The row group being handed out.
+    current: usize,
+    /// Bytes of the batches queued for later row groups.
+    ahead: usize,
+    /// Workers whose thread has ended (or panicked).
+    gone: Vec<bool>,
+    stop: bool,
+}
+
+struct Shared {
+    state: Mutex<Queues>,
+    /// Signalled on every change.
+    changed: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Queues> {
+        // Nothing panics holding the lock (decoding runs unlocked): recover the state.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn wait<'a>(&self, st: MutexGuard<'a, Queues>) -> MutexGuard<'a, Queues> {
+        self.changed.wait(st).unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queues `msg` of row group `g` from worker `w` once there is room: up to
+    /// [`QUEUED_BATCHES`] for the group being handed out, [`AHEAD_BYTES`] for the later ones;
+    /// false once the reader is dropped.
+    fn send(&self, w: usize, g: usize, msg: Msg) -> bool {
+        let bytes = match &msg {
+            Msg::Batch(b, _) => b.get_array_memory_size(),
+            _ => 0,
+        };
+        let mut st = self.lock();
+        loop {
+            if st.stop {
+                return false;
+            }
+            let room = if g == st.current {
+                st.queues[w].len() < QUEUED_BATCHES
+            } else {
+                st.ahead + bytes <= AHEAD_BYTES
+            };
+            if room || bytes == 0 {
+                break;
+            }
+            st = self.wait(st);
+        }
+        let msg = match msg {
+            Msg::Batch(b, _) if g != st.current => {
+                st.ahead += bytes;
+                Msg::Batch(b, bytes)
+            }
+            other => other,
+        };
+        st.queues[w].push_back(msg);
+        drop(st);
+        self.changed.notify_all();
+        true
+    }
+}
+
+/// Marks a worker gone when its thread ends, however it ends.
+struct Gone<'a>(&'a Shared, usize);
+
+impl Drop for Gone<'_> {
+    fn drop(&mut self) {
+        self.0.lock().gone[self.1] = true;
+        self.0.changed.notify_all();
+    }
 }
 
 /// A Parquet file's record batches in file order, its row groups decoded on worker threads;
@@ -439,9 +520,8 @@ pub struct ParquetReader {
     schema: SchemaRef,
     rows: u64,
     groups: usize,
-    /// The row group being handed out.
-    next: usize,
-    workers: Vec<Receiver<Msg>>,
+    workers: usize,
+    shared: Arc<Shared>,
     threads: Vec<JoinHandle<()>>,
 }
 
@@ -475,36 +555,59 @@ impl ParquetReader {
         let schema = meta.schema().clone();
         let rows = meta.metadata().file_metadata().num_rows().max(0) as u64;
         let groups = meta.metadata().num_row_groups();
-        // One core is left to the caller, which consumes the batches (encoding them into a
-        // `.npy` takes about half as long as decoding them): more workers only contend with it.
-        let k = workers_for(groups + 1).saturating_sub(1).max(1);
-        let mut workers = Vec::with_capacity(k);
+        let k = workers_for(groups);
+        let shared = Arc::new(Shared {
+            state: Mutex::new(Queues {
+                queues: (0..k).map(|_| VecDeque::new()).collect(),
+                current: 0,
+                ahead: 0,
+                gone: vec![false; k],
+                stop: false,
+            }),
+            changed: Condvar::new(),
+        });
         let mut threads = Vec::with_capacity(k);
         for w in 0..k {
-            let (tx, rx) = sync_channel(QUEUED_BATCHES);
-            let (meta, path) = (meta.clone(), path.clone());
+            let (meta, path, mine) = (meta.clone(), path.clone(), shared.clone());
             let t = std::thread::Builder::new()
                 .name(format!("npy-parquet-read-{w}"))
                 .spawn(move || {
+                    let shared = mine;
+                    let _gone = Gone(&shared, w);
                     for g in (w..groups).step_by(k) {
-                        let sent = match read_group(&path, &meta, g, batch_size.max(1), &tx) {
-                            Ok(()) => tx.send(Msg::EndOfGroup),
-                            Err(e) => tx.send(Msg::Failed(e)),
+                        let send = |msg| shared.send(w, g, msg);
+                        let sent = match read_group(&path, &meta, g, batch_size.max(1), &send) {
+                            Ok(true) => send(Msg::EndOfGroup),
+                            Ok(false) => false,
+                            Err(e) => send(Msg::Failed(e)),
                         };
-                        if sent.is_err() {
+                        if !sent {
                             return;
                         }
                     }
-                })?;
-            workers.push(rx);
-            threads.push(t);
+                });
+            match t {
+                Ok(t) => threads.push(t),
+                Err(e) => {
+                    let mut r = ParquetReader {
+                        schema,
+                        rows,
+                        groups,
+                        workers: k,
+                        shared,
+                        threads,
+                    };
+                    r.stop();
+                    return Err(e.into());
+                }
+            }
         }
         Ok(ParquetReader {
             schema,
             rows,
             groups,
-            next: 0,
-            workers,
+            workers: k,
+            shared,
             threads,
         })
     }
@@ -520,22 +623,28 @@ impl ParquetReader {
     }
 
     fn stop(&mut self) {
-        self.next = self.groups;
-        self.workers.clear();
+        {
+            let mut st = self.shared.lock();
+            st.stop = true;
+            st.current = self.groups;
+            st.queues.iter_mut().for_each(VecDeque::clear);
+        }
+        self.shared.changed.notify_all();
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
     }
 }
 
-/// Decodes row group `g` of the file at `path` and sends its batches.
+/// Decodes row group `g` of the file at `path` and sends its batches; false if the reader
+/// was dropped.
 fn read_group(
     path: &PathBuf,
     meta: &ArrowReaderMetadata,
     g: usize,
     batch_size: usize,
-    tx: &std::sync::mpsc::SyncSender<Msg>,
-) -> std::result::Result<(), ArrowError> {
+    send: &dyn Fn(Msg) -> bool,
+) -> std::result::Result<bool, ArrowError> {
     let file = File::open(path)?;
     let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(file, meta.clone())
         .with_row_groups(vec![g])
@@ -543,33 +652,54 @@ fn read_group(
         .with_batch_size(batch_size)
         .build()?;
     for b in reader {
-        if tx.send(Msg::Batch(b?)).is_err() {
-            // The reader was dropped.
-            return Ok(());
+        if !send(Msg::Batch(b?, 0)) {
+            return Ok(false);
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 impl Iterator for ParquetReader {
     type Item = std::result::Result<RecordBatch, ArrowError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        while self.next < self.groups {
-            let rx = &self.workers[self.next % self.workers.len()];
-            match rx.recv() {
-                Ok(Msg::Batch(b)) => return Some(Ok(b)),
-                Ok(Msg::EndOfGroup) => self.next += 1,
-                Ok(Msg::Failed(e)) => {
+        let mut st = self.shared.lock();
+        while st.current < self.groups {
+            let w = st.current % self.workers;
+            match st.queues[w].pop_front() {
+                Some(Msg::Batch(b, ahead)) => {
+                    st.ahead -= ahead;
+                    drop(st);
+                    self.shared.changed.notify_all();
+                    return Some(Ok(b));
+                }
+                Some(Msg::EndOfGroup) => {
+                    st.current += 1;
+                    // The batches of the group now handed out no longer count as ahead.
+                    let next = st.current % self.workers;
+                    let mut queued = 0;
+                    for m in st.queues[next].iter_mut() {
+                        match m {
+                            Msg::Batch(_, n) => queued += std::mem::take(n),
+                            _ => break,
+                        }
+                    }
+                    st.ahead -= queued;
+                    self.shared.changed.notify_all();
+                }
+                Some(Msg::Failed(e)) => {
+                    drop(st);
                     self.stop();
                     return Some(Err(e));
                 }
-                Err(_) => {
+                None if st.gone[w] => {
+                    drop(st);
                     self.stop();
                     return Some(Err(ArrowError::ExternalError(Box::new(
                         Error::invalid_value("a Parquet reading thread stopped (it panicked)"),
                     ))));
                 }
+                None => st = self.shared.wait(st),
             }
         }
         None
@@ -718,6 +848,56 @@ mod tests {
         let e = ParquetReader::open(&path, 8).unwrap_err();
         std::fs::remove_file(&path).unwrap();
         assert!(e.to_string().contains("Parquet"), "{e}");
+    }
+
+    /// Many row groups over the workers: every batch in file order; a row group that fails
+    /// to decode ends the batches there with its error, after all the rows before it.
+    #[test]
+    fn row_groups_in_order_and_a_bad_one_ends_them() {
+        use ::parquet::file::reader::{FileReader, SerializedFileReader};
+        let path = std::env::temp_dir().join(format!("npy-pq-many-{}.parquet", std::process::id()));
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(100))
+            .set_compression(::parquet::basic::Compression::UNCOMPRESSED)
+            .build();
+        let mut w = ParquetWriter::new(
+            File::create(&path).unwrap(),
+            batch(0, 1).schema(),
+            Some(props),
+        )
+        .unwrap();
+        for k in 0..20 {
+            w.write(&batch(k * 100, 100)).unwrap();
+        }
+        w.finish().unwrap();
+        let got: Vec<RecordBatch> = ParquetReader::open(&path, 7)
+            .unwrap()
+            .collect::<std::result::Result<_, _>>()
+            .unwrap();
+        assert_eq!(check_runs(&got), 2000);
+
+        // Garbage over the first page header of row group 12's first column.
+        let start = {
+            let r = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
+            r.metadata().row_group(12).column(0).data_page_offset() as usize
+        };
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[start..start + 16].fill(0xff);
+        std::fs::write(&path, &bytes).unwrap();
+        let mut good = Vec::new();
+        let mut err = None;
+        for b in ParquetReader::open(&path, 7).unwrap() {
+            match b {
+                Ok(b) => good.push(b),
+                Err(e) => {
+                    err = Some(e);
+                    break;
+                }
+            }
+        }
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(check_runs(&good), 1200);
+        assert!(err.is_some(), "no error after row group 11");
     }
 
     #[test]
