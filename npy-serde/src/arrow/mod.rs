@@ -12,8 +12,9 @@
 //!   whole `RecordBatchReader` to a path. The count need not be known up front: the header is
 //!   patched when the writer finishes.
 //!
-//! Values are decoded column by column straight from the record bytes into Arrow buffers (for
-//! each column its offset, byte swap and width), not value by value through serde. A plain 1-D
+//! Values are gathered straight from the record bytes into Arrow buffers (for each column its
+//! offset, byte swap and width; the fixed-width columns together, a few KiB of records at a
+//! time while they are in the cache), not value by value through serde. A plain 1-D
 //! little-endian number array read from a shared map ([`NpyBatchReader::from_mmap_arc`]) is not
 //! copied at all: the batches' buffers borrow the map.
 //!

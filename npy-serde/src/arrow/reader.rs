@@ -2,8 +2,9 @@
 //! `Read`, a memory map or an `.npz` member, with [`BatchReaderBuilder`]'s options.
 //!
 //! Bytes come from the reading layer's sources: blocks from an `io::Read` (the
-//! `BlockReader` of `read/`), or the checked data of a slice or memory map. Each batch is a run of
-//! whole rows in logical C order, decoded column by column (`decode.rs`).
+//! `BlockReader` of `read/`), positioned reads of a file (`pread.rs`), or the checked data of a
+//! slice or memory map. Each batch is a run of whole rows in logical C order, decoded by
+//! `rows::Columns` (`decode.rs`).
 
 use std::fs::File;
 use std::io::Read;
@@ -540,7 +541,7 @@ impl<'a> NpyBatchReader<'a> {
         (k >= 2).then_some(k)
     }
 
-    /// Decodes the next `k` batches at once, their columns on all cores, into `ahead`; an
+    /// Decodes the next `k` batches at once, a batch per core at a time, into `ahead`; an
     /// error is kept for after the batches before it. False if their bytes are not all there
     /// (a truncated input: then batch by batch, to the error).
     fn decode_ahead(&mut self, k: usize) -> bool {
@@ -715,8 +716,8 @@ fn contiguous<'s>(
     }
 }
 
-/// Small batches are decoded this many record bytes at a time (several batches at once), their
-/// columns on all cores; a batch of at least half of it is decoded alone. Small enough that
+/// Small batches are decoded this many record bytes at a time (several batches at once, a
+/// batch per core at a time); a batch of at least half of it is decoded alone. Small enough that
 /// each core's share stays in its cache (4 MiB at once took 1.5x the CPU time on W2), large
 /// enough that the cores rarely wait for each other (a core taken by another process stalls
 /// every such meeting).
