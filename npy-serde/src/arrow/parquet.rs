@@ -45,7 +45,7 @@ pub const QUEUED_BATCHES: usize = 4;
 /// Bytes of batches the reader's other workers decode ahead, in the row groups after the one
 /// being read. With only [`QUEUED_BATCHES`] each, they stalled while the caller read the row
 /// group before theirs: Parquet -> `.npy` ran on little more than one core.
-pub const AHEAD_BYTES: usize = 32 << 20;
+pub const AHEAD_BYTES: usize = 16 << 20;
 
 fn write_err(e: ParquetError) -> Error {
     match e {
