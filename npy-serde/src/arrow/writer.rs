@@ -103,12 +103,18 @@ impl BatchWriterBuilder {
             target: None,
             rows: 0,
             scratch: Vec::new(),
+            pipe: None,
         })
     }
 
-    /// A writer of batches with `schema` into a new file at `path`.
+    /// A writer of batches with `schema` into a new file at `path`. The encoded records are
+    /// written by a second thread while the next batch is encoded.
     pub fn create<P: AsRef<Path>>(&self, path: P, schema: &Schema) -> Result<NpyBatchWriter<File>> {
-        self.writer(File::create(path)?, schema)
+        let file = File::create(path)?;
+        let dup = file.try_clone()?;
+        let mut w = self.writer(file, schema)?;
+        w.pipe = Some(dup);
+        Ok(w)
     }
 
     fn width_of(&self, column: &str, array: Option<&ArrayRef>) -> usize {
@@ -148,6 +154,9 @@ pub struct NpyBatchWriter<W: Write + Seek> {
     target: Option<Target>,
     rows: u64,
     scratch: Vec<u8>,
+    /// For a writer made from a path: the file (a duplicate of its descriptor) whose blocks a
+    /// second thread writes, once the header is written.
+    pipe: Option<File>,
 }
 
 impl<W: Write + Seek> std::fmt::Debug for NpyBatchWriter<W> {
@@ -280,7 +289,11 @@ impl<W: Write + Seek> NpyBatchWriter<W> {
             if let Some(v) = self.opts.version {
                 wb = wb.version(v);
             }
-            State::Stream(Box::new(wb.writer(inner)?))
+            let mut w = wb.writer(inner)?;
+            if let Some(file) = self.pipe.take() {
+                w = w.piped_on(&file)?;
+            }
+            State::Stream(Box::new(w))
         };
         self.target = Some(target);
         Ok(())

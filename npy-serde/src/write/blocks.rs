@@ -136,6 +136,35 @@ impl Blocks {
         self.push(w, rec)
     }
 
+    /// `n` records already encoded as `bytes` (whole records), after the ones buffered: with a
+    /// pipe, copied into its blocks, so that the caller encodes the next ones while the
+    /// writing thread writes these; else as [`push_raw`](Self::push_raw).
+    #[cfg(feature = "arrow")]
+    pub(super) fn push_raw_buffered<W: Write + ?Sized>(
+        &mut self,
+        w: &mut W,
+        bytes: &[u8],
+        n: u64,
+    ) -> Result<()> {
+        let isz = self.plan.itemsize;
+        if self.pipe.is_none() || isz == 0 {
+            return self.push_raw(w, bytes, n);
+        }
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            if self.filled + isz > self.buf.len() {
+                self.make_room(w)?;
+            }
+            let k = ((self.buf.len() - self.filled) / isz * isz).min(rest.len());
+            self.buf[self.filled..self.filled + k].copy_from_slice(&rest[..k]);
+            self.filled += k;
+            rest = &rest[k..];
+        }
+        self.count += n;
+        crate::tier::served(crate::tier::Tier::Exact, n);
+        Ok(())
+    }
+
     /// `n` records already encoded as `bytes` (plain data), after the ones buffered.
     pub(super) fn push_raw<W: Write + ?Sized>(
         &mut self,

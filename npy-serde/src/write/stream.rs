@@ -451,7 +451,15 @@ impl<W: Write> NpyWriter<W> {
     #[cfg(feature = "arrow")]
     pub(crate) fn write_raw_records(&mut self, bytes: &[u8], n: u64) -> Result<()> {
         self.check_room(n)?;
-        self.blocks.push_raw(&mut self.inner, bytes, n)
+        self.blocks.push_raw_buffered(&mut self.inner, bytes, n)
+    }
+
+    /// Hands the blocks to a thread writing to `file` (see `super::pipe`), which must be the
+    /// file this writer writes to (a duplicate of its descriptor, sharing its offset).
+    #[cfg(feature = "arrow")]
+    pub(crate) fn piped_on(mut self, file: &File) -> Result<Self> {
+        self.blocks.pipe = Some(super::pipe::Pipe::new(file)?);
+        Ok(self)
     }
 
     /// Number of records in the array so far (including an appended-to file's own).
