@@ -110,7 +110,30 @@ impl BatchWriterBuilder {
     /// A writer of batches with `schema` into a new file at `path`. The encoded records are
     /// written by a second thread while the next batch is encoded.
     pub fn create<P: AsRef<Path>>(&self, path: P, schema: &Schema) -> Result<NpyBatchWriter<File>> {
-        let file = File::create(path)?;
+        self.file_writer(File::create(path)?, schema)
+    }
+
+    /// A writer of batches with `schema` into `file` from its current position, like
+    /// [`create`](Self::create): the encoded records are written by a second thread (through a
+    /// duplicate of the file's descriptor) while the next batch is encoded.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use arrow_array::{ArrayRef, Int64Array, RecordBatch};
+    /// use npy_serde::arrow::BatchWriterBuilder;
+    /// # let path = std::env::temp_dir().join(format!("file-writer-{}.npy", std::process::id()));
+    /// let batch = RecordBatch::try_from_iter([
+    ///     ("id", Arc::new(Int64Array::from(vec![1, 2, 3])) as ArrayRef),
+    /// ]).unwrap();
+    /// let file = std::fs::File::create(&path)?;
+    /// let mut w = BatchWriterBuilder::new().file_writer(file, &batch.schema())?;
+    /// w.write(&batch)?;
+    /// w.finish()?;
+    /// assert_eq!(npy_serde::arrow::read_batch(&path)?.columns(), batch.columns());
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
+    pub fn file_writer(&self, file: File, schema: &Schema) -> Result<NpyBatchWriter<File>> {
         let dup = file.try_clone()?;
         let mut w = self.writer(file, schema)?;
         w.pipe = Some(dup);

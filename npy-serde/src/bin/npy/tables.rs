@@ -342,8 +342,12 @@ fn write_out<R: RecordBatchReader>(
             for (name, w) in &widths {
                 wb = wb.string_width(name, *w);
             }
-            let mut w: NpyBatchWriter<BufWriter<File>> = wb
-                .writer(file, &schema)
+            // Written through the batch writer's own thread: no buffer of ours in between.
+            let file = file
+                .into_inner()
+                .map_err(|e| Failure::write(output, e.into_error()))?;
+            let mut w: NpyBatchWriter<File> = wb
+                .file_writer(file, &schema)
                 .map_err(|e| Failure::file(output, e))?;
             for b in reader {
                 let b = b.map_err(read_err)?;
@@ -351,8 +355,7 @@ fn write_out<R: RecordBatchReader>(
                     .map_err(|e| Failure::file(input, format!("cannot write {output}: {e}")))?;
                 progress.add(b.num_rows());
             }
-            let f = w.finish().map_err(|e| Failure::file(output, e))?;
-            finish_file(f, output)?;
+            w.finish().map_err(|e| Failure::file(output, e))?;
         }
         Target::Arrow => {
             let mut w = arrow_ipc::writer::FileWriter::try_new(file, &schema)
