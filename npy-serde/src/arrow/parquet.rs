@@ -566,13 +566,20 @@ impl ParquetReader {
             }),
             changed: Condvar::new(),
         });
-        let mut threads = Vec::with_capacity(k);
+        // Built first, so that a failure to start a thread stops (on drop) the ones started.
+        let mut reader = ParquetReader {
+            schema,
+            rows,
+            groups,
+            workers: k,
+            shared,
+            threads: Vec::with_capacity(k),
+        };
         for w in 0..k {
-            let (meta, path, mine) = (meta.clone(), path.clone(), shared.clone());
+            let (meta, path, shared) = (meta.clone(), path.clone(), reader.shared.clone());
             let t = std::thread::Builder::new()
                 .name(format!("npy-parquet-read-{w}"))
                 .spawn(move || {
-                    let shared = mine;
                     let _gone = Gone(&shared, w);
                     for g in (w..groups).step_by(k) {
                         let send = |msg| shared.send(w, g, msg);
@@ -585,31 +592,10 @@ impl ParquetReader {
                             return;
                         }
                     }
-                });
-            match t {
-                Ok(t) => threads.push(t),
-                Err(e) => {
-                    let mut r = ParquetReader {
-                        schema,
-                        rows,
-                        groups,
-                        workers: k,
-                        shared,
-                        threads,
-                    };
-                    r.stop();
-                    return Err(e.into());
-                }
-            }
+                })?;
+            reader.threads.push(t);
         }
-        Ok(ParquetReader {
-            schema,
-            rows,
-            groups,
-            workers: k,
-            shared,
-            threads,
-        })
+        Ok(reader)
     }
 
     /// Rows in the whole file.
