@@ -103,6 +103,11 @@ fn stream_records<T: Serialize + NpyRecord + 'static>(path: &Path, data: &[T]) {
 
 /// The same into any `Write + Seek` (here a `File`, or a `BufWriter` over one, the call a
 /// newcomer writes): the blocks are written on this thread.
+///
+/// These are timed beside `create + write` in one program on purpose: a program with writers
+/// of several types is the usual case, and the record-at-a-time loop once lost a quarter of its
+/// speed to it (the second writer type gave the record's encoder a second caller and LLVM
+/// stopped inlining it; issue 30).
 fn stream_records_on<T: Serialize + NpyRecord + 'static, W: std::io::Write + std::io::Seek>(
     w: W,
     data: &[T],

@@ -125,7 +125,7 @@ impl Blocks {
                 self.make_room(w)?;
             }
             let slot = &mut self.buf[self.filled..self.filled + isz];
-            if t.one(rec, slot) {
+            if t.one::<W>(rec, slot) {
                 self.filled += isz;
                 self.count += 1;
                 crate::tier::served(crate::tier::Tier::Exact, 1);

@@ -169,12 +169,13 @@ impl<T: Serialize + NpyRecord> WriteRun for T {
 impl<T: Serialize + NpyRecord> WriteTier<T> {
     /// Encodes one record into its slot (exactly the itemsize); false on a miss. Called
     /// directly (not through `run`'s pointer) so that a writer taking one record at a time
-    /// pays no more than a call per record.
-    #[inline]
-    pub(crate) fn one(&self, rec: &T, slot: &mut [u8]) -> bool {
+    /// pays no call per record: `S` names the call site (the writer's type), and the record's
+    /// encoder inlines into it.
+    #[inline(always)]
+    pub(crate) fn one<S: ?Sized>(&self, rec: &T, slot: &mut [u8]) -> bool {
         match self.flip {
-            false => rec.write_one::<false>(slot, &self.plan),
-            true => rec.write_one::<true>(slot, &self.plan),
+            false => rec.write_one::<false, S>(slot, &self.plan),
+            true => rec.write_one::<true, S>(slot, &self.plan),
         }
     }
 }
@@ -182,16 +183,22 @@ impl<T: Serialize + NpyRecord> WriteTier<T> {
 /// One record, on a site of its own (so that `write_run` stays the only caller of its
 /// `T::serialize`: with a second caller, the call stopped inlining and the slice loop ran at two
 /// thirds of its speed), and compiled next to `T::serialize` (see `WriteRun`).
+///
+/// The site is `OneSite<S>`, `S` the writer's type: a program writing records of one type to a
+/// file and to a `BufWriter` (or a `Vec`) has one `T::serialize` per writer type, each with one
+/// caller. With one site for all of them, the second writer type gave `write_one` and
+/// `T::serialize` two callers, LLVM stopped inlining them into `NpyWriter::write`, and the
+/// record-at-a-time loop lost a quarter of its speed.
 trait WriteOne: Sized {
-    fn write_one<const FLIP: bool>(&self, slot: &mut [u8], plan: &WritePlan) -> bool;
+    fn write_one<const FLIP: bool, S: ?Sized>(&self, slot: &mut [u8], plan: &WritePlan) -> bool;
 }
 
-/// The call site of [`WriteOne::write_one`].
-struct OneSite;
+/// The call site of [`WriteOne::write_one`] from a writer of type `S`.
+struct OneSite<S: ?Sized>(PhantomData<fn(&S)>);
 
 impl<T: Serialize + NpyRecord> WriteOne for T {
-    #[inline]
-    fn write_one<const FLIP: bool>(&self, slot: &mut [u8], plan: &WritePlan) -> bool {
+    #[inline(always)]
+    fn write_one<const FLIP: bool, S: ?Sized>(&self, slot: &mut [u8], plan: &WritePlan) -> bool {
         let size = const { T::LAYOUT.size as usize };
         let Some(slot) = slot.get_mut(..size) else {
             return false;
@@ -199,7 +206,7 @@ impl<T: Serialize + NpyRecord> WriteOne for T {
         if const { T::LAYOUT.has_gaps() } {
             slot.fill(0);
         }
-        self.serialize(ExactSer::<T, FLIP, OneSite> {
+        self.serialize(ExactSer::<T, FLIP, OneSite<S>> {
             out: slot,
             at: 0,
             plan,

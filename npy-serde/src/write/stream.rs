@@ -527,10 +527,7 @@ impl<W: Write> NpyWriter<W> {
             Mode::Patch { max, .. } => (*max, "fit in the file's header"),
         };
         if count.checked_add(n).is_none_or(|t| t > limit) {
-            return Err(Error::write(format!(
-                "cannot write {n} more record(s) after {count}: only {limit} {why}"
-            ))
-            .at_record(count));
+            return Err(no_room(n, count, limit, why));
         }
         Ok(())
     }
@@ -567,27 +564,50 @@ impl<W> std::fmt::Debug for NpyWriter<W> {
     }
 }
 
+/// [`NpyWriter::check_room`]'s error, out of line (it runs once, and kept the format out of
+/// every record's path).
+#[cold]
+#[inline(never)]
+fn no_room(n: u64, count: u64, limit: u64, why: &str) -> Error {
+    Error::write(format!(
+        "cannot write {n} more record(s) after {count}: only {limit} {why}"
+    ))
+    .at_record(count)
+}
+
 /// The cached exact tier for `T` (built, or rebuilt for another type, on first use).
-#[inline]
+///
+/// Inlined into every caller (a compare of type ids and a cast): with a plain `#[inline]`, a
+/// program with writers of two types (a `File` and a `BufWriter<File>`) gave it two callers
+/// and LLVM kept it out of line, a call per record. The building is out of line, cold.
+#[inline(always)]
 fn exact_for<'a, T: Serialize + NpyRecord + 'static>(
     cache: &'a mut Option<(TypeId, Box<dyn Any + Send>)>,
     elem: &DType,
 ) -> &'a mut Option<WriteTier<T>> {
     let want = TypeId::of::<Option<WriteTier<T>>>();
-    let (id, tier) = match cache {
-        Some((id, tier)) if *id == want => (id, tier),
-        _ => {
-            let tier: Option<WriteTier<T>> = write_tier::<T>(elem);
-            let (id, tier) = cache.insert((want, Box::new(tier)));
-            (id, tier)
-        }
+    let tier = match cache {
+        Some((id, tier)) if *id == want => tier,
+        _ => build_exact::<T>(cache, elem),
     };
-    debug_assert_eq!(*id, (**tier).type_id());
+    debug_assert_eq!(want, (**tier).type_id());
     // Not `downcast_mut`: its virtual `type_id()` call returns the id through memory, and
     // comparing it stalled each record (24 ns per record of f64 measured, 10 without).
     // SAFETY: the box was made from an `Option<WriteTier<T>>`, whose type id is stored beside
-    // it (the arm above) and was just compared equal to that type's: the box holds exactly
-    // that type, so the pointer cast is to its real type, borrowed mutably for `'a` through
-    // `cache`.
+    // it (`build_exact`) and was just compared equal to that type's, or it was just built
+    // from one: the box holds exactly that type, so the pointer cast is to its real type,
+    // borrowed mutably for `'a` through `cache`.
     unsafe { &mut *(&mut **tier as *mut (dyn Any + Send)).cast::<Option<WriteTier<T>>>() }
+}
+
+/// [`exact_for`]'s first use for `T`: builds the tier and caches it with its type id.
+#[cold]
+#[inline(never)]
+fn build_exact<'a, T: Serialize + NpyRecord + 'static>(
+    cache: &'a mut Option<(TypeId, Box<dyn Any + Send>)>,
+    elem: &DType,
+) -> &'a mut Box<dyn Any + Send> {
+    let want = TypeId::of::<Option<WriteTier<T>>>();
+    let tier: Option<WriteTier<T>> = write_tier::<T>(elem);
+    &mut cache.insert((want, Box::new(tier))).1
 }
