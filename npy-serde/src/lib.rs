@@ -23,8 +23,8 @@
 //! | map a file: all of it, iterate, one element | [`MmapArray::to_vec`] / [`records`](MmapArray::records) / [`record`](MmapArray::record) | [`to_vec_serde`](MmapArray::to_vec_serde) / [`records_serde`](MmapArray::records_serde) / [`record_serde`](MmapArray::record_serde) |
 //! | write `&[T]` (bytes identical to `np.save`) | [`to_path`] / [`to_writer`] / [`to_vec`] | [`WriterBuilder::serialize`] |
 //! | write a file record by record | [`NpyWriter::create`], then [`write`](NpyWriter::write) / [`write_all`](NpyWriter::write_all) | [`write_serde`](NpyWriter::write_serde) / [`write_all_serde`](NpyWriter::write_all_serde) |
-//! | read an `.npz` member | [`NpzArchive::read`] / [`records`](NpzArchive::records) | [`deserialize`](NpzArchive::deserialize) / [`records_serde`](NpzArchive::records_serde) |
-//! | write an `.npz` member | [`NpzWriter::add`]; record by record: `start_records`, then `write` | `write_serde` |
+//! | read an `.npz` member (feature `npz`, default) | [`NpzArchive::read`] / [`records`](NpzArchive::records) | [`deserialize`](NpzArchive::deserialize) / [`records_serde`](NpzArchive::records_serde) |
+//! | write an `.npz` member (feature `npz`, default) | [`NpzWriter::add`]; record by record: `start_records`, then `write` | `write_serde` |
 //!
 //! And the doors that take no element type:
 //!
@@ -105,8 +105,10 @@ pub mod datafusion;
 #[cfg(feature = "ballista")]
 pub mod ballista;
 
-// ---- npz ----
+// ---- npz (feature `npz`, default): archives of `.npy` members through the doors above ----
+#[cfg(feature = "npz")]
 pub mod npz;
+#[cfg(feature = "npz")]
 pub use npz::{MmapNpz, NpzArchive, NpzReaderBuilder, NpzStreamWriter, NpzWriter};
 
 /// The README's examples, compiled and run as doc tests.

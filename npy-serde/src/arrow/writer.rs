@@ -19,6 +19,7 @@ use super::schema::{Layout, DESCR_KEY, SHAPE_KEY, TITLE_KEY};
 use crate::dtype::{ByteOrder, DType, Record, Scalar, TimeUnit};
 use crate::error::{Error, Result};
 use crate::header::{Header, Version};
+#[cfg(feature = "npz")]
 use crate::npz::NpzWriter;
 use crate::write::{NpyWriter, WriterBuilder};
 
@@ -582,7 +583,8 @@ pub(crate) fn from_arrow(e: arrow_schema::ArrowError) -> Error {
 ///
 /// The row count is only known at the end, and a zip member cannot be rewritten in place, so
 /// the array is first written to a temporary file (in `std::env::temp_dir()`), then copied into
-/// the archive: memory stays bounded.
+/// the archive: memory stays bounded. Feature `npz` (default).
+#[cfg(feature = "npz")]
 pub fn write_npz_member<W: Write + Seek, R: RecordBatchReader>(
     npz: &mut NpzWriter<W>,
     key: &str,
