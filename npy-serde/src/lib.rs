@@ -68,6 +68,7 @@ pub use value::{Array, Value};
 pub use npy_derive::NpyRecord;
 
 // ---- the shared layer under both directions ----
+mod binary16;
 mod kind;
 mod layout;
 mod miss;

@@ -114,19 +114,13 @@ impl<T: NpyRecord> Pod<T> {
     }
 }
 
-macro_rules! scalar_impls {
-    ($($t:ty => $s:expr $(, $k:ident)?);* $(;)?) => {
-        $(impl NpyRecord for $t {
-            fn dtype() -> DType {
-                DType::scalar($s)
-            }
-            $(const LAYOUT: Layout = Layout::leaf(Kind::$k);)?
-        })*
-    };
-}
-
-scalar_impls! {
-    half::f16 => Scalar::F16;
+/// `half::f16` as `f2` (feature `half`, default). `f2` files are read and written without it
+/// (as `f32`/`f64`, `Value::Float`), through `crate::binary16`.
+#[cfg(feature = "half")]
+impl NpyRecord for half::f16 {
+    fn dtype() -> DType {
+        DType::scalar(Scalar::F16)
+    }
 }
 
 /// The kinds of the table (`crate::kind`): `bool` and the numbers, each its own plain leaf.
@@ -342,6 +336,7 @@ mod tests {
         assert_eq!(bool::dtype().descr(), "'|b1'");
         assert_eq!(u8::dtype().descr(), "'|u1'");
         assert_eq!(i16::dtype().descr(), "'<i2'");
+        #[cfg(feature = "half")]
         assert_eq!(half::f16::dtype().descr(), "'<f2'");
         assert_eq!(<[u8; 4]>::dtype().itemsize(), 4);
         assert_eq!(<[[[f64; 2]; 3]; 4]>::dtype().descr(), "('<f8', (4, 3, 2))");
