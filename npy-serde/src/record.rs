@@ -114,13 +114,23 @@ impl<T: NpyRecord> Pod<T> {
     }
 }
 
-/// `half::f16` as `f2` (feature `half`, default). `f2` files are read and written without it
-/// (as `f32`/`f64`, `Value::Float`), through `crate::binary16`.
+#[cfg(any(feature = "half", feature = "complex"))]
+macro_rules! scalar_impls {
+    ($($t:ty => $s:expr $(, $k:ident)?);* $(;)?) => {
+        $(impl NpyRecord for $t {
+            fn dtype() -> DType {
+                DType::scalar($s)
+            }
+            $(const LAYOUT: Layout = Layout::leaf(Kind::$k);)?
+        })*
+    };
+}
+
+// `half::f16` as `f2` (feature `half`, default). `f2` files are read and written without it
+// (as `f32`/`f64`, `Value::Float`), through `crate::binary16`.
 #[cfg(feature = "half")]
-impl NpyRecord for half::f16 {
-    fn dtype() -> DType {
-        DType::scalar(Scalar::F16)
-    }
+scalar_impls! {
+    half::f16 => Scalar::F16;
 }
 
 /// The kinds of the table (`crate::kind`): `bool` and the numbers, each its own plain leaf.

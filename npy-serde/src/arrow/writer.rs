@@ -7,8 +7,12 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{self, Seek, Write};
-use std::path::{Path, PathBuf};
+#[cfg(feature = "npz")]
+use std::io;
+use std::io::{Seek, Write};
+use std::path::Path;
+#[cfg(feature = "npz")]
+use std::path::PathBuf;
 
 use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchReader};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit as ArrowUnit};
@@ -603,9 +607,11 @@ pub fn write_npz_member<W: Write + Seek, R: RecordBatchReader>(
     Ok(n)
 }
 
-/// A file removed when dropped.
+#[cfg(feature = "npz")]
+/// A file removed when dropped (`write_npz_member`'s temporary array).
 struct TempFile(PathBuf);
 
+#[cfg(feature = "npz")]
 impl TempFile {
     fn new() -> Result<TempFile> {
         use std::sync::atomic::{AtomicU64, Ordering};
@@ -617,6 +623,7 @@ impl TempFile {
     }
 }
 
+#[cfg(feature = "npz")]
 impl Drop for TempFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
