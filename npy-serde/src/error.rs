@@ -52,20 +52,17 @@ impl fmt::Display for Position {
 ///
 /// The enum is `#[non_exhaustive]`: match on the variants you handle and use
 /// [`ErrorKind::code`] for a stable machine-readable name.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum ErrorKind {
     /// An I/O error from the underlying reader or writer.
-    #[error("I/O error: {0}")]
-    Io(#[source] io::Error),
+    Io(io::Error),
     /// The input does not start with `\x93NUMPY`.
-    #[error("not a .npy file: expected magic \\x93NUMPY, found {found}")]
     BadMagic {
         /// The first bytes found, escaped.
         found: String,
     },
     /// A format version other than 1.0, 2.0 or 3.0.
-    #[error("unsupported .npy format version {major}.{minor}: only 1.0, 2.0 and 3.0 are defined")]
     UnsupportedVersion {
         /// Major version byte.
         major: u8,
@@ -73,10 +70,6 @@ pub enum ErrorKind {
         minor: u8,
     },
     /// The header length field exceeds the configured limit (NumPy's `max_header_size`).
-    #[error(
-        "header is {len} bytes, more than the limit of {limit} (NumPy's max_header_size); \
-         raise it with ReaderBuilder::max_header_size if you trust this file"
-    )]
     HeaderTooLarge {
         /// Declared header length.
         len: u64,
@@ -84,19 +77,14 @@ pub enum ErrorKind {
         limit: u64,
     },
     /// The header text is not a valid `.npy` header dictionary.
-    #[error("invalid .npy header: {0}")]
     InvalidHeader(String),
     /// The `descr` is not a dtype description this crate understands.
-    #[error("invalid dtype descr: {0}")]
     InvalidDescr(String),
     /// A dtype that exists in NumPy but cannot be read or written here (object arrays).
-    #[error("unsupported dtype: {0}")]
     UnsupportedDType(String),
     /// A v3.0 header that is not valid UTF-8.
-    #[error("header is not valid UTF-8 (required for format version 3.0)")]
     InvalidUtf8,
     /// The input ended before the expected number of bytes.
-    #[error("unexpected end of input: needed {expected} bytes for {what}, found {found}")]
     UnexpectedEof {
         /// What was being read.
         what: &'static str,
@@ -106,7 +94,6 @@ pub enum ErrorKind {
         found: u64,
     },
     /// A configured limit (dimensions, nesting, sizes) was exceeded.
-    #[error("{what} is {found}, more than the limit of {limit}")]
     LimitExceeded {
         /// What is limited.
         what: &'static str,
@@ -116,10 +103,8 @@ pub enum ErrorKind {
         found: u64,
     },
     /// A size computation overflowed.
-    #[error("{0} overflows a 64-bit size")]
     Overflow(String),
     /// The file's dtype cannot be converted to the requested Rust type.
-    #[error("cannot read dtype {found} as {expected}")]
     TypeMismatch {
         /// What the caller asked for (a Rust type or serde shape).
         expected: String,
@@ -127,13 +112,10 @@ pub enum ErrorKind {
         found: String,
     },
     /// A value in the data is invalid for its dtype (bool byte not 0/1, invalid UTF-8, bad code point).
-    #[error("invalid value: {0}")]
     InvalidValue(String),
     /// The value being written does not fit the dtype or shape.
-    #[error("cannot write: {0}")]
     Write(String),
     /// The data cannot be seen in place as a slice of the Rust type (a typed memory-map view).
-    #[error("cannot view the data as [{rust}]: the {what} does not fit: {detail}")]
     View {
         /// The Rust element type asked for.
         rust: String,
@@ -144,7 +126,6 @@ pub enum ErrorKind {
     },
     /// The file's array has another number of dimensions than the array type asked for
     /// (an `ndarray::Array2` from a 3-D file; feature `ndarray`).
-    #[error("expected a {expected}-D array, the file's shape is {shape}")]
     Dimension {
         /// The number of dimensions asked for.
         expected: usize,
@@ -152,11 +133,47 @@ pub enum ErrorKind {
         shape: String,
     },
     /// An error in a `.npz` (zip) archive.
-    #[error("npz archive: {0}")]
     Zip(String),
     /// A message from a `Deserialize` or `Serialize` implementation (serde's `custom`).
-    #[error("{0}")]
     Message(String),
+}
+
+/// The messages (written out rather than derived: the `.npy` core builds without proc-macro
+/// crates).
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ErrorKind::Io(v) => write!(f, "I/O error: {v}"),
+            ErrorKind::BadMagic { found } => write!(f, "not a .npy file: expected magic \\x93NUMPY, found {found}"),
+            ErrorKind::UnsupportedVersion { major, minor } => write!(f, "unsupported .npy format version {major}.{minor}: only 1.0, 2.0 and 3.0 are defined"),
+            ErrorKind::HeaderTooLarge { len, limit } => write!(f, "header is {len} bytes, more than the limit of {limit} (NumPy's max_header_size); \
+         raise it with ReaderBuilder::max_header_size if you trust this file"),
+            ErrorKind::InvalidHeader(v) => write!(f, "invalid .npy header: {v}"),
+            ErrorKind::InvalidDescr(v) => write!(f, "invalid dtype descr: {v}"),
+            ErrorKind::UnsupportedDType(v) => write!(f, "unsupported dtype: {v}"),
+            ErrorKind::InvalidUtf8 => f.write_str("header is not valid UTF-8 (required for format version 3.0)"),
+            ErrorKind::UnexpectedEof { what, expected, found } => write!(f, "unexpected end of input: needed {expected} bytes for {what}, found {found}"),
+            ErrorKind::LimitExceeded { what, limit, found } => write!(f, "{what} is {found}, more than the limit of {limit}"),
+            ErrorKind::Overflow(v) => write!(f, "{v} overflows a 64-bit size"),
+            ErrorKind::TypeMismatch { expected, found } => write!(f, "cannot read dtype {found} as {expected}"),
+            ErrorKind::InvalidValue(v) => write!(f, "invalid value: {v}"),
+            ErrorKind::Write(v) => write!(f, "cannot write: {v}"),
+            ErrorKind::View { rust, what, detail } => write!(f, "cannot view the data as [{rust}]: the {what} does not fit: {detail}"),
+            ErrorKind::Dimension { expected, shape } => write!(f, "expected a {expected}-D array, the file's shape is {shape}"),
+            ErrorKind::Zip(v) => write!(f, "npz archive: {v}"),
+            ErrorKind::Message(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+/// The I/O error underneath, for [`ErrorKind::Io`].
+impl std::error::Error for ErrorKind {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ErrorKind::Io(e) => Some(e),
+            _ => None,
+        }
+    }
 }
 
 impl ErrorKind {
@@ -406,5 +423,83 @@ mod tests {
     #[test]
     fn error_is_one_pointer() {
         assert_eq!(std::mem::size_of::<Error>(), std::mem::size_of::<usize>());
+    }
+
+    /// Every kind's message, word for word (they were derived by `thiserror` before).
+    #[test]
+    fn every_message() {
+        use std::error::Error as _;
+        let s = |k: ErrorKind| k.to_string();
+        let io = io::Error::other("disk");
+        assert_eq!(s(ErrorKind::Io(io)), "I/O error: disk");
+        let found = "b'PK'".to_string();
+        assert_eq!(
+            s(ErrorKind::BadMagic { found }),
+            "not a .npy file: expected magic \\x93NUMPY, found b'PK'"
+        );
+        assert_eq!(
+            s(ErrorKind::UnsupportedVersion { major: 9, minor: 1 }),
+            "unsupported .npy format version 9.1: only 1.0, 2.0 and 3.0 are defined"
+        );
+        assert_eq!(
+            s(ErrorKind::HeaderTooLarge { len: 20, limit: 10 }),
+            "header is 20 bytes, more than the limit of 10 (NumPy's max_header_size); raise it \
+             with ReaderBuilder::max_header_size if you trust this file"
+        );
+        let m = || "m".to_string();
+        assert_eq!(s(ErrorKind::InvalidHeader(m())), "invalid .npy header: m");
+        assert_eq!(s(ErrorKind::InvalidDescr(m())), "invalid dtype descr: m");
+        assert_eq!(s(ErrorKind::UnsupportedDType(m())), "unsupported dtype: m");
+        assert_eq!(
+            s(ErrorKind::InvalidUtf8),
+            "header is not valid UTF-8 (required for format version 3.0)"
+        );
+        let eof = ErrorKind::UnexpectedEof {
+            what: "data",
+            expected: 8,
+            found: 3,
+        };
+        assert_eq!(
+            s(eof),
+            "unexpected end of input: needed 8 bytes for data, found 3"
+        );
+        let limit = ErrorKind::LimitExceeded {
+            what: "ndim",
+            limit: 64,
+            found: 65,
+        };
+        assert_eq!(s(limit), "ndim is 65, more than the limit of 64");
+        assert_eq!(s(ErrorKind::Overflow(m())), "m overflows a 64-bit size");
+        let mismatch = ErrorKind::TypeMismatch {
+            expected: "u8".into(),
+            found: "<f4".into(),
+        };
+        assert_eq!(s(mismatch), "cannot read dtype <f4 as u8");
+        assert_eq!(s(ErrorKind::InvalidValue(m())), "invalid value: m");
+        assert_eq!(s(ErrorKind::Write(m())), "cannot write: m");
+        let view = ErrorKind::View {
+            rust: "u16".into(),
+            what: "dtype",
+            detail: "d".into(),
+        };
+        assert_eq!(
+            s(view),
+            "cannot view the data as [u16]: the dtype does not fit: d"
+        );
+        let dim = ErrorKind::Dimension {
+            expected: 2,
+            shape: "(2, 3, 4)".into(),
+        };
+        assert_eq!(
+            s(dim),
+            "expected a 2-D array, the file's shape is (2, 3, 4)"
+        );
+        assert_eq!(s(ErrorKind::Zip(m())), "npz archive: m");
+        assert_eq!(s(ErrorKind::Message(m())), "m");
+        // The I/O error is the source, of the kind and of the error.
+        let io = || ErrorKind::Io(io::Error::other("disk"));
+        assert_eq!(io().source().unwrap().to_string(), "disk");
+        assert_eq!(Error::new(io()).source().unwrap().to_string(), "disk");
+        assert!(ErrorKind::Message(m()).source().is_none());
     }
 }

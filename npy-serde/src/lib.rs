@@ -23,8 +23,14 @@
 //! | map a file: all of it, iterate, one element | [`MmapArray::to_vec`] / [`records`](MmapArray::records) / [`record`](MmapArray::record) | [`to_vec_serde`](MmapArray::to_vec_serde) / [`records_serde`](MmapArray::records_serde) / [`record_serde`](MmapArray::record_serde) |
 //! | write `&[T]` (bytes identical to `np.save`) | [`to_path`] / [`to_writer`] / [`to_vec`] | [`WriterBuilder::serialize`] |
 //! | write a file record by record | [`NpyWriter::create`], then [`write`](NpyWriter::write) / [`write_all`](NpyWriter::write_all) | [`write_serde`](NpyWriter::write_serde) / [`write_all_serde`](NpyWriter::write_all_serde) |
-//! | read an `.npz` member | [`NpzArchive::read`] / [`records`](NpzArchive::records) | [`deserialize`](NpzArchive::deserialize) / [`records_serde`](NpzArchive::records_serde) |
-//! | write an `.npz` member | [`NpzWriter::add`]; record by record: `start_records`, then `write` | `write_serde` |
+#![cfg_attr(
+    feature = "npz",
+    doc = "| read an `.npz` member (feature `npz`, default) | [`NpzArchive::read`] / [`records`](NpzArchive::records) | [`deserialize`](NpzArchive::deserialize) / [`records_serde`](NpzArchive::records_serde) |"
+)]
+#![cfg_attr(
+    feature = "npz",
+    doc = "| write an `.npz` member (feature `npz`, default) | [`NpzWriter::add`]; record by record: `start_records`, then `write` | `write_serde` |"
+)]
 //!
 //! And the doors that take no element type:
 //!
@@ -44,6 +50,14 @@
 //!
 //! Every fallible function returns this crate's [`Error`], which says what went wrong, where
 //! (byte offset, record index, field path) and what was expected versus found.
+//!
+//! # Features
+//!
+//! The default features are `derive`, `parallel`, `npz` (`.npz` archives, the `zip` crate) and
+//! `half` (`half::f16` as an element type). With `default-features = false` the crate is the
+//! `.npy` core, which builds no proc-macro crate: every door above but the `.npz` ones, `f2`
+//! files included (read as `f32`/`f64`). The README's feature table says what each feature
+//! adds and what it costs to build.
 #![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -68,6 +82,7 @@ pub use value::{Array, Value};
 pub use npy_derive::NpyRecord;
 
 // ---- the shared layer under both directions ----
+mod binary16;
 mod kind;
 mod layout;
 mod miss;
@@ -105,8 +120,10 @@ pub mod datafusion;
 #[cfg(feature = "ballista")]
 pub mod ballista;
 
-// ---- npz ----
+// ---- npz (feature `npz`, default): archives of `.npy` members through the doors above ----
+#[cfg(feature = "npz")]
 pub mod npz;
+#[cfg(feature = "npz")]
 pub use npz::{MmapNpz, NpzArchive, NpzReaderBuilder, NpzStreamWriter, NpzWriter};
 
 /// The README's examples, compiled and run as doc tests.

@@ -114,6 +114,7 @@ impl<T: NpyRecord> Pod<T> {
     }
 }
 
+#[cfg(any(feature = "half", feature = "complex"))]
 macro_rules! scalar_impls {
     ($($t:ty => $s:expr $(, $k:ident)?);* $(;)?) => {
         $(impl NpyRecord for $t {
@@ -125,6 +126,9 @@ macro_rules! scalar_impls {
     };
 }
 
+// `half::f16` as `f2` (feature `half`, default). `f2` files are read and written without it
+// (as `f32`/`f64`, `Value::Float`), through `crate::binary16`.
+#[cfg(feature = "half")]
 scalar_impls! {
     half::f16 => Scalar::F16;
 }
@@ -342,6 +346,7 @@ mod tests {
         assert_eq!(bool::dtype().descr(), "'|b1'");
         assert_eq!(u8::dtype().descr(), "'|u1'");
         assert_eq!(i16::dtype().descr(), "'<i2'");
+        #[cfg(feature = "half")]
         assert_eq!(half::f16::dtype().descr(), "'<f2'");
         assert_eq!(<[u8; 4]>::dtype().itemsize(), 4);
         assert_eq!(<[[[f64; 2]; 3]; 4]>::dtype().descr(), "('<f8', (4, 3, 2))");

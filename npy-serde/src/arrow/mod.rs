@@ -114,6 +114,6 @@ pub(crate) use rows::{needs_gather, rows_of, RowDecoder};
 pub use schema::{
     data_type_for, schema_for, DESCR_KEY, FORTRAN_KEY, PLAIN_COLUMN, SHAPE_KEY, TITLE_KEY, UNIT_KEY,
 };
-pub use writer::{
-    dtype_for_field, write_batches, write_npz_member, BatchWriterBuilder, NpyBatchWriter,
-};
+#[cfg(feature = "npz")]
+pub use writer::write_npz_member;
+pub use writer::{dtype_for_field, write_batches, BatchWriterBuilder, NpyBatchWriter};

@@ -22,6 +22,7 @@ use super::rows::Columns;
 use super::schema::{Layout, Node};
 use crate::error::{Error, Result};
 use crate::header::{parse_header, read_header, ParsedHeader};
+#[cfg(feature = "npz")]
 use crate::npz::NpzMember;
 use crate::read::{data_of, open_checked, BlockReader, MmapArray, ReaderBuilder};
 
@@ -167,7 +168,8 @@ impl BatchReaderBuilder {
 
     /// Reads an `.npz` member (see [`NpzArchive::by_key`](crate::NpzArchive::by_key)),
     /// streamed as it is decompressed; its length and CRC-32 are checked when the last batch is
-    /// read.
+    /// read. Feature `npz` (default).
+    #[cfg(feature = "npz")]
     pub fn from_npz_member<'a, R: Read + Send>(
         &self,
         mut member: NpzMember<'a, R>,
@@ -451,7 +453,8 @@ impl<'a> NpyBatchReader<'a> {
         BatchReaderBuilder::new().from_mmap(map)
     }
 
-    /// [`BatchReaderBuilder::from_npz_member`] with the default options.
+    /// [`BatchReaderBuilder::from_npz_member`] with the default options. Feature `npz` (default).
+    #[cfg(feature = "npz")]
     pub fn from_npz_member<R: Read + Send>(member: NpzMember<'a, R>) -> Result<Self> {
         BatchReaderBuilder::new().from_npz_member(member)
     }

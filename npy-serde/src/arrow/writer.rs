@@ -7,8 +7,12 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{self, Seek, Write};
-use std::path::{Path, PathBuf};
+#[cfg(feature = "npz")]
+use std::io;
+use std::io::{Seek, Write};
+use std::path::Path;
+#[cfg(feature = "npz")]
+use std::path::PathBuf;
 
 use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchReader};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit as ArrowUnit};
@@ -19,6 +23,7 @@ use super::schema::{Layout, DESCR_KEY, SHAPE_KEY, TITLE_KEY};
 use crate::dtype::{ByteOrder, DType, Record, Scalar, TimeUnit};
 use crate::error::{Error, Result};
 use crate::header::{Header, Version};
+#[cfg(feature = "npz")]
 use crate::npz::NpzWriter;
 use crate::write::{NpyWriter, WriterBuilder};
 
@@ -582,7 +587,8 @@ pub(crate) fn from_arrow(e: arrow_schema::ArrowError) -> Error {
 ///
 /// The row count is only known at the end, and a zip member cannot be rewritten in place, so
 /// the array is first written to a temporary file (in `std::env::temp_dir()`), then copied into
-/// the archive: memory stays bounded.
+/// the archive: memory stays bounded. Feature `npz` (default).
+#[cfg(feature = "npz")]
 pub fn write_npz_member<W: Write + Seek, R: RecordBatchReader>(
     npz: &mut NpzWriter<W>,
     key: &str,
@@ -601,9 +607,11 @@ pub fn write_npz_member<W: Write + Seek, R: RecordBatchReader>(
     Ok(n)
 }
 
-/// A file removed when dropped.
+#[cfg(feature = "npz")]
+/// A file removed when dropped (`write_npz_member`'s temporary array).
 struct TempFile(PathBuf);
 
+#[cfg(feature = "npz")]
 impl TempFile {
     fn new() -> Result<TempFile> {
         use std::sync::atomic::{AtomicU64, Ordering};
@@ -615,6 +623,7 @@ impl TempFile {
     }
 }
 
+#[cfg(feature = "npz")]
 impl Drop for TempFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);

@@ -42,7 +42,7 @@
 //! # Elements, layouts and bytes
 //!
 //! Elements are the types the crate reads and writes as records (`T: NpyRecord`): `bool`, the
-//! integers, `f32`, `f64`, `half::f16`, `num_complex::Complex` (feature `complex`), `[T; N]`
+//! integers, `f32`, `f64`, `half::f16` (feature `half`), `num_complex::Complex` (feature `complex`), `[T; N]`
 //! and `#[derive(NpyRecord)]` structs, so `Array1<Rec>` and `Array2<Rec>` hold record arrays.
 //! Reading converts what [`from_path`](crate::from_path) converts (a
 //! big-endian file, a wider type); plain data in native byte order is read with one copy

@@ -47,7 +47,7 @@ struct Place {
 ///
 /// [`array`](Self::array) gives a stored (uncompressed, unencrypted) member as an
 /// [`MmapArray`] sharing the archive's map, with all of its doors: the typed view
-/// [`as_slice`](MmapArray::as_slice), the ndarray [`view`](MmapArray::view) (feature
+/// [`as_slice`](MmapArray::as_slice), the ndarray `MmapArray::view` (feature
 /// `ndarray`), [`records`](MmapArray::records), [`record`](MmapArray::record),
 /// [`to_vec`](MmapArray::to_vec), ... A deflated or encrypted member is refused with
 /// the reason (an [`ErrorKind::Zip`](crate::ErrorKind::Zip) error), and so is a typed view of

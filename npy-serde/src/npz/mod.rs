@@ -1,5 +1,6 @@
 //! `.npz` archives: zip files of `.npy` members, as written by `numpy.savez` and
-//! `numpy.savez_compressed` and read by `numpy.load`.
+//! `numpy.savez_compressed` and read by `numpy.load`. Feature `npz` (a default feature: a build
+//! with `default-features = false` has no `.npz` support and no zip dependency).
 //!
 //! - [`NpzArchive`] reads an archive from a path, bytes, or any `Read + Seek`. Members are
 //!   looked up by key (`"a"` for member `a.npy`) or by full member name, and read into any

@@ -28,6 +28,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use super::decode::{data_of, open_checked};
 use super::options::ReaderBuilder;
 use super::source::{count_of, BlockReader, FortranWalk};
+use crate::binary16;
 use crate::dtype::{DType, PlainType, Scalar};
 use crate::error::{Error, Result};
 use crate::header::{parse_header, read_header, ParsedHeader};
@@ -260,9 +261,7 @@ fn decode_plain(p: PlainType, b: &[u8], offset: u64) -> Option<Result<Value>> {
         Scalar::U16 => Value::UInt(u16::from_ne_bytes(arr(b, swap)?) as u64),
         Scalar::U32 => Value::UInt(u32::from_ne_bytes(arr(b, swap)?) as u64),
         Scalar::U64 => Value::UInt(u64::from_ne_bytes(arr(b, swap)?)),
-        Scalar::F16 => {
-            Value::Float(half::f16::from_bits(u16::from_ne_bytes(arr(b, swap)?)).to_f64())
-        }
+        Scalar::F16 => Value::Float(binary16::to_f64(u16::from_ne_bytes(arr(b, swap)?))),
         Scalar::F32 => Value::Float(f32::from_ne_bytes(arr(b, swap)?) as f64),
         Scalar::F64 => Value::Float(f64::from_ne_bytes(arr(b, swap)?)),
         Scalar::LongDouble => Value::Float(ld(b)?),

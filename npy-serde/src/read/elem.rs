@@ -8,6 +8,7 @@
 use serde::de::Visitor;
 
 use super::plan::Ctx;
+use crate::binary16;
 use crate::dtype::{DType, PlainType, Scalar};
 use crate::error::{Error, Result};
 use crate::text::{decode_ucs4, longdouble_to_f64, strip_nuls, utf8};
@@ -157,8 +158,8 @@ impl<'a, 'de, 'c> ElemDe<'a, 'de, 'c> {
                 Scalar::F64 if wide => return Ok(Float::F64(f64::from_ne_bytes(self.arr(s)?))),
                 Scalar::F32 => return Ok(Float::F32(f32::from_ne_bytes(self.arr(s)?))),
                 Scalar::F16 => {
-                    let h = half::f16::from_bits(u16::from_ne_bytes(self.arr(s)?));
-                    return Ok(Float::F32(h.to_f32()));
+                    let h = u16::from_ne_bytes(self.arr(s)?);
+                    return Ok(Float::F32(binary16::to_f32(h)));
                 }
                 Scalar::LongDouble if wide => {
                     return Ok(Float::F64(longdouble_to_f64(self.arr::<16>(s)?)));

@@ -41,8 +41,8 @@
 //! - `b1` -> `bool`; a byte other than 0 or 1 is an `InvalidValue` error (NumPy reads any
 //!   nonzero byte as `True`; a Rust `bool` cannot hold it, so typed reads stay strict; the `npy`
 //!   tool prints NumPy's value with a warning).
-//! - `f2` -> `f32`, `f64` or `half::f16` (its serde form is a newtype around an f32, which is
-//!   exact for every half value).
+//! - `f2` -> `f32`, `f64` or, with feature `half` (default), `half::f16` (its serde form is a
+//!   newtype around an f32, which is exact for every half value).
 //! - complex -> `(re, im)`, `[f64; 2]`, or `num_complex::Complex` (a 2-tuple in serde).
 //! - `S<n>` -> `String`/`&str` (UTF-8 checked), `Vec<u8>`, `serde_bytes`, `&[u8]`, with
 //!   trailing NULs stripped as NumPy does; `[u8; n]` gets all `n` raw bytes. Borrowing (`&str`,

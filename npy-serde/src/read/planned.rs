@@ -462,6 +462,7 @@ mod tests {
         // Types the fast tier does not decode.
         assert!(fast::<bool>("|b1", &[1]).is_err());
         assert!(fast::<String>("|S2", b"ab").is_err());
+        #[cfg(feature = "half")]
         assert!(fast::<half::f16>("<f2", &[0, 0x3c]).is_err());
         // Fields by name (another order), or fewer of them.
         #[derive(Deserialize, Debug)]

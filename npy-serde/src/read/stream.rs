@@ -115,6 +115,7 @@ impl<R: Read, T: DeserializeOwned> RecordReader<R, T, General> {
 
     /// [`from_parts_serde`](RecordReader::from_parts_serde) with options
     /// (`ReaderBuilder::records_serde` for a reader whose header is still to be read).
+    #[cfg(feature = "npz")]
     pub(crate) fn from_parts_with(
         reader: R,
         header: ParsedHeader,

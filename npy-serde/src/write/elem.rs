@@ -7,6 +7,7 @@
 use std::fmt::Display;
 
 use super::plan::{leaf_typestr, Node, F32_PART, F64_PART, LD_PART};
+use crate::binary16;
 use crate::dtype::Scalar;
 use crate::error::{Error, Result};
 use crate::kind::put;
@@ -36,11 +37,9 @@ pub(super) fn put_float(buf: &mut [u8], scalar: Scalar, big: bool, v: f64) -> Re
             put!(buf, f, big)
         }
         Scalar::F16 => {
-            let h = half::f16::from_f64(v);
-            if h.to_f64() != v && !v.is_nan() {
-                return Err(inexact(v, &leaf_typestr(scalar, big)));
-            }
-            put!(buf, h.to_bits(), big)
+            let h = binary16::from_f64_exact(v)
+                .ok_or_else(|| inexact(v, &leaf_typestr(scalar, big)))?;
+            put!(buf, h, big)
         }
         Scalar::LongDouble => put_x87(buf, f64_to_x87(v), big),
         _ => unreachable!("put_float on a non-float slot"),
@@ -172,7 +171,7 @@ impl<'p, 'b> ElemSer<'p, 'b> {
             put!(self.buf, bits, big);
             Ok(())
         } else {
-            self.float(half::f16::from_bits(bits).to_f64())
+            self.float(binary16::to_f64(bits))
         }
     }
 

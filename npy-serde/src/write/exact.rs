@@ -563,6 +563,8 @@ mod tests {
         (n, exact, general)
     }
 
+    // The records below derive `NpyRecord` (feature `derive`).
+    #[cfg(feature = "derive")]
     #[derive(Serialize, crate::NpyRecord, Clone, Copy)]
     #[npy(crate = "crate")]
     struct Inner {
@@ -570,6 +572,7 @@ mod tests {
         b: bool,
     }
 
+    #[cfg(feature = "derive")]
     #[derive(Serialize, crate::NpyRecord, Clone, Copy)]
     #[npy(crate = "crate")]
     struct Rec {
@@ -582,6 +585,7 @@ mod tests {
         m: [[i16; 2]; 2],
     }
 
+    #[cfg(feature = "derive")]
     fn recs() -> Vec<Rec> {
         (0..40)
             .map(|i| Rec {
@@ -599,6 +603,7 @@ mod tests {
             .collect()
     }
 
+    #[cfg(feature = "derive")]
     #[test]
     fn same_bytes_as_the_general_serializer_in_both_byte_orders() {
         let le = "[('id','<i8'),('x','<f8'),('y','<f4'),('flag','u1'),('v','<f4',(3,)),\
@@ -611,6 +616,7 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "derive")]
     #[test]
     fn padding_is_zeroed() {
         #[derive(Serialize, crate::NpyRecord)]

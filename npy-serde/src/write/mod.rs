@@ -23,7 +23,7 @@
 //! | subarray `(base, shape)` | nested sequences/tuples of exactly `shape`; for `u1`/`i1` bases also bytes of the right length |
 //! | `b1` | `bool` only |
 //! | `i1`..`u8` | any integer whose *value* fits; floats are refused |
-//! | `f2`, `f4`, `f8`, `f16` (longdouble) | floats and integers whose value the target represents *exactly* (NaN and ±inf always); `half::f16` is taken bit for bit |
+//! | `f2`, `f4`, `f8`, `f16` (longdouble) | floats and integers whose value the target represents *exactly* (NaN and ±inf always); `half::f16` (feature `half`) is taken bit for bit |
 //! | `c8`, `c16`, `c32` | a 2-sequence/tuple `(re, im)` (so `num_complex::Complex`), or a real number (imaginary part 0); parts as for floats |
 //! | `S<n>` | a `str` (its UTF-8 bytes), bytes, a char, a unit enum variant (its name) or a sequence of `u8`; at most `n` bytes, NUL-padded |
 //! | `U<n>` | a `str`, a char or a unit enum variant; at most `n` characters, stored as UCS-4 in the dtype's byte order, NUL-padded |
