@@ -4,9 +4,9 @@
 //! Parquet back to `.npy`; against NumPy and pyarrow timed in the same run (`NPY_PYTHON` with
 //! numpy and pyarrow): `np.load`, `np.load` + `pa.table`, + `pq.write_table`, and
 //! `pq.read_table` + the record array + `np.save`. Parquet is written both by the parquet
-//! crate's `ArrowWriter` (columns encoded one after the other) and by `arrow::parquet::
+//! crate's `ArrowWriter` (columns encoded one after the other) and by `npy_serde::parquet::
 //! ParquetWriter` (what `npy convert` uses: columns on all cores), and read both by the parquet
-//! crate's reader on one thread and by `arrow::parquet::ParquetReader` (row groups on all
+//! crate's reader on one thread and by `npy_serde::parquet::ParquetReader` (row groups on all
 //! cores), so that each ratio has its before and after in the same run. Then the peak resident
 //! set of `npy convert` (the binary) both ways and into an `.npz` member, against "64 MiB plus
 //! one row group".
@@ -279,8 +279,8 @@ fn round(w2: &Path, dir: &Path, map: &Arc<MmapArray>) -> Vec<(&'static str, Dura
 
 #[cfg(feature = "parquet")]
 fn parquet_cases(reps: usize, w2: &Path, dir: &Path, ours: &mut Vec<(&'static str, Duration)>) {
-    use npy_serde::arrow::parquet::{ParquetReader, ParquetWriter};
     use npy_serde::arrow::NpyBatchWriter;
+    use npy_serde::parquet::{ParquetReader, ParquetWriter};
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     use parquet::arrow::ArrowWriter;
     use parquet::basic::Compression;

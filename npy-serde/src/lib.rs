@@ -112,6 +112,10 @@ pub mod ndarray;
 #[cfg(feature = "arrow")]
 pub mod arrow;
 
+// ---- Parquet (feature `parquet`): record batches into and out of Parquet files on all cores ----
+#[cfg(feature = "parquet")]
+pub mod parquet;
+
 // ---- SQL (feature `datafusion`): .npy files as DataFusion tables ----
 #[cfg(feature = "datafusion")]
 pub mod datafusion;

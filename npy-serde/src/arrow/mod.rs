@@ -94,8 +94,6 @@
 
 mod decode;
 mod encode;
-#[cfg(feature = "parquet")]
-pub mod parquet;
 #[cfg(unix)]
 mod pread;
 mod reader;

@@ -137,7 +137,7 @@ fn parquet_in(file: File, o: &Options, target: Target) -> CliResult {
         HashMap::new()
     };
     // Row groups decoded on all cores, in batches of about 2 MiB of values.
-    let reader = npy_serde::arrow::parquet::ParquetReader::open(input, parquet_batch_rows(&schema))
+    let reader = npy_serde::parquet::ParquetReader::open(input, parquet_batch_rows(&schema))
         .map_err(|e| Failure::file(input, e))?;
     write_out(
         reader,
@@ -500,7 +500,7 @@ fn parquet_out<R: RecordBatchReader>(
         props = props.set_max_row_group_row_count(Some(n.max(1)));
     }
     // Each row group's columns encoded on all cores while the next batch is read.
-    let mut w = npy_serde::arrow::parquet::ParquetWriter::new(
+    let mut w = npy_serde::parquet::ParquetWriter::new(
         file,
         SchemaRef::new(schema.clone()),
         Some(props.build()),

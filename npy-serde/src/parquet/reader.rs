@@ -1,0 +1,289 @@
+//! [`ParquetReader`]: a Parquet file's record batches in file order, its row groups decoded by
+//! a pool of worker threads ahead of the caller.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+use ::parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
+use ::parquet::arrow::ProjectionMask;
+use arrow_array::{RecordBatch, RecordBatchReader};
+use arrow_schema::{ArrowError, SchemaRef};
+
+use super::error::read_err;
+use super::threads::{lock, wait, workers_for, QUEUED_BATCHES};
+use crate::error::{Error, Result};
+
+/// Bytes of batches the reader's other workers decode ahead, in the row groups after the one
+/// being read. With only [`QUEUED_BATCHES`] each, they stalled while the caller read the row
+/// group before theirs: Parquet -> `.npy` ran on little more than one core.
+pub const AHEAD_BYTES: usize = 16 << 20;
+
+/// What a reader's worker hands over.
+enum Msg {
+    /// A batch, and its bytes if they count toward [`AHEAD_BYTES`].
+    Batch(RecordBatch, usize),
+    /// The row group's last batch was sent.
+    EndOfGroup,
+    Failed(ArrowError),
+}
+
+/// The reader's queues, one per worker, and what they hold ahead.
+struct Queues {
+    queues: Vec<VecDeque<Msg>>,
+    /// The row group being handed out.
+    current: usize,
+    /// Bytes of the batches queued for later row groups.
+    ahead: usize,
+    /// Workers whose thread has ended (or panicked).
+    gone: Vec<bool>,
+    stop: bool,
+}
+
+struct Shared {
+    state: Mutex<Queues>,
+    /// Signalled on every change.
+    changed: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Queues> {
+        lock(&self.state)
+    }
+
+    fn wait<'a>(&self, st: MutexGuard<'a, Queues>) -> MutexGuard<'a, Queues> {
+        wait(&self.changed, st)
+    }
+
+    /// Queues `msg` of row group `g` from worker `w` once there is room: up to
+    /// [`QUEUED_BATCHES`] for the group being handed out, [`AHEAD_BYTES`] for the later ones;
+    /// false once the reader is dropped.
+    fn send(&self, w: usize, g: usize, msg: Msg) -> bool {
+        let bytes = match &msg {
+            Msg::Batch(b, _) => b.get_array_memory_size(),
+            _ => 0,
+        };
+        let mut st = self.lock();
+        loop {
+            if st.stop {
+                return false;
+            }
+            let room = if g == st.current {
+                st.queues[w].len() < QUEUED_BATCHES
+            } else {
+                st.ahead + bytes <= AHEAD_BYTES
+            };
+            if room || bytes == 0 {
+                break;
+            }
+            st = self.wait(st);
+        }
+        let msg = match msg {
+            Msg::Batch(b, _) if g != st.current => {
+                st.ahead += bytes;
+                Msg::Batch(b, bytes)
+            }
+            other => other,
+        };
+        st.queues[w].push_back(msg);
+        drop(st);
+        self.changed.notify_all();
+        true
+    }
+}
+
+/// Marks a worker gone when its thread ends, however it ends.
+struct Gone<'a>(&'a Shared, usize);
+
+impl Drop for Gone<'_> {
+    fn drop(&mut self) {
+        self.0.lock().gone[self.1] = true;
+        self.0.changed.notify_all();
+    }
+}
+
+/// A Parquet file's record batches in file order, its row groups decoded on worker threads;
+/// see the [module docs](crate::parquet) and their [example](crate::parquet#reading).
+pub struct ParquetReader {
+    /// The file's Arrow schema, with its metadata.
+    schema: SchemaRef,
+    rows: u64,
+    /// Row groups in the file (read by the tests).
+    pub(super) groups: usize,
+    workers: usize,
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for ParquetReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParquetReader")
+            .field("schema", &self.schema)
+            .field("rows", &self.rows)
+            .field("groups", &self.groups)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ParquetReader {
+    /// Reads the Parquet file at `path` in batches of at most `batch_size` rows (a batch does
+    /// not span row groups).
+    pub fn open<P: AsRef<Path>>(path: P, batch_size: usize) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let file = File::open(&path)?;
+        let meta = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(read_err)?;
+        let schema = meta.schema().clone();
+        let rows = meta.metadata().file_metadata().num_rows().max(0) as u64;
+        let groups = meta.metadata().num_row_groups();
+        let k = workers_for(groups);
+        let shared = Arc::new(Shared {
+            state: Mutex::new(Queues {
+                queues: (0..k).map(|_| VecDeque::new()).collect(),
+                current: 0,
+                ahead: 0,
+                gone: vec![false; k],
+                stop: false,
+            }),
+            changed: Condvar::new(),
+        });
+        // Built first, so that a failure to start a thread stops (on drop) the ones started.
+        let mut reader = ParquetReader {
+            schema,
+            rows,
+            groups,
+            workers: k,
+            shared,
+            threads: Vec::with_capacity(k),
+        };
+        for w in 0..k {
+            let (meta, path, shared) = (meta.clone(), path.clone(), reader.shared.clone());
+            let t = std::thread::Builder::new()
+                .name(format!("npy-parquet-read-{w}"))
+                .spawn(move || {
+                    let _gone = Gone(&shared, w);
+                    for g in (w..groups).step_by(k) {
+                        let send = |msg| shared.send(w, g, msg);
+                        let sent = match read_group(&path, &meta, g, batch_size.max(1), &send) {
+                            Ok(true) => send(Msg::EndOfGroup),
+                            Ok(false) => false,
+                            Err(e) => send(Msg::Failed(e)),
+                        };
+                        if !sent {
+                            return;
+                        }
+                    }
+                })?;
+            reader.threads.push(t);
+        }
+        Ok(reader)
+    }
+
+    /// Rows in the whole file.
+    pub fn num_rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// The file's Arrow schema, with its metadata (the batches' own schemas have none).
+    pub fn schema_ref(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    fn stop(&mut self) {
+        {
+            let mut st = self.shared.lock();
+            st.stop = true;
+            st.current = self.groups;
+            st.queues.iter_mut().for_each(VecDeque::clear);
+        }
+        self.shared.changed.notify_all();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Decodes row group `g` of the file at `path` and sends its batches; false if the reader
+/// was dropped.
+fn read_group(
+    path: &PathBuf,
+    meta: &ArrowReaderMetadata,
+    g: usize,
+    batch_size: usize,
+    send: &dyn Fn(Msg) -> bool,
+) -> std::result::Result<bool, ArrowError> {
+    let file = File::open(path)?;
+    let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(file, meta.clone())
+        .with_row_groups(vec![g])
+        .with_projection(ProjectionMask::all())
+        .with_batch_size(batch_size)
+        .build()?;
+    for b in reader {
+        if !send(Msg::Batch(b?, 0)) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+impl Iterator for ParquetReader {
+    type Item = std::result::Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut st = self.shared.lock();
+        while st.current < self.groups {
+            let w = st.current % self.workers;
+            match st.queues[w].pop_front() {
+                Some(Msg::Batch(b, ahead)) => {
+                    st.ahead -= ahead;
+                    drop(st);
+                    self.shared.changed.notify_all();
+                    return Some(Ok(b));
+                }
+                Some(Msg::EndOfGroup) => {
+                    st.current += 1;
+                    // The batches of the group now handed out no longer count as ahead.
+                    let next = st.current % self.workers;
+                    let mut queued = 0;
+                    for m in st.queues[next].iter_mut() {
+                        match m {
+                            Msg::Batch(_, n) => queued += std::mem::take(n),
+                            _ => break,
+                        }
+                    }
+                    st.ahead -= queued;
+                    self.shared.changed.notify_all();
+                }
+                Some(Msg::Failed(e)) => {
+                    drop(st);
+                    self.stop();
+                    return Some(Err(e));
+                }
+                None if st.gone[w] => {
+                    drop(st);
+                    self.stop();
+                    return Some(Err(ArrowError::ExternalError(Box::new(
+                        Error::invalid_value("a Parquet reading thread stopped (it panicked)"),
+                    ))));
+                }
+                None => st = self.shared.wait(st),
+            }
+        }
+        None
+    }
+}
+
+impl RecordBatchReader for ParquetReader {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+}
+
+impl Drop for ParquetReader {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
