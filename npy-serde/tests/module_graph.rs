@@ -1,11 +1,15 @@
-//! The library's module import graph has no cycles: each module calls only modules below it
-//! (the tiers of reading and writing call downward, see the `read` and `write` module docs).
+//! The module import graphs have no cycles: each module of the library calls only modules
+//! below it (the tiers of reading and writing call downward, see the `read` and `write` module
+//! docs), and so does each module of the `npy` tool (`../npy-cli/src`, when that crate is
+//! there), where moreover no module imports the entry point (`main.rs`).
 //!
 //! The graph is read from the sources: an edge `a -> b` for every path `crate::...` or
 //! `super::...` in `a` (in `use` items and inline) that names an item of module `b`.
 //! Re-exports (`pub use`) are transparent: a path through one is an edge to the module that
-//! defines the item. Test modules (`tests.rs`, `mod tests { .. }`) and the `npy` binary are
-//! not part of the library and are left out. A `mod` declaration is not an edge.
+//! defines the item; and a module that uses a name it re-exports itself (`pub use x::Name;`
+//! then `Name::new()`) has an edge to the module defining it. Test modules (`tests.rs`,
+//! `mod tests { .. }`) and the library's `bin/` are left out. A `mod` declaration is not an
+//! edge.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -77,14 +81,14 @@ fn strip(src: &str) -> String {
     out
 }
 
-fn modules(src: &Path) -> Vec<Module> {
+fn modules(src: &Path, skip_bin: bool) -> Vec<Module> {
     let mut out = Vec::new();
     let mut stack = vec![src.to_path_buf()];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let p = entry.unwrap().path();
             let rel: PathBuf = p.strip_prefix(src).unwrap().to_path_buf();
-            if rel.starts_with("bin") {
+            if skip_bin && rel.starts_with("bin") {
                 continue;
             }
             if p.is_dir() {
@@ -102,7 +106,10 @@ fn modules(src: &Path) -> Vec<Module> {
             if path.last().is_some_and(|l| l == "tests") {
                 continue;
             }
-            if path.last().is_some_and(|l| l == "mod" || l == "lib") {
+            if path
+                .last()
+                .is_some_and(|l| l == "mod" || l == "lib" || l == "main")
+            {
                 path.pop();
             }
             let code = strip(&std::fs::read_to_string(&p).unwrap());
@@ -112,11 +119,20 @@ fn modules(src: &Path) -> Vec<Module> {
     out
 }
 
+/// One path a module names: in a `use` item (with the name it takes in the module, and
+/// whether it is a re-export) or inline.
+struct Named {
+    path: String,
+    reexport: bool,
+    /// The name the item has in the module (`C` for `use a::B as C`); none for inline paths.
+    local: Option<String>,
+}
+
 /// The `use` trees of `code` expanded into full paths (`a::b::{c, d::e}` -> `a::b::c`,
-/// `a::b::d::e`), each with whether it is a re-export, plus the inline `crate::`/`super::`
-/// paths outside `use` items.
-fn paths(code: &str) -> Vec<(String, bool)> {
-    fn expand(prefix: &str, tree: &str, out: &mut Vec<String>) {
+/// `a::b::d::e`), plus the inline `crate::`/`super::` paths outside `use` items; and the code
+/// outside `use` items.
+fn paths(code: &str) -> (Vec<Named>, String) {
+    fn expand(prefix: &str, tree: &str, out: &mut Vec<(String, String)>) {
         let tree = tree.trim();
         if let Some(open) = tree.find('{') {
             let head = tree[..open].trim().trim_end_matches("::");
@@ -137,8 +153,14 @@ fn paths(code: &str) -> Vec<(String, bool)> {
             }
             expand(&base, &inner[start..], out);
         } else if !tree.is_empty() {
-            let name = tree.split(" as ").next().unwrap().trim();
-            out.push(join(prefix, name));
+            let mut parts = tree.split(" as ");
+            let name = parts.next().unwrap().trim();
+            let path = join(prefix, name);
+            let local = match parts.next() {
+                Some(alias) => alias.trim().to_string(),
+                None => path.rsplit("::").next().unwrap_or_default().to_string(),
+            };
+            out.push((path, local));
         }
     }
     fn join(a: &str, b: &str) -> String {
@@ -166,7 +188,11 @@ fn paths(code: &str) -> Vec<(String, bool)> {
             let tree = &stmt[stmt.find("use ").unwrap() + 4..];
             let mut v = Vec::new();
             expand("", tree, &mut v);
-            out.extend(v.into_iter().map(|p| (p, reexport)));
+            out.extend(v.into_iter().map(|(path, local)| Named {
+                path,
+                reexport,
+                local: Some(local),
+            }));
             i = end + 1;
         } else {
             rest.push(bytes[i] as char);
@@ -187,16 +213,37 @@ fn paths(code: &str) -> Vec<(String, bool)> {
             while e < b.len() && (b[e].is_ascii_alphanumeric() || b[e] == b'_' || b[e] == b':') {
                 e += 1;
             }
-            out.push((rest[s..e].trim_end_matches(':').to_string(), false));
+            out.push(Named {
+                path: rest[s..e].trim_end_matches(':').to_string(),
+                reexport: false,
+                local: None,
+            });
         }
     }
-    out
+    (out, rest)
 }
 
-#[test]
-fn the_library_module_graph_has_no_cycles() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mods = modules(&src);
+/// Whether `code` uses the bare name `name` (not as `x::name`, `.name` or part of a word).
+fn uses_name(code: &str, name: &str) -> bool {
+    if name.is_empty() || name == "*" || name == "self" {
+        return false;
+    }
+    let b = code.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    code.match_indices(name).any(|(at, _)| {
+        let before = code[..at].trim_end().as_bytes();
+        let after = b.get(at + name.len()).copied();
+        let part_of_word = (at > 0 && ident(b[at - 1])) || after.is_some_and(ident);
+        let qualified = before.ends_with(b"::") || before.ends_with(b".");
+        !part_of_word && !qualified
+    })
+}
+
+type Graph = BTreeMap<Vec<String>, BTreeSet<Vec<String>>>;
+
+/// The import graph of the modules under `src` (without `src/bin` if `skip_bin`).
+fn graph(src: &Path, skip_bin: bool) -> Graph {
+    let mods = modules(src, skip_bin);
     let known: BTreeSet<Vec<String>> = mods.iter().map(|m| m.path.clone()).collect();
 
     // An absolute path (segments from the crate root) -> the module it lands in.
@@ -231,13 +278,20 @@ fn the_library_module_graph_has_no_cycles() {
         Some(base)
     };
 
+    let named: Vec<(&Module, Vec<Named>, String)> = mods
+        .iter()
+        .map(|m| {
+            let (n, rest) = paths(&m.code);
+            (m, n, rest)
+        })
+        .collect();
+
     // Re-exports: (module, name) -> the absolute path it stands for.
     let mut reexports: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
-    for m in &mods {
-        for (p, re) in paths(&m.code) {
-            if let (true, Some(abs)) = (re, absolute(&m.path, &p)) {
-                let name = abs.last().cloned().unwrap_or_default();
-                reexports.insert([m.path.clone(), vec![name]].concat(), abs);
+    for (m, names, _) in &named {
+        for n in names.iter().filter(|n| n.reexport) {
+            if let (Some(abs), Some(local)) = (absolute(&m.path, &n.path), &n.local) {
+                reexports.insert([m.path.clone(), vec![local.clone()]].concat(), abs);
             }
         }
     }
@@ -260,36 +314,38 @@ fn the_library_module_graph_has_no_cycles() {
         None
     };
 
-    let mut edges: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
-    for m in &mods {
+    let mut edges: Graph = BTreeMap::new();
+    for (m, names, rest) in &named {
         let e = edges.entry(m.path.clone()).or_default();
-        for (p, re) in paths(&m.code) {
-            if re {
+        for n in names {
+            // A re-export is an edge only if the module itself uses the name.
+            if n.reexport && !n.local.as_deref().is_some_and(|l| uses_name(rest, l)) {
                 continue;
             }
-            if let Some(to) = absolute(&m.path, &p).and_then(&resolve) {
+            if let Some(to) = absolute(&m.path, &n.path).and_then(&resolve) {
                 if to != m.path {
                     e.insert(to);
                 }
             }
         }
     }
-    let name = |p: &Vec<String>| {
-        if p.is_empty() {
-            "crate".to_string()
-        } else {
-            p.join("::")
-        }
-    };
-    assert!(
-        edges.len() > 20 && edges.values().map(BTreeSet::len).sum::<usize>() > 40,
-        "the graph was not read: {edges:?}"
-    );
+    edges
+}
 
-    // Depth-first search for a cycle.
+fn name(p: &[String]) -> String {
+    if p.is_empty() {
+        "crate".to_string()
+    } else {
+        p.join("::")
+    }
+}
+
+/// A cycle of `edges`, if there is one.
+fn cycle(edges: &Graph) -> Option<String> {
+    // Depth-first search.
     fn visit(
         n: &Vec<String>,
-        edges: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+        edges: &Graph,
         state: &mut BTreeMap<Vec<String>, u8>,
         stack: &mut Vec<Vec<String>>,
     ) -> Option<Vec<Vec<String>>> {
@@ -314,22 +370,143 @@ fn the_library_module_graph_has_no_cycles() {
     }
     let mut state = BTreeMap::new();
     for n in edges.keys() {
-        if let Some(cycle) = visit(n, &edges, &mut state, &mut Vec::new()) {
-            let text: Vec<String> = cycle.iter().map(name).collect();
-            panic!("module import cycle: {}", text.join(" -> "));
+        if let Some(cycle) = visit(n, edges, &mut state, &mut Vec::new()) {
+            let text: Vec<String> = cycle.iter().map(|p| name(p)).collect();
+            return Some(text.join(" -> "));
         }
+    }
+    None
+}
+
+fn has(edges: &Graph, a: &str, b: &str) -> bool {
+    let a: Vec<String> = a.split("::").map(str::to_string).collect();
+    let b: Vec<String> = b.split("::").map(str::to_string).collect();
+    edges.get(&a).is_some_and(|e| e.contains(&b))
+}
+
+#[test]
+fn the_library_module_graph_has_no_cycles() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let edges = graph(&src, true);
+    assert!(
+        edges.len() > 20 && edges.values().map(BTreeSet::len).sum::<usize>() > 40,
+        "the graph was not read: {edges:?}"
+    );
+    if let Some(c) = cycle(&edges) {
+        panic!("module import cycle: {c}");
     }
 
     // The tiers call downward: spot-check the edges the layout promises.
-    let has = |a: &str, b: &str| {
-        let a: Vec<String> = a.split("::").map(str::to_string).collect();
-        let b: Vec<String> = b.split("::").map(str::to_string).collect();
-        edges.get(&a).is_some_and(|e| e.contains(&b))
-    };
-    assert!(has("read::shape", "read::exact"));
-    assert!(has("read::shape", "read::planned"));
-    assert!(has("read::general", "read::elem"));
-    assert!(has("write::blocks", "write::exact"));
-    assert!(!has("read::exact", "read::general"));
-    assert!(!has("read::planned", "read::general"));
+    assert!(has(&edges, "read::shape", "read::exact"));
+    assert!(has(&edges, "read::shape", "read::planned"));
+    assert!(has(&edges, "read::general", "read::elem"));
+    assert!(has(&edges, "write::blocks", "write::exact"));
+    assert!(!has(&edges, "read::exact", "read::general"));
+    assert!(!has(&edges, "read::planned", "read::general"));
+    // The DataFusion rooms: the source picks its openers, which stand on the ground floor.
+    assert!(has(&edges, "datafusion::source", "datafusion::rows"));
+    assert!(has(&edges, "datafusion::rows", "datafusion::error"));
+    assert!(!edges
+        .get(&vec!["datafusion".to_string(), "error".to_string()])
+        .is_some_and(|e| e
+            .iter()
+            .any(|m| m.first().is_some_and(|s| s == "datafusion"))));
+}
+
+#[test]
+fn the_tool_module_graph_has_no_cycles_and_nothing_imports_its_entry_point() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../npy-cli/src");
+    if !src.is_dir() {
+        println!(
+            "note: {} is not there: the tool's module graph is not checked",
+            src.display()
+        );
+        return;
+    }
+    let edges = graph(&src, false);
+    assert!(
+        edges.len() > 5 && edges.values().map(BTreeSet::len).sum::<usize>() > 5,
+        "the graph was not read: {edges:?}"
+    );
+    if let Some(c) = cycle(&edges) {
+        panic!("module import cycle in the tool: {c}");
+    }
+    let upward: Vec<String> = edges
+        .iter()
+        .filter(|(_, to)| to.contains(&Vec::new()))
+        .map(|(from, _)| name(from))
+        .collect();
+    assert!(
+        upward.is_empty(),
+        "these modules of the tool import its entry point (main.rs): {upward:?}"
+    );
+}
+
+/// A temporary crate source tree.
+struct Tree(PathBuf);
+
+impl Tree {
+    fn new(tag: &str, files: &[(&str, &str)]) -> Tree {
+        let dir = std::env::temp_dir().join(format!("module-graph-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for (path, text) in files {
+            let p = dir.join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        Tree(dir)
+    }
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn a_name_a_module_reaches_through_its_own_reexport_is_an_edge() {
+    // `mod.rs` calls `Format::new` through its own `pub use`, while `format.rs` imports
+    // `super::Options`: a cycle (the one `datafusion/` had).
+    let files = [
+        ("lib.rs", "pub mod df;\n"),
+        (
+            "df/mod.rs",
+            "mod format;\npub use format::Format;\npub struct Options;\n\
+             pub fn make() -> Format { Format::new() }\n",
+        ),
+        (
+            "df/format.rs",
+            "use super::Options;\npub struct Format(Options);\n\
+             impl Format { pub fn new() -> Self { Format(Options) } }\n",
+        ),
+    ];
+    let tree = Tree::new("cycle", &files);
+    let edges = graph(&tree.0, true);
+    assert!(has(&edges, "df", "df::format"), "{edges:?}");
+    assert_eq!(
+        cycle(&edges).as_deref(),
+        Some("df -> df::format -> df"),
+        "{edges:?}"
+    );
+
+    // A re-export the module does not use is no edge; `x::Format` and `.Format` are not the
+    // bare name.
+    let files = [
+        ("lib.rs", "pub mod df;\n"),
+        (
+            "df/mod.rs",
+            "mod format;\npub use format::Format;\npub struct Options;\n\
+             pub fn make(a: other::Format) { a.Format; }\n",
+        ),
+        (
+            "df/format.rs",
+            "use super::Options;\npub struct Format(Options);\n",
+        ),
+    ];
+    let tree = Tree::new("face", &files);
+    let edges = graph(&tree.0, true);
+    assert!(!has(&edges, "df", "df::format"), "{edges:?}");
+    assert!(has(&edges, "df::format", "df"), "{edges:?}");
+    assert_eq!(cycle(&edges), None);
 }

@@ -184,6 +184,21 @@ impl BatchReaderBuilder {
         self.after_header(member, header)
     }
 
+    /// Reads an array whose header was parsed already (by the DataFusion scan, which
+    /// fetches it once per file) from `data`, all of its data bytes.
+    #[cfg(feature = "datafusion")]
+    pub(crate) fn after_parsed(
+        &self,
+        header: ParsedHeader,
+        data: Vec<u8>,
+    ) -> Result<NpyBatchReader<'static>> {
+        let (_, len) = self.reader.check(&header.header)?;
+        if data.len() as u64 != len {
+            return Err(Error::eof("the array data", len, data.len() as u64));
+        }
+        self.in_memory(Bytes::Owned(data), header)
+    }
+
     fn after_header<'a, R: Read + Send + 'a>(
         &self,
         reader: R,

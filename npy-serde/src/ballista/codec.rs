@@ -8,7 +8,9 @@
 //! protobuf message starts with (field number 0 is invalid), so a buffer is ours or
 //! Ballista's without ambiguity. The scan's file groups, byte ranges, projection, limit,
 //! statistics and schema are datafusion-proto's own `FileScanExecConf`, written and read by
-//! its helpers; only the read options are ours.
+//! its helpers; only the read options are ours: their key/value entries (the table options
+//! declared once in `datafusion/options.rs`), set again on the other side. The tags end in
+//! the message version (`/2`: options as entries); a cluster and its clients are one build.
 
 use std::sync::Arc;
 
@@ -34,38 +36,31 @@ use datafusion_proto::physical_plan::{
 use datafusion_proto::protobuf::FileScanExecConf;
 use prost::Message;
 
+use super::errors::as_text;
 use super::table::NpyTable;
 use crate::datafusion::{NpyFormatFactory, NpyReadOptions, NpySource};
-use crate::header::Limits;
-use crate::read::ReaderBuilder;
 
 /// The tags our buffers start with (a zero byte first: see the module docs).
-const TABLE_TAG: &[u8] = b"\0npy-serde/table/1\0";
-const FORMAT_TAG: &[u8] = b"\0npy-serde/format/1\0";
-const SCAN_TAG: &[u8] = b"\0npy-serde/scan/1\0";
+const TABLE_TAG: &[u8] = b"\0npy-serde/table/2\0";
+const FORMAT_TAG: &[u8] = b"\0npy-serde/format/2\0";
+const SCAN_TAG: &[u8] = b"\0npy-serde/scan/2\0";
 
-/// [`NpyReadOptions`] on the wire: every limit of the reader, the `.npz` member and the
-/// file extension.
+/// One table option on the wire: its key and value ([`NpyReadOptions::entries`], set again
+/// with [`NpyReadOptions::set`] on the other side), so that a new table option needs nothing
+/// here.
+#[derive(Clone, PartialEq, Message)]
+struct OptionProto {
+    #[prost(string, tag = "1")]
+    key: String,
+    #[prost(string, tag = "2")]
+    value: String,
+}
+
+/// [`NpyReadOptions`] on the wire: every option that has a value.
 #[derive(Clone, PartialEq, Message)]
 struct OptionsProto {
-    #[prost(uint64, tag = "1")]
-    max_header_size: u64,
-    #[prost(uint64, tag = "2")]
-    max_depth: u64,
-    #[prost(uint64, tag = "3")]
-    max_dims: u64,
-    #[prost(uint64, optional, tag = "4")]
-    max_data_size: Option<u64>,
-    #[prost(uint64, tag = "5")]
-    max_empty_items: u64,
-    #[prost(bool, tag = "6")]
-    parallel: bool,
-    #[prost(uint64, tag = "7")]
-    parallel_min: u64,
-    #[prost(string, optional, tag = "8")]
-    member: Option<String>,
-    #[prost(string, optional, tag = "9")]
-    extension: Option<String>,
+    #[prost(message, repeated, tag = "1")]
+    entries: Vec<OptionProto>,
 }
 
 /// An [`NpyTable`]: its URLs, the extension of the files a directory's table reads, and
@@ -92,41 +87,25 @@ struct ScanProto {
 }
 
 fn options_to_proto(o: &NpyReadOptions) -> OptionsProto {
-    let r = &o.reader;
+    let entries = o.entries().into_iter();
     OptionsProto {
-        max_header_size: r.limits.max_header_size,
-        max_depth: r.limits.max_depth as u64,
-        max_dims: r.limits.max_dims as u64,
-        max_data_size: r.max_data_size,
-        max_empty_items: r.max_empty_items,
-        parallel: r.parallel,
-        parallel_min: r.parallel_min,
-        member: o.member.clone(),
-        extension: o.extension.clone(),
+        entries: entries
+            .filter_map(|e| {
+                Some(OptionProto {
+                    value: e.value?,
+                    key: e.key,
+                })
+            })
+            .collect(),
     }
 }
 
 fn options_from_proto(p: Option<OptionsProto>) -> DfResult<NpyReadOptions> {
     let p = p.ok_or_else(|| malformed("the read options are missing"))?;
-    let count = |v: u64, what: &str| {
-        usize::try_from(v).map_err(|_| malformed(&format!("{what} {v} does not fit in usize")))
-    };
-    let limits = Limits {
-        max_header_size: p.max_header_size,
-        max_depth: count(p.max_depth, "max_depth")?,
-        max_dims: count(p.max_dims, "max_dims")?,
-    };
-    let mut reader = ReaderBuilder::new()
-        .with_limits(limits)
-        .max_empty_items(p.max_empty_items)
-        .parallel(p.parallel)
-        .parallel_threshold(p.parallel_min);
-    reader.max_data_size = p.max_data_size;
-    Ok(NpyReadOptions {
-        reader,
-        member: p.member,
-        extension: p.extension,
-    })
+    p.entries
+        .iter()
+        .try_fold(NpyReadOptions::new(), |o, e| o.set(&e.key, &e.value))
+        .map_err(|e| malformed(&e.to_string()))
 }
 
 fn malformed(what: &str) -> DataFusionError {
@@ -352,7 +331,7 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
         let table_schema = parse_table_schema_from_proto(&conf)?;
         // Executors send a failed task's error to the client as text: ours as its message.
         let mut source: Arc<dyn FileSource> =
-            Arc::new(NpySource::new(table_schema, options).errors_as_text());
+            Arc::new(NpySource::new(table_schema, options).with_error_map(as_text));
         if let Ok(batch_size) = usize::try_from(proto.batch_size) {
             source = source.with_batch_size(batch_size);
         }

@@ -59,6 +59,7 @@
 //! ```
 
 mod codec;
+mod errors;
 mod table;
 
 use std::sync::Arc;

@@ -6,7 +6,10 @@
 //!   `register_parquet` / `read_parquet`.
 //! - [`register_npy_format`] makes `CREATE EXTERNAL TABLE t STORED AS NPY LOCATION 'dir/'`
 //!   work (options: `OPTIONS ('member' 'x')` for the member `x` of `.npz` archives,
-//!   `max_header_size`, `max_data_size`).
+//!   `max_header_size`, `max_data_size`, ...: the keys of [`NpyReadOptions::set`]).
+//! - [`TableSpec`] parses a table spec, the one string that names a table's files, format and
+//!   options (`runs.npz:obs`, `npz(data/*.npz, member=x, max_header_size=20000)`); its grammar
+//!   is in the [`TableSpec`] docs and [`table_spec_help`]. `npy sql -t NAME=SPEC` takes it.
 //! - [`NpyFormat`], [`NpyFormatFactory`] and [`NpySource`] are the `FileFormat`,
 //!   `FileFormatFactory` and `FileSource` underneath, for building listing tables by hand.
 //!
@@ -55,192 +58,32 @@
 //! # std::fs::remove_dir_all(&dir)?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! # The rooms
+//! DataFusion's own datasource layout (as `datafusion-datasource-csv`/`-parquet`):
+//! `file_format` ([`NpyFormat`], [`NpyFormatFactory`]: schema and statistics from the
+//! headers), `source` ([`NpySource`], which picks the opener of the scan's access path when
+//! the scan is planned), `rows` and `member` (the openers of row files and `.npz` members),
+//! `opener` (what the openers share), `options` ([`NpyReadOptions`] and the table options,
+//! declared once), `spec` ([`TableSpec`]), `session` ([`NpySessionExt`]), and below them
+//! `header`, `archive` and `schema` (a header fetched through the object store, an archive
+//! opened through it, the table schema a header maps to) over `error`, the ground floor.
 
-mod fetch;
-mod format;
-mod scan;
+mod archive;
+mod error;
+mod file_format;
+mod header;
+mod member;
+mod opener;
+mod options;
+mod rows;
+mod schema;
+mod session;
+mod source;
+mod spec;
 
-use std::sync::Arc;
-
-use async_trait::async_trait;
-use datafusion::dataframe::DataFrame;
-use datafusion::datasource::listing::{
-    ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
-};
-use datafusion::datasource::provider::DefaultTableFactory;
-use datafusion::error::{DataFusionError, Result as DfResult};
-use datafusion::prelude::SessionContext;
-use object_store::ObjectMeta;
-
-pub use format::{NpyFormat, NpyFormatFactory};
-pub use scan::NpySource;
-
-use crate::error::Error;
-use crate::npz::NpzReaderBuilder;
-use crate::read::ReaderBuilder;
-
-/// How a table's files are read: header and data limits, and the `.npz` member to read.
-///
-/// ```
-/// use npy_serde::datafusion::NpyReadOptions;
-/// let options = NpyReadOptions::new().max_header_size(20_000).npz_member("x");
-/// assert_eq!(options.extension(), ".npz");
-/// ```
-#[derive(Clone, Debug, Default)]
-pub struct NpyReadOptions {
-    pub(crate) reader: ReaderBuilder,
-    pub(crate) member: Option<String>,
-    pub(crate) extension: Option<String>,
-}
-
-impl NpyReadOptions {
-    /// The defaults: `.npy` files, NumPy's 10000-byte header limit, no data-size limit.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Reads with these header and data-size limits.
-    pub fn reader_options(mut self, reader: ReaderBuilder) -> Self {
-        self.reader = reader;
-        self
-    }
-
-    /// The largest header accepted ([`ReaderBuilder::max_header_size`]).
-    pub fn max_header_size(mut self, bytes: u64) -> Self {
-        self.reader = self.reader.max_header_size(bytes);
-        self
-    }
-
-    /// The largest array data accepted per file ([`ReaderBuilder::max_data_size`]).
-    pub fn max_data_size(mut self, bytes: u64) -> Self {
-        self.reader = self.reader.max_data_size(bytes);
-        self
-    }
-
-    /// Reads the member `key` (`key.npy` in the archive) of each `.npz` archive: the table's
-    /// files are archives (extension `.npz` unless [`file_extension`](Self::file_extension)
-    /// says otherwise).
-    pub fn npz_member(mut self, key: impl Into<String>) -> Self {
-        self.member = Some(key.into());
-        self
-    }
-
-    /// The extension of the files a directory's table reads (default `.npy`, `.npz` with
-    /// [`npz_member`](Self::npz_member)); other files in the directory are skipped.
-    pub fn file_extension(mut self, ext: impl Into<String>) -> Self {
-        self.extension = Some(ext.into());
-        self
-    }
-
-    /// The extension of the table's files.
-    pub fn extension(&self) -> &str {
-        match (&self.extension, &self.member) {
-            (Some(e), _) => e,
-            (None, Some(_)) => ".npz",
-            (None, None) => ".npy",
-        }
-    }
-
-    /// The archive options of an `.npz` table: the same limits; a member may be as large as
-    /// the data limit allows.
-    pub(crate) fn npz_options(&self) -> NpzReaderBuilder {
-        let mut b = NpzReaderBuilder::new().reader_options(self.reader.clone());
-        if let Some(max) = self.reader.max_data_size {
-            let header = self.reader.limits().max_header_size.saturating_add(12);
-            b = b.max_member_size(max.saturating_add(header));
-        }
-        b
-    }
-
-    /// DataFusion's listing options for a table of these files.
-    pub fn listing_options(&self) -> ListingOptions {
-        ListingOptions::new(Arc::new(NpyFormat::new(self.clone())))
-            .with_file_extension(self.extension())
-    }
-
-    /// The listing options for `path`: a single file is read whatever its extension.
-    fn listing_options_for(&self, url: &ListingTableUrl) -> ListingOptions {
-        let options = self.listing_options();
-        if url.is_collection() {
-            options
-        } else {
-            options.with_file_extension("")
-        }
-    }
-}
-
-/// `register_npy` and `read_npy` on a DataFusion `SessionContext`.
-#[async_trait]
-pub trait NpySessionExt {
-    /// Registers the `.npy` file, directory or glob at `path` (a local path or an object
-    /// store URL) as the table `name`.
-    async fn register_npy(&self, name: &str, path: &str, options: NpyReadOptions) -> DfResult<()>;
-
-    /// A `DataFrame` reading the `.npy` file, directory or glob at `path`.
-    async fn read_npy(&self, path: &str, options: NpyReadOptions) -> DfResult<DataFrame>;
-}
-
-#[async_trait]
-impl NpySessionExt for SessionContext {
-    async fn register_npy(&self, name: &str, path: &str, options: NpyReadOptions) -> DfResult<()> {
-        let table = listing_table(self, path, &options).await?;
-        self.register_table(name, Arc::new(table))?;
-        Ok(())
-    }
-
-    async fn read_npy(&self, path: &str, options: NpyReadOptions) -> DfResult<DataFrame> {
-        let table = listing_table(self, path, &options).await?;
-        self.read_table(Arc::new(table))
-    }
-}
-
-async fn listing_table(
-    ctx: &SessionContext,
-    path: &str,
-    options: &NpyReadOptions,
-) -> DfResult<ListingTable> {
-    let url = ListingTableUrl::parse(path)?;
-    let listing = options.listing_options_for(&url);
-    let state = ctx.state();
-    let schema = listing.infer_schema(&state, &url).await?;
-    let config = ListingTableConfig::new(url)
-        .with_listing_options(listing)
-        .with_schema(schema);
-    Ok(ListingTable::try_new(config)?
-        .with_cache(ctx.runtime_env().cache_manager.get_file_statistic_cache()))
-}
-
-/// Registers [`NpyFormatFactory`] with the context, so that SQL's
-/// `CREATE EXTERNAL TABLE t STORED AS NPY LOCATION '...'` reads `.npy` files.
-///
-/// ```
-/// # let rt = tokio::runtime::Runtime::new()?;
-/// # rt.block_on(async {
-/// # let path = std::env::temp_dir().join(format!("df-fmt-{}.npy", std::process::id()));
-/// # npy_serde::to_path(&path, &[1i64, 2, 3])?;
-/// let ctx = datafusion::prelude::SessionContext::new();
-/// npy_serde::datafusion::register_npy_format(&ctx)?;
-/// let sql = format!("CREATE EXTERNAL TABLE t STORED AS NPY LOCATION '{}'", path.display());
-/// ctx.sql(&sql).await?.collect().await?;
-/// let batches = ctx.sql("SELECT sum(value) FROM t").await?.collect().await?;
-/// assert_eq!(batches[0].column(0).as_any().downcast_ref::<arrow_array::Int64Array>().unwrap().value(0), 6);
-/// # std::fs::remove_file(&path)?;
-/// # Ok::<_, Box<dyn std::error::Error>>(())
-/// # })?;
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub fn register_npy_format(ctx: &SessionContext) -> DfResult<()> {
-    let state = ctx.state_ref();
-    let mut state = state.write();
-    state.register_file_format(Arc::new(NpyFormatFactory::default()), true)?;
-    state
-        .table_factories_mut()
-        .insert("NPY".into(), Arc::new(DefaultTableFactory::new()));
-    Ok(())
-}
-
-/// This crate's error about `object`, as a DataFusion error that names the file (the
-/// original error stays reachable with `DataFusionError::find_root` and a downcast).
-pub(crate) fn df_err(e: Error, object: &ObjectMeta) -> DataFusionError {
-    DataFusionError::External(Box::new(e)).context(format!("file {}", object.location))
-}
+pub use file_format::{NpyFormat, NpyFormatFactory};
+pub use options::{NpyReadOptions, TableLayout};
+pub use session::{register_npy_format, NpySessionExt};
+pub use source::NpySource;
+pub use spec::{table_spec_help, TableFormat, TableSpec, TableSpecError};

@@ -12,6 +12,7 @@ use datafusion::common::stats::Precision;
 use datafusion::common::{GetExt, Statistics};
 use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
 use datafusion::datasource::file_format::{FileFormat, FileFormatFactory};
+use datafusion::datasource::listing::ListingOptions;
 use datafusion::datasource::physical_plan::{FileScanConfig, FileScanConfigBuilder, FileSource};
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
@@ -19,9 +20,12 @@ use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::physical_plan::ExecutionPlan;
 use object_store::{ObjectMeta, ObjectStore};
 
-use super::fetch::{blocking, check_same, fetch_header, open_archive, table_schema};
-use super::scan::NpySource;
-use super::{df_err, NpyReadOptions};
+use super::archive::member_header;
+use super::error::df_err;
+use super::header::fetch_header;
+use super::options::NpyReadOptions;
+use super::schema::{check_same, table_schema};
+use super::source::NpySource;
 use crate::header::ParsedHeader;
 
 /// The `.npy` file format for DataFusion's listing tables; see the [module docs](super).
@@ -43,9 +47,10 @@ impl NpyFormat {
 }
 
 /// Creates [`NpyFormat`]s for `CREATE EXTERNAL TABLE ... STORED AS NPY` (register it with
-/// [`register_npy_format`](super::register_npy_format)). `OPTIONS` keys: `member` (an `.npz`
-/// member's key: the table reads that member of each archive), `max_header_size`,
-/// `max_data_size`.
+/// [`register_npy_format`](super::register_npy_format)). `OPTIONS` keys: those of
+/// [`NpyReadOptions::set`], as [`table_spec_help`](super::table_spec_help) lists them (`member`,
+/// an `.npz` member's key: the table reads that member of each archive; `max_header_size`,
+/// `max_data_size`, ...).
 #[derive(Clone, Debug, Default)]
 pub struct NpyFormatFactory {
     options: NpyReadOptions,
@@ -78,24 +83,7 @@ impl FileFormatFactory for NpyFormatFactory {
         let mut options = self.options.clone();
         for (key, value) in format_options {
             let key = key.strip_prefix("format.").unwrap_or(key);
-            let number = || {
-                value.parse::<u64>().map_err(|_| {
-                    DataFusionError::Configuration(format!(
-                        "npy option {key}: expected a number of bytes, found {value:?}"
-                    ))
-                })
-            };
-            options = match key {
-                "member" => options.npz_member(value.clone()),
-                "max_header_size" => options.max_header_size(number()?),
-                "max_data_size" => options.max_data_size(number()?),
-                other => {
-                    return Err(DataFusionError::Configuration(format!(
-                        "unknown npy option {other:?}: the options are member, \
-                         max_header_size and max_data_size"
-                    )))
-                }
-            };
+            options = options.set(key, value)?;
         }
         Ok(Arc::new(NpyFormat::new(options)))
     }
@@ -200,12 +188,15 @@ impl NpyFormat {
     ) -> DfResult<ParsedHeader> {
         match &self.options.member {
             None => fetch_header(store, object, &self.options).await,
-            Some(key) => {
-                let key = key.clone();
-                let mut npz = open_archive(store, object, &self.options).await?;
-                let meta = object.clone();
-                blocking(move || npz.header(&key).map_err(|e| df_err(e, &meta))).await
-            }
+            Some(key) => member_header(store, object, &self.options, key).await,
         }
+    }
+}
+
+impl NpyReadOptions {
+    /// DataFusion's listing options for a table of these files (the format [`NpyFormat`]).
+    pub fn listing_options(&self) -> ListingOptions {
+        ListingOptions::new(Arc::new(NpyFormat::new(self.clone())))
+            .with_file_extension(self.extension())
     }
 }

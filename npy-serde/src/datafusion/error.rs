@@ -1,0 +1,13 @@
+//! The ground floor of the DataFusion rooms: this crate's errors as DataFusion errors. It
+//! imports nothing else of `datafusion/`.
+
+use datafusion::error::DataFusionError;
+use object_store::ObjectMeta;
+
+use crate::error::Error;
+
+/// This crate's error about `object`, as a DataFusion error that names the file (the
+/// original error stays reachable with `DataFusionError::find_root` and a downcast).
+pub(crate) fn df_err(e: Error, object: &ObjectMeta) -> DataFusionError {
+    DataFusionError::External(Box::new(e)).context(format!("file {}", object.location))
+}

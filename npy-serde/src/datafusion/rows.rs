@@ -1,0 +1,210 @@
+//! The opener of `.npy` row files ([`RowFileOpener`]): the header in one ranged read, then
+//! the byte ranges of the whole records the partition owns, decoded a batch at a time (only
+//! the projected columns). A Fortran-order array with more than one axis longer than 1 has no
+//! contiguous rows: the partition that owns the file's first byte reads its data whole and
+//! gathers them.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::physical_plan::{FileOpenFuture, FileOpener};
+use datafusion::error::Result as DfResult;
+use futures::stream::{self, StreamExt};
+use object_store::{ObjectMeta, ObjectStoreExt};
+
+use super::error::df_err;
+use super::header::fetch_header;
+use super::opener::{retag, Batches, ScanFiles, PREFETCH};
+use crate::arrow::{needs_gather, RowDecoder, MAX_BATCH_BYTES};
+use crate::error::Error;
+use crate::header::ParsedHeader;
+
+/// The size of one ranged read of a `.npy` file's records (rounded to whole batches).
+const FETCH_BYTES: u64 = 4 << 20;
+
+/// Opens one `.npy` file (or one byte range of it) of a scan.
+pub(crate) struct RowFileOpener(pub(crate) Arc<ScanFiles>);
+
+impl FileOpener for RowFileOpener {
+    fn open(&self, file: PartitionedFile) -> DfResult<FileOpenFuture> {
+        let range = file.range.map(|r| {
+            (
+                u64::try_from(r.start).unwrap_or(0),
+                u64::try_from(r.end).unwrap_or(0),
+            )
+        });
+        let scan = self.0.clone();
+        let object = file.object_meta;
+        Ok(self.0.opened(async move {
+            let header = fetch_header(&scan.store, &object, &scan.options).await?;
+            let data_len = scan.check(&header, &object)?;
+            let start = header.data_offset;
+            let end = start
+                .checked_add(data_len)
+                .ok_or_else(|| df_err(Error::overflow("the data's end"), &object))?;
+            if end > object.size {
+                let e = Error::eof("the array data", end, object.size);
+                return Err(df_err(e, &object));
+            }
+            let file = RowFile {
+                scan,
+                object,
+                range,
+                start,
+                end,
+            };
+            if needs_gather(&header.header) {
+                file.whole(header).await
+            } else {
+                file.ranged(&header)
+            }
+        }))
+    }
+}
+
+/// One opened file (or byte range of it), its header read and checked.
+struct RowFile {
+    scan: Arc<ScanFiles>,
+    object: ObjectMeta,
+    /// The partition's byte range of the file (`None`: the whole file).
+    range: Option<(u64, u64)>,
+    /// Where the data starts and ends.
+    start: u64,
+    end: u64,
+}
+
+impl RowFile {
+    /// Whether this partition owns byte `at` of the file.
+    fn owns(&self, at: u64) -> bool {
+        self.range.is_none_or(|(s, e)| s <= at && at < e)
+    }
+
+    /// The rows `lo..hi` this partition reads: those whose first byte lies in its range, no
+    /// more than the limit.
+    fn rows(&self, rows: u64, row_bytes: u64) -> (u64, u64) {
+        let start = self.start;
+        // Rows of no bytes all start at the data offset.
+        let first_at = |at: u64| -> u64 {
+            if row_bytes == 0 {
+                if at <= start {
+                    0
+                } else {
+                    rows
+                }
+            } else {
+                at.saturating_sub(start).div_ceil(row_bytes).min(rows)
+            }
+        };
+        let (mut lo, mut hi) = match self.range {
+            None => (0, rows),
+            Some((s, e)) => (first_at(s), first_at(e)),
+        };
+        if row_bytes == 0 && !self.owns(start) {
+            (lo, hi) = (0, 0);
+        }
+        if let Some(limit) = self.scan.limit {
+            hi = hi.min(lo.saturating_add(limit as u64));
+        }
+        (lo, hi)
+    }
+
+    /// The partition's rows through ranged reads of about [`FETCH_BYTES`] (a whole number of
+    /// batches each), decoded a batch at a time: one read per batch cost a file open and a
+    /// blocking task per 8192 rows.
+    fn ranged(self, header: &ParsedHeader) -> DfResult<Batches> {
+        let decoder = RowDecoder::new(&header.header, Some(&self.scan.indices), false)
+            .map_err(|e| df_err(e, &self.object))?;
+        let row_bytes = decoder.layout.row_bytes as u64;
+        let (lo, hi) = self.rows(decoder.layout.rows, row_bytes);
+        let per_batch = (self.scan.batch_size as u64)
+            .min((MAX_BATCH_BYTES as u64 / row_bytes.max(1)).max(1))
+            .max(1);
+        let per_fetch = per_batch * (FETCH_BYTES / (per_batch * row_bytes.max(1))).max(1);
+        let fetches: Vec<(u64, u64)> = (lo..hi)
+            .step_by(usize::try_from(per_fetch).unwrap_or(usize::MAX))
+            .map(|first| (first, per_fetch.min(hi - first)))
+            .collect();
+        let chunk = Chunk {
+            scan: self.scan,
+            object: self.object,
+            decoder: Arc::new(decoder),
+            start: self.start,
+            row_bytes,
+            per_batch,
+        };
+        let fetched = stream::iter(fetches)
+            .map(move |(first, n)| chunk.clone().fetch(first, n))
+            .buffered(PREFETCH);
+        Ok(fetched
+            .flat_map(|fetched| match fetched {
+                Err(e) => stream::once(async { Err(e) }).boxed(),
+                Ok((chunk, first, n, bytes)) => chunk.decode(first, n, bytes),
+            })
+            .boxed())
+    }
+
+    /// A Fortran-order N-d file: the partition that owns the file's first byte reads the data
+    /// whole (the header is the one already read) and gathers the rows.
+    async fn whole(self, header: ParsedHeader) -> DfResult<Batches> {
+        if !self.owns(0) {
+            return Ok(stream::empty().boxed());
+        }
+        let data = self
+            .scan
+            .store
+            .get_range(&self.object.location, self.start..self.end)
+            .await?;
+        let reader = self
+            .scan
+            .batch_builder()
+            .after_parsed(header, Vec::from(data))
+            .map_err(|e| df_err(e, &self.object))?;
+        Ok(self.scan.forward(reader, self.object))
+    }
+}
+
+/// What a ranged read of rows needs to fetch and decode them.
+#[derive(Clone)]
+struct Chunk {
+    scan: Arc<ScanFiles>,
+    object: ObjectMeta,
+    decoder: Arc<RowDecoder>,
+    /// Where the data starts.
+    start: u64,
+    row_bytes: u64,
+    per_batch: u64,
+}
+
+impl Chunk {
+    /// Fetches rows `first..first + n`.
+    async fn fetch(self, first: u64, n: u64) -> DfResult<(Chunk, u64, u64, Bytes)> {
+        let at = self.start + first * self.row_bytes;
+        let len = n * self.row_bytes;
+        let bytes = if len == 0 {
+            Bytes::new()
+        } else {
+            self.scan
+                .store
+                .get_range(&self.object.location, at..at + len)
+                .await?
+        };
+        Ok((self, first, n, bytes))
+    }
+
+    /// Decodes the fetched rows `first..first + n`, a batch at a time.
+    fn decode(self, first: u64, n: u64, bytes: Bytes) -> Batches {
+        let step = usize::try_from(self.per_batch).unwrap_or(usize::MAX);
+        let batches = (0..n).step_by(step).map(move |k| {
+            let m = self.per_batch.min(n - k);
+            let rb = self.row_bytes;
+            let (s, e) = ((k * rb) as usize, ((k + m) * rb) as usize);
+            let at = self.start + (first + k) * rb;
+            self.decoder
+                .decode(&bytes.slice(s..e), first + k, m as usize, at)
+                .and_then(|b| retag(&self.scan.projected, b))
+                .map_err(|e| df_err(e, &self.object))
+        });
+        stream::iter(batches).boxed()
+    }
+}
