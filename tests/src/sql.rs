@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use datafusion::arrow::array::{Array, ArrayRef, RecordBatch};
 use datafusion::arrow::util::display::array_value_to_string;
 use datafusion::prelude::{SessionConfig, SessionContext};
-use npy_serde::datafusion::register_npy_format;
+use npy_serde::datafusion::{register_npy_format, NpyReadOptions, NpySessionExt};
 use npy_serde::NpyRecord;
 use serde::Serialize;
 use serde_json::Value as Json;
@@ -67,6 +67,22 @@ pub fn write_shards<T: Serialize + NpyRecord + Sync>(
         all.extend(recs);
     }
     all
+}
+
+/// Writes `bad_bool.npy` into `dir`, three bools whose last byte is 7 (neither 0 nor 1), and
+/// registers it as the table `name` of `ctx`.
+///
+/// # Panics
+///
+/// If the file cannot be written or registered.
+pub fn register_bad_bools(ctx: &SessionContext, rt: &Runtime, dir: &TempDir, name: &str) {
+    let mut bad = npy_serde::to_vec(&[true, false, true]).unwrap();
+    let last = bad.len() - 1;
+    bad[last] = 7;
+    let bp = dir.join("bad_bool.npy");
+    std::fs::write(&bp, &bad).unwrap();
+    rt.block_on(ctx.register_npy(name, bp.to_str().unwrap(), NpyReadOptions::new()))
+        .unwrap();
 }
 
 /// Rows of a query's result, each cell as DataFusion displays it (`NULL` for a null).

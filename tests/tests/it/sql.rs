@@ -9,7 +9,8 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use npy_serde::datafusion::{NpyReadOptions, NpySessionExt};
 use npy_serde::NpyRecord;
 use npy_serde_tests::sql::{
-    close, npy_files, numpy, rows, rt, session, split_small_files, sql, sql_err, write_shards,
+    close, npy_files, numpy, register_bad_bools, rows, rt, session, split_small_files, sql,
+    sql_err, write_shards,
 };
 use npy_serde_tests::TempDir;
 use serde::{Deserialize, Serialize};
@@ -393,13 +394,7 @@ fn truncated_and_hostile_files_fail_the_query_with_this_crates_message() {
     assert!(err.contains("junk.npy") && err.contains("magic"), "{err}");
 
     // A bool byte that is neither 0 nor 1: the record and byte are named.
-    let mut bad = npy_serde::to_vec(&[true, false, true]).unwrap();
-    let last = bad.len() - 1;
-    bad[last] = 7;
-    let bp = dir.join("bad_bool.npy");
-    std::fs::write(&bp, &bad).unwrap();
-    rt.block_on(ctx.register_npy("b", bp.to_str().unwrap(), NpyReadOptions::new()))
-        .unwrap();
+    register_bad_bools(&ctx, &rt, &dir, "b");
     let err = sql_err(&ctx, &rt, "SELECT count(*) FROM b WHERE value");
     assert!(
         err.contains("bad_bool.npy") && err.contains("record 2"),
