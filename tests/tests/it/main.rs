@@ -2,8 +2,8 @@
 //! of its own, and each linked the whole dependency graph: with every feature on, DataFusion and
 //! Ballista thirty times over). One module per concern; `tests/README.md` says what goes where.
 //!
-//! Run one module: `cargo test -p npy-serde-tests --test it -- hostile::` (a test's name is its
-//! module path: `read_doors::limits::...`, `sql::...`).
+//! Run one module: `cargo test -p npy-serde-tests --test it -- npz_hostile::` (a test's name is
+//! its module path: `read_doors::limits::...`, `sql::...`; a filter matches any part of it).
 //!
 //! State shared by the process, and how the tests share it:
 //!
