@@ -2,7 +2,7 @@
 //!
 //! Each `fuzz_targets/<name>.rs` is a one-line `fuzz_target!` calling [`header`], [`npy`],
 //! [`npz`], [`mmap_npz`], [`records`], [`roundtrip`] or [`writers`]. This file depends only on `npy-serde`,
-//! `serde`, `arbitrary` and `std`, so that `tests/tests/fuzz_regressions.rs` can include it
+//! `serde`, `arbitrary` and `std`, so that `tests/tests/it/fuzz_regressions.rs` can include it
 //! with `#[path]` and replay every saved crash input through exactly the code the fuzzer ran,
 //! on stable, in `cargo test` ([`writers_from_bytes`] for the `writers` target's structured
 //! input). The roundtrip target decodes its dtype and values from the fuzz bytes with the

@@ -14,63 +14,29 @@
 //!
 //! Run: `cargo bench -p npy-serde --bench memory`
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Read;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Instant;
 
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
+
+use counting_alloc::Counting;
 use npy_serde::{DType, Header, NpyRecord, NpyWriter, RecordReader};
 use serde::{Deserialize, Serialize};
-
-struct Counting;
 
 static CURRENT: AtomicI64 = AtomicI64::new(0);
 static PEAK: AtomicI64 = AtomicI64::new(0);
 
-fn note(delta: i64) {
+/// The allocator's hook: bytes freed and allocated by one call (of any thread).
+fn note(freed: usize, allocated: usize) {
+    let delta = allocated as i64 - freed as i64;
     let now = CURRENT.fetch_add(delta, Ordering::Relaxed) + delta;
     PEAK.fetch_max(now, Ordering::Relaxed);
 }
 
-// SAFETY: every method forwards to `System` unchanged and only updates atomic counters, which
-// neither allocate nor unwind.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded with the caller's guarantees.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            note(layout.size() as i64);
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded with the caller's guarantees.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            note(layout.size() as i64);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded with the caller's guarantees.
-        unsafe { System.dealloc(ptr, layout) };
-        note(-(layout.size() as i64));
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: forwarded with the caller's guarantees.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            note(new_size as i64 - layout.size() as i64);
-        }
-        p
-    }
-}
-
 #[global_allocator]
-static ALLOC: Counting = Counting;
+static ALLOC: Counting = Counting(note);
 
 /// Runs `f` and returns its result and the most bytes allocated at once beyond what was
 /// allocated before it (by every thread).

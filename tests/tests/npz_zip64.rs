@@ -192,22 +192,32 @@ with np.load(sys.argv[1]) as z:
     );
 }
 
-#[test]
-#[ignore = "streams 4.3 GB each way; run with --release -- --ignored"]
-fn member_over_4_gib_seekable_writer() {
-    let path = TempFile(
-        std::env::temp_dir().join(format!("npy-serde-zip64-seek-{}.npz", std::process::id())),
-    );
+/// Writes the test archive ([`write_archive!`]) with the writer over a sparse file that `write`
+/// makes, in the temp directory under a name with `label`, and says how long it took: the file,
+/// removed when dropped.
+fn write_big(label: &str, write: impl FnOnce(SparseFile) -> u64) -> TempFile {
+    let path = TempFile(std::env::temp_dir().join(format!(
+        "npy-serde-zip64-{label}-{}.npz",
+        std::process::id()
+    )));
     let started = Instant::now();
-    let file = SparseFile::create(&path.0).unwrap();
-    let mut w = NpzWriter::new(BufWriter::with_capacity(1 << 20, file));
-    write_archive!(w);
-    let written = w.finish().unwrap().into_inner().unwrap().finish().unwrap();
+    let written = write(SparseFile::create(&path.0).unwrap());
     eprintln!(
         "wrote {} in {:.1?} ({written} bytes on disk)",
         path.0.display(),
         started.elapsed()
     );
+    path
+}
+
+#[test]
+#[ignore = "streams 4.3 GB each way; run with --release -- --ignored"]
+fn member_over_4_gib_seekable_writer() {
+    let path = write_big("seek", |file| {
+        let mut w = NpzWriter::new(BufWriter::with_capacity(1 << 20, file));
+        write_archive!(w);
+        w.finish().unwrap().into_inner().unwrap().finish().unwrap()
+    });
     assert!(std::fs::metadata(&path.0).unwrap().len() > 8 * N);
     check_archive(&path.0);
     numpy_check(&path.0);
@@ -217,19 +227,11 @@ fn member_over_4_gib_seekable_writer() {
 #[ignore = "streams 4.3 GB each way; run with --release -- --ignored"]
 fn member_over_4_gib_streaming_writer() {
     // Sizes in zip64 data descriptors, as NumPy writes to a non-seekable stream.
-    let path = TempFile(
-        std::env::temp_dir().join(format!("npy-serde-zip64-stream-{}.npz", std::process::id())),
-    );
-    let started = Instant::now();
-    let file = SparseFile::create(&path.0).unwrap();
-    let mut w = NpzStreamWriter::new(BufWriter::with_capacity(1 << 20, file));
-    write_archive!(w);
-    let written = w.finish().unwrap().into_inner().unwrap().finish().unwrap();
-    eprintln!(
-        "wrote {} in {:.1?} ({written} bytes on disk)",
-        path.0.display(),
-        started.elapsed()
-    );
+    let path = write_big("stream", |file| {
+        let mut w = NpzStreamWriter::new(BufWriter::with_capacity(1 << 20, file));
+        write_archive!(w);
+        w.finish().unwrap().into_inner().unwrap().finish().unwrap()
+    });
     check_archive(&path.0);
     numpy_check(&path.0);
 }

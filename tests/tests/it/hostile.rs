@@ -1,12 +1,9 @@
 //! Hostile inputs: every way a `.npy` file can lie, each checked to fail with the right error,
 //! without a panic, and — where a declared size could make a naive reader allocate — with the
-//! peak allocation of the failing call measured by a counting global allocator.
-//!
-//! The allocator counts per thread (tests run in parallel threads), so a measurement only sees
-//! what the code under test allocated on the calling thread.
+//! peak allocation of the failing call measured by the binary's counting global allocator
+//! ([`crate::alloc`], which counts per thread: a measurement only sees what the code under test
+//! allocated on the calling thread).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::io::Read;
 
 use npy_serde::header::{parse_header, read_header, Limits, MAGIC};
@@ -14,78 +11,7 @@ use npy_serde::npz::{Compression, NpzArchive, NpzReaderBuilder, NpzWriter};
 use npy_serde::{Array, Error, Header, MmapArray, NpyRecord, ReaderBuilder, Value};
 use serde::Deserialize;
 
-// ---------------------------------------------------------------------------------------------
-// Counting allocator
-// ---------------------------------------------------------------------------------------------
-
-struct Counting;
-
-thread_local! {
-    static CURRENT: Cell<i64> = const { Cell::new(0) };
-    static PEAK: Cell<i64> = const { Cell::new(0) };
-}
-
-fn note(delta: i64) {
-    // `try_with`: the allocator can be called while thread-locals are being torn down.
-    let _ = CURRENT.try_with(|c| {
-        let v = c.get() + delta;
-        c.set(v);
-        let _ = PEAK.try_with(|p| {
-            if v > p.get() {
-                p.set(v)
-            }
-        });
-    });
-}
-
-// SAFETY: every method forwards to `System` unchanged and only updates thread-local counters,
-// which neither allocate nor unwind.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded with the caller's guarantees.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            note(layout.size() as i64);
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded with the caller's guarantees.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            note(layout.size() as i64);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded with the caller's guarantees.
-        unsafe { System.dealloc(ptr, layout) };
-        note(-(layout.size() as i64));
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: forwarded with the caller's guarantees.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            note(new_size as i64 - layout.size() as i64);
-        }
-        p
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
-
-/// Runs `f` and returns its result and the most bytes it had allocated at once (on this thread).
-fn peak_alloc<R>(f: impl FnOnce() -> R) -> (R, u64) {
-    let start = CURRENT.with(Cell::get);
-    PEAK.with(|p| p.set(start));
-    let r = f();
-    let peak = PEAK.with(Cell::get);
-    (r, (peak - start).max(0) as u64)
-}
+use crate::alloc::peak_alloc;
 
 const MIB: u64 = 1 << 20;
 

@@ -2,19 +2,19 @@
 //! computation in Rust over the records, and (live, with `NPY_PYTHON`) NumPy's over `np.load`;
 //! directories of shards, globs, `.npz` members, byte-range splitting, projection of a nested
 //! field, joins, dtype mismatches, truncated and hostile files.
-#![cfg(feature = "datafusion")]
 
-use std::ffi::OsStr;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, RecordBatch};
-use datafusion::arrow::util::display::array_value_to_string;
 use datafusion::prelude::{SessionConfig, SessionContext};
-use npy_serde::datafusion::{register_npy_format, NpyReadOptions, NpySessionExt};
+use npy_serde::datafusion::{NpyReadOptions, NpySessionExt};
 use npy_serde::NpyRecord;
-use npy_serde_tests::{live_python, run_python, TempDir};
+use npy_serde_tests::sql::{
+    close, npy_files, numpy, register_bad_bools, rows, rt, session, split_small_files, sql,
+    sql_err, write_shards,
+};
+use npy_serde_tests::TempDir;
 use serde::{Deserialize, Serialize};
-use serde_json::Value as Json;
+use tokio::runtime::Runtime;
 
 #[derive(Serialize, Deserialize, NpyRecord, Clone, Copy, Debug, PartialEq)]
 struct Pos {
@@ -52,112 +52,39 @@ fn obs(i: i64) -> Obs {
     }
 }
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 fn ctx(target_partitions: usize) -> SessionContext {
     ctx_with(target_partitions, 8192)
 }
 
 fn ctx_with(target_partitions: usize, batch_size: usize) -> SessionContext {
-    let config = SessionConfig::new()
-        .with_target_partitions(target_partitions)
-        .with_batch_size(batch_size)
-        // Split even small files into byte ranges, so the tests cross range boundaries.
-        .set_usize("datafusion.optimizer.repartition_file_min_size", 1);
-    let ctx = SessionContext::new_with_config(config);
-    register_npy_format(&ctx).unwrap();
-    ctx
+    session(split_small_files(
+        SessionConfig::new()
+            .with_target_partitions(target_partitions)
+            .with_batch_size(batch_size),
+    ))
 }
 
 /// The shards of the test table: 10 files of 0..1000 records (one is empty), ids consecutive.
 fn shards(dir: &TempDir) -> Vec<Obs> {
-    let mut all = Vec::new();
-    let mut next = 0;
-    for k in 0..10i64 {
-        let n = [997, 0, 1, 250, 1000, 3, 640, 512, 77, 999][k as usize];
-        let recs: Vec<Obs> = (next..next + n).map(obs).collect();
-        next += n;
-        npy_serde::to_path(dir.join(format!("shard{k:02}.npy")), &recs).unwrap();
-        all.extend(recs);
-    }
-    all
+    write_shards(dir, &[997, 0, 1, 250, 1000, 3, 640, 512, 77, 999], obs)
 }
 
-/// Rows of the query's result, each cell as DataFusion displays it.
-fn rows(batches: &[RecordBatch]) -> Vec<Vec<String>> {
-    let mut out = Vec::new();
-    for b in batches {
-        for r in 0..b.num_rows() {
-            out.push(
-                b.columns()
-                    .iter()
-                    .map(|c: &ArrayRef| {
-                        if c.is_null(r) {
-                            "NULL".to_string()
-                        } else {
-                            array_value_to_string(c, r).unwrap()
-                        }
-                    })
-                    .collect(),
-            );
-        }
-    }
-    out
-}
-
-fn sql(ctx: &SessionContext, rt: &tokio::runtime::Runtime, query: &str) -> Vec<Vec<String>> {
-    let batches = rt
-        .block_on(async { ctx.sql(query).await?.collect().await })
-        .unwrap_or_else(|e| panic!("{query}: {e}"));
-    rows(&batches)
-}
-
-fn sql_err(ctx: &SessionContext, rt: &tokio::runtime::Runtime, query: &str) -> String {
-    match rt.block_on(async { ctx.sql(query).await?.collect().await }) {
-        Ok(b) => panic!("{query}: expected an error, got {:?}", rows(&b)),
-        Err(e) => e.to_string(),
-    }
-}
-
-fn close(a: &str, b: f64) -> bool {
-    let a: f64 = a.parse().unwrap_or_else(|_| panic!("not a number: {a}"));
-    (a - b).abs() <= 1e-9 * b.abs().max(1.0)
-}
-
-/// NumPy's answers over the table's files (concatenated), as JSON, when NumPy is live.
-fn numpy(script: &str, files: &[std::path::PathBuf]) -> Option<Json> {
-    live_python()?;
-    let pre = "import sys, json\nimport numpy as np\n\
-               a = np.concatenate([np.load(f, mmap_mode='r') for f in sorted(sys.argv[1:])])\n";
-    let args: Vec<&OsStr> = files.iter().map(|p| p.as_os_str()).collect();
-    let out = run_python(&format!("{pre}{script}"), &args);
-    Some(serde_json::from_str(out.trim()).unwrap())
-}
-
-fn npy_files(dir: &TempDir) -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension() == Some(OsStr::new("npy")))
-        .collect();
-    v.sort();
-    v
+/// The [`shards`] in a new directory `label`, registered as the table `t` of a session of
+/// `partitions` target partitions: the directory (removed on drop), the records, the runtime
+/// and the session.
+fn shard_table(label: &str, partitions: usize) -> (TempDir, Vec<Obs>, Runtime, SessionContext) {
+    let dir = TempDir::new(label);
+    let all = shards(&dir);
+    let rt = rt();
+    let ctx = ctx(partitions);
+    rt.block_on(ctx.register_npy("t", dir.path().to_str().unwrap(), NpyReadOptions::new()))
+        .unwrap();
+    (dir, all, rt, ctx)
 }
 
 #[test]
 fn group_by_over_a_directory_of_shards_equals_numpy() {
-    let dir = TempDir::new("sql-groupby");
-    let all = shards(&dir);
-    let rt = rt();
-    let ctx = ctx(4);
-    rt.block_on(ctx.register_npy("t", dir.path().to_str().unwrap(), NpyReadOptions::new()))
-        .unwrap();
+    let (dir, all, rt, ctx) = shard_table("sql-groupby", 4);
     let got = sql(
         &ctx,
         &rt,
@@ -184,7 +111,7 @@ fn group_by_over_a_directory_of_shards_equals_numpy() {
          \x20   g = a[a['flag'] == f]\n\
          \x20   out.append([f, len(g), int(g['id'].sum()), float(g['x'].mean()), float(g['y'].min()), float(g['y'].max())])\n\
          print(json.dumps(out))",
-        &npy_files(&dir),
+        &npy_files(dir.path()),
     );
     if let Some(np) = np {
         for (row, n) in got.iter().zip(np.as_array().unwrap()) {
@@ -203,12 +130,7 @@ fn group_by_over_a_directory_of_shards_equals_numpy() {
 
 #[test]
 fn where_on_numbers_strings_and_datetimes_equals_numpy() {
-    let dir = TempDir::new("sql-where");
-    let all = shards(&dir);
-    let rt = rt();
-    let ctx = ctx(3);
-    rt.block_on(ctx.register_npy("t", dir.path().to_str().unwrap(), NpyReadOptions::new()))
-        .unwrap();
+    let (dir, all, rt, ctx) = shard_table("sql-where", 3);
     let got = sql(&ctx, &rt, "SELECT count(*), sum(x) FROM t WHERE id % 7 = 0");
     let sel: Vec<&Obs> = all.iter().filter(|o| o.id % 7 == 0).collect();
     assert_eq!(got[0][0], sel.len().to_string());
@@ -247,7 +169,7 @@ fn where_on_numbers_strings_and_datetimes_equals_numpy() {
              print(json.dumps([int(m.sum()), float(a['x'][m].sum()), int((a['name'] == b'n2').sum()),\n\
              int((~np.isnat(ts)).sum()), int(np.isnat(ts).sum()), int((ts >= np.datetime64({cut}, 'ns')).sum())]))"
         ),
-        &npy_files(&dir),
+        &npy_files(dir.path()),
     );
     if let Some(np) = np {
         assert_eq!(np[0].as_u64().unwrap() as usize, sel.len());
@@ -264,12 +186,7 @@ fn where_on_numbers_strings_and_datetimes_equals_numpy() {
 
 #[test]
 fn order_by_limit_nested_field_and_limit() {
-    let dir = TempDir::new("sql-order");
-    let all = shards(&dir);
-    let rt = rt();
-    let ctx = ctx(4);
-    rt.block_on(ctx.register_npy("t", dir.path().to_str().unwrap(), NpyReadOptions::new()))
-        .unwrap();
+    let (dir, all, rt, ctx) = shard_table("sql-order", 4);
     let got = sql(
         &ctx,
         &rt,
@@ -293,7 +210,7 @@ fn order_by_limit_nested_field_and_limit() {
     if let Some(np) = numpy(
         "o = np.lexsort((a['id'], -a['y'].astype('f8')))[:4]\n\
          print(json.dumps([a['id'][o].tolist(), float(a['pos']['a'].astype('f8').sum())]))",
-        &npy_files(&dir),
+        &npy_files(dir.path()),
     ) {
         let ids: Vec<String> = np[0]
             .as_array()
@@ -477,13 +394,7 @@ fn truncated_and_hostile_files_fail_the_query_with_this_crates_message() {
     assert!(err.contains("junk.npy") && err.contains("magic"), "{err}");
 
     // A bool byte that is neither 0 nor 1: the record and byte are named.
-    let mut bad = npy_serde::to_vec(&[true, false, true]).unwrap();
-    let last = bad.len() - 1;
-    bad[last] = 7;
-    let bp = dir.join("bad_bool.npy");
-    std::fs::write(&bp, &bad).unwrap();
-    rt.block_on(ctx.register_npy("b", bp.to_str().unwrap(), NpyReadOptions::new()))
-        .unwrap();
+    register_bad_bools(&ctx, &rt, &dir, "b");
     let err = sql_err(&ctx, &rt, "SELECT count(*) FROM b WHERE value");
     assert!(
         err.contains("bad_bool.npy") && err.contains("record 2"),

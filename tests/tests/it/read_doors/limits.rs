@@ -11,7 +11,8 @@ use serde::de::IgnoredAny;
 
 use super::data::*;
 use super::doors::*;
-use super::{largest_alloc_of, GIANT};
+use super::GIANT;
+use crate::alloc::largest_alloc_of;
 
 #[test]
 fn truncated_data_same_errors() {

@@ -5,7 +5,7 @@
 //!
 //! A target function panics on any broken invariant; the library returning an error is fine.
 
-#[path = "../../fuzz/src/lib.rs"]
+#[path = "../../../fuzz/src/lib.rs"]
 mod fuzzlib;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -1,7 +1,6 @@
 //! `#[derive(Serialize, NpyRecord)]` structs written with `npy_serde::to_vec`: the header has the
 //! derived dtype, `deserialize_slice` reads the records back, and (live, `NPY_PYTHON`) NumPy loads the
 //! file with the dtype it builds from its own spelling and sees the same values.
-#![cfg(target_endian = "little")]
 
 use std::ffi::OsStr;
 use std::path::PathBuf;

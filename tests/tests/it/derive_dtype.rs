@@ -4,7 +4,6 @@
 //! text the same dtype as from its own spelling, itemsize and offsets included.
 //!
 //! The literals are NumPy's output on a little-endian machine, hence the `cfg`.
-#![cfg(target_endian = "little")]
 
 use std::borrow::Cow;
 use std::collections::HashMap;

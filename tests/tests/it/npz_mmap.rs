@@ -3,7 +3,6 @@
 //! compressed members and unaligned typed views are refused with the reason; NumPy reads
 //! aligned archives as it reads `np.savez`'s, and mapped members of `np.savez` archives equal
 //! `np.load`'s (live, `NPY_PYTHON`).
-#![cfg(target_endian = "little")]
 
 use std::io::Cursor;
 

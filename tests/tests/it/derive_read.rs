@@ -3,7 +3,6 @@
 //!
 //! The fixtures were written by NumPy (`tests/fixtures/make_fixtures.py`); the live test has
 //! NumPy write a file whose dtype it builds from our derived descr text.
-#![cfg(target_endian = "little")]
 
 use std::ffi::OsStr;
 

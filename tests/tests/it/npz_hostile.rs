@@ -3,62 +3,13 @@
 //! sizes), truncation, duplicate and path-like names, unsupported methods and limits. Every
 //! case must end in a clear error after bounded work and memory, never a panic.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::io::{Cursor, Read};
 
 use npy_serde::npz::{Compression, MmapNpz, NpzArchive, NpzReaderBuilder, NpzWriter};
 use npy_serde::{Error, Header};
 use npy_serde_tests::TempDir;
 
-// ---- a per-thread peak-allocation counter, to check that hostile inputs use bounded memory ----
-
-struct Counting;
-
-thread_local! {
-    static LIVE: Cell<usize> = const { Cell::new(0) };
-    static PEAK: Cell<usize> = const { Cell::new(0) };
-}
-
-fn note_alloc(size: usize) {
-    let _ = LIVE.try_with(|l| {
-        let now = l.get() + size;
-        l.set(now);
-        let _ = PEAK.try_with(|p| p.set(p.get().max(now)));
-    });
-}
-
-fn note_free(size: usize) {
-    let _ = LIVE.try_with(|l| l.set(l.get().saturating_sub(size)));
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note_alloc(layout.size());
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        note_free(layout.size());
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note_free(layout.size());
-        note_alloc(new_size);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
-
-/// Runs `f` and returns its result with the peak number of bytes this thread had allocated
-/// (beyond what was live before) while it ran.
-fn peak_alloc<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let base = LIVE.with(Cell::get);
-    PEAK.with(|p| p.set(base));
-    let out = f();
-    (out, PEAK.with(Cell::get) - base)
-}
+use crate::alloc::peak_alloc;
 
 // ---- a minimal zip writer with full control over every field ----
 

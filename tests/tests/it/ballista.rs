@@ -4,13 +4,9 @@
 //! single-process DataFusion run does (and, live with `NPY_PYTHON`, as NumPy does); a shard
 //! whose header is corrupted after registration fails the query with this crate's message;
 //! the physical codec round-trips a scan node exactly.
-#![cfg(feature = "ballista")]
 
-use std::ffi::OsStr;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, RecordBatch};
-use datafusion::arrow::util::display::array_value_to_string;
 use datafusion::datasource::physical_plan::FileScanConfig;
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::physical_plan::{displayable, ExecutionPlan};
@@ -18,11 +14,14 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion_proto::physical_plan::AsExecutionPlan;
 use datafusion_proto::protobuf::PhysicalPlanNode;
 use npy_serde::ballista::{session_config, standalone, NpyPhysicalCodec};
-use npy_serde::datafusion::{register_npy_format, NpyReadOptions, NpySessionExt, NpySource};
+use npy_serde::datafusion::{NpyReadOptions, NpySessionExt, NpySource};
 use npy_serde::NpyRecord;
-use npy_serde_tests::{live_python, run_python, TempDir};
+use npy_serde_tests::sql::{
+    close, npy_files, numpy, register_bad_bools, rows, rt, session, split_small_files, sql,
+    sql_err, write_shards,
+};
+use npy_serde_tests::TempDir;
 use serde::{Deserialize, Serialize};
-use serde_json::Value as Json;
 
 #[derive(Serialize, Deserialize, NpyRecord, Clone, Debug, PartialEq)]
 struct Obs {
@@ -47,31 +46,13 @@ fn obs(i: i64) -> Obs {
 
 /// 8 shards of 0..1000 records (one empty), ids consecutive.
 fn shards(dir: &TempDir) -> Vec<Obs> {
-    let mut all = Vec::new();
-    let mut next = 0;
-    for (k, n) in [997, 0, 1, 250, 1000, 3, 640, 999].into_iter().enumerate() {
-        let recs: Vec<Obs> = (next..next + n).map(obs).collect();
-        next += n;
-        npy_serde::to_path(dir.join(format!("shard{k:02}.npy")), &recs).unwrap();
-        all.extend(recs);
-    }
-    all
-}
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
+    write_shards(dir, &[997, 0, 1, 250, 1000, 3, 640, 999], obs)
 }
 
 /// Four partitions; files of any size split into byte ranges, so tasks cross record
 /// boundaries.
 fn configure(config: SessionConfig) -> SessionConfig {
-    config
-        .with_target_partitions(4)
-        .set_usize("datafusion.optimizer.repartition_file_min_size", 1)
+    split_small_files(config.with_target_partitions(4))
 }
 
 /// A scheduler and two executors in this process (bound to localhost), and a session on them.
@@ -81,65 +62,7 @@ fn cluster(rt: &tokio::runtime::Runtime) -> SessionContext {
 }
 
 fn local() -> SessionContext {
-    let ctx = SessionContext::new_with_config(configure(SessionConfig::new()));
-    register_npy_format(&ctx).unwrap();
-    ctx
-}
-
-fn rows(batches: &[RecordBatch]) -> Vec<Vec<String>> {
-    let mut out = Vec::new();
-    for b in batches {
-        for r in 0..b.num_rows() {
-            out.push(
-                b.columns()
-                    .iter()
-                    .map(|c: &ArrayRef| {
-                        if c.is_null(r) {
-                            "NULL".to_string()
-                        } else {
-                            array_value_to_string(c, r).unwrap()
-                        }
-                    })
-                    .collect(),
-            );
-        }
-    }
-    out
-}
-
-fn sql(ctx: &SessionContext, rt: &tokio::runtime::Runtime, query: &str) -> Vec<Vec<String>> {
-    let batches = rt
-        .block_on(async { ctx.sql(query).await?.collect().await })
-        .unwrap_or_else(|e| panic!("{query}: {e}"));
-    rows(&batches)
-}
-
-fn sql_err(ctx: &SessionContext, rt: &tokio::runtime::Runtime, query: &str) -> String {
-    match rt.block_on(async { ctx.sql(query).await?.collect().await }) {
-        Ok(b) => panic!("{query}: expected an error, got {:?}", rows(&b)),
-        Err(e) => e.to_string(),
-    }
-}
-
-fn close(a: &str, b: f64) -> bool {
-    let a: f64 = a.parse().unwrap_or_else(|_| panic!("not a number: {a}"));
-    (a - b).abs() <= 1e-9 * b.abs().max(1.0)
-}
-
-/// NumPy's answer over the table's files (concatenated), as JSON, when NumPy is live.
-fn numpy(script: &str, dir: &TempDir) -> Option<Json> {
-    live_python()?;
-    let mut files: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension() == Some(OsStr::new("npy")))
-        .collect();
-    files.sort();
-    let pre = "import sys, json\nimport numpy as np\n\
-               a = np.concatenate([np.load(f, mmap_mode='r') for f in sorted(sys.argv[1:])])\n";
-    let args: Vec<&OsStr> = files.iter().map(|p| p.as_os_str()).collect();
-    let out = run_python(&format!("{pre}{script}"), &args);
-    Some(serde_json::from_str(out.trim()).unwrap())
+    session(configure(SessionConfig::new()))
 }
 
 const GROUP_BY: &str = "SELECT flag, count(*), sum(id), avg(x), min(y), max(y) FROM t \
@@ -207,7 +130,7 @@ fn queries_on_the_cluster_equal_single_process_datafusion_and_numpy() {
          m = (a['id'] % 7 == 0) & (a['name'] != b'n1')\n\
          o = np.lexsort((a['id'], -a['y'].astype('f8')))[:5]\n\
          print(json.dumps([out, [int(m.sum()), float(a['x'][m].sum()), int(a['id'][m].sum())], a['id'][o].tolist()]))",
-        &dir,
+        &npy_files(dir.path()),
     ) {
         let got = sql(&ballista, &rt, GROUP_BY);
         for (row, n) in got.iter().zip(np[0].as_array().unwrap()) {
@@ -251,13 +174,7 @@ fn a_corrupt_shard_fails_the_query_with_this_crates_message() {
     assert!(!err.contains("panic"), "{err}");
 
     // A bool byte that is neither 0 nor 1, read by an executor: the record and byte are named.
-    let mut bad = npy_serde::to_vec(&[true, false, true]).unwrap();
-    let last = bad.len() - 1;
-    bad[last] = 7;
-    let bp = dir.join("bad_bool.npy");
-    std::fs::write(&bp, &bad).unwrap();
-    rt.block_on(ballista.register_npy("b", bp.to_str().unwrap(), NpyReadOptions::new()))
-        .unwrap();
+    register_bad_bools(&ballista, &rt, &dir, "b");
     let err = sql_err(&ballista, &rt, "SELECT count(*) FROM b WHERE value");
     assert!(
         err.contains("bad_bool.npy") && err.contains("record 2"),

@@ -1,7 +1,6 @@
 //! Live interop with NumPy (needs `NPY_PYTHON`, see `npy_serde_tests::live_python`): archives
 //! we write load in `np.load` with the same keys, dtypes and values; archives `np.savez`,
 //! `np.savez_compressed` and `np.savez` to a non-seekable stream write read back here.
-#![cfg(target_endian = "little")]
 
 use std::io::Cursor;
 

@@ -8,7 +8,6 @@
 //! zero-copy door borrows the map; proptest round trips over arbitrary dtypes.
 //!
 //! Live (`NPY_PYTHON`): in `arrow_live.rs`.
-#![cfg(feature = "arrow")]
 
 use std::io::Cursor;
 use std::sync::Arc;
