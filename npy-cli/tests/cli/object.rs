@@ -1,7 +1,6 @@
 //! `npy info` on object arrays (`'|O'`, or records with such a field): the header and what the
 //! data is, while `cat`, `convert` and `check` refuse the file. On the bad fixtures
 //! `descr_object*.npy`, and with `NPY_PYTHON` set, on a file NumPy pickled itself.
-#![cfg(feature = "cli")]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

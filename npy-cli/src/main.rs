@@ -1,6 +1,6 @@
 //! `npy`: inspect, print, convert and validate NumPy `.npy` / `.npz` files.
 //!
-//! Install with `cargo install --path npy-serde --features cli`. See `npy --help` for the
+//! Install with `cargo install --path npy-cli`. See `npy --help` for the
 //! commands and the JSON conventions.
 
 mod archive_out;

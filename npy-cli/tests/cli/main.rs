@@ -5,7 +5,10 @@
 //! `cli` feature is on): `cargo test -p npy-serde --features cli`. Without the feature this
 //! file compiles to nothing. With `NPY_PYTHON` set to a Python that has NumPy, converted files
 //! are also loaded by NumPy and compared with the originals.
-#![cfg(feature = "cli")]
+
+mod arrow;
+mod object;
+mod sql;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
