@@ -4,17 +4,34 @@ use std::io::{self, Write};
 
 use npy_serde::{decode_value, DType, Scalar};
 
-use crate::input::{self, Elements, MAX_EMPTY_ITEMS};
-use crate::output::{member_header_if_npy, PrintError};
-use crate::{CliResult, Failure, Global};
+use crate::failure::{CliResult, Failure};
+use crate::global::Global;
+use crate::input::archive::open_archive;
+use crate::input::elements::{file_elements, member_elements, Elements, MAX_EMPTY_ITEMS};
+use crate::input::file::NpyFile;
+use crate::input::header::member_header_if_npy;
+use crate::input::spec::{is_zip, resolve};
+use crate::print::printable::PrintError;
+
+// `npy check`'s arguments. No doc comment here: clap would take it for the command's
+// help, which is the doc comment of `Command::Check` in cli.rs.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The files to check.
+    #[arg(required = true)]
+    files: Vec<String>,
+    /// Also print `FILE: ok` for good files.
+    #[arg(short, long)]
+    verbose: bool,
+}
 
 /// `npy check FILE...`: one line per bad file on stdout, exit status 1 if any is bad.
-pub fn run(g: &Global, files: &[String], verbose: bool) -> CliResult {
+pub fn run(g: &Global, a: Args) -> CliResult {
     let mut bad = 0usize;
     let mut out = io::stdout().lock();
-    for file in files {
+    for file in &a.files {
         let line = match check_one(g, file) {
-            Ok(()) if verbose => format!("{file}: ok\n"),
+            Ok(()) if a.verbose => format!("{file}: ok\n"),
             Ok(()) => continue,
             Err(f) if f.code == 0 => return Err(f),
             Err(f) => {
@@ -69,17 +86,17 @@ fn validate(elems: &mut Elements<'_>, dt: &DType) -> Result<(), PrintError> {
 }
 
 fn check_one(g: &Global, file: &str) -> CliResult {
-    let spec = input::resolve(file, None)?;
-    let zip = input::is_zip(&spec.path).map_err(|e| Failure::file(&spec.display, e))?;
+    let spec = resolve(file, None)?;
+    let zip = is_zip(&spec.path).map_err(|e| Failure::file(&spec.display, e))?;
     if !zip {
-        let mut f = input::NpyFile::open(g, &spec.path, &spec.display)?;
+        let mut f = NpyFile::open(g, &spec.path, &spec.display)?;
         let count = f.header.count();
         let dt = f.header.dtype().clone();
-        let mut elems = input::file_elements(&mut f, &spec.display, 0, count)?;
+        let mut elems = file_elements(&mut f, &spec.display, 0, count)?;
         return validate(&mut elems, &dt).map_err(|e| e.fail(&spec.display, "standard output"));
     }
     let name = spec.path.display().to_string();
-    let mut archive = input::open_archive(g, &spec.path, &name)?;
+    let mut archive = open_archive(g, &spec.path, &name)?;
     let indexes: Vec<usize> = match &spec.member {
         Some(key) => {
             let info = archive
@@ -98,7 +115,7 @@ fn check_one(g: &Global, file: &str) -> CliResult {
             Some(h) => {
                 let count = h.count();
                 let dt = h.dtype().clone();
-                let mut elems = input::member_elements(m, &h, &display, 0, count)?;
+                let mut elems = member_elements(m, &h, &display, 0, count)?;
                 validate(&mut elems, &dt).map_err(|e| e.fail(&display, "standard output"))?;
             }
             // Not an array: still read it all, which checks its length and CRC-32.

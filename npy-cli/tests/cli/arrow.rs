@@ -1,4 +1,4 @@
-//! `npy convert` to and from Parquet and Arrow IPC (features `cli` and `parquet`), run as the
+//! `npy convert` to and from Parquet and Arrow IPC (feature `parquet`), run as the
 //! real binary on the NumPy fixtures.
 //!
 //! Offline: every `np.save`-made fixture goes .npy -> .parquet -> .npy and .npy -> .arrow ->
@@ -9,56 +9,17 @@
 //! convert` wrote with values equal to `np.load` of the same file; tables pyarrow and polars
 //! wrote convert to `.npy` files that `np.load` finds equal to the tables; nulls fail without
 //! `--fill-nulls`.
-#![cfg(feature = "parquet")]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use serde_json::Value as Json;
+use npy_serde_tests::{fixtures_dir, live_python, manifest};
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
-}
-
-fn npy(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_npy"))
-        .args(args)
-        .output()
-        .expect("the npy binary runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = npy(args);
-    assert!(
-        out.status.success(),
-        "npy {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-struct Dir(PathBuf);
-impl Dir {
-    fn new(label: &str) -> Dir {
-        let d = std::env::temp_dir().join(format!("npy-cli-arrow-{label}-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        Dir(d)
-    }
-    fn join(&self, n: &str) -> String {
-        self.0.join(n).display().to_string()
-    }
-}
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use crate::harness::{npy, npy_ok, Dir};
 
 /// The `np.save`-made fixtures: (name, path, byte-identical expected).
 fn saved() -> Vec<(String, String, bool)> {
-    let text = std::fs::read_to_string(fixtures().join("manifest.json")).unwrap();
-    let m: Json = serde_json::from_str(&text).unwrap();
-    m["npy"]
+    manifest()["npy"]
         .as_array()
         .unwrap()
         .iter()
@@ -75,7 +36,7 @@ fn saved() -> Vec<(String, String, bool)> {
             let fortran_nd = e["fortran_order"] == true && multi > 1;
             (
                 e["name"].as_str().unwrap().to_string(),
-                fixtures()
+                fixtures_dir()
                     .join(e["file"].as_str().unwrap())
                     .display()
                     .to_string(),
@@ -98,8 +59,8 @@ fn every_fixture_through_parquet_and_ipc_and_back() {
             }
             let table = dir.join(&format!("{name}.{ext}"));
             let back = dir.join(&format!("{name}.{ext}.npy"));
-            ok(&["--max-header-size", "1000000", "convert", &path, &table]);
-            ok(&["convert", &table, &back]);
+            npy_ok(&["--max-header-size", "1000000", "convert", &path, &table]);
+            npy_ok(&["convert", &table, &back]);
             let a = std::fs::read(&path).unwrap();
             let b = std::fs::read(&back).unwrap();
             if exact {
@@ -107,8 +68,8 @@ fn every_fixture_through_parquet_and_ipc_and_back() {
                 identical += 1;
             } else {
                 // Same values: the JSON printout of both.
-                let ja = ok(&["cat", "--json", &path]);
-                let jb = ok(&["cat", "--json", &back]);
+                let ja = npy_ok(&["cat", "--json", &path]);
+                let jb = npy_ok(&["cat", "--json", &back]);
                 if !name.starts_with("f16") && !name.starts_with("c32") {
                     assert_eq!(ja, jb, "{name} via .{ext}");
                 }
@@ -120,8 +81,11 @@ fn every_fixture_through_parquet_and_ipc_and_back() {
 
 #[test]
 fn info_arrow_and_usage_errors() {
-    let f = fixtures().join("npy/rec_w2_le.npy").display().to_string();
-    let out = ok(&["info", "--arrow", &f]);
+    let f = fixtures_dir()
+        .join("npy/rec_w2_le.npy")
+        .display()
+        .to_string();
+    let out = npy_ok(&["info", "--arrow", &f]);
     assert!(
         out.contains("v: FixedSizeList(3 x non-null Float32)"),
         "{out}"
@@ -137,7 +101,7 @@ fn info_arrow_and_usage_errors() {
     ]);
     assert_eq!(bad.status.code(), Some(2));
     let z = dir.join("z.parquet");
-    ok(&[
+    npy_ok(&[
         "convert",
         &f,
         &z,
@@ -146,7 +110,7 @@ fn info_arrow_and_usage_errors() {
         "--row-group-size",
         "2",
     ]);
-    ok(&["convert", &z, &dir.join("z.npy")]);
+    npy_ok(&["convert", &z, &dir.join("z.npy")]);
     assert_eq!(
         std::fs::read(&f).unwrap(),
         std::fs::read(dir.join("z.npy")).unwrap()
@@ -154,7 +118,7 @@ fn info_arrow_and_usage_errors() {
 }
 
 fn python() -> Option<String> {
-    std::env::var("NPY_PYTHON").ok().filter(|p| !p.is_empty())
+    live_python().map(|p| p.display().to_string())
 }
 
 fn run_py(script: &str, args: &[&str]) {
@@ -252,8 +216,8 @@ fn live_pyarrow_and_polars_read_what_convert_writes() {
     for (name, path, _) in saved() {
         let pq = dir.join(&format!("{name}.parquet"));
         let ipc = dir.join(&format!("{name}.arrow"));
-        ok(&["--max-header-size", "1000000", "convert", &path, &pq]);
-        ok(&["--max-header-size", "1000000", "convert", &path, &ipc]);
+        npy_ok(&["--max-header-size", "1000000", "convert", &path, &pq]);
+        npy_ok(&["--max-header-size", "1000000", "convert", &path, &ipc]);
         args.extend([path, pq, ipc]);
     }
     let script = format!(
@@ -323,7 +287,7 @@ pq.write_table(pa.table({'x': pa.array([1, None], pa.int64())}), b + '_null.parq
         &[&base],
     );
     for src in ["_pa.parquet", "_pa.arrow", "_pl.parquet", "_pl.arrow"] {
-        ok(&[
+        npy_ok(&[
             "convert",
             &format!("{base}{src}"),
             &format!("{base}{src}.npy"),
@@ -336,7 +300,7 @@ pq.write_table(pa.table({'x': pa.array([1, None], pa.int64())}), b + '_null.parq
     let msg = String::from_utf8_lossy(&bad.stderr);
     assert!(msg.contains("record 1") && msg.contains("`x`"), "{msg}");
     assert!(!Path::new(&null_out).exists());
-    ok(&["convert", &null_in, &null_out, "--fill-nulls"]);
+    npy_ok(&["convert", &null_in, &null_out, "--fill-nulls"]);
     run_py(
         r#"
 import sys, numpy as np, pyarrow.parquet as pq, pyarrow.feather as pf, polars as pl
@@ -375,21 +339,24 @@ assert a['x'].tolist() == [1, 0]
 #[test]
 fn tables_into_npz_members() {
     let dir = Dir::new("npz-member");
-    let src = fixtures().join("npy/rec_w2_le.npy").display().to_string();
+    let src = fixtures_dir()
+        .join("npy/rec_w2_le.npy")
+        .display()
+        .to_string();
     let pq = dir.join("w2.parquet");
     let ipc = dir.join("w2.arrow");
-    ok(&["convert", &src, &pq]);
-    ok(&["convert", &src, &ipc]);
+    npy_ok(&["convert", &src, &pq]);
+    npy_ok(&["convert", &src, &ipc]);
     let npz = dir.join("t.npz");
-    ok(&["convert", &pq, &format!("{npz}:recs")]);
+    npy_ok(&["convert", &pq, &format!("{npz}:recs")]);
     let back = dir.join("recs.npy");
-    ok(&["convert", &format!("{npz}:recs"), &back]);
+    npy_ok(&["convert", &format!("{npz}:recs"), &back]);
     assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&back).unwrap());
     // The key from the input's stem; an IPC input.
     let npz2 = dir.join("u.npz");
-    ok(&["convert", &ipc, &npz2]);
+    npy_ok(&["convert", &ipc, &npz2]);
     let back2 = dir.join("w2.npy");
-    ok(&["convert", &format!("{npz2}:w2"), &back2]);
+    npy_ok(&["convert", &format!("{npz2}:w2"), &back2]);
     assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&back2).unwrap());
     // A .npy input names no member.
     let bad = npy(&["convert", &src, &format!("{}:k", dir.join("v.npz"))]);

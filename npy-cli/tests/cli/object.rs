@@ -2,29 +2,16 @@
 //! data is, while `cat`, `convert` and `check` refuse the file. On the bad fixtures
 //! `descr_object*.npy`, and with `NPY_PYTHON` set, on a file NumPy pickled itself.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
+use std::process::Command;
 
+use npy_serde_tests::{fixtures_dir, live_python};
 use serde_json::{json, Value as Json};
 
-fn npy(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_npy"))
-        .args(args)
-        .output()
-        .expect("the npy binary runs");
-    assert!(
-        !String::from_utf8_lossy(&out.stderr).contains("panicked"),
-        "npy panicked"
-    );
-    out
-}
+use crate::harness::{npy, Dir};
 
 fn fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures/bad")
-        .join(name)
-        .display()
-        .to_string()
+    fixtures_dir().join("bad").join(name).display().to_string()
 }
 
 /// Checks `info`, `info --json` and the refusals on the object array at `path`; returns the
@@ -43,9 +30,8 @@ fn check(path: &str) -> Json {
     assert_eq!(info["itemsize"], Json::Null);
     assert!(info["data"].as_str().unwrap().contains("pickled"));
 
-    let dir = std::env::temp_dir().join(format!("npy-cli-object-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let dst: PathBuf = dir.join("out.npy");
+    let dir = Dir::new("object");
+    let dst: PathBuf = dir.file("out.npy");
     for args in [
         vec!["cat", path],
         vec!["check", path],
@@ -61,7 +47,6 @@ fn check(path: &str) -> Json {
         assert!(said.contains("unsupported dtype"), "{args:?}: {said}");
         assert!(!dst.exists(), "{args:?} left an output file");
     }
-    let _ = std::fs::remove_dir_all(&dir);
     info
 }
 
@@ -88,9 +73,8 @@ fn info_shows_object_headers_and_the_rest_refuses() {
 #[test]
 fn other_unsupported_dtypes_still_fail_in_info() {
     // Not an object array: info refuses it as before.
-    let dir = std::env::temp_dir().join(format!("npy-cli-object-u-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("bad.npy");
+    let dir = Dir::new("object-u");
+    let path = dir.file("bad.npy");
     let text = "{'descr': '<q8', 'fortran_order': False, 'shape': (2,), }";
     let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
     let pad = 64 - (10 + text.len() + 1) % 64;
@@ -101,18 +85,16 @@ fn other_unsupported_dtypes_still_fail_in_info() {
     std::fs::write(&path, &bytes).unwrap();
     let out = npy(&["info", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn numpy_pickled_object_array() {
-    let Some(python) = std::env::var_os("NPY_PYTHON").filter(|p| !p.is_empty()) else {
+    let Some(python) = live_python() else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("npy-cli-object-py-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("objects.npy");
-    let out = Command::new(python)
+    let dir = Dir::new("object-py");
+    let path = dir.file("objects.npy");
+    let out = Command::new(&python)
         .args([
             "-c",
             "import sys, numpy as np\n\
@@ -132,8 +114,8 @@ fn numpy_pickled_object_array() {
     assert_eq!(info["data_offset"], 128);
 
     // In an archive: listed with the other members, and alone.
-    let npz = dir.join("mixed.npz");
-    let out = Command::new(std::env::var_os("NPY_PYTHON").unwrap())
+    let npz = dir.file("mixed.npz");
+    let out = Command::new(&python)
         .args([
             "-c",
             "import sys, numpy as np\n\
@@ -162,5 +144,4 @@ fn numpy_pickled_object_array() {
     assert_eq!(one, all["members"][1]["array"]);
     let text = String::from_utf8(npy(&["info", &member]).stdout).unwrap();
     assert!(text.contains("compression: deflate"), "{text}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

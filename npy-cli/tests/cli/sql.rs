@@ -1,45 +1,13 @@
-//! `npy sql` (features `cli`, `datafusion` and `parquet`), run as the real binary: tables named
+//! `npy sql` (features `datafusion` and `parquet`), run as the real binary: tables named
 //! by stem and by `-t`, directories and globs, the three stdout formats, `-o` to `.npy` and
 //! `.parquet` (checked with NumPy and pyarrow when `NPY_PYTHON` is set), and clear errors for
 //! bad files and bad queries.
-#![cfg(all(feature = "datafusion", feature = "parquet"))]
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn npy(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_npy"))
-        .args(args)
-        .output()
-        .expect("the npy binary runs")
-}
+use npy_serde_tests::live_python;
 
-fn ok(args: &[&str]) -> String {
-    let out = npy(args);
-    assert!(
-        out.status.success(),
-        "npy {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-struct Dir(PathBuf);
-impl Dir {
-    fn new(label: &str) -> Dir {
-        let d = std::env::temp_dir().join(format!("npy-cli-sql-{label}-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        Dir(d)
-    }
-    fn join(&self, n: &str) -> String {
-        self.0.join(n).display().to_string()
-    }
-}
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use crate::harness::{npy, npy_ok, Dir};
 
 #[derive(serde::Serialize, npy_serde::NpyRecord)]
 struct Rec {
@@ -68,7 +36,7 @@ fn shards(dir: &Dir, sizes: &[i64]) {
 fn tables_by_stem_and_by_name_in_every_output_format() {
     let d = Dir::new("formats");
     shards(&d, &[10, 5, 0, 7]);
-    let text = ok(&[
+    let text = npy_ok(&[
         "sql",
         "SELECT flag, count(*) AS n, sum(id) AS s FROM t GROUP BY flag ORDER BY flag",
         "-t",
@@ -80,7 +48,7 @@ fn tables_by_stem_and_by_name_in_every_output_format() {
     assert_eq!(lines[3], "| 0    | 8 | 84 |", "{text}");
     assert_eq!(lines[5], "| 2    | 7 | 77 |", "{text}");
 
-    let csv = ok(&[
+    let csv = npy_ok(&[
         "sql",
         "SELECT id, x FROM s0 WHERE id < 3 ORDER BY id",
         &d.join("s0.npy"),
@@ -89,7 +57,7 @@ fn tables_by_stem_and_by_name_in_every_output_format() {
     assert_eq!(csv, "id,x\n0,0.0\n1,0.5\n2,1.0\n");
 
     let glob = format!("t={}/s[01].npy", d.0.display());
-    let json = ok(&[
+    let json = npy_ok(&[
         "sql",
         "SELECT max(id) AS m, count(*) AS n FROM t",
         "-t",
@@ -100,7 +68,7 @@ fn tables_by_stem_and_by_name_in_every_output_format() {
 
     // The tool's JSON conventions (`cat --json`): floats as the shortest round-trip text,
     // non-finite ones as strings, NULL as null; no rows is `[]`.
-    let json = ok(&[
+    let json = npy_ok(&[
         "sql",
         "SELECT id, x / (id - 1) AS r, CASE WHEN id = 2 THEN NULL ELSE x END AS x FROM s0 \
          WHERE id < 3 ORDER BY id",
@@ -112,7 +80,7 @@ fn tables_by_stem_and_by_name_in_every_output_format() {
         "[\n  {\"id\": 0, \"r\": -0.0, \"x\": 0.0},\n  {\"id\": 1, \"r\": \"inf\", \"x\": 0.5},\
          \n  {\"id\": 2, \"r\": 1.0, \"x\": null}\n]\n"
     );
-    let empty = ok(&[
+    let empty = npy_ok(&[
         "sql",
         "SELECT id FROM s0 WHERE id < 0",
         &d.join("s0.npy"),
@@ -126,7 +94,7 @@ fn query_results_to_npy_and_parquet_files() {
     let d = Dir::new("out");
     shards(&d, &[100, 50]);
     let out = d.join("res.npy");
-    ok(&[
+    npy_ok(&[
         "sql",
         "SELECT id, x FROM t WHERE flag = 1 ORDER BY id",
         "-t",
@@ -141,7 +109,7 @@ fn query_results_to_npy_and_parquet_files() {
         .collect();
     assert_eq!(back, want);
     let pq = d.join("res.parquet");
-    ok(&[
+    npy_ok(&[
         "sql",
         "SELECT * FROM s1",
         &d.join("s1.npy"),
@@ -151,12 +119,12 @@ fn query_results_to_npy_and_parquet_files() {
         "zstd",
     ]);
     let again = d.join("again.npy");
-    ok(&["convert", &pq, &again]);
+    npy_ok(&["convert", &pq, &again]);
     assert_eq!(
         std::fs::read(&again).unwrap(),
         std::fs::read(d.join("s1.npy")).unwrap()
     );
-    if let Some(py) = std::env::var_os("NPY_PYTHON").filter(|p| !p.is_empty()) {
+    if let Some(py) = live_python() {
         let check = Command::new(py)
             .args([
                 "-c",

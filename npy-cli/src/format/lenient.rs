@@ -93,7 +93,7 @@ fn sub(
     };
     // Saturating: after a 0 axis the axes below may multiply past `usize` (the subarray is
     // empty and its size checked); with no 0 their product is at most the checked size.
-    let per = usize::try_from(crate::input::product(rest))
+    let per = usize::try_from(crate::input::layout::product(rest))
         .unwrap_or(usize::MAX)
         .saturating_mul(base.itemsize());
     let mut items = Vec::new();

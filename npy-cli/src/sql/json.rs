@@ -17,7 +17,7 @@ use datafusion::arrow::datatypes::{self as t, DataType, Field};
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use npy_serde::Value;
 
-use crate::output::{json_str, write_json};
+use crate::format::json::{json_str, write_json};
 
 /// Writes the rows of `batch` as JSON objects, each on a line of its own, separated by commas;
 /// `first` is whether no row has been written yet (the caller writes the enclosing `[`/`]`).

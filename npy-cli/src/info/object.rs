@@ -13,7 +13,8 @@ use serde_json::Value as Json;
 use npy_serde::header::{header_literal_unchecked, parse_header, Literal};
 use npy_serde::ErrorKind;
 
-use crate::input;
+use crate::info::literal;
+use crate::input::layout::shape_text;
 
 /// What `info` says about the data of an object array.
 pub const DATA_NOTE: &str =
@@ -73,7 +74,7 @@ pub fn from_reader(r: impl Read, limits: &npy_serde::Limits) -> Option<ObjectInf
     let (major, minor) = version.as_tuple();
     Some(ObjectInfo {
         version: [major, minor],
-        descr: crate::literal::to_json(descr),
+        descr: literal::to_json(descr),
         shape,
         fortran_order,
         data_offset,
@@ -118,7 +119,7 @@ impl ObjectInfo {
                 format!("{}.{}", self.version[0], self.version[1]),
             ),
             ("dtype:", dtype),
-            ("shape:", input::shape_text(&self.shape)),
+            ("shape:", shape_text(&self.shape)),
             ("order:", order.to_string()),
             ("count:", self.count.to_string()),
             ("data offset:", self.data_offset.to_string()),

@@ -3,6 +3,7 @@
 //! a glob or an archive member (`ARCHIVE:KEY`). Results go to stdout as an aligned table, CSV
 //! or JSON, or to a `.npy`, `.parquet` or `.arrow` file, streamed.
 
+use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -14,33 +15,32 @@ use datafusion::execution::SendableRecordBatchStream;
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
 use npy_serde::datafusion::{register_npy_format, NpyReadOptions, NpySessionExt};
-use npy_serde::ReaderBuilder;
 use tokio::runtime::Runtime;
 
-use crate::convert::{Options, Target};
-use crate::{input, CliResult, Failure, Global, SqlArgs};
+use crate::failure::{CliResult, Failure};
+use crate::global::Global;
+use crate::input::spec::resolve;
+use crate::output::Target;
+use crate::sql::args::Args;
+use crate::sql::json::write_rows;
+use crate::table::progress::Progress;
+use crate::table::write::{write, TableOut};
 
-pub fn run(g: &Global, a: &SqlArgs) -> CliResult {
+/// Runs the query and prints or writes its result.
+pub fn run(g: &Global, a: &Args) -> CliResult {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| Failure::input(format!("cannot start the query runtime: {e}")))?;
     let ctx = SessionContext::new();
     register_npy_format(&ctx).map_err(query_failure)?;
-    let options = NpyReadOptions::new().reader_options(
-        ReaderBuilder::new()
-            .with_limits(input::limits(g))
-            .max_empty_items(g.max_empty_items),
-    );
+    let options = NpyReadOptions::new().reader_options(g.reader_options());
     let mut named: Vec<(String, String)> = Vec::new();
     for file in &a.files {
         named.push((stem(file)?, file.clone()));
     }
     for t in &a.tables {
-        let Some((name, path)) = t.split_once('=') else {
-            return Err(Failure::usage(format!("-t {t}: use -t NAME=PATH")));
-        };
-        named.push((name.to_string(), path.to_string()));
+        named.push(table_arg(t)?);
     }
     for (name, path) in &named {
         let (location, opts) = table_location(path, &options)?;
@@ -67,20 +67,15 @@ pub fn run(g: &Global, a: &SqlArgs) -> CliResult {
                 )))
             }
         };
-        let o = Options {
-            input: "the query".to_string(),
-            output: out.clone(),
-            member: None,
-            byte_order: None,
-            fortran_order: None,
-            version: None,
-            to: None,
-            align: false,
-            compression: a.compression.clone(),
+        let o = TableOut {
+            input: "the query",
+            output: out,
+            target,
+            compression: a.compression.as_deref(),
             row_group_size: a.row_group_size,
             fill_nulls: false,
         };
-        return crate::tables::write_query(batches, &o, target);
+        return write(batches, None, Progress::none(), &o, HashMap::new());
     }
     let stdout = io::stdout();
     let out = io::BufWriter::new(stdout.lock());
@@ -101,8 +96,7 @@ pub fn run(g: &Global, a: &SqlArgs) -> CliResult {
         let w = |e| Failure::write("stdout", e);
         out.write_all(b"[").map_err(w)?;
         for b in &mut batches {
-            crate::sql_json::write_rows(&mut out, &b.map_err(arrow_failure)?, &mut first)
-                .map_err(w)?;
+            write_rows(&mut out, &b.map_err(arrow_failure)?, &mut first).map_err(w)?;
         }
         out.write_all(if first { b"]\n" } else { b"\n]\n" })
             .and_then(|_| out.flush())
@@ -121,9 +115,17 @@ pub fn run(g: &Global, a: &SqlArgs) -> CliResult {
     }
 }
 
+/// `-t NAME=PATH`: the table's name and path.
+fn table_arg(t: &str) -> CliResult<(String, String)> {
+    let Some((name, path)) = t.split_once('=') else {
+        return Err(Failure::usage(format!("-t {t}: use -t NAME=PATH")));
+    };
+    Ok((name.to_string(), path.to_string()))
+}
+
 /// A file's table name: its stem (`data/w2.npy` is `w2`; `a.npz:x` is `x`).
 fn stem(file: &str) -> CliResult<String> {
-    let spec = input::resolve(file, None)?;
+    let spec = resolve(file, None)?;
     let name = match &spec.member {
         Some(key) => key.clone(),
         None => spec
@@ -148,7 +150,7 @@ fn table_location(path: &str, options: &NpyReadOptions) -> CliResult<(String, Np
     if p.is_dir() || path.contains(['*', '?', '[']) {
         return Ok((path.to_string(), options.clone()));
     }
-    let spec = input::resolve(path, None)?;
+    let spec = resolve(path, None)?;
     let location = std::path::absolute(&spec.path)
         .map_err(|e| Failure::file(path, e))?
         .display()

@@ -9,8 +9,11 @@ use std::path::PathBuf;
 
 use npy_serde::npz::{Compression, NpzStreamWriter, NpzWriter, RawMemberWriter};
 
-use crate::input::{self, Spec};
-use crate::{CliResult, Failure, Global};
+use crate::failure::{CliResult, Failure};
+use crate::global::Global;
+use crate::input::archive::open_archive;
+use crate::input::spec::Spec;
+use crate::output::temp_path_for;
 
 /// The two archive writers (a file is written through a temporary, stdout streamed).
 trait Members {
@@ -52,7 +55,7 @@ fn copy_members(g: &Global, spec: &Spec, zip: bool, w: &mut dyn Members, out: &s
         return Ok(());
     }
     let archive_name = spec.path.display().to_string();
-    let mut archive = input::open_archive(g, &spec.path, &archive_name)?;
+    let mut archive = open_archive(g, &spec.path, &archive_name)?;
     let indices: Vec<usize> = match &spec.member {
         Some(key) => {
             let info = archive
@@ -88,7 +91,7 @@ pub fn run(g: &Global, spec: &Spec, zip: bool, out: &str, align: bool) -> CliRes
         return inner.flush().map_err(|e| Failure::write(out, e));
     }
     let target = PathBuf::from(out);
-    let tmp = crate::convert::temp_path_for(&target);
+    let tmp = temp_path_for(&target);
     let result = (|| {
         let file = File::create(&tmp).map_err(|e| Failure::file(out, e))?;
         let mut w = NpzWriter::new(BufWriter::with_capacity(1 << 16, file)).align(align);
