@@ -8,13 +8,11 @@ mod npy;
 #[cfg(feature = "arrow")]
 mod tables;
 
-use std::path::Path;
-
 use clap::ValueEnum;
 
 use crate::failure::{CliResult, Failure};
 use crate::global::Global;
-use crate::input::spec::{is_table, is_zip, resolve};
+use crate::input::spec::{ext, is_table, is_zip, resolve};
 use crate::output::{npz_member_output, Sink, Target};
 use crate::print::arrays::Style;
 use crate::print::printable::Range;
@@ -203,7 +201,7 @@ fn tables(g: &Global, a: &Args, enc: &Encoding, target: Target) -> CliResult {
                 "--byte-order, --order and --version apply to .npy to .npy conversions only",
             ));
         }
-        let out = crate::table::write::TableOut {
+        let out = crate::table::ends::TableOut {
             input: &a.input,
             output: &a.output,
             target,
@@ -226,12 +224,9 @@ fn tables(g: &Global, a: &Args, enc: &Encoding, target: Target) -> CliResult {
     }
 }
 
+/// OUT's format, by its extension.
 fn target_from_name(out: &str) -> CliResult<Target> {
-    let ext = Path::new(out)
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    match ext.as_deref() {
+    match ext(out).as_deref() {
         Some("npy") => Ok(Target::Npy),
         Some("json") => Ok(Target::Json),
         Some("csv") => Ok(Target::Csv),

@@ -12,9 +12,10 @@ use crate::input::archive::open_archive;
 use crate::input::header::header_failure;
 use crate::input::spec::{is_table, is_zip, resolve};
 use crate::output::Target;
+use crate::table::ends::TableOut;
 use crate::table::progress::Progress;
 use crate::table::read;
-use crate::table::write::{write, TableOut};
+use crate::table::write::write;
 
 /// Converts IN (a table file, or a `.npy` file or archive member named by `member` or
 /// `ARCHIVE:KEY`) into the table output `o`.

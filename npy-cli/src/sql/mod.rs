@@ -14,7 +14,9 @@ use args::Args;
 /// `npy sql`.
 pub fn run(g: &Global, a: Args) -> CliResult {
     #[cfg(feature = "datafusion")]
-    return query::run(g, &a);
+    {
+        query::run(g, &a)
+    }
     #[cfg(not(feature = "datafusion"))]
     {
         let _ = (g, a);

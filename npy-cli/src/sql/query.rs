@@ -19,12 +19,13 @@ use tokio::runtime::Runtime;
 
 use crate::failure::{CliResult, Failure};
 use crate::global::Global;
-use crate::input::spec::resolve;
+use crate::input::spec::{ext, resolve};
 use crate::output::Target;
 use crate::sql::args::Args;
 use crate::sql::json::write_rows;
+use crate::table::ends::TableOut;
 use crate::table::progress::Progress;
-use crate::table::write::{write, TableOut};
+use crate::table::write::write;
 
 /// Runs the query and prints or writes its result.
 pub fn run(g: &Global, a: &Args) -> CliResult {
@@ -52,12 +53,7 @@ pub fn run(g: &Global, a: &Args) -> CliResult {
     let mut batches = Blocking { rt: &rt, stream };
 
     if let Some(out) = &a.output {
-        let target = match Path::new(out)
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase)
-            .as_deref()
-        {
+        let target = match ext(out).as_deref() {
             Some("npy") => Target::Npy,
             Some("parquet" | "pq") => Target::Parquet,
             Some("arrow" | "feather" | "ipc") => Target::Arrow,

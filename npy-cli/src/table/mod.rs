@@ -5,6 +5,7 @@
 //! Parquet is the `parquet` feature's, here alone: without it, [`parquet`] is
 //! `parquet_missing.rs`, whose reader and writer refuse with the command that installs it.
 
+pub mod ends;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 #[cfg(not(feature = "parquet"))]

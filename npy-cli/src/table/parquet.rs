@@ -12,10 +12,10 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
 use crate::failure::{CliResult, Failure};
+use crate::table::ends::TableIn;
+use crate::table::ends::{finish_file, TableOut};
 use crate::table::progress::Progress;
-use crate::table::read::TableIn;
 use crate::table::widths::{needs_width, string_widths};
-use crate::table::write::{finish_file, TableOut};
 
 /// Opens a Parquet file: its schema (with the metadata the batches' schemas lack), its row count,
 /// and with `widths` a first pass over its string columns; then its row groups decoded on all

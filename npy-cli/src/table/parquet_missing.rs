@@ -8,9 +8,9 @@ use arrow_array::RecordBatchReader;
 use arrow_schema::{ArrowError, Schema};
 
 use crate::failure::{CliResult, Failure};
+use crate::table::ends::TableIn;
+use crate::table::ends::TableOut;
 use crate::table::progress::Progress;
-use crate::table::read::TableIn;
-use crate::table::write::TableOut;
 
 /// The refusal, naming the Parquet file.
 fn missing(name: &str) -> Failure {

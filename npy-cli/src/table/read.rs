@@ -4,27 +4,12 @@
 use std::collections::HashMap;
 use std::fs::File;
 
-use arrow_array::RecordBatchReader;
-use arrow_schema::SchemaRef;
-
 use crate::failure::{CliResult, Failure};
 use crate::input::spec::is_parquet;
+use crate::table::ends::TableIn;
 use crate::table::parquet;
 use crate::table::progress::Progress;
 use crate::table::widths::string_widths;
-
-/// A table file opened for reading.
-pub struct TableIn {
-    /// Its batches.
-    pub reader: Box<dyn RecordBatchReader>,
-    /// The file's schema with its metadata, where the batches' own schemas have none (Parquet);
-    /// `None`: the reader's.
-    pub schema: Option<SchemaRef>,
-    /// The progress bar, over the rows.
-    pub progress: Progress,
-    /// The widest value of each string column (if asked for).
-    pub widths: HashMap<String, usize>,
-}
 
 /// Opens the table file `input`; with `widths`, its string columns are measured first (for a
 /// `.npy` output).

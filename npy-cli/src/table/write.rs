@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufWriter, Seek, Write};
+use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use arrow_array::{RecordBatch, RecordBatchReader};
@@ -12,26 +12,9 @@ use npy_serde::arrow::{BatchWriterBuilder, NpyBatchWriter};
 
 use crate::failure::{CliResult, Failure};
 use crate::output::{npz_member_output, temp_path_for, Target};
+use crate::table::ends::{finish_file, TableOut};
 use crate::table::parquet;
 use crate::table::progress::Progress;
-
-/// Where and how a table is written.
-#[derive(Clone, Copy, Debug)]
-pub struct TableOut<'a> {
-    /// How the input is named in messages (a file, or "the query"); for an `.npz` output without
-    /// `:KEY`, its file stem is the member's key.
-    pub input: &'a str,
-    /// OUT (`ARCHIVE.npz` or `ARCHIVE.npz:KEY` for an archive member).
-    pub output: &'a str,
-    /// The output format: `.npy`, `.npz`, `.parquet` or `.arrow` (JSON and CSV are refused).
-    pub target: Target,
-    /// `--compression` (Parquet output).
-    pub compression: Option<&'a str>,
-    /// `--row-group-size` (Parquet output).
-    pub row_group_size: Option<usize>,
-    /// `--fill-nulls` (`.npy` output).
-    pub fill_nulls: bool,
-}
 
 /// The output file, written under a temporary name and renamed when complete.
 struct Out {
@@ -213,49 +196,4 @@ impl<R: RecordBatchReader, F: Fn(ArrowError) -> Failure> RecordBatchReader for C
     fn schema(&self) -> SchemaRef {
         self.reader.schema()
     }
-}
-
-fn finish_file(mut f: BufWriter<File>, output: &str) -> CliResult {
-    f.flush().map_err(|e| Failure::write(output, e))?;
-    let _ = f.stream_position();
-    Ok(())
-}
-
-/// A batch reader that moves the progress bar and keeps the first read error as the input's
-/// failure (the writer then stops with an error of its own).
-struct Counted<'a, R, F> {
-    reader: R,
-    progress: &'a Progress,
-    failed: &'a std::cell::RefCell<Option<Failure>>,
-    read_err: &'a F,
-}
-
-impl<R: RecordBatchReader, F: Fn(ArrowError) -> Failure> Iterator for Counted<'_, R, F> {
-    type Item = Result<RecordBatch, ArrowError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        match self.reader.next()? {
-            Ok(b) => {
-                self.progress.add(b.num_rows());
-                Some(Ok(b))
-            }
-            Err(e) => {
-                let msg = e.to_string();
-                self.failed.replace(Some((self.read_err)(e)));
-                Some(Err(ArrowError::ExternalError(msg.into())))
-            }
-        }
-    }
-}
-
-impl<R: RecordBatchReader, F: Fn(ArrowError) -> Failure> RecordBatchReader for Counted<'_, R, F> {
-    fn schema(&self) -> SchemaRef {
-        self.reader.schema()
-    }
-}
-
-pub fn finish_file(mut f: BufWriter<File>, output: &str) -> CliResult {
-    f.flush().map_err(|e| Failure::write(output, e))?;
-    let _ = f.stream_position();
-    Ok(())
 }
