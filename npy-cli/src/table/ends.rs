@@ -37,8 +37,10 @@ pub struct TableOut<'a> {
     /// The output format: `.npy`, `.npz`, `.parquet` or `.arrow` (JSON and CSV are refused).
     pub target: Target,
     /// `--compression` (Parquet output).
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))] // read by `parquet`
     pub compression: Option<&'a str>,
     /// `--row-group-size` (Parquet output).
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))] // read by `parquet`
     pub row_group_size: Option<usize>,
     /// `--fill-nulls` (`.npy` output).
     pub fill_nulls: bool,

@@ -59,8 +59,8 @@ fn every_fixture_through_parquet_and_ipc_and_back() {
             }
             let table = dir.join(&format!("{name}.{ext}"));
             let back = dir.join(&format!("{name}.{ext}.npy"));
-            npy_ok(&["--max-header-size", "1000000", "convert", &path, &table]);
-            npy_ok(&["convert", &table, &back]);
+            npy_ok(["--max-header-size", "1000000", "convert", &path, &table]);
+            npy_ok(["convert", &table, &back]);
             let a = std::fs::read(&path).unwrap();
             let b = std::fs::read(&back).unwrap();
             if exact {
@@ -68,8 +68,8 @@ fn every_fixture_through_parquet_and_ipc_and_back() {
                 identical += 1;
             } else {
                 // Same values: the JSON printout of both.
-                let ja = npy_ok(&["cat", "--json", &path]);
-                let jb = npy_ok(&["cat", "--json", &back]);
+                let ja = npy_ok(["cat", "--json", &path]);
+                let jb = npy_ok(["cat", "--json", &back]);
                 if !name.starts_with("f16") && !name.starts_with("c32") {
                     assert_eq!(ja, jb, "{name} via .{ext}");
                 }
@@ -85,14 +85,14 @@ fn info_arrow_and_usage_errors() {
         .join("npy/rec_w2_le.npy")
         .display()
         .to_string();
-    let out = npy_ok(&["info", "--arrow", &f]);
+    let out = npy_ok(["info", "--arrow", &f]);
     assert!(
         out.contains("v: FixedSizeList(3 x non-null Float32)"),
         "{out}"
     );
     assert!(out.contains("# numpy.shape = (5,)"), "{out}");
     let dir = Dir::new("usage");
-    let bad = npy(&[
+    let bad = npy([
         "convert",
         &f,
         &dir.join("x.parquet"),
@@ -101,7 +101,7 @@ fn info_arrow_and_usage_errors() {
     ]);
     assert_eq!(bad.status.code(), Some(2));
     let z = dir.join("z.parquet");
-    npy_ok(&[
+    npy_ok([
         "convert",
         &f,
         &z,
@@ -110,7 +110,7 @@ fn info_arrow_and_usage_errors() {
         "--row-group-size",
         "2",
     ]);
-    npy_ok(&["convert", &z, &dir.join("z.npy")]);
+    npy_ok(["convert", &z, &dir.join("z.npy")]);
     assert_eq!(
         std::fs::read(&f).unwrap(),
         std::fs::read(dir.join("z.npy")).unwrap()
@@ -216,8 +216,8 @@ fn live_pyarrow_and_polars_read_what_convert_writes() {
     for (name, path, _) in saved() {
         let pq = dir.join(&format!("{name}.parquet"));
         let ipc = dir.join(&format!("{name}.arrow"));
-        npy_ok(&["--max-header-size", "1000000", "convert", &path, &pq]);
-        npy_ok(&["--max-header-size", "1000000", "convert", &path, &ipc]);
+        npy_ok(["--max-header-size", "1000000", "convert", &path, &pq]);
+        npy_ok(["--max-header-size", "1000000", "convert", &path, &ipc]);
         args.extend([path, pq, ipc]);
     }
     let script = format!(
@@ -287,7 +287,7 @@ pq.write_table(pa.table({'x': pa.array([1, None], pa.int64())}), b + '_null.parq
         &[&base],
     );
     for src in ["_pa.parquet", "_pa.arrow", "_pl.parquet", "_pl.arrow"] {
-        npy_ok(&[
+        npy_ok([
             "convert",
             &format!("{base}{src}"),
             &format!("{base}{src}.npy"),
@@ -295,12 +295,12 @@ pq.write_table(pa.table({'x': pa.array([1, None], pa.int64())}), b + '_null.parq
     }
     let null_in = format!("{base}_null.parquet");
     let null_out = format!("{base}_null.npy");
-    let bad = npy(&["convert", &null_in, &null_out]);
+    let bad = npy(["convert", &null_in, &null_out]);
     assert_eq!(bad.status.code(), Some(1));
     let msg = String::from_utf8_lossy(&bad.stderr);
     assert!(msg.contains("record 1") && msg.contains("`x`"), "{msg}");
     assert!(!Path::new(&null_out).exists());
-    npy_ok(&["convert", &null_in, &null_out, "--fill-nulls"]);
+    npy_ok(["convert", &null_in, &null_out, "--fill-nulls"]);
     run_py(
         r#"
 import sys, numpy as np, pyarrow.parquet as pq, pyarrow.feather as pf, polars as pl
@@ -345,21 +345,21 @@ fn tables_into_npz_members() {
         .to_string();
     let pq = dir.join("w2.parquet");
     let ipc = dir.join("w2.arrow");
-    npy_ok(&["convert", &src, &pq]);
-    npy_ok(&["convert", &src, &ipc]);
+    npy_ok(["convert", &src, &pq]);
+    npy_ok(["convert", &src, &ipc]);
     let npz = dir.join("t.npz");
-    npy_ok(&["convert", &pq, &format!("{npz}:recs")]);
+    npy_ok(["convert", &pq, &format!("{npz}:recs")]);
     let back = dir.join("recs.npy");
-    npy_ok(&["convert", &format!("{npz}:recs"), &back]);
+    npy_ok(["convert", &format!("{npz}:recs"), &back]);
     assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&back).unwrap());
     // The key from the input's stem; an IPC input.
     let npz2 = dir.join("u.npz");
-    npy_ok(&["convert", &ipc, &npz2]);
+    npy_ok(["convert", &ipc, &npz2]);
     let back2 = dir.join("w2.npy");
-    npy_ok(&["convert", &format!("{npz2}:w2"), &back2]);
+    npy_ok(["convert", &format!("{npz2}:w2"), &back2]);
     assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&back2).unwrap());
     // A .npy input names no member.
-    let bad = npy(&["convert", &src, &format!("{}:k", dir.join("v.npz"))]);
+    let bad = npy(["convert", &src, &format!("{}:k", dir.join("v.npz"))]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(!Path::new(&dir.join("v.npz")).exists());
     if python().is_some() {

@@ -17,14 +17,14 @@ fn fixture(name: &str) -> String {
 /// Checks `info`, `info --json` and the refusals on the object array at `path`; returns the
 /// JSON info.
 fn check(path: &str) -> Json {
-    let out = npy(&["info", path]);
+    let out = npy(["info", path]);
     assert!(out.status.success(), "info {path}: {out:?}");
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("pickled Python objects"), "{text}");
     assert!(text.contains("does not read"), "{text}");
     assert!(text.contains("data offset:"), "{text}");
 
-    let out = npy(&["info", "--json", path]);
+    let out = npy(["info", "--json", path]);
     assert!(out.status.success(), "info --json {path}: {out:?}");
     let info: Json = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(info["itemsize"], Json::Null);
@@ -61,7 +61,7 @@ fn info_shows_object_headers_and_the_rest_refuses() {
             "data": "pickled Python objects (NumPy's allow_pickle=True), which this tool does not read"
         })
     );
-    let text = String::from_utf8(npy(&["info", &fixture("descr_object.npy")]).stdout).unwrap();
+    let text = String::from_utf8(npy(["info", &fixture("descr_object.npy")]).stdout).unwrap();
     assert!(text.contains("dtype:       |O (Python objects)"), "{text}");
     assert!(text.contains("shape:       (2,)"), "{text}");
     assert!(text.contains("order:       C (row-major)"), "{text}");
@@ -83,7 +83,7 @@ fn other_unsupported_dtypes_still_fail_in_info() {
     bytes.extend(std::iter::repeat_n(b' ', pad));
     bytes.push(b'\n');
     std::fs::write(&path, &bytes).unwrap();
-    let out = npy(&["info", path.to_str().unwrap()]);
+    let out = npy(["info", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
 }
 
@@ -127,14 +127,14 @@ fn numpy_pickled_object_array() {
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     let npz = npz.to_str().unwrap();
-    let out = npy(&["info", "--json", npz]);
+    let out = npy(["info", "--json", npz]);
     assert!(out.status.success(), "{out:?}");
     let all: Json = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(all["members"][0]["array"]["itemsize"], 8);
     assert_eq!(all["members"][1]["key"], "objs");
     assert_eq!(all["members"][1]["array"]["descr"], "|O");
     assert_eq!(all["members"][1]["array"]["itemsize"], Json::Null);
-    let text = String::from_utf8(npy(&["info", npz]).stdout).unwrap();
+    let text = String::from_utf8(npy(["info", npz]).stdout).unwrap();
     assert!(
         text.contains("  data:        pickled Python objects"),
         "{text}"
@@ -142,6 +142,6 @@ fn numpy_pickled_object_array() {
     let member = format!("{npz}:objs");
     let one = check(&member);
     assert_eq!(one, all["members"][1]["array"]);
-    let text = String::from_utf8(npy(&["info", &member]).stdout).unwrap();
+    let text = String::from_utf8(npy(["info", &member]).stdout).unwrap();
     assert!(text.contains("compression: deflate"), "{text}");
 }

@@ -36,7 +36,7 @@ fn shards(dir: &Dir, sizes: &[i64]) {
 fn tables_by_stem_and_by_name_in_every_output_format() {
     let d = Dir::new("formats");
     shards(&d, &[10, 5, 0, 7]);
-    let text = npy_ok(&[
+    let text = npy_ok([
         "sql",
         "SELECT flag, count(*) AS n, sum(id) AS s FROM t GROUP BY flag ORDER BY flag",
         "-t",
@@ -48,7 +48,7 @@ fn tables_by_stem_and_by_name_in_every_output_format() {
     assert_eq!(lines[3], "| 0    | 8 | 84 |", "{text}");
     assert_eq!(lines[5], "| 2    | 7 | 77 |", "{text}");
 
-    let csv = npy_ok(&[
+    let csv = npy_ok([
         "sql",
         "SELECT id, x FROM s0 WHERE id < 3 ORDER BY id",
         &d.join("s0.npy"),
@@ -57,7 +57,7 @@ fn tables_by_stem_and_by_name_in_every_output_format() {
     assert_eq!(csv, "id,x\n0,0.0\n1,0.5\n2,1.0\n");
 
     let glob = format!("t={}/s[01].npy", d.0.display());
-    let json = npy_ok(&[
+    let json = npy_ok([
         "sql",
         "SELECT max(id) AS m, count(*) AS n FROM t",
         "-t",
@@ -68,7 +68,7 @@ fn tables_by_stem_and_by_name_in_every_output_format() {
 
     // The tool's JSON conventions (`cat --json`): floats as the shortest round-trip text,
     // non-finite ones as strings, NULL as null; no rows is `[]`.
-    let json = npy_ok(&[
+    let json = npy_ok([
         "sql",
         "SELECT id, x / (id - 1) AS r, CASE WHEN id = 2 THEN NULL ELSE x END AS x FROM s0 \
          WHERE id < 3 ORDER BY id",
@@ -80,7 +80,7 @@ fn tables_by_stem_and_by_name_in_every_output_format() {
         "[\n  {\"id\": 0, \"r\": -0.0, \"x\": 0.0},\n  {\"id\": 1, \"r\": \"inf\", \"x\": 0.5},\
          \n  {\"id\": 2, \"r\": 1.0, \"x\": null}\n]\n"
     );
-    let empty = npy_ok(&[
+    let empty = npy_ok([
         "sql",
         "SELECT id FROM s0 WHERE id < 0",
         &d.join("s0.npy"),
@@ -94,7 +94,7 @@ fn query_results_to_npy_and_parquet_files() {
     let d = Dir::new("out");
     shards(&d, &[100, 50]);
     let out = d.join("res.npy");
-    npy_ok(&[
+    npy_ok([
         "sql",
         "SELECT id, x FROM t WHERE flag = 1 ORDER BY id",
         "-t",
@@ -109,7 +109,7 @@ fn query_results_to_npy_and_parquet_files() {
         .collect();
     assert_eq!(back, want);
     let pq = d.join("res.parquet");
-    npy_ok(&[
+    npy_ok([
         "sql",
         "SELECT * FROM s1",
         &d.join("s1.npy"),
@@ -119,7 +119,7 @@ fn query_results_to_npy_and_parquet_files() {
         "zstd",
     ]);
     let again = d.join("again.npy");
-    npy_ok(&["convert", &pq, &again]);
+    npy_ok(["convert", &pq, &again]);
     assert_eq!(
         std::fs::read(&again).unwrap(),
         std::fs::read(d.join("s1.npy")).unwrap()
@@ -152,7 +152,7 @@ fn bad_files_and_bad_queries_are_clear_errors() {
     shards(&d, &[40]);
     let good = std::fs::read(d.join("s0.npy")).unwrap();
     std::fs::write(d.join("cut.npy"), &good[..good.len() - 5]).unwrap();
-    let out = npy(&["sql", "SELECT sum(id) FROM cut", &d.join("cut.npy")]);
+    let out = npy(["sql", "SELECT sum(id) FROM cut", &d.join("cut.npy")]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -160,13 +160,13 @@ fn bad_files_and_bad_queries_are_clear_errors() {
         "{err}"
     );
 
-    let out = npy(&["sql", "SELECT nope FROM s0", &d.join("s0.npy")]);
+    let out = npy(["sql", "SELECT nope FROM s0", &d.join("s0.npy")]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nope"));
 
-    let out = npy(&["sql", "SELECT 1", "-t", "no-equals-sign"]);
+    let out = npy(["sql", "SELECT 1", "-t", "no-equals-sign"]);
     assert_eq!(out.status.code(), Some(2));
-    let out = npy(&[
+    let out = npy([
         "sql",
         "SELECT * FROM s0",
         &d.join("s0.npy"),
