@@ -2,13 +2,14 @@
 """Fails when a locked dependency needs a newer Rust than the workspace declares.
 
 Reads `cargo metadata --format-version 1 --locked` (no toolchain is downloaded, no build runs)
-for one feature set of npy-serde, walks the resolved graph from the workspace's crates
+for one feature set (npy-serde's features, or `package/feature` for another member such as
+npy-cli, the `npy` tool), walks the resolved graph from the workspace's crates
 along normal and build dependencies (dev-dependencies build only the tests), and compares every
 reached package's `rust-version` with the declared minimum.
 
 Feature sets:
-- the default features plus `cli,complex,ndarray,chrono,jiff` must build on the workspace's
-  `rust-version` (root Cargo.toml);
+- the default features plus `complex,ndarray,chrono,jiff` (and every member's default features,
+  the `npy` tool's included) must build on the workspace's `rust-version` (root Cargo.toml);
 - each entry of `[workspace.metadata.msrv]` in the root Cargo.toml, `"feature,list" = "1.NN"`,
   declares a newer minimum for a feature set (heavy optional features);
 - or ad hoc: `msrv-check.py --features arrow --msrv 1.94`.
@@ -20,7 +21,7 @@ import json
 import subprocess
 import sys
 
-BASE_FEATURES = "cli,complex,ndarray,chrono,jiff"
+BASE_FEATURES = "complex,ndarray,chrono,jiff"
 PACKAGE = "npy-serde"
 
 
@@ -32,7 +33,8 @@ def version(v):
 def metadata(features):
     cmd = ["cargo", "metadata", "--format-version", "1", "--locked", "--quiet"]
     if features:
-        cmd += ["--features", ",".join(f"{PACKAGE}/{f}" for f in features.split(",") if f)]
+        cmd += ["--features", ",".join(f if "/" in f else f"{PACKAGE}/{f}"
+                                       for f in features.split(",") if f)]
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{out.stderr}")
@@ -77,7 +79,8 @@ def check(features, msrv):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--features", help="npy-serde features (comma-separated) to check alone")
+    ap.add_argument("--features", help="npy-serde features, or package/feature (comma-separated), "
+                    "to check alone")
     ap.add_argument("--msrv", help="the minimum Rust declared for --features")
     args = ap.parse_args()
     if args.features is not None or args.msrv:

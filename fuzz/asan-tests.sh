@@ -3,7 +3,7 @@
 # installed here). The `unsafe` blocks (grep -rn 'unsafe' npy-serde/src) and what reaches them:
 #   - memory maps: MmapArray::open_with (npy-serde/src/read/mmap.rs) and MmapArrayMut's
 #     open_rw/open_cow/create (npy-serde/src/write/mmap.rs), the CLI's mapped input
-#     (npy-serde/src/bin/npy/input.rs): read_fixtures, hostile, fuzz_regressions, views, the
+#     (npy-cli/src/input/file.rs): read_fixtures, hostile, fuzz_regressions, views, the
 #     CLI tests;
 #   - typed views and raw writes of plain data (npy-serde/src/pod.rs: cast, cast_mut,
 #     bytes_of; the Pod proofs in record.rs and the derive's): views, streaming, tiers, and
@@ -40,5 +40,5 @@ cargo +nightly test --target "$host" -p npy-serde-tests \
 echo "=== npy-serde unit tests (write, read tiers, vecalloc, pod) under ASan"
 cargo +nightly test --target "$host" -p npy-serde --lib "$@"
 echo "=== npy CLI tests under ASan"
-cargo +nightly test --target "$host" -p npy-serde --features cli --test cli "$@"
+cargo +nightly test --target "$host" -p npy-cli --test cli "$@"
 echo "=== asan-tests: no AddressSanitizer report"

@@ -378,9 +378,8 @@ impl<'a> Cursor<'a> {
 pub fn table_spec_help() -> String {
     let mut text = String::from(
         "A table SPEC names a table's files, their format and options:\n\
-         \n  LOCATION                  a file, a directory of shards, a glob or a URL \
-         (s3://bucket/dir/):\n                            an .npz table if its extension \
-         is .npz, else .npy files\n  ARCHIVE.npz:KEY           the member KEY of an .npz \
+         \n  LOCATION                  a file, a directory of shards or a glob: an .npz \
+         table\n                            if its extension is .npz, else .npy files\n  ARCHIVE.npz:KEY           the member KEY of an .npz \
          archive (split at the first \".npz:\")\n  npy(LOCATION, KEY=VALUE, ...)\n  \
          npz(LOCATION, member=KEY, KEY=VALUE, ...)\n                            the format \
          named, the location as it is, and options\n\nInside FORMAT(...), quote the \
@@ -394,7 +393,7 @@ pub fn table_spec_help() -> String {
     }
     text.push_str(
         "\nExamples:\n  w2.npy\n  data/shards/\n  runs.npz:obs\n  npz(data/*.npz, member=x)\n  \
-         npy(s3://bucket/w2/, max_header_size=20000)\n  npy('data/a,b/', file_extension=.bin)\n",
+         npy(data/w2/, max_header_size=20000)\n  npy('data/a,b/', file_extension=.bin)\n",
     );
     text
 }

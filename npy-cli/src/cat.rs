@@ -1,0 +1,60 @@
+//! `npy cat`: print the values of a file, an archive, or one member, as text, JSON or CSV.
+
+use std::io::{self, BufWriter, Write};
+
+use crate::failure::{CliResult, Failure};
+use crate::global::Global;
+use crate::input::spec::resolve;
+use crate::print::arrays::Style;
+use crate::print::printable::Range;
+use crate::print::write::write_input;
+
+// `npy cat`'s arguments. No doc comment here: clap would take it for the command's
+// help, which is the doc comment of `Command::Cat` in cli.rs.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The .npy/.npz file (or ARCHIVE:KEY).
+    file: String,
+    /// Only this member of an .npz archive (default: every member).
+    #[arg(long, value_name = "KEY")]
+    member: Option<String>,
+    /// Print JSON (see the conventions in --help).
+    #[arg(long, conflicts_with = "csv")]
+    json: bool,
+    /// Print CSV, for 0-d, 1-D and 2-D arrays (records flattened into columns).
+    #[arg(long)]
+    csv: bool,
+    /// With --csv: leave out the header row.
+    #[arg(long, requires = "csv")]
+    no_header: bool,
+    /// Only the first N elements along the first axis.
+    #[arg(long, value_name = "N", conflicts_with = "tail")]
+    head: Option<u64>,
+    /// Only the last N elements along the first axis.
+    #[arg(long, value_name = "N")]
+    tail: Option<u64>,
+}
+
+/// `npy cat`.
+pub fn run(g: &Global, a: Args) -> CliResult {
+    let style = if a.json {
+        Style::Json
+    } else if a.csv {
+        Style::Csv {
+            header: !a.no_header,
+        }
+    } else {
+        Style::Text
+    };
+    let range = match (a.head, a.tail) {
+        (Some(n), _) => Range::Head(n),
+        (_, Some(n)) => Range::Tail(n),
+        _ => Range::All,
+    };
+    let spec = resolve(&a.file, a.member.as_deref())?;
+    let stdout = io::stdout().lock();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout);
+    write_input(g, &spec, style, range, &mut out, "standard output", false)?;
+    out.flush()
+        .map_err(|e| Failure::write("standard output", e))
+}

@@ -1,0 +1,253 @@
+//! `npy convert`: re-encode `.npy` (byte order, memory order, version) ([`npy`]), extract archive
+//! members or write archives ([`archive`]), write JSON / CSV (the printer `cat` uses), or convert
+//! to and from Parquet / Arrow IPC ([`tables`], feature `arrow`), chosen by OUT's extension or
+//! `--to`.
+
+mod archive;
+mod npy;
+#[cfg(feature = "arrow")]
+mod tables;
+
+use clap::ValueEnum;
+
+use crate::failure::{CliResult, Failure};
+use crate::global::Global;
+use crate::input::spec::{ext, is_table, is_zip, resolve};
+use crate::output::{npz_member_output, Sink, Target};
+use crate::print::arrays::Style;
+use crate::print::printable::Range;
+use crate::print::write::write_input;
+use npy::Encoding;
+
+// `npy convert`'s arguments. No doc comment here: clap would take it for the command's
+// help, which is the doc comment of `Command::Convert` in cli.rs.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The input .npy file, .npz archive (with --member) or ARCHIVE:KEY.
+    input: String,
+    /// The output file: .npy, .json, .csv, .npz, .parquet or .arrow (or `-` for stdout, with
+    /// --to); for a table input, OUT.npz:KEY names the archive member.
+    output: String,
+    /// The member of an .npz input to convert.
+    #[arg(long, value_name = "KEY")]
+    member: Option<String>,
+    /// Byte order of the output's multi-byte values (default: keep the input's).
+    #[arg(long, value_enum)]
+    byte_order: Option<ByteOrderArg>,
+    /// Memory order of the output's data (default: keep the input's). As numpy.save,
+    /// arrays that are both C- and Fortran-contiguous (at most one axis longer than 1)
+    /// are written with fortran_order False.
+    #[arg(long, value_enum)]
+    order: Option<OrderArg>,
+    /// Format version of the output header (default: the smallest that holds it, as
+    /// numpy.save).
+    #[arg(long, value_enum)]
+    pub(crate) version: Option<VersionArg>,
+    /// Output format (default: from OUT's extension).
+    #[arg(long, value_enum)]
+    to: Option<Format>,
+    /// For .npz output: pad each stored member so its array data starts at a multiple of
+    /// 64 bytes in the archive (which NumPy reads as any archive), so that it can be
+    /// memory-mapped in place (npy_serde::npz::MmapNpz).
+    #[arg(long)]
+    align: bool,
+    /// Parquet output compression: none, snappy (default), zstd or zstd:LEVEL.
+    #[arg(long, value_name = "CODEC")]
+    compression: Option<String>,
+    /// Parquet output: most rows per row group (default 1048576).
+    #[arg(long, value_name = "ROWS")]
+    row_group_size: Option<usize>,
+    /// .npy output from a table: write nulls as NaN / 0 / False / empty instead of failing
+    /// (nulls in datetime columns are NaT either way).
+    #[arg(long)]
+    fill_nulls: bool,
+}
+
+/// `--byte-order`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ByteOrderArg {
+    Little,
+    Big,
+    Native,
+}
+
+/// `--order`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum OrderArg {
+    #[value(name = "C", alias = "c")]
+    C,
+    #[value(name = "F", alias = "f")]
+    F,
+}
+
+/// `--version` of `convert`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum VersionArg {
+    #[value(name = "1.0", alias = "1")]
+    V1,
+    #[value(name = "2.0", alias = "2")]
+    V2,
+    #[value(name = "3.0", alias = "3")]
+    V3,
+}
+
+/// Output formats of `convert`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Npy,
+    Json,
+    Csv,
+    Npz,
+    Parquet,
+    Arrow,
+}
+
+/// `npy convert`.
+pub fn run(g: &Global, a: Args) -> CliResult {
+    let enc = Encoding {
+        byte_order: a.byte_order.map(|b| match b {
+            ByteOrderArg::Little => npy_serde::ByteOrder::Little,
+            ByteOrderArg::Big => npy_serde::ByteOrder::Big,
+            ByteOrderArg::Native => npy_serde::ByteOrder::NATIVE,
+        }),
+        fortran_order: a.order.map(|o| o == OrderArg::F),
+        version: a.version.map(|v| match v {
+            VersionArg::V1 => npy_serde::Version::V1_0,
+            VersionArg::V2 => npy_serde::Version::V2_0,
+            VersionArg::V3 => npy_serde::Version::V3_0,
+        }),
+    };
+    let to = a.to.map(|f| match f {
+        Format::Npy => Target::Npy,
+        Format::Json => Target::Json,
+        Format::Csv => Target::Csv,
+        Format::Npz => Target::Npz,
+        Format::Parquet => Target::Parquet,
+        Format::Arrow => Target::Arrow,
+    });
+    if npz_member_output(&a.output).is_some() {
+        if !is_table(&a.input) {
+            return Err(Failure::usage(format!(
+                "{}: OUT.npz:KEY names the member a table (.parquet, .arrow) is written to; \
+                 a .npy or .npz input keeps its member names (convert IN OUT.npz)",
+                a.output
+            )));
+        }
+        return tables(g, &a, &enc, Target::Npz);
+    }
+    let target = match to {
+        Some(t) => t,
+        None => target_from_name(&a.output)?,
+    };
+    if matches!(target, Target::Parquet | Target::Arrow) || is_table(&a.input) {
+        return tables(g, &a, &enc, target);
+    }
+    if target != Target::Npy && enc.is_set() {
+        return Err(Failure::usage(
+            "--byte-order, --order and --version apply to .npy output only",
+        ));
+    }
+    if a.align && target != Target::Npz {
+        return Err(Failure::usage("--align applies to .npz output only"));
+    }
+    let spec = resolve(&a.input, a.member.as_deref())?;
+    let zip = is_zip(&spec.path).map_err(|e| Failure::file(&spec.display, e))?;
+    if zip && spec.member.is_none() && target == Target::Npy {
+        return Err(Failure::usage(format!(
+            "{}: an .npz archive holds several arrays: name one with --member KEY or {}:KEY",
+            spec.display, spec.display
+        )));
+    }
+    if !zip && spec.member.is_some() {
+        return Err(Failure::usage(format!(
+            "{}: not an .npz archive, so it has no members",
+            spec.path.display()
+        )));
+    }
+    if target == Target::Npz {
+        return archive::run(g, &spec, zip, &a.output, a.align);
+    }
+    let mut sink = Sink::create(&a.output)?;
+    match target {
+        // Returned above: tables by `tables`, archives by `archive`.
+        Target::Npz | Target::Parquet | Target::Arrow => unreachable!("handled above"),
+        Target::Json | Target::Csv => {
+            let style = if target == Target::Json {
+                Style::Json
+            } else {
+                Style::Csv { header: true }
+            };
+            write_input(
+                g,
+                &spec,
+                style,
+                Range::All,
+                &mut sink.writer,
+                &a.output,
+                true,
+            )?;
+        }
+        Target::Npy => npy::write(g, &spec, zip, &enc, &mut sink.writer, &a.output)?,
+    }
+    sink.commit()
+}
+
+/// The conversions with a table on either side: what the `arrow` feature adds to `convert`.
+fn tables(g: &Global, a: &Args, enc: &Encoding, target: Target) -> CliResult {
+    #[cfg(feature = "arrow")]
+    {
+        if enc.is_set() {
+            return Err(Failure::usage(
+                "--byte-order, --order and --version apply to .npy to .npy conversions only",
+            ));
+        }
+        let out = crate::table::ends::TableOut {
+            input: &a.input,
+            output: &a.output,
+            target,
+            compression: a.compression.as_deref(),
+            row_group_size: a.row_group_size,
+            fill_nulls: a.fill_nulls,
+        };
+        tables::run(g, &a.input, a.member.as_deref(), &out)
+    }
+    #[cfg(not(feature = "arrow"))]
+    {
+        let _ = (g, enc);
+        let parquet = crate::input::spec::is_parquet(&a.input) || target == Target::Parquet;
+        let feature = if parquet { "parquet" } else { "arrow" };
+        Err(Failure::usage(format!(
+            "{} -> {}: this npy was built without Arrow support: install it with \
+             `cargo install npy-cli --features {feature}`",
+            a.input, a.output
+        )))
+    }
+}
+
+/// OUT's format, by its extension.
+fn target_from_name(out: &str) -> CliResult<Target> {
+    match ext(out).as_deref() {
+        Some("npy") => Ok(Target::Npy),
+        Some("json") => Ok(Target::Json),
+        Some("csv") => Ok(Target::Csv),
+        Some("npz") => Ok(Target::Npz),
+        Some("parquet" | "pq") => Ok(Target::Parquet),
+        Some("arrow" | "feather" | "ipc") => Ok(Target::Arrow),
+        _ => Err(Failure::usage(format!(
+            "{out}: cannot tell the output format from the name: use a .npy, .json, .csv, \
+             .npz, .parquet or .arrow (.feather) extension, or --to"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_format_from_name() {
+        assert_eq!(target_from_name("a/b.NPY").unwrap(), Target::Npy);
+        assert_eq!(target_from_name("x.json").unwrap(), Target::Json);
+        assert_eq!(target_from_name("x.txt").unwrap_err().code, 2);
+    }
+}

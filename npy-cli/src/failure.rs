@@ -1,0 +1,53 @@
+//! The ground floor of every command: a [`Failure`] (the message, naming the file, and the exit
+//! status) and the [`CliResult`] commands return.
+
+use std::fmt;
+use std::io;
+
+/// A failure of a command: the message (naming the file) and the exit status.
+#[derive(Debug)]
+pub struct Failure {
+    /// 1 for bad input or an impossible operation, 2 for usage errors.
+    pub code: u8,
+    /// What went wrong; empty for a quiet exit (stdout closed by the reader).
+    pub msg: String,
+}
+
+impl Failure {
+    /// Bad input (exit status 1).
+    pub fn input(msg: impl Into<String>) -> Failure {
+        Failure {
+            code: 1,
+            msg: msg.into(),
+        }
+    }
+
+    /// A usage error found after argument parsing (exit status 2).
+    pub fn usage(msg: impl Into<String>) -> Failure {
+        Failure {
+            code: 2,
+            msg: msg.into(),
+        }
+    }
+
+    /// An error about `file`.
+    pub fn file(file: &str, err: impl fmt::Display) -> Failure {
+        Failure::input(format!("{file}: {err}"))
+    }
+
+    /// An error writing the output: a closed stdout pipe (`npy cat x.npy | head`) ends the
+    /// program quietly and successfully.
+    pub fn write(what: &str, err: io::Error) -> Failure {
+        if err.kind() == io::ErrorKind::BrokenPipe {
+            Failure {
+                code: 0,
+                msg: String::new(),
+            }
+        } else {
+            Failure::input(format!("cannot write {what}: {err}"))
+        }
+    }
+}
+
+/// The result type of the commands.
+pub type CliResult<T = ()> = std::result::Result<T, Failure>;

@@ -1,0 +1,31 @@
+//! The options every command shares (`npy --max-header-size N --max-empty-items N COMMAND`).
+
+use npy_serde::Limits;
+
+/// Options shared by every command.
+#[derive(Clone, Debug)]
+pub struct Global {
+    /// `--max-header-size`.
+    pub max_header_size: u64,
+    /// `--max-empty-items`.
+    pub max_empty_items: u64,
+}
+
+impl Global {
+    /// The header limits for `--max-header-size`.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            max_header_size: self.max_header_size,
+            ..Limits::default()
+        }
+    }
+
+    /// The library's reader options for these limits (the Arrow readers': `convert` to a
+    /// table, `sql`).
+    #[cfg(feature = "arrow")]
+    pub fn reader_options(&self) -> npy_serde::ReaderBuilder {
+        npy_serde::ReaderBuilder::new()
+            .with_limits(self.limits())
+            .max_empty_items(self.max_empty_items)
+    }
+}

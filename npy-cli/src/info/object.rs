@@ -1,0 +1,150 @@
+//! `npy info` on an array of Python objects: a dtype of `'|O'`, or a record with such a field.
+//! NumPy pickles such data (`allow_pickle=True`), which this tool never reads or unpickles; the
+//! header is a plain dict, so `info` shows it and says so. `cat`, `convert` and `check` refuse
+//! such files, as the library does.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::Value as Json;
+
+use npy_serde::header::{header_literal_unchecked, parse_header, Literal};
+use npy_serde::ErrorKind;
+
+use crate::info::literal;
+use crate::input::layout::shape_text;
+
+/// What `info` says about the data of an object array.
+pub const DATA_NOTE: &str =
+    "pickled Python objects (NumPy's allow_pickle=True), which this tool does not read";
+
+/// `info --json` for an object array: the keys of an array's info, `itemsize` null (pickled
+/// data has none), and `data` saying what the data is.
+#[derive(Serialize, Debug)]
+pub struct ObjectInfo {
+    version: [u8; 2],
+    descr: Json,
+    shape: Vec<u64>,
+    fortran_order: bool,
+    data_offset: u64,
+    itemsize: Option<u64>,
+    count: u64,
+    data: &'static str,
+}
+
+/// The header of the `.npy` file at `path` if it is an object array (its typed header read
+/// fails only on the object dtype); `None` for anything else, whose error stands.
+pub fn read(path: &Path, limits: &npy_serde::Limits) -> Option<ObjectInfo> {
+    from_reader(File::open(path).ok()?, limits)
+}
+
+/// [`read`] for a `.npy` stream (an archive member read from its start).
+pub fn from_reader(r: impl Read, limits: &npy_serde::Limits) -> Option<ObjectInfo> {
+    // The preamble (at most 12 bytes) and a header within the limit: never more.
+    let mut bytes = Vec::new();
+    r.take(limits.max_header_size.saturating_add(12))
+        .read_to_end(&mut bytes)
+        .ok()?;
+    match parse_header(&bytes, limits) {
+        Err(e) if matches!(e.kind(), ErrorKind::UnsupportedDType(_)) => {}
+        _ => return None,
+    }
+    let (lit, version, data_offset) = header_literal_unchecked(&bytes, limits).ok()?;
+    let descr = lit.get("descr")?;
+    if !has_object(descr) {
+        return None;
+    }
+    let shape = match lit.get("shape")? {
+        Literal::Tuple(dims) => dims
+            .iter()
+            .map(|d| match d {
+                Literal::Int(n) => u64::try_from(*n).ok(),
+                _ => None,
+            })
+            .collect::<Option<Vec<u64>>>()?,
+        _ => return None,
+    };
+    let count = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d))?;
+    let fortran_order = match lit.get("fortran_order")? {
+        Literal::Bool(b) => *b,
+        _ => return None,
+    };
+    let (major, minor) = version.as_tuple();
+    Some(ObjectInfo {
+        version: [major, minor],
+        descr: literal::to_json(descr),
+        shape,
+        fortran_order,
+        data_offset,
+        itemsize: None,
+        count,
+        data: DATA_NOTE,
+    })
+}
+
+/// True if a descr literal names NumPy's object type (`'O'`, `'|O'`, `'O8'`) anywhere.
+fn has_object(lit: &Literal) -> bool {
+    match lit {
+        Literal::Str(s) => {
+            let body = s.trim_start_matches(['<', '>', '|', '=']);
+            body == "O" || body.strip_prefix('O').is_some_and(|n| n == "8" || n == "4")
+        }
+        Literal::Tuple(v) | Literal::List(v) => v.iter().any(has_object),
+        _ => false,
+    }
+}
+
+impl ObjectInfo {
+    /// The readable summary, as `info` prints an array's, each line prefixed by `indent`
+    /// (after a first line `file:` naming `file`, if given).
+    pub fn text(&self, file: Option<&str>, indent: &str) -> String {
+        let dtype = match &self.descr {
+            Json::String(s) => format!("{s} (Python objects)"),
+            other => format!("{other} (a record with Python object fields)"),
+        };
+        let order = if self.fortran_order {
+            "Fortran (column-major)"
+        } else {
+            "C (row-major)"
+        };
+        let mut text = String::new();
+        if let Some(file) = file {
+            text.push_str(&format!("{:<13}{file}\n", "file:"));
+        }
+        for (k, v) in [
+            (
+                "version:",
+                format!("{}.{}", self.version[0], self.version[1]),
+            ),
+            ("dtype:", dtype),
+            ("shape:", shape_text(&self.shape)),
+            ("order:", order.to_string()),
+            ("count:", self.count.to_string()),
+            ("data offset:", self.data_offset.to_string()),
+            ("data:", DATA_NOTE.to_string()),
+        ] {
+            text.push_str(&format!("{indent}{k:<13}{v}\n"));
+        }
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_object_types() {
+        let s = |x: &str| Literal::Str(x.into());
+        assert!(has_object(&s("|O")));
+        assert!(has_object(&s("O")));
+        assert!(has_object(&Literal::List(vec![Literal::Tuple(vec![
+            s("a"),
+            s("|O")
+        ])])));
+        assert!(!has_object(&s("<f8")));
+        assert!(!has_object(&s("|O3")));
+    }
+}

@@ -1,0 +1,6 @@
+//! Printing arrays: an array being printed ([`printable`]), whole arrays in a style
+//! ([`arrays`]), and the writer of an input's values that `cat` and `convert` use ([`write`]).
+
+pub mod arrays;
+pub mod printable;
+pub mod write;

@@ -1,0 +1,48 @@
+//! `npy sql`'s arguments (the command's help is the doc comment of `Command::Sql` in cli.rs).
+//! They are parsed in every build; without the `datafusion` feature the command refuses.
+
+// `npy sql QUERY FILE... [-t NAME=SPEC]... [--csv | --json | -o OUT]` (no doc comment: clap
+// would take it for the command's help).
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The query, e.g. "SELECT flag, count(*) FROM w2 GROUP BY flag".
+    pub query: String,
+    /// .npy files (or ARCHIVE:KEY members), each a table named by its stem.
+    pub files: Vec<String>,
+    /// A table NAME over SPEC: a file, a directory of shards, a glob, or ARCHIVE:KEY; or
+    /// FORMAT(LOCATION, KEY=VALUE, ...) with its format and options (see below).
+    #[arg(short = 't', long = "table", value_name = "NAME=SPEC")]
+    pub tables: Vec<String>,
+    /// Print CSV (a header row, then one line per row).
+    #[arg(long, conflicts_with_all = ["json", "output"])]
+    pub csv: bool,
+    /// Print JSON: an array of objects, one per row, values as `cat --json` prints them (NULL
+    /// as null, or "NaT" in a datetime or duration column).
+    #[arg(long, conflicts_with = "output")]
+    pub json: bool,
+    /// Write the result to a .npy, .parquet or .arrow file instead, streamed.
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub output: Option<String>,
+    /// Parquet output: none, snappy (default), zstd or zstd:LEVEL.
+    #[arg(long, value_name = "CODEC", requires = "output")]
+    pub compression: Option<String>,
+    /// Parquet output: rows per row group.
+    #[arg(long, value_name = "ROWS", requires = "output")]
+    pub row_group_size: Option<usize>,
+}
+
+/// The long help's part on table specs (`npy sql --help`): the grammar and options of
+/// `npy_serde::datafusion::TableSpec`.
+pub fn spec_help() -> String {
+    #[cfg(feature = "datafusion")]
+    {
+        npy_serde::datafusion::table_spec_help()
+    }
+    #[cfg(not(feature = "datafusion"))]
+    {
+        String::from(
+            "Table specs (-t NAME=SPEC) are described by the help of an npy built with the \
+             `datafusion` feature.",
+        )
+    }
+}

@@ -1,0 +1,131 @@
+//! Parquet files (feature `parquet`), read and written through npy-serde's thread pools.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::BufWriter;
+
+use arrow_array::RecordBatchReader;
+use arrow_schema::{ArrowError, DataType, Schema, SchemaRef};
+use npy_serde::arrow::DESCR_KEY;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+
+use crate::failure::{CliResult, Failure};
+use crate::table::ends::TableIn;
+use crate::table::ends::{finish_file, TableOut};
+use crate::table::progress::Progress;
+use crate::table::widths::{needs_width, string_widths};
+
+/// Opens a Parquet file: its schema (with the metadata the batches' schemas lack), its row count,
+/// and with `widths` a first pass over its string columns; then its row groups decoded on all
+/// cores.
+pub fn open(file: File, input: &str, widths: bool) -> CliResult<TableIn> {
+    let open = |f: File| -> CliResult<_> {
+        ParquetRecordBatchReaderBuilder::try_new(f)
+            .map_err(|e| Failure::file(input, e))
+            .map(|b| b.with_batch_size(npy_serde::arrow::DEFAULT_BATCH_SIZE))
+    };
+    let b2 = open(file)?;
+    // The file's Arrow schema, with its metadata (the batches' own schemas have none).
+    let schema = b2.schema().clone();
+    let rows = b2.metadata().file_metadata().num_rows().max(0) as u64;
+    let widths = if widths {
+        // A first pass over the string columns only: their width is the widest value.
+        let strings: Vec<usize> = schema
+            .fields()
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| needs_width(f.data_type()) && !f.metadata().contains_key(DESCR_KEY))
+            .map(|(i, _)| i)
+            .collect();
+        if strings.is_empty() {
+            HashMap::new()
+        } else {
+            let mask = parquet::arrow::ProjectionMask::roots(b2.parquet_schema(), strings);
+            let r = b2
+                .with_projection(mask)
+                .build()
+                .map_err(|e| Failure::file(input, e))?;
+            string_widths(r, input)?
+        }
+    } else {
+        HashMap::new()
+    };
+    // Row groups decoded on all cores, in batches of about 2 MiB of values.
+    let reader = npy_serde::parquet::ParquetReader::open(input, parquet_batch_rows(&schema))
+        .map_err(|e| Failure::file(input, e))?;
+    Ok(TableIn {
+        reader: Box::new(reader),
+        schema: Some(schema),
+        progress: Progress::rows(rows, 0),
+        widths,
+    })
+}
+
+/// Rows per batch read from Parquet: about 2 MiB of fixed-width values (strings counted as
+/// 16 bytes), at least 1024 and at most 65536 rows.
+fn parquet_batch_rows(schema: &Schema) -> usize {
+    fn width(dt: &DataType) -> usize {
+        match dt {
+            DataType::FixedSizeList(f, n) => width(f.data_type()) * (*n).max(0) as usize,
+            DataType::Struct(fs) => fs.iter().map(|f| width(f.data_type())).sum(),
+            DataType::FixedSizeBinary(n) => (*n).max(0) as usize,
+            dt => dt.primitive_width().unwrap_or(16),
+        }
+    }
+    let row: usize = schema.fields().iter().map(|f| width(f.data_type())).sum();
+    ((2 << 20) / row.max(1)).clamp(1024, 65_536)
+}
+
+/// Writes the batches to a Parquet file: each row group's columns encoded on all cores while the
+/// next batch is read.
+pub fn write<R: RecordBatchReader>(
+    reader: R,
+    schema: &Schema,
+    file: BufWriter<File>,
+    progress: &Progress,
+    o: &TableOut<'_>,
+    read_err: impl Fn(ArrowError) -> Failure,
+) -> CliResult {
+    let output = o.output;
+    let compression = match o.compression.unwrap_or("snappy") {
+        "none" | "uncompressed" => Compression::UNCOMPRESSED,
+        "snappy" => Compression::SNAPPY,
+        z if z.starts_with("zstd") => {
+            let level = z
+                .strip_prefix("zstd")
+                .and_then(|l| l.strip_prefix(':'))
+                .map(|l| l.parse::<i32>())
+                .transpose()
+                .map_err(|_| Failure::usage(format!("--compression {z}: use zstd:LEVEL")))?
+                .unwrap_or(3);
+            Compression::ZSTD(
+                ZstdLevel::try_new(level).map_err(|e| Failure::usage(format!("{z}: {e}")))?,
+            )
+        }
+        other => {
+            return Err(Failure::usage(format!(
+                "--compression {other}: use none, snappy or zstd[:LEVEL]"
+            )))
+        }
+    };
+    let mut props = WriterProperties::builder().set_compression(compression);
+    if let Some(n) = o.row_group_size {
+        props = props.set_max_row_group_row_count(Some(n.max(1)));
+    }
+    // Each row group's columns encoded on all cores while the next batch is read.
+    let mut w = npy_serde::parquet::ParquetWriter::new(
+        file,
+        SchemaRef::new(schema.clone()),
+        Some(props.build()),
+    )
+    .map_err(|e| Failure::file(output, e))?;
+    for b in reader {
+        let b = b.map_err(&read_err)?;
+        w.write(&b).map_err(|e| Failure::file(output, e))?;
+        progress.add(b.num_rows());
+    }
+    let f = w.finish().map_err(|e| Failure::file(output, e))?;
+    finish_file(f, output)
+}

@@ -1,0 +1,37 @@
+//! Table files opened for reading: an Arrow IPC file (`.arrow`, `.feather`, `.ipc`) or a Parquet
+//! file (`.parquet`, `.pq`), with the string widths a `.npy` output needs.
+
+use std::collections::HashMap;
+use std::fs::File;
+
+use crate::failure::{CliResult, Failure};
+use crate::input::spec::is_parquet;
+use crate::table::ends::TableIn;
+use crate::table::parquet;
+use crate::table::progress::Progress;
+use crate::table::widths::string_widths;
+
+/// Opens the table file `input`; with `widths`, its string columns are measured first (for a
+/// `.npy` output).
+pub fn open(input: &str, widths: bool) -> CliResult<TableIn> {
+    let file = File::open(input).map_err(|e| Failure::file(input, e))?;
+    if is_parquet(input) {
+        return parquet::open(file, input, widths);
+    }
+    let reader = arrow_ipc::reader::FileReader::try_new_buffered(file, None)
+        .map_err(|e| Failure::file(input, e))?;
+    let widths = if widths {
+        let f = File::open(input).map_err(|e| Failure::file(input, e))?;
+        let again = arrow_ipc::reader::FileReader::try_new_buffered(f, None)
+            .map_err(|e| Failure::file(input, e))?;
+        string_widths(again, input)?
+    } else {
+        HashMap::new()
+    };
+    Ok(TableIn {
+        reader: Box::new(reader),
+        schema: None,
+        progress: Progress::none(),
+        widths,
+    })
+}

@@ -1,0 +1,199 @@
+//! Batches written to a table output: `.npy` (through the batch writer's own thread), an `.npz`
+//! member, `.parquet` or `.arrow`, under a temporary name renamed over OUT when complete.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+use arrow_array::{RecordBatch, RecordBatchReader};
+use arrow_schema::{ArrowError, SchemaRef};
+use npy_serde::arrow::{BatchWriterBuilder, NpyBatchWriter};
+
+use crate::failure::{CliResult, Failure};
+use crate::output::{npz_member_output, temp_path_for, Target};
+use crate::table::ends::{finish_file, TableOut};
+use crate::table::parquet;
+use crate::table::progress::Progress;
+
+/// The output file, written under a temporary name and renamed when complete.
+struct Out {
+    tmp: PathBuf,
+    target: PathBuf,
+    done: bool,
+}
+
+impl Out {
+    fn create(name: &str) -> CliResult<(Out, BufWriter<File>)> {
+        if name == "-" {
+            return Err(Failure::usage(
+                "Parquet, Arrow and .npy table output needs a file (it is written out of order)",
+            ));
+        }
+        let target = PathBuf::from(name);
+        let tmp = temp_path_for(&target);
+        let f = File::create(&tmp).map_err(|e| Failure::file(name, e))?;
+        Ok((
+            Out {
+                tmp,
+                target,
+                done: false,
+            },
+            BufWriter::with_capacity(1 << 20, f),
+        ))
+    }
+
+    fn commit(mut self) -> CliResult {
+        let name = self.target.display().to_string();
+        std::fs::rename(&self.tmp, &self.target).map_err(|e| Failure::write(&name, e))?;
+        self.done = true;
+        Ok(())
+    }
+}
+
+impl Drop for Out {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Writes the batches of `reader` (whose schema is `schema`, or the reader's) to `o`, moving
+/// `progress`; string columns of a `.npy` output get the `widths` given (or the library's).
+pub fn write<R: RecordBatchReader>(
+    reader: R,
+    schema: Option<SchemaRef>,
+    progress: Progress,
+    o: &TableOut<'_>,
+    widths: HashMap<String, usize>,
+) -> CliResult {
+    let target = o.target;
+    let schema: SchemaRef = schema.unwrap_or_else(|| reader.schema());
+    let input = o.input;
+    let (output, _) = npz_target(o);
+    let output = if target == Target::Npz {
+        output
+    } else {
+        o.output
+    };
+    let read_err = |e: ArrowError| match e {
+        ArrowError::ExternalError(inner) => match inner.downcast::<npy_serde::Error>() {
+            Ok(e) => Failure::file(input, e),
+            Err(other) => Failure::file(input, other),
+        },
+        other => Failure::file(input, other),
+    };
+    let (out, file) = Out::create(output)?;
+    match target {
+        Target::Npy => {
+            let mut wb = BatchWriterBuilder::new().fill_nulls(o.fill_nulls);
+            for (name, w) in &widths {
+                wb = wb.string_width(name, *w);
+            }
+            // Written through the batch writer's own thread: no buffer of ours in between.
+            let file = file
+                .into_inner()
+                .map_err(|e| Failure::write(output, e.into_error()))?;
+            let mut w: NpyBatchWriter<File> = wb
+                .file_writer(file, &schema)
+                .map_err(|e| Failure::file(output, e))?;
+            for b in reader {
+                let b = b.map_err(read_err)?;
+                w.write(&b)
+                    .map_err(|e| Failure::file(input, format!("cannot write {output}: {e}")))?;
+                progress.add(b.num_rows());
+            }
+            w.finish().map_err(|e| Failure::file(output, e))?;
+        }
+        Target::Arrow => {
+            let mut w = arrow_ipc::writer::FileWriter::try_new(file, &schema)
+                .map_err(|e| Failure::file(output, e))?;
+            for b in reader {
+                let b = b.map_err(read_err)?;
+                w.write(&b).map_err(|e| Failure::file(output, e))?;
+                progress.add(b.num_rows());
+            }
+            w.finish().map_err(|e| Failure::file(output, e))?;
+            let f = w.into_inner().map_err(|e| Failure::file(output, e))?;
+            finish_file(f, output)?;
+        }
+        Target::Parquet => parquet::write(reader, &schema, file, &progress, o, read_err)?,
+        Target::Npz => {
+            let (_, key) = npz_target(o);
+            let mut wb = BatchWriterBuilder::new().fill_nulls(o.fill_nulls);
+            for (name, w) in &widths {
+                wb = wb.string_width(name, *w);
+            }
+            let mut npz = npy_serde::NpzWriter::new(file);
+            let failed = std::cell::RefCell::new(None);
+            let counted = Counted {
+                reader,
+                progress: &progress,
+                failed: &failed,
+                read_err: &read_err,
+            };
+            let written = npy_serde::arrow::write_npz_member(&mut npz, &key, counted, &wb);
+            if let Some(f) = failed.into_inner() {
+                return Err(f);
+            }
+            written.map_err(|e| Failure::file(input, format!("cannot write {output}: {e}")))?;
+            let f = npz.finish().map_err(|e| Failure::file(output, e))?;
+            finish_file(f, output)?;
+        }
+        Target::Json | Target::Csv => {
+            return Err(Failure::usage(
+                "JSON and CSV output is from .npy input only (convert the table to .npy first)",
+            ))
+        }
+    }
+    out.commit()
+}
+
+/// The archive and member key of an `.npz` output: `OUT.npz:KEY`, or `OUT.npz` with the
+/// input's file stem as the key.
+fn npz_target<'a>(o: &TableOut<'a>) -> (&'a str, String) {
+    match npz_member_output(o.output) {
+        Some((archive, key)) => (archive, key.to_string()),
+        None => {
+            let stem = Path::new(o.input)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "arr_0".into());
+            (o.output, stem)
+        }
+    }
+}
+
+/// A batch reader that moves the progress bar and keeps the first read error as the input's
+/// failure (the writer then stops with an error of its own).
+struct Counted<'a, R, F> {
+    reader: R,
+    progress: &'a Progress,
+    failed: &'a std::cell::RefCell<Option<Failure>>,
+    read_err: &'a F,
+}
+
+impl<R: RecordBatchReader, F: Fn(ArrowError) -> Failure> Iterator for Counted<'_, R, F> {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.reader.next()? {
+            Ok(b) => {
+                self.progress.add(b.num_rows());
+                Some(Ok(b))
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                self.failed.replace(Some((self.read_err)(e)));
+                Some(Err(ArrowError::ExternalError(msg.into())))
+            }
+        }
+    }
+}
+
+impl<R: RecordBatchReader, F: Fn(ArrowError) -> Failure> RecordBatchReader for Counted<'_, R, F> {
+    fn schema(&self) -> SchemaRef {
+        self.reader.schema()
+    }
+}

@@ -1,0 +1,21 @@
+//! End-to-end tests of the `npy` command-line tool on the NumPy fixtures (`tests/fixtures`,
+//! described by `tests/fixtures/manifest.json`), one test binary: `cargo test -p npy-cli`.
+//!
+//! They run the real binary (`CARGO_BIN_EXE_npy`, built by cargo for this test) through
+//! [`harness`]. With `NPY_PYTHON` set to a Python that has NumPy, converted files are also loaded
+//! by NumPy and compared with the originals. The Arrow / Parquet tests need the `parquet`
+//! feature, the SQL tests `datafusion` and `parquet`:
+//! `cargo test -p npy-cli --features parquet,datafusion`.
+
+mod harness;
+
+#[cfg(feature = "parquet")]
+mod arrow;
+mod convert;
+mod errors;
+mod hostile;
+mod manifest;
+mod object;
+#[cfg(all(feature = "datafusion", feature = "parquet"))]
+mod sql;
+mod text_csv;

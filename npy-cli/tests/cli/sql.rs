@@ -1,0 +1,177 @@
+//! `npy sql` (features `datafusion` and `parquet`), run as the real binary: tables named
+//! by stem and by `-t`, directories and globs, the three stdout formats, `-o` to `.npy` and
+//! `.parquet` (checked with NumPy and pyarrow when `NPY_PYTHON` is set), and clear errors for
+//! bad files and bad queries.
+
+use std::process::Command;
+
+use npy_serde_tests::live_python;
+
+use crate::harness::{npy, npy_ok, Dir};
+
+#[derive(serde::Serialize, npy_serde::NpyRecord)]
+struct Rec {
+    id: i64,
+    flag: u8,
+    x: f64,
+}
+
+/// Shards `s0.npy`.. of a record array (id i8, flag u1, x f8), ids 0..total.
+fn shards(dir: &Dir, sizes: &[i64]) {
+    let mut next = 0;
+    for (k, &n) in sizes.iter().enumerate() {
+        let recs: Vec<Rec> = (next..next + n)
+            .map(|i| Rec {
+                id: i,
+                flag: (i % 3) as u8,
+                x: i as f64 * 0.5,
+            })
+            .collect();
+        next += n;
+        npy_serde::to_path(dir.join(&format!("s{k}.npy")), &recs).unwrap();
+    }
+}
+
+#[test]
+fn tables_by_stem_and_by_name_in_every_output_format() {
+    let d = Dir::new("formats");
+    shards(&d, &[10, 5, 0, 7]);
+    let text = npy_ok([
+        "sql",
+        "SELECT flag, count(*) AS n, sum(id) AS s FROM t GROUP BY flag ORDER BY flag",
+        "-t",
+        &format!("t={}", d.0.display()),
+    ]);
+    // ids 0..22: flag 0 has 0,3,..,21 (8 ids, sum 84); 1: 1..19 (7, 70); 2: 2..20 (7, 77).
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[1], "| flag | n | s  |", "{text}");
+    assert_eq!(lines[3], "| 0    | 8 | 84 |", "{text}");
+    assert_eq!(lines[5], "| 2    | 7 | 77 |", "{text}");
+
+    let csv = npy_ok([
+        "sql",
+        "SELECT id, x FROM s0 WHERE id < 3 ORDER BY id",
+        &d.join("s0.npy"),
+        "--csv",
+    ]);
+    assert_eq!(csv, "id,x\n0,0.0\n1,0.5\n2,1.0\n");
+
+    let glob = format!("t={}/s[01].npy", d.0.display());
+    let json = npy_ok([
+        "sql",
+        "SELECT max(id) AS m, count(*) AS n FROM t",
+        "-t",
+        &glob,
+        "--json",
+    ]);
+    assert_eq!(json, "[\n  {\"m\": 14, \"n\": 15}\n]\n");
+
+    // The tool's JSON conventions (`cat --json`): floats as the shortest round-trip text,
+    // non-finite ones as strings, NULL as null; no rows is `[]`.
+    let json = npy_ok([
+        "sql",
+        "SELECT id, x / (id - 1) AS r, CASE WHEN id = 2 THEN NULL ELSE x END AS x FROM s0 \
+         WHERE id < 3 ORDER BY id",
+        &d.join("s0.npy"),
+        "--json",
+    ]);
+    assert_eq!(
+        json,
+        "[\n  {\"id\": 0, \"r\": -0.0, \"x\": 0.0},\n  {\"id\": 1, \"r\": \"inf\", \"x\": 0.5},\
+         \n  {\"id\": 2, \"r\": 1.0, \"x\": null}\n]\n"
+    );
+    let empty = npy_ok([
+        "sql",
+        "SELECT id FROM s0 WHERE id < 0",
+        &d.join("s0.npy"),
+        "--json",
+    ]);
+    assert_eq!(empty, "[]\n");
+}
+
+#[test]
+fn query_results_to_npy_and_parquet_files() {
+    let d = Dir::new("out");
+    shards(&d, &[100, 50]);
+    let out = d.join("res.npy");
+    npy_ok([
+        "sql",
+        "SELECT id, x FROM t WHERE flag = 1 ORDER BY id",
+        "-t",
+        &format!("t={}", d.0.display()),
+        "-o",
+        &out,
+    ]);
+    let back: Vec<(i64, f64)> = npy_serde::from_path_serde(&out).unwrap();
+    let want: Vec<(i64, f64)> = (0..150)
+        .filter(|i| i % 3 == 1)
+        .map(|i| (i, i as f64 * 0.5))
+        .collect();
+    assert_eq!(back, want);
+    let pq = d.join("res.parquet");
+    npy_ok([
+        "sql",
+        "SELECT * FROM s1",
+        &d.join("s1.npy"),
+        "-o",
+        &pq,
+        "--compression",
+        "zstd",
+    ]);
+    let again = d.join("again.npy");
+    npy_ok(["convert", &pq, &again]);
+    assert_eq!(
+        std::fs::read(&again).unwrap(),
+        std::fs::read(d.join("s1.npy")).unwrap()
+    );
+    if let Some(py) = live_python() {
+        let check = Command::new(py)
+            .args([
+                "-c",
+                "import sys, numpy as np, pyarrow.parquet as pq\n\
+                 a = np.load(sys.argv[1]); t = pq.read_table(sys.argv[2])\n\
+                 assert a.dtype.names == ('id', 'x') and (a['id'] % 3 == 1).all() and len(a) == 50\n\
+                 assert t.num_rows == 50 and t.column('id').to_pylist() == list(range(100, 150))\n\
+                 print('ok')",
+                &out,
+                &pq,
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&check.stdout).trim(),
+            "ok",
+            "{check:?}"
+        );
+    }
+}
+
+#[test]
+fn bad_files_and_bad_queries_are_clear_errors() {
+    let d = Dir::new("errors");
+    shards(&d, &[40]);
+    let good = std::fs::read(d.join("s0.npy")).unwrap();
+    std::fs::write(d.join("cut.npy"), &good[..good.len() - 5]).unwrap();
+    let out = npy(["sql", "SELECT sum(id) FROM cut", &d.join("cut.npy")]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cut.npy") && err.contains("end of input"),
+        "{err}"
+    );
+
+    let out = npy(["sql", "SELECT nope FROM s0", &d.join("s0.npy")]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nope"));
+
+    let out = npy(["sql", "SELECT 1", "-t", "no-equals-sign"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = npy([
+        "sql",
+        "SELECT * FROM s0",
+        &d.join("s0.npy"),
+        "-o",
+        &d.join("x.txt"),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}
