@@ -14,7 +14,8 @@
 //! Environment: `NPY_BENCH_SCALE` (default 1), `NPY_BENCH_REPS` (rounds, default 5: each times
 //! every case of ours once and then the Python side once; the best round of each is kept),
 //! `NPY_PYTHON`.
-//! Run: `NPY_PYTHON=.venv/bin/python NPY_BENCH_SCALE=0.25 cargo bench -p npy-serde --features parquet --bench arrow`
+//! Run: `cargo build --release -p npy-cli --features parquet` (the binary whose memory is
+//! measured), then `NPY_PYTHON=.venv/bin/python NPY_BENCH_SCALE=0.25 cargo bench -p npy-serde --features parquet --bench arrow`
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -163,10 +164,26 @@ fn main() {
 #[cfg(feature = "parquet")]
 fn memory_cases(w2: &Path, dir: &Path) {
     use parquet::file::reader::{FileReader, SerializedFileReader};
+    // The tool is the npy-cli crate's binary: `NPY_BIN`, or `npy` beside this bench's
+    // directory (`target/release/npy` after `cargo build --release -p npy-cli --features parquet`).
+    let npy = std::env::var_os("NPY_BIN")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            let exe = std::env::current_exe().ok()?;
+            Some(exe.parent()?.parent()?.join("npy"))
+        });
+    let Some(npy) = npy.filter(|p| p.is_file()) else {
+        println!(
+            "npy convert, peak resident set: skipped (no npy binary: run \
+             `cargo build --release -p npy-cli --features parquet` first, or set NPY_BIN)"
+        );
+        return;
+    };
+    let npy = &npy;
     let rss = |args: &[&std::ffi::OsStr]| -> f64 {
         // Reaped by `wait4` below, which also gives its resource usage.
         #[allow(clippy::zombie_processes)]
-        let child = Command::new(env!("CARGO_BIN_EXE_npy"))
+        let child = Command::new(npy)
             .arg("convert")
             .args(args)
             .spawn()

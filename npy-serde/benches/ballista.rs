@@ -43,29 +43,29 @@ const EXECUTORS: usize = 2;
 
 /// The scan's tasks: each partition's files and byte ranges.
 fn print_scan_split(plan: &Arc<dyn ExecutionPlan>) {
-    if let Some(exec) = plan.downcast_ref::<DataSourceExec>() {
-        if let Some(config) = exec.data_source().downcast_ref::<FileScanConfig>() {
-            println!(
-                "  scan stage: {} tasks over {} shards",
-                config.file_groups.len(),
-                SHARDS
-            );
-            for (i, group) in config.file_groups.iter().enumerate() {
-                let files: Vec<String> = group
-                    .files()
-                    .iter()
-                    .map(|f| {
-                        let name = f.object_meta.location.filename().unwrap_or("?").to_string();
-                        match &f.range {
-                            Some(r) => format!("{name}[{}..{}]", r.start, r.end),
-                            None => name,
-                        }
-                    })
-                    .collect();
-                println!("    task {i}: {}", files.join(" "));
-            }
-            return;
+    if let Some(exec) = plan.downcast_ref::<DataSourceExec>()
+        && let Some(config) = exec.data_source().downcast_ref::<FileScanConfig>()
+    {
+        println!(
+            "  scan stage: {} tasks over {} shards",
+            config.file_groups.len(),
+            SHARDS
+        );
+        for (i, group) in config.file_groups.iter().enumerate() {
+            let files: Vec<String> = group
+                .files()
+                .iter()
+                .map(|f| {
+                    let name = f.object_meta.location.filename().unwrap_or("?").to_string();
+                    match &f.range {
+                        Some(r) => format!("{name}[{}..{}]", r.start, r.end),
+                        None => name,
+                    }
+                })
+                .collect();
+            println!("    task {i}: {}", files.join(" "));
         }
+        return;
     }
     for child in plan.children() {
         print_scan_split(child);

@@ -338,10 +338,10 @@ impl<'t> LitParser<'t> {
                 ))
                 .parse(i);
                 let (mut rest, digits) = r.map_err(|_| self.expected(i, "an integer"))?;
-                if self.opts.allow_long_suffix {
-                    if let Some(r) = rest.strip_prefix('L').or_else(|| rest.strip_prefix('l')) {
-                        rest = r;
-                    }
+                if self.opts.allow_long_suffix
+                    && let Some(r) = rest.strip_prefix('L').or_else(|| rest.strip_prefix('l'))
+                {
+                    rest = r;
                 }
                 if rest.starts_with(|c: char| c.is_alphanumeric() || c == '.' || c == '_') {
                     return Err(

@@ -322,10 +322,10 @@ fn graph(src: &Path, skip_bin: bool) -> Graph {
             if n.reexport && !n.local.as_deref().is_some_and(|l| uses_name(rest, l)) {
                 continue;
             }
-            if let Some(to) = absolute(&m.path, &n.path).and_then(&resolve) {
-                if to != m.path {
-                    e.insert(to);
-                }
+            if let Some(to) = absolute(&m.path, &n.path).and_then(&resolve)
+                && to != m.path
+            {
+                e.insert(to);
             }
         }
     }

@@ -517,10 +517,10 @@ impl<'a> NpyBatchReader<'a> {
             return Ok(None);
         }
         let rows = (self.batch_rows as u64).min(left) as usize;
-        if let Some(k) = self.batches_ahead(left) {
-            if self.decode_ahead(k) {
-                return self.next_batch();
-            }
+        if let Some(k) = self.batches_ahead(left)
+            && self.decode_ahead(k)
+        {
+            return self.next_batch();
         }
         let result = self.decode_rows(rows);
         if result.is_err() {

@@ -258,23 +258,22 @@ pub(crate) fn field_for(name: &str, title: Option<&str>, dt: &DType, node: &Node
     if let Some(t) = title {
         meta.insert(TITLE_KEY.to_string(), t.to_string());
     }
-    if let DType::Plain(p) = dt {
-        if let Scalar::DateTime(u, m) | Scalar::TimeDelta(u, m) = p.scalar() {
-            if matches!(
-                node,
-                Node::Time {
-                    target: TimeTarget::Raw,
-                    ..
-                }
-            ) {
-                let unit = match (u, m) {
-                    (TimeUnit::Generic, _) => String::new(),
-                    (u, 1) => u.code().to_string(),
-                    (u, m) => format!("{m}{}", u.code()),
-                };
-                meta.insert(UNIT_KEY.to_string(), unit);
+    if let DType::Plain(p) = dt
+        && let Scalar::DateTime(u, m) | Scalar::TimeDelta(u, m) = p.scalar()
+        && matches!(
+            node,
+            Node::Time {
+                target: TimeTarget::Raw,
+                ..
             }
-        }
+        )
+    {
+        let unit = match (u, m) {
+            (TimeUnit::Generic, _) => String::new(),
+            (u, 1) => u.code().to_string(),
+            (u, m) => format!("{m}{}", u.code()),
+        };
+        meta.insert(UNIT_KEY.to_string(), unit);
     }
     Field::new(name, node.data_type(), nullable(node)).with_metadata(meta)
 }

@@ -401,27 +401,27 @@ fn parse_shape(s: &str) -> Option<Vec<u64>> {
 /// when its fields are that array's columns, else a packed record of the fields' dtypes.
 fn plan(schema: &Schema, first: Option<&RecordBatch>, o: &BatchWriterBuilder) -> Result<Target> {
     let meta = schema.metadata();
-    if !o.ignore_metadata {
-        if let (Some(d), Some(s)) = (meta.get(DESCR_KEY), meta.get(SHAPE_KEY)) {
-            if let (Ok(elem), Some(shape)) = (DType::from_descr(d), parse_shape(s)) {
-                let mut probe = shape.clone();
-                if let Some(first) = probe.first_mut() {
-                    *first = 0;
-                }
-                let layout = Layout::of(&Header::new(elem, probe))?;
-                let same = layout.columns.len() == schema.fields().len()
-                    && layout.columns.iter().zip(schema.fields()).all(|(c, f)| {
-                        c.field.name() == f.name() && c.field.data_type() == f.data_type()
-                    });
-                if same {
-                    let cols = (0..layout.columns.len()).collect();
-                    return Ok(Target {
-                        layout,
-                        cols,
-                        scalar: shape.is_empty(),
-                    });
-                }
-            }
+    if !o.ignore_metadata
+        && let (Some(d), Some(s)) = (meta.get(DESCR_KEY), meta.get(SHAPE_KEY))
+        && let (Ok(elem), Some(shape)) = (DType::from_descr(d), parse_shape(s))
+    {
+        let mut probe = shape.clone();
+        if let Some(first) = probe.first_mut() {
+            *first = 0;
+        }
+        let layout = Layout::of(&Header::new(elem, probe))?;
+        let same =
+            layout.columns.len() == schema.fields().len()
+                && layout.columns.iter().zip(schema.fields()).all(|(c, f)| {
+                    c.field.name() == f.name() && c.field.data_type() == f.data_type()
+                });
+        if same {
+            let cols = (0..layout.columns.len()).collect();
+            return Ok(Target {
+                layout,
+                cols,
+                scalar: shape.is_empty(),
+            });
         }
     }
     let mut fields = Vec::with_capacity(schema.fields().len());
@@ -448,14 +448,12 @@ fn plan(schema: &Schema, first: Option<&RecordBatch>, o: &BatchWriterBuilder) ->
 }
 
 fn field_dtype(f: &Field, col: Option<&ArrayRef>, o: &BatchWriterBuilder) -> Result<DType> {
-    if !o.ignore_metadata {
-        if let Some(d) = f.metadata().get(DESCR_KEY) {
-            if let Ok(dt) = DType::from_descr(d) {
-                if super::data_type_for(&dt).ok().as_ref() == Some(f.data_type()) {
-                    return Ok(dt);
-                }
-            }
-        }
+    if !o.ignore_metadata
+        && let Some(d) = f.metadata().get(DESCR_KEY)
+        && let Ok(dt) = DType::from_descr(d)
+        && super::data_type_for(&dt).ok().as_ref() == Some(f.data_type())
+    {
+        return Ok(dt);
     }
     infer(f.data_type(), f.name(), col, o)
 }

@@ -163,10 +163,10 @@ impl FileFormat for NpyFormat {
             conf.file_source.table_schema().clone(),
             self.options.clone(),
         ));
-        if let Some(projection) = conf.file_source.projection() {
-            if let Some(projected) = source.try_pushdown_projection(projection)? {
-                source = projected;
-            }
+        if let Some(projection) = conf.file_source.projection()
+            && let Some(projected) = source.try_pushdown_projection(projection)?
+        {
+            source = projected;
         }
         let config = FileScanConfigBuilder::from(conf)
             .with_source(source)

@@ -111,13 +111,13 @@ impl<T: DeserializeOwned + NpyRecord + Send, D: Dimension> FromNpy for Array<T, 
 /// The dimension of an array of `shape`, as `D`; a [`ErrorKind::Dimension`] error if `D` has a
 /// fixed number of axes that is not `shape`'s.
 pub(crate) fn dim_of<D: Dimension>(shape: &[u64]) -> Result<D> {
-    if let Some(n) = D::NDIM {
-        if n != shape.len() {
-            return Err(Error::new(ErrorKind::Dimension {
-                expected: n,
-                shape: repr_shape(shape),
-            }));
-        }
+    if let Some(n) = D::NDIM
+        && n != shape.len()
+    {
+        return Err(Error::new(ErrorKind::Dimension {
+            expected: n,
+            shape: repr_shape(shape),
+        }));
     }
     let mut dim = D::zeros(shape.len());
     for (d, &len) in dim.slice_mut().iter_mut().zip(shape) {
@@ -297,12 +297,13 @@ impl WriterBuilder {
         if let Some(c) = array.as_slice() {
             return (wb, Cow::Borrowed(c));
         }
-        if sub.is_empty() && array.ndim() > 1 {
-            if let Some(f) = array.view().reversed_axes().to_slice() {
-                wb = wb.fortran_order(true);
-                wb.stored_order = true;
-                return (wb, Cow::Borrowed(f));
-            }
+        if sub.is_empty()
+            && array.ndim() > 1
+            && let Some(f) = array.view().reversed_axes().to_slice()
+        {
+            wb = wb.fortran_order(true);
+            wb.stored_order = true;
+            return (wb, Cow::Borrowed(f));
         }
         (wb, Cow::Owned(array.iter().cloned().collect()))
     }

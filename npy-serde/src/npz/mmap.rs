@@ -329,8 +329,8 @@ impl MmapNpz {
     pub fn verify(&self, key: &str) -> Result<()> {
         let mut archive = self.archive()?;
         let name = &self.members[self.index(key)?].name;
-        let result = archive.by_name(name)?.finish();
-        result
+
+        archive.by_name(name)?.finish()
     }
 
     /// The archive read the copying way, from this map: for members that cannot be mapped

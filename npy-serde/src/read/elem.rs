@@ -245,13 +245,13 @@ impl<'a, 'de, 'c> ElemDe<'a, 'de, 'c> {
             }
         }
         // A subarray of single bytes reads as its raw bytes.
-        if let Some((base, _)) = self.subarray() {
-            if matches!(base, DType::Plain(p) if p.scalar() == Scalar::U8) {
-                return match self.borrowed {
-                    Some(b) => visitor.visit_borrowed_bytes(b),
-                    None => visitor.visit_bytes(self.bytes),
-                };
-            }
+        if let Some((base, _)) = self.subarray()
+            && matches!(base, DType::Plain(p) if p.scalar() == Scalar::U8)
+        {
+            return match self.borrowed {
+                Some(b) => visitor.visit_borrowed_bytes(b),
+                None => visitor.visit_bytes(self.bytes),
+            };
         }
         Err(self.mismatch("bytes"))
     }

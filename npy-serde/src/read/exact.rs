@@ -148,10 +148,8 @@ impl ExactPlan {
             return false;
         };
         let equal = names.len() == fields.len() && names.iter().zip(fields).all(|(a, b)| a == b);
-        if equal {
-            if let Some(v) = self.verified.get(at) {
-                v.set(fields.as_ptr() as usize);
-            }
+        if equal && let Some(v) = self.verified.get(at) {
+            v.set(fields.as_ptr() as usize);
         }
         equal
     }

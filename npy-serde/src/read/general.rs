@@ -237,12 +237,11 @@ impl<'de> de::Deserializer<'de> for ElemDe<'_, 'de, '_> {
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         // NaT is the missing value of datetimes and timedeltas.
-        if let Some(p) = self.plain() {
-            if is_time_scalar(p.scalar())
-                && i64::from_ne_bytes(self.arr(p.order().needs_swap())?) == NAT
-            {
-                return visitor.visit_none();
-            }
+        if let Some(p) = self.plain()
+            && is_time_scalar(p.scalar())
+            && i64::from_ne_bytes(self.arr(p.order().needs_swap())?) == NAT
+        {
+            return visitor.visit_none();
         }
         visitor.visit_some(self)
     }

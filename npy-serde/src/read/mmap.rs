@@ -456,24 +456,24 @@ impl<'a, T: Deserialize<'a>, E> MmapRecords<'a, T, E> {
         }
         // The fast tier first (see `crate::read::planned`); a miss decodes the element again below and
         // turns the fast tier off for the rest of the array.
-        if self.fast {
-            if let Some(bytes) = self.src.peek_bytes() {
-                let fast = T::deserialize(RowDe::<MmapSite> {
-                    bytes,
-                    dtype: self.dtype,
-                    plan: self.plan,
-                    ctx: &self.ctx,
-                    last: &self.last,
-                    site: std::marker::PhantomData,
-                });
-                match fast {
-                    Ok(v) => {
-                        self.src.next_bytes();
-                        crate::tier::served(crate::tier::Tier::Planned, 1);
-                        return Some(Ok(v));
-                    }
-                    Err(_) => self.fast = false,
+        if self.fast
+            && let Some(bytes) = self.src.peek_bytes()
+        {
+            let fast = T::deserialize(RowDe::<MmapSite> {
+                bytes,
+                dtype: self.dtype,
+                plan: self.plan,
+                ctx: &self.ctx,
+                last: &self.last,
+                site: std::marker::PhantomData,
+            });
+            match fast {
+                Ok(v) => {
+                    self.src.next_bytes();
+                    crate::tier::served(crate::tier::Tier::Planned, 1);
+                    return Some(Ok(v));
                 }
+                Err(_) => self.fast = false,
             }
         }
         let e = match self.src.next_elem() {
@@ -577,12 +577,12 @@ impl<'a, T: Deserialize<'a> + NpyRecord> Iterator for MmapRecords<'a, T, Exact<T
     fn next(&mut self) -> Option<Result<T>> {
         if let Some(t) = &self.exact.0 {
             // C order and the bytes at hand (else the other tiers take over and report).
-            if let Some(bytes) = self.src.at_hand() {
-                if let Some(v) = exact::one::<T, NextSite>(t, bytes) {
-                    self.src.next += 1;
-                    crate::tier::served(crate::tier::Tier::Exact, 1);
-                    return Some(Ok(v));
-                }
+            if let Some(bytes) = self.src.at_hand()
+                && let Some(v) = exact::one::<T, NextSite>(t, bytes)
+            {
+                self.src.next += 1;
+                crate::tier::served(crate::tier::Tier::Exact, 1);
+                return Some(Ok(v));
             }
             if self.src.remaining() > 0 {
                 self.exact.0 = None;
@@ -606,16 +606,16 @@ impl<'a, T: Deserialize<'a> + NpyRecord> Iterator for MmapRecords<'a, T, Exact<T
         F: FnMut(B, Self::Item) -> B,
     {
         let mut acc = init;
-        if let Some(t) = self.exact.0.take() {
-            if let Some(bytes) = self.src.peek_run(usize::MAX) {
-                let (a, k) = exact::fold(&t, bytes, acc, &mut |acc, v| f(acc, Ok(v)));
-                acc = a;
-                self.src.next += k as u64;
-                crate::tier::served(crate::tier::Tier::Exact, k as u64);
-            }
-            // A miss, or elements the tier cannot see (Fortran order, missing bytes): the
-            // other tiers take that element and the rest.
+        if let Some(t) = self.exact.0.take()
+            && let Some(bytes) = self.src.peek_run(usize::MAX)
+        {
+            let (a, k) = exact::fold(&t, bytes, acc, &mut |acc, v| f(acc, Ok(v)));
+            acc = a;
+            self.src.next += k as u64;
+            crate::tier::served(crate::tier::Tier::Exact, k as u64);
         }
+        // A miss, or elements the tier cannot see (Fortran order, missing bytes): the
+        // other tiers take that element and the rest.
         acc = self.fold_planned(acc, &mut f);
         // By `next` (a `for` loop does not call `fold`).
         for x in self {

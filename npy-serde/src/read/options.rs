@@ -115,10 +115,10 @@ impl ReaderBuilder {
     pub(crate) fn check(&self, header: &Header) -> Result<(u64, u64)> {
         let count = header.count()?;
         let len = header.data_len()?;
-        if let Some(max) = self.max_data_size {
-            if len > max {
-                return Err(Error::limit("the array data size", max, len));
-            }
+        if let Some(max) = self.max_data_size
+            && len > max
+        {
+            return Err(Error::limit("the array data size", max, len));
         }
         // Values no data byte pays for (zero-size elements and fields, lists above a
         // zero-length axis) are bounded here, once for the whole array, before decoding: a

@@ -260,25 +260,27 @@ impl<'de, S: Source<'de>> SeqAccess<'de> for ShapeSeq<'_, 'de, S> {
     /// be used twice: the innermost axis tries each element on the fast tier first.
     #[inline]
     fn next_element<T: Deserialize<'de>>(&mut self) -> Result<Option<T>> {
-        if self.fast && self.dims.is_empty() && self.i < self.n {
-            if let Some(bytes) = self.src.peek_bytes() {
-                let fast = T::deserialize(RowDe::<ShapeSite> {
-                    bytes,
-                    dtype: self.dtype,
-                    plan: self.plan,
-                    ctx: self.ctx,
-                    last: &self.last,
-                    site: std::marker::PhantomData,
-                });
-                match fast {
-                    Ok(v) => {
-                        self.src.next_bytes();
-                        self.i += 1;
-                        crate::tier::served(crate::tier::Tier::Planned, 1);
-                        return Ok(Some(v));
-                    }
-                    Err(_) => self.fast = false,
+        if self.fast
+            && self.dims.is_empty()
+            && self.i < self.n
+            && let Some(bytes) = self.src.peek_bytes()
+        {
+            let fast = T::deserialize(RowDe::<ShapeSite> {
+                bytes,
+                dtype: self.dtype,
+                plan: self.plan,
+                ctx: self.ctx,
+                last: &self.last,
+                site: std::marker::PhantomData,
+            });
+            match fast {
+                Ok(v) => {
+                    self.src.next_bytes();
+                    self.i += 1;
+                    crate::tier::served(crate::tier::Tier::Planned, 1);
+                    return Ok(Some(v));
                 }
+                Err(_) => self.fast = false,
             }
         }
         self.next_element_seed(std::marker::PhantomData)

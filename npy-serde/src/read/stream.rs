@@ -474,13 +474,13 @@ impl<R: Read, T: DeserializeOwned + NpyRecord> Iterator for RecordReader<R, T, E
                 self.failed = true;
                 return Some(Err(e.at_record(self.next)));
             }
-            if let Some(bytes) = self.block.peek(self.itemsize) {
-                if let Some(v) = exact::one::<T, NextSite>(t, bytes) {
-                    self.block.try_next(self.itemsize);
-                    self.next += 1;
-                    crate::tier::served(crate::tier::Tier::Exact, 1);
-                    return Some(Ok(v));
-                }
+            if let Some(bytes) = self.block.peek(self.itemsize)
+                && let Some(v) = exact::one::<T, NextSite>(t, bytes)
+            {
+                self.block.try_next(self.itemsize);
+                self.next += 1;
+                crate::tier::served(crate::tier::Tier::Exact, 1);
+                return Some(Ok(v));
             }
             // A miss: that element and the rest go to the other tiers.
             self.exact.0 = None;

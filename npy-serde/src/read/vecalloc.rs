@@ -21,10 +21,10 @@ const HUGE_MIN: usize = 4 << 20;
 /// the elements are written.
 pub(crate) fn vec_for<T>(count: u64) -> Vec<T> {
     let mut v = Vec::new();
-    if let Ok(n) = usize::try_from(count) {
-        if v.try_reserve_exact(n).is_ok() {
-            advise_huge_pages(&mut v);
-        }
+    if let Ok(n) = usize::try_from(count)
+        && v.try_reserve_exact(n).is_ok()
+    {
+        advise_huge_pages(&mut v);
     }
     v
 }

@@ -57,15 +57,15 @@ impl ElemSeq<'_, '_> {
     #[inline(always)]
     pub(super) fn item<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
         let i = self.i;
-        if let SeqMode::Sub { base, stride, len } = self.mode {
-            if i < len {
-                let slot = &mut self.buf[i * stride..(i + 1) * stride];
-                if let Err(e) = value.serialize(ElemSer::new(base, slot)) {
-                    return Err(at_index(e, i));
-                }
-                self.i += 1;
-                return Ok(());
+        if let SeqMode::Sub { base, stride, len } = self.mode
+            && i < len
+        {
+            let slot = &mut self.buf[i * stride..(i + 1) * stride];
+            if let Err(e) = value.serialize(ElemSer::new(base, slot)) {
+                return Err(at_index(e, i));
             }
+            self.i += 1;
+            return Ok(());
         }
         self.item_slow(value)
     }
@@ -355,18 +355,17 @@ impl ser::SerializeStruct for RecordSer<'_, '_> {
     ) -> Result<()> {
         // The common case, fields in dtype order with keys already seen: write the field found
         // by the positional guess directly (no second lookup by index).
-        if let Some(f) = self.rec.fields.get(self.next) {
-            if f.key_addr.load(Ordering::Relaxed) == key.as_ptr() as usize
-                && f.name.len() == key.len()
-                && self.seen.is_empty()
-            {
-                self.next += 1;
-                let r = match self.buf.get_mut(f.start..f.end) {
-                    Some(slot) => value.serialize(ElemSer::new(&f.node, slot)),
-                    None => Err(Error::write("a field outside its record")),
-                };
-                return r.map_err(|e| in_field(e, &f.name));
-            }
+        if let Some(f) = self.rec.fields.get(self.next)
+            && f.key_addr.load(Ordering::Relaxed) == key.as_ptr() as usize
+            && f.name.len() == key.len()
+            && self.seen.is_empty()
+        {
+            self.next += 1;
+            let r = match self.buf.get_mut(f.start..f.end) {
+                Some(slot) => value.serialize(ElemSer::new(&f.node, slot)),
+                None => Err(Error::write("a field outside its record")),
+            };
+            return r.map_err(|e| in_field(e, &f.name));
         }
         let idx = self.locate_static_slow(key)?;
         self.write_field(idx, value)

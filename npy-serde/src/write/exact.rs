@@ -121,10 +121,8 @@ impl WritePlan {
     #[inline(never)]
     fn check_key(&self, at: usize, key: &'static str) -> bool {
         let equal = matches!(self.names.get(at), Some(Some(name)) if name == key);
-        if equal {
-            if let Some(v) = self.verified.get(at) {
-                v.set(key.as_ptr() as usize);
-            }
+        if equal && let Some(v) = self.verified.get(at) {
+            v.set(key.as_ptr() as usize);
         }
         equal
     }
@@ -460,10 +458,10 @@ impl<T: NpyRecord, const FLIP: bool, S> ExactItems<'_, '_, T, FLIP, S> {
         let Some(s) = step_of::<T>(at) else {
             return Err(miss());
         };
-        if let Some(key) = key {
-            if !self.plan.key_matches(at, key) {
-                return Err(miss());
-            }
+        if let Some(key) = key
+            && !self.plan.key_matches(at, key)
+        {
+            return Err(miss());
         }
         self.left -= 1;
         self.next = s.end as usize;

@@ -27,18 +27,17 @@ impl<'p, 'b> ElemSer<'p, 'b> {
             len: n,
             stride,
         } = self.node
+            && len.is_none_or(|len| len == *n)
         {
-            if len.is_none_or(|len| len == *n) {
-                return Ok(ElemSeq {
-                    mode: SeqMode::Sub {
-                        base,
-                        stride: *stride,
-                        len: *n,
-                    },
-                    buf: self.buf,
-                    i: 0,
-                });
-            }
+            return Ok(ElemSeq {
+                mode: SeqMode::Sub {
+                    base,
+                    stride: *stride,
+                    len: *n,
+                },
+                buf: self.buf,
+                i: 0,
+            });
         }
         self.compound_seq_slow(len, positional_record)
     }
@@ -130,14 +129,14 @@ impl<'p, 'b> ser::Serializer for ElemSer<'p, 'b> {
     }
     #[inline(always)]
     fn serialize_i64(self, v: i64) -> Result<()> {
-        if let Node::Leaf { scalar, big } = self.node {
-            if matches!(
+        if let Node::Leaf { scalar, big } = self.node
+            && matches!(
                 scalar,
                 Scalar::I64 | Scalar::DateTime(..) | Scalar::TimeDelta(..)
-            ) {
-                put!(self.buf, v, *big);
-                return Ok(());
-            }
+            )
+        {
+            put!(self.buf, v, *big);
+            return Ok(());
         }
         self.int(v.into())
     }
@@ -246,11 +245,11 @@ impl<'p, 'b> ser::Serializer for ElemSer<'p, 'b> {
 
     fn serialize_none(self) -> Result<()> {
         // NaT is the missing value of datetimes and timedeltas.
-        if let Node::Leaf { scalar, big } = self.node {
-            if is_time_scalar(*scalar) {
-                put!(self.buf, NAT, *big);
-                return Ok(());
-            }
+        if let Node::Leaf { scalar, big } = self.node
+            && is_time_scalar(*scalar)
+        {
+            put!(self.buf, NAT, *big);
+            return Ok(());
         }
         Err(Error::write(format!(
             "None cannot be stored as {}: NumPy arrays have no null \
@@ -292,10 +291,10 @@ impl<'p, 'b> ser::Serializer for ElemSer<'p, 'b> {
         value: &T,
     ) -> Result<()> {
         // `half::f16` derives Serialize as a newtype struct "f16" around its bits.
-        if name == "f16" {
-            if let Ok(Some(bits)) = value.serialize(U16Capture) {
-                return self.f16_bits(bits);
-            }
+        if name == "f16"
+            && let Ok(Some(bits)) = value.serialize(U16Capture)
+        {
+            return self.f16_bits(bits);
         }
         // `DateTime64<U>` / `TimeDelta64<U>`: only into a datetime / timedelta of unit `U`.
         if let Some((delta, unit)) = time_of_name(name) {

@@ -55,15 +55,15 @@ impl<'a, S: Sink> NestSer<'a, S> {
 
     pub(super) fn seq(self, len: Option<usize>) -> Result<NestSeq<'a, S>> {
         let expected = self.shape[self.depth];
-        if let Some(len) = len {
-            if len as u64 != expected {
-                return Err(non_rectangular(
-                    self.shape,
-                    self.depth,
-                    len as u64,
-                    self.sink.position(),
-                ));
-            }
+        if let Some(len) = len
+            && len as u64 != expected
+        {
+            return Err(non_rectangular(
+                self.shape,
+                self.depth,
+                len as u64,
+                self.sink.position(),
+            ));
         }
         Ok(NestSeq {
             sink: self.sink,
