@@ -17,13 +17,12 @@
 
 use std::io::BufWriter;
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use npy_serde::npz::{MmapNpz, NpzAppender, NpzWriter};
 
 mod common;
-use common::{env_or, time};
+use common::{env_or, lane_sum, python_times, time};
 
 const NUMPY: &str = r#"
 import sys, time
@@ -42,38 +41,13 @@ def npz_sum():
 print("npz_sum", best(npz_sum))
 "#;
 
-fn numpy(python: &str, reps: usize, npy: &Path, npz: &Path) -> Vec<(String, f64)> {
-    let out = Command::new(python)
-        .args(["-c", NUMPY, &reps.to_string()])
-        .args([npy, npz])
-        .output()
-        .expect("run NPY_PYTHON");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| {
-            let (k, v) = l.split_once(' ')?;
-            Some((k.to_string(), v.trim().parse().ok()?))
-        })
+/// NumPy's times (seconds) from the script above, through `common::python_times`.
+fn numpy(reps: usize, npy: &Path, npz: &Path) -> Vec<(String, f64)> {
+    let reps = reps.to_string();
+    python_times(NUMPY, &[reps.as_ref(), npy.as_os_str(), npz.as_os_str()])
+        .into_iter()
+        .map(|(k, d)| (k, d.as_secs_f64()))
         .collect()
-}
-
-/// A sum with sixteen independent accumulators, which the compiler vectorizes (NumPy's
-/// pairwise sum is likewise lane-wise, in float32 for a float32 array).
-fn lane_sum(v: &[f32]) -> f32 {
-    let mut acc = [0.0f32; 16];
-    let chunks = v.chunks_exact(16);
-    let rest = chunks.remainder();
-    for c in chunks {
-        for i in 0..16 {
-            acc[i] += c[i];
-        }
-    }
-    acc.iter().sum::<f32>() + rest.iter().sum::<f32>()
 }
 
 /// An aligned archive with one stored `<f4` member `x` of `n` elements.
@@ -107,20 +81,20 @@ fn main() {
     let python = std::env::var("NPY_PYTHON").ok().filter(|p| !p.is_empty());
     let np_before = python
         .as_deref()
-        .map(|py| numpy(py, reps, &npy, &big))
+        .map(|_| numpy(reps, &npy, &big))
         .unwrap_or_default();
     let ours = time(reps, || {
         let npz = MmapNpz::open(&big).unwrap();
         let a = npz.array("x").unwrap();
-        lane_sum(a.as_slice::<f32>().unwrap())
+        lane_sum::<f32, 16>(a.as_slice::<f32>().unwrap())
     });
     let ours_npy = time(reps, || {
         let map = npy_serde::MmapArray::open(&npy).unwrap();
-        lane_sum(map.as_slice::<f32>().unwrap())
+        lane_sum::<f32, 16>(map.as_slice::<f32>().unwrap())
     });
     let np_after = python
         .as_deref()
-        .map(|py| numpy(py, reps, &npy, &big))
+        .map(|_| numpy(reps, &npy, &big))
         .unwrap_or_default();
     let reference = |k: &str| {
         np_before

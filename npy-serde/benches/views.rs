@@ -16,14 +16,13 @@
 //! Run: `NPY_PYTHON=.venv/bin/python cargo bench -p npy-serde --bench views`
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use npy_serde::{MmapArray, MmapArrayMut, NpyRecord};
 use serde::{Deserialize, Serialize};
 
 mod common;
-use common::time;
+use common::{lane_sum, python_times, time};
 
 /// W2 in NumPy's `align=True` layout, as C lays it out.
 #[derive(Serialize, Deserialize, NpyRecord, Clone, Copy, Debug)]
@@ -55,38 +54,21 @@ a = np.load(w1)
 print("save_w1", best(lambda: np.save(out1, a)))
 "#;
 
-fn numpy(python: &str, reps: usize, w1: &Path, w2a: &Path, out: &Path) -> Vec<(String, f64)> {
-    let out = Command::new(python)
-        .args(["-c", NUMPY, &reps.to_string()])
-        .args([w1, w2a, out])
-        .output()
-        .expect("run NPY_PYTHON");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| {
-            let (k, v) = l.split_once(' ')?;
-            Some((k.to_string(), v.trim().parse().ok()?))
-        })
-        .collect()
-}
-
-/// A sum with eight independent accumulators, which the compiler vectorizes (NumPy's pairwise
-/// sum is likewise lane-wise).
-fn lane_sum(v: &[f64]) -> f64 {
-    let mut acc = [0.0f64; 8];
-    let chunks = v.chunks_exact(8);
-    let rest = chunks.remainder();
-    for c in chunks {
-        for i in 0..8 {
-            acc[i] += c[i];
-        }
-    }
-    acc.iter().sum::<f64>() + rest.iter().sum::<f64>()
+/// NumPy's times (seconds) from the script above, through `common::python_times`.
+fn numpy(reps: usize, w1: &Path, w2a: &Path, out: &Path) -> Vec<(String, f64)> {
+    let reps = reps.to_string();
+    python_times(
+        NUMPY,
+        &[
+            reps.as_ref(),
+            w1.as_os_str(),
+            w2a.as_os_str(),
+            out.as_os_str(),
+        ],
+    )
+    .into_iter()
+    .map(|(k, d)| (k, d.as_secs_f64()))
+    .collect()
 }
 
 fn x_sum(v: &[W2A]) -> f64 {
@@ -137,7 +119,7 @@ fn main() {
     let python = std::env::var("NPY_PYTHON").ok().filter(|p| !p.is_empty());
     let np_before = python
         .as_deref()
-        .map(|py| numpy(py, reps, &w1, &w2a, &out))
+        .map(|_| numpy(reps, &w1, &w2a, &out))
         .unwrap_or_default();
 
     let mut rows: Vec<(&str, f64, Duration, &str)> = Vec::new();
@@ -152,7 +134,7 @@ fn main() {
         b1,
         time(reps, || {
             let map = MmapArray::open(&w1).unwrap();
-            lane_sum(map.as_slice::<f64>().unwrap())
+            lane_sum::<f64, 8>(map.as_slice::<f64>().unwrap())
         }),
         "mmap_sum_w1",
     ));
@@ -198,7 +180,7 @@ fn main() {
 
     let np_after = python
         .as_deref()
-        .map(|py| numpy(py, reps, &w1, &w2a, &out))
+        .map(|_| numpy(reps, &w1, &w2a, &out))
         .unwrap_or_default();
     let reference = |k: &str| {
         np_before

@@ -82,3 +82,20 @@ pub fn python_times(script: &str, args: &[&std::ffi::OsStr]) -> Vec<(String, Dur
         })
         .collect()
 }
+
+/// A sum with `L` independent accumulators, which the compiler vectorizes (NumPy's pairwise sum
+/// is likewise lane-wise, in float32 for a float32 array).
+pub fn lane_sum<T, const L: usize>(v: &[T]) -> T
+where
+    T: Copy + Default + std::ops::Add<Output = T> + std::ops::AddAssign + std::iter::Sum<T>,
+{
+    let mut acc = [T::default(); L];
+    let chunks = v.chunks_exact(L);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for i in 0..L {
+            acc[i] += c[i];
+        }
+    }
+    acc.iter().copied().sum::<T>() + rest.iter().copied().sum::<T>()
+}
