@@ -6,8 +6,8 @@
 //! conventions.
 //!
 //! The rooms, from the ground up: [`failure`] and [`global`] (what every command shares);
-//! [`input`] (opening files, archives and members, headers, elements), [`format`] (values as
-//! JSON, CSV and text), [`progress`] and [`output`] (output formats, temporary files); [`print`]
+//! [`input`] (opening files, archives and members, headers, elements), [`format`](mod@format) (values as
+//! JSON, CSV and text), [`progress`] and [`output`] (output formats, temporary files); [`print`](mod@print)
 //! (arrays streamed in a style) and [`table`] (Parquet / Arrow IPC tables, feature `arrow`); one
 //! module per command ([`info`], [`cat`], [`convert`], [`check`], [`sql`]), each declaring its
 //! arguments and what a feature adds to it; [`cli`] (the command line); and this entry point.

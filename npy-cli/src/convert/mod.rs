@@ -1,6 +1,6 @@
 //! `npy convert`: re-encode `.npy` (byte order, memory order, version) ([`npy`]), extract archive
 //! members or write archives ([`archive`]), write JSON / CSV (the printer `cat` uses), or convert
-//! to and from Parquet / Arrow IPC ([`tables`], feature `arrow`), chosen by OUT's extension or
+//! to and from Parquet / Arrow IPC ([`tables`](mod@tables), feature `arrow`), chosen by OUT's extension or
 //! `--to`.
 
 mod archive;

@@ -1,5 +1,5 @@
 //! Tables (feature `arrow`): Parquet and Arrow IPC files opened as batch readers ([`read`]), and
-//! batches written to `.npy`, `.npz` members, `.parquet` or `.arrow` ([`write`]), streamed;
+//! batches written to `.npy`, `.npz` members, `.parquet` or `.arrow` ([`write`](mod@write)), streamed;
 //! what `npy convert` and `npy sql -o` share.
 //!
 //! Parquet is the `parquet` feature's, here alone: without it, [`parquet`] is

@@ -27,7 +27,7 @@
 //!   `datafusion.optimizer.repartition_file_min_size`); each range reads the whole records
 //!   whose first byte it holds, so one large file is read on every core.
 //! - Statistics: each file's exact row count, from its header.
-//! - Untrusted files: the header and data limits of [`ReaderBuilder`] apply
+//! - Untrusted files: the header and data limits of [`ReaderBuilder`](crate::ReaderBuilder) apply
 //!   ([`NpyReadOptions::reader_options`]); a truncated or hostile file fails the query with
 //!   this crate's error (the file, and the record, field and byte where it applies), never a
 //!   panic.
