@@ -94,6 +94,7 @@
 
 mod decode;
 mod encode;
+mod foreign;
 #[cfg(unix)]
 mod pread;
 mod reader;
@@ -103,6 +104,8 @@ mod writer;
 
 #[cfg(feature = "datafusion")]
 pub(crate) use decode::arrow_err;
+pub use foreign::policy::{DecimalPolicy, NullPolicy};
+pub use foreign::title::MASK_KEY;
 pub use reader::{
     read_batch, read_batches, schema_of_path, to_arrow, BatchReaderBuilder, NpyBatchReader,
     DEFAULT_BATCH_SIZE, MAX_BATCH_BYTES,
