@@ -254,9 +254,15 @@ fn fixed(a: &ArrayRef, cx: &Ctx, path: &str, settled: Option<&DataType>) -> Resu
         _ => (None, None),
     };
     let mut len: Option<(usize, usize)> = want;
-    for (i, &(_, n)) in spans.iter().enumerate() {
+    for (i, &(o, n)) in spans.iter().enumerate() {
         if a.is_null(i) {
             continue;
+        }
+        if o.checked_add(n).is_none_or(|e| e > values.len()) {
+            return Err(Error::invalid_value(format!(
+                "column `{path}`, row {}: the list points past its values",
+                cx.first_row + i as u64
+            )));
         }
         match len {
             None => len = Some((n, i)),
@@ -286,12 +292,6 @@ fn fixed(a: &ArrayRef, cx: &Ctx, path: &str, settled: Option<&DataType>) -> Resu
         if a.is_null(i) {
             idx.extend(std::iter::repeat_n(None, n));
             continue;
-        }
-        if o.checked_add(n).is_none_or(|e| e > values.len()) {
-            return Err(Error::invalid_value(format!(
-                "column `{path}`, row {}: the list points past its values",
-                cx.first_row + i as u64
-            )));
         }
         idx.extend((o..o + n).map(|k| Some(k as u64)));
     }

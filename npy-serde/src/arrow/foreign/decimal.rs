@@ -33,9 +33,11 @@ pub(crate) fn decimal_of(dt: &DataType) -> Option<(u8, i8)> {
 }
 
 /// Whether every value of a `(p, s)` decimal is exact in `<f8` and comes back by rounding.
+/// (A scale past 22, which Arrow allows above the precision, is not: 10^s is then no exact
+/// double.)
 pub(crate) fn fits_f8(p: u8, s: i8) -> bool {
     let digits = if s < 0 { p as i32 - s as i32 } else { p as i32 };
-    digits <= 15
+    digits <= 15 && s <= 22
 }
 
 /// The unscaled value of one decimal width.

@@ -230,13 +230,13 @@ impl Prep {
                     first_row + i as u64
                 )));
             }
-            let valid = match c.logical_nulls() {
+            let valid = col.mask.then(|| match c.logical_nulls() {
                 Some(n) => BooleanArray::new(n.inner().clone(), None),
                 None => BooleanArray::from(vec![true; c.len()]),
-            };
+            });
             out.push(c);
-            if col.mask {
-                out.push(Arc::new(valid));
+            if let Some(v) = valid {
+                out.push(Arc::new(v));
             }
         }
         Ok(out)

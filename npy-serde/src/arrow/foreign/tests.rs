@@ -484,3 +484,62 @@ fn a_mixed_table_round_trips_with_its_schema() {
         &DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into()))
     );
 }
+
+/// SQL over a titled file with masks: the restored types in the table's schema and in its
+/// batches alike, the masks folded into the nulls (also when only the column is projected).
+#[cfg(feature = "datafusion")]
+#[test]
+fn sql_over_a_titled_file_sees_the_restored_types() {
+    use crate::datafusion::{NpyReadOptions, NpySessionExt};
+    use datafusion::prelude::SessionContext;
+    let b = batch(vec![
+        ("price", dec128(vec![Some(1999), None, Some(-5)], 12, 2)),
+        (
+            "n",
+            Arc::new(Int32Array::from(vec![Some(1), None, Some(3)])),
+        ),
+        (
+            "tod",
+            Arc::new(Time64MicrosecondArray::from(vec![10, 20, 30])),
+        ),
+    ]);
+    let dir = std::env::temp_dir().join(format!("foreign-sql-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.npy");
+    std::fs::write(
+        &path,
+        write(&b, &BatchWriterBuilder::new().nulls(NullPolicy::Mask)).unwrap(),
+    )
+    .unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let got = rt.block_on(async {
+        let ctx = SessionContext::new();
+        ctx.register_npy("t", path.to_str().unwrap(), NpyReadOptions::new())
+            .await?;
+        let df = ctx
+            .sql("SELECT sum(price) AS s, count(n) AS c, max(tod) AS m, count(*) AS k FROM t")
+            .await?;
+        let all = df.collect().await?;
+        let only = ctx
+            .sql("SELECT n FROM t WHERE n IS NULL")
+            .await?
+            .collect()
+            .await?;
+        Ok::<_, datafusion::error::DataFusionError>((all, only))
+    });
+    std::fs::remove_dir_all(&dir).unwrap();
+    let (all, only) = got.unwrap();
+    let r = &all[0];
+    assert_eq!(r.column(0).as_primitive::<Decimal128Type>().value(0), 1994);
+    assert!(matches!(
+        r.schema().field(0).data_type(),
+        DataType::Decimal128(_, 2)
+    ));
+    assert_eq!(r.column(1).as_primitive::<Int64Type>().value(0), 2);
+    assert_eq!(
+        r.column(2).as_primitive::<Time64MicrosecondType>().value(0),
+        30
+    );
+    assert_eq!(r.column(3).as_primitive::<Int64Type>().value(0), 3);
+    assert_eq!(only.iter().map(|b| b.num_rows()).sum::<usize>(), 1);
+}
