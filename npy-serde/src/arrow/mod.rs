@@ -55,7 +55,8 @@
 //! `('<i2', (3,))`, a nested record's list); the schema carries the whole element's descr, the
 //! array's shape (`numpy.shape`) and `numpy.fortran_order`. [`NpyBatchWriter`] reads them back,
 //! so `.npy` -> Arrow -> `.npy` gives the original dtype, byte order, padding and titles: the
-//! same bytes `np.save` wrote (a Fortran-order N-d array comes back in C order).
+//! same bytes `np.save` wrote, a Fortran-order array in Fortran order (written with its shape
+//! known from `numpy.shape`: runs of rows at their offsets, in bounded memory).
 //!
 //! ```
 //! use arrow_array::{cast::AsArray, types::Int64Type};
@@ -147,6 +148,7 @@
 mod decode;
 mod encode;
 mod foreign;
+mod fortran;
 #[cfg(unix)]
 mod pread;
 mod reader;

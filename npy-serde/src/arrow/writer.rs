@@ -22,7 +22,8 @@ use super::encode::{encode, widest, Nulls};
 use super::foreign::normalize::{Choices, Prep};
 use super::foreign::policy::{DecimalPolicy, NullPolicy};
 use super::foreign::title::is_marker;
-use super::schema::{Layout, DESCR_KEY, SHAPE_KEY, TITLE_KEY};
+use super::fortran::FortranWriter;
+use super::schema::{Layout, DESCR_KEY, FORTRAN_KEY, SHAPE_KEY, TITLE_KEY};
 use crate::dtype::{ByteOrder, DType, Record, Scalar, TimeUnit};
 use crate::error::{Error, Result};
 use crate::header::{Header, Version};
@@ -267,10 +268,15 @@ struct Target {
     scalar: bool,
 }
 
-enum State<W> {
+enum State<W: Write + Seek> {
     Pending(W),
     Stream(Box<NpyWriter<W>>),
-    Scalar { inner: W, bytes: Option<Vec<u8>> },
+    /// A Fortran-order array of a known shape (see `fortran.rs`).
+    Fortran(Box<FortranWriter<W>>),
+    Scalar {
+        inner: W,
+        bytes: Option<Vec<u8>>,
+    },
     Done,
 }
 
@@ -383,6 +389,7 @@ impl<W: Write + Seek> NpyBatchWriter<W> {
         encode_parts(&mut self.scratch, row_bytes, &encode_rows)?;
         match &mut self.state {
             State::Stream(w) => w.write_raw_records(&self.scratch, rows as u64)?,
+            State::Fortran(w) => w.write_rows(&self.scratch, rows as u64)?,
             State::Scalar { bytes, .. } => {
                 if bytes.is_some() || rows != 1 {
                     return Err(Error::write(
@@ -408,15 +415,21 @@ impl<W: Write + Seek> NpyBatchWriter<W> {
         };
         self.state = if target.scalar {
             State::Scalar { inner, bytes: None }
+        } else if let Some(shape) = self.fortran_shape(&target) {
+            let elem = target.layout.elem.clone();
+            let w = FortranWriter::new(inner, elem, shape, self.opts.version)?;
+            State::Fortran(Box::new(w))
         } else {
             let inner_shape = target.layout.shape[1..].to_vec();
             let elem = target.layout.elem.clone();
-            let row = if elem.itemsize() == 0 && !inner_shape.is_empty() {
-                // The rows of an N-d array of a zero-size dtype (`'<U0'` of shape (0, 0)): a
-                // subarray no descr could spell, only ever folded into the header's shape.
-                DType::Array(Box::new(elem), inner_shape)
+            // The row dtype is never spelled as a descr: the writer folds it into the header's
+            // shape at once. So it is not held to the limits of a subarray dtype: neither a
+            // zero-size element (`'<U0'` of shape (0, 0)) nor a row larger than a subarray's
+            // itemsize limit (`np.zeros((0, 42949, 7296, 16))`, 40 GB a row, no row at all).
+            let row = if inner_shape.is_empty() {
+                elem
             } else {
-                DType::array(elem, inner_shape)?
+                DType::Array(Box::new(elem), inner_shape)
             };
             let mut wb = WriterBuilder::new().dtype(row);
             if let Some(v) = self.opts.version {
@@ -432,13 +445,36 @@ impl<W: Write + Seek> NpyBatchWriter<W> {
         Ok(())
     }
 
+    /// The shape to write a Fortran-order array in: the schema's `numpy.shape` when its
+    /// `numpy.fortran_order` is `True` and `target` is that array (not a packed record of the
+    /// fields), with at least one axis.
+    fn fortran_shape(&self, target: &Target) -> Option<Vec<u64>> {
+        let meta = self.schema.metadata();
+        if self.opts.ignore_metadata || meta.get(FORTRAN_KEY).map(String::as_str) != Some("True") {
+            return None;
+        }
+        let shape = parse_shape(meta.get(SHAPE_KEY)?)?;
+        let planned = &target.layout;
+        let same = meta.get(DESCR_KEY) == Some(&planned.elem.descr())
+            && shape.len() == planned.shape.len()
+            && shape.get(1..) == planned.shape.get(1..);
+        (same && !shape.is_empty()).then_some(shape)
+    }
+
     /// Completes the file (the header with the final shape) and returns the writer.
+    ///
+    /// A Fortran-order array (the schema's `numpy.fortran_order` is `True`, as
+    /// [`NpyBatchReader`](super::NpyBatchReader) says of a Fortran-order file) is written in
+    /// Fortran order with the schema's `numpy.shape`: its data is placed by the row count, so
+    /// it fails here unless exactly that many rows were written (see `fortran.rs`: runs of
+    /// rows written at their offsets, at most 16 MiB of rows buffered).
     pub fn finish(mut self) -> Result<W> {
         if self.target.is_none() {
             self.start(None)?;
         }
         match std::mem::replace(&mut self.state, State::Done) {
             State::Stream(w) => w.finish(),
+            State::Fortran(w) => w.finish(),
             State::Scalar { mut inner, bytes } => {
                 let bytes = bytes.ok_or_else(|| {
                     Error::write("a 0-d array (numpy.shape `()`) takes exactly one row, got 0")

@@ -61,7 +61,11 @@ pub(crate) fn column(
                 _ => None,
             };
             let values = column(l.values(), cx, path, item)?;
-            let field = Arc::new(Field::new(f.name(), values.data_type().clone(), true));
+            let nullable = f.is_nullable() || values.null_count() > 0;
+            let field = Arc::new(
+                Field::new(f.name(), values.data_type().clone(), nullable)
+                    .with_metadata(f.metadata().clone()),
+            );
             Arc::new(
                 FixedSizeListArray::try_new(field, *n, values, l.nulls().cloned())
                     .map_err(arrow_err)?,
