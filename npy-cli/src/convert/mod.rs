@@ -4,6 +4,7 @@
 //! `--to`.
 
 mod archive;
+pub mod choice;
 mod npy;
 #[cfg(feature = "arrow")]
 mod tables;
@@ -57,10 +58,10 @@ pub struct Args {
     /// Parquet output: most rows per row group (default 1048576).
     #[arg(long, value_name = "ROWS")]
     row_group_size: Option<usize>,
-    /// .npy output from a table: write nulls as NaN / 0 / False / empty instead of failing
-    /// (nulls in datetime columns are NaT either way).
-    #[arg(long)]
-    fill_nulls: bool,
+    /// Conversions with a table on either side: the columns, and what nulls and decimals
+    /// become in .npy output.
+    #[command(flatten)]
+    pub(crate) choice: choice::ChoiceArgs,
 }
 
 /// `--byte-order`.
@@ -139,8 +140,16 @@ pub fn run(g: &Global, a: Args) -> CliResult {
         Some(t) => t,
         None => target_from_name(&a.output)?,
     };
-    if matches!(target, Target::Parquet | Target::Arrow) || is_table(&a.input) {
+    // A column choice from a .npy file to a .npy file goes through Arrow batches too.
+    let chosen = a.choice.is_set() && target == Target::Npy;
+    if matches!(target, Target::Parquet | Target::Arrow) || is_table(&a.input) || chosen {
         return tables(g, &a, &enc, target);
+    }
+    if a.choice.is_set() {
+        return Err(Failure::usage(
+            "--columns, --exclude, --nulls and --decimals apply to .npy, .parquet and .arrow \
+             output, or to a table (.parquet, .arrow) input",
+        ));
     }
     if target != Target::Npy && enc.is_set() {
         return Err(Failure::usage(
@@ -207,9 +216,10 @@ fn tables(g: &Global, a: &Args, enc: &Encoding, target: Target) -> CliResult {
             target,
             compression: a.compression.as_deref(),
             row_group_size: a.row_group_size,
-            fill_nulls: a.fill_nulls,
+            fill_nulls: false,
         };
-        tables::run(g, &a.input, a.member.as_deref(), &out)
+        let choice = a.choice.parse()?;
+        tables::run(g, &a.input, a.member.as_deref(), &out, &choice)
     }
     #[cfg(not(feature = "arrow"))]
     {

@@ -42,7 +42,9 @@ pub struct TableOut<'a> {
     /// `--row-group-size` (Parquet output).
     #[cfg_attr(not(feature = "parquet"), allow(dead_code))] // read by `parquet`
     pub row_group_size: Option<usize>,
-    /// `--fill-nulls` (`.npy` output).
+    /// Nulls filled in `.npy` output (`BatchWriterBuilder::fill_nulls`): always false now that
+    /// `--nulls` (`TableChoice`, given to `write_with`) replaces `--fill-nulls`; goes when
+    /// `sql` stops setting it.
     pub fill_nulls: bool,
 }
 

@@ -10,6 +10,7 @@ use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
 use npy_serde::arrow::{BatchWriterBuilder, NpyBatchWriter};
 
+use crate::convert::choice::TableChoice;
 use crate::failure::{CliResult, Failure};
 use crate::output::{npz_member_output, temp_path_for, Target};
 use crate::table::ends::{finish_file, TableOut};
@@ -61,6 +62,7 @@ impl Drop for Out {
 
 /// Writes the batches of `reader` (whose schema is `schema`, or the reader's) to `o`, moving
 /// `progress`; string columns of a `.npy` output get the `widths` given (or the library's).
+#[cfg_attr(not(feature = "datafusion"), allow(dead_code))] // `npy sql -o`'s
 pub fn write<R: RecordBatchReader>(
     reader: R,
     schema: Option<SchemaRef>,
@@ -68,7 +70,27 @@ pub fn write<R: RecordBatchReader>(
     o: &TableOut<'_>,
     widths: HashMap<String, usize>,
 ) -> CliResult {
+    write_with(reader, schema, progress, o, widths, &TableChoice::default())
+}
+
+/// [`write`] with the null and decimal policies of `choice` for a `.npy` or `.npz` output
+/// (for Parquet and Arrow output they are a usage error). Its column choice is not applied
+/// here: the reader applies it (`table::select`).
+pub fn write_with<R: RecordBatchReader>(
+    reader: R,
+    schema: Option<SchemaRef>,
+    progress: Progress,
+    o: &TableOut<'_>,
+    widths: HashMap<String, usize>,
+    choice: &TableChoice,
+) -> CliResult {
     let target = o.target;
+    if choice.has_policies() && !matches!(target, Target::Npy | Target::Npz) {
+        return Err(Failure::usage(
+            "--nulls and --decimals apply to .npy and .npz output (Parquet and Arrow keep \
+             nulls and decimals as they are)",
+        ));
+    }
     let schema: SchemaRef = schema.unwrap_or_else(|| reader.schema());
     let input = o.input;
     let (output, _) = npz_target(o);
@@ -87,7 +109,7 @@ pub fn write<R: RecordBatchReader>(
     let (out, file) = Out::create(output)?;
     match target {
         Target::Npy => {
-            let mut wb = BatchWriterBuilder::new().fill_nulls(o.fill_nulls);
+            let mut wb = choice.configure(BatchWriterBuilder::new().fill_nulls(o.fill_nulls))?;
             for (name, w) in &widths {
                 wb = wb.string_width(name, *w);
             }
@@ -121,7 +143,7 @@ pub fn write<R: RecordBatchReader>(
         Target::Parquet => parquet::write(reader, &schema, file, &progress, o, read_err)?,
         Target::Npz => {
             let (_, key) = npz_target(o);
-            let mut wb = BatchWriterBuilder::new().fill_nulls(o.fill_nulls);
+            let mut wb = choice.configure(BatchWriterBuilder::new().fill_nulls(o.fill_nulls))?;
             for (name, w) in &widths {
                 wb = wb.string_width(name, *w);
             }
