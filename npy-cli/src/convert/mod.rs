@@ -4,6 +4,8 @@
 //! `--to`.
 
 mod archive;
+// Parsed in every build (the flags exist in every build); used with feature `arrow`.
+#[cfg_attr(not(feature = "arrow"), allow(dead_code))]
 pub mod choice;
 mod npy;
 #[cfg(feature = "arrow")]
