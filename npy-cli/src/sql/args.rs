@@ -29,6 +29,10 @@ pub struct Args {
     /// Parquet output: rows per row group.
     #[arg(long, value_name = "ROWS", requires = "output")]
     pub row_group_size: Option<usize>,
+    /// -o: the result's columns, and what nulls and decimals become in .npy output
+    /// (`write_with` takes `choice.parse()?`; the columns through `table::select::Select`).
+    #[command(flatten)]
+    pub choice: crate::convert::choice::ChoiceArgs,
 }
 
 /// The long help's part on table specs (`npy sql --help`): the grammar and options of

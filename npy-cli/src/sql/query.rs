@@ -70,7 +70,6 @@ pub fn run(g: &Global, a: &Args) -> CliResult {
             target,
             compression: a.compression.as_deref(),
             row_group_size: a.row_group_size,
-            fill_nulls: false,
         };
         return write(batches, None, Progress::none(), &o, HashMap::new());
     }

@@ -10,6 +10,7 @@ use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
 use npy_serde::arrow::{BatchWriterBuilder, NpyBatchWriter};
 
+use crate::convert::choice::TableChoice;
 use crate::failure::{CliResult, Failure};
 use crate::output::{npz_member_output, temp_path_for, Target};
 use crate::table::ends::{finish_file, TableOut};
@@ -61,6 +62,7 @@ impl Drop for Out {
 
 /// Writes the batches of `reader` (whose schema is `schema`, or the reader's) to `o`, moving
 /// `progress`; string columns of a `.npy` output get the `widths` given (or the library's).
+#[cfg_attr(not(feature = "datafusion"), allow(dead_code))] // `npy sql -o`'s
 pub fn write<R: RecordBatchReader>(
     reader: R,
     schema: Option<SchemaRef>,
@@ -68,7 +70,27 @@ pub fn write<R: RecordBatchReader>(
     o: &TableOut<'_>,
     widths: HashMap<String, usize>,
 ) -> CliResult {
+    write_with(reader, schema, progress, o, widths, &TableChoice::default())
+}
+
+/// [`write`] with the null and decimal policies of `choice` for a `.npy` or `.npz` output
+/// (for Parquet and Arrow output they are a usage error). Its column choice is not applied
+/// here: the reader applies it (`table::select`).
+pub fn write_with<R: RecordBatchReader>(
+    reader: R,
+    schema: Option<SchemaRef>,
+    progress: Progress,
+    o: &TableOut<'_>,
+    widths: HashMap<String, usize>,
+    choice: &TableChoice,
+) -> CliResult {
     let target = o.target;
+    if choice.has_policies() && !matches!(target, Target::Npy | Target::Npz) {
+        return Err(Failure::usage(
+            "--nulls and --decimals apply to .npy and .npz output (Parquet and Arrow keep \
+             nulls and decimals as they are)",
+        ));
+    }
     let schema: SchemaRef = schema.unwrap_or_else(|| reader.schema());
     let input = o.input;
     let (output, _) = npz_target(o);
@@ -87,7 +109,7 @@ pub fn write<R: RecordBatchReader>(
     let (out, file) = Out::create(output)?;
     match target {
         Target::Npy => {
-            let mut wb = null_choice(BatchWriterBuilder::new(), o.fill_nulls);
+            let mut wb = choice.configure(BatchWriterBuilder::new())?;
             for (name, w) in &widths {
                 wb = wb.string_width(name, *w);
             }
@@ -121,7 +143,7 @@ pub fn write<R: RecordBatchReader>(
         Target::Parquet => parquet::write(reader, &schema, file, &progress, o, read_err)?,
         Target::Npz => {
             let (_, key) = npz_target(o);
-            let mut wb = null_choice(BatchWriterBuilder::new(), o.fill_nulls);
+            let mut wb = choice.configure(BatchWriterBuilder::new())?;
             for (name, w) in &widths {
                 wb = wb.string_width(name, *w);
             }
@@ -195,16 +217,5 @@ impl<R: RecordBatchReader, F: Fn(ArrowError) -> Failure> Iterator for Counted<'_
 impl<R: RecordBatchReader, F: Fn(ArrowError) -> Failure> RecordBatchReader for Counted<'_, R, F> {
     fn schema(&self) -> SchemaRef {
         self.reader.schema()
-    }
-}
-
-/// `--fill-nulls`, until the tool has `--nulls`: the mask policy, which writes the same
-/// placeholders (NaN, 0, False, empty) and a `NAME_valid` field beside each nullable column,
-/// so a null and a real 0 can be told apart.
-fn null_choice(wb: BatchWriterBuilder, fill_nulls: bool) -> BatchWriterBuilder {
-    if fill_nulls {
-        wb.nulls(npy_serde::arrow::NullPolicy::Mask)
-    } else {
-        wb
     }
 }
