@@ -175,3 +175,37 @@ fn bad_files_and_bad_queries_are_clear_errors() {
     ]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn a_file_cut_short_after_its_header_fails_even_count_star() {
+    // 50000 records of 16 bytes: 800128 bytes, of which 5000 are left.
+    let d = Dir::new("cut-short");
+    shards(&d, &[50_000]);
+    let whole = std::fs::read(d.join("s0.npy")).unwrap();
+    assert_eq!(whole.len(), 800_128);
+    std::fs::write(d.join("t.npy"), &whole[..5000]).unwrap();
+    for query in [
+        "SELECT count(*) FROM t",
+        "SELECT min(id), max(x) FROM t",
+        "SELECT * FROM t LIMIT 1",
+        "SELECT sum(x) FROM t",
+    ] {
+        let out = npy(["sql", query, &d.join("t.npy")]);
+        assert_eq!(out.status.code(), Some(1), "{query}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("t.npy")
+                && err.contains("needed 800128 bytes for the array data, found 5000"),
+            "{query}: {err}"
+        );
+    }
+    assert_eq!(
+        npy_ok([
+            "sql",
+            "SELECT count(*) AS n FROM s0",
+            &d.join("s0.npy"),
+            "--csv"
+        ]),
+        "n\n50000\n"
+    );
+}

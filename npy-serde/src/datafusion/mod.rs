@@ -26,7 +26,10 @@
 //! - Byte ranges: DataFusion splits large files into byte ranges (`target_partitions`,
 //!   `datafusion.optimizer.repartition_file_min_size`); each range reads the whole records
 //!   whose first byte it holds, so one large file is read on every core.
-//! - Statistics: each file's exact row count, from its header.
+//! - Statistics: each file's exact row count, from its header, for a file that holds the data
+//!   its header declares: a file (or `.npz` member) cut short is no table; registering it, its
+//!   statistics and its scan fail alike, naming it, so `count(*)` never answers from a header
+//!   whose data is missing.
 //! - Untrusted files: the header and data limits of [`ReaderBuilder`](crate::ReaderBuilder) apply
 //!   ([`NpyReadOptions::reader_options`]); a truncated or hostile file fails the query with
 //!   this crate's error (the file, and the record, field and byte where it applies), never a
@@ -71,6 +74,7 @@
 
 mod archive;
 mod error;
+mod extent;
 mod file_format;
 mod header;
 mod member;
