@@ -7,10 +7,12 @@
 pub struct Args {
     /// The query, e.g. "SELECT flag, count(*) FROM w2 GROUP BY flag".
     pub query: String,
-    /// .npy files (or ARCHIVE:KEY members), each a table named by its stem.
+    /// .npy files (or ARCHIVE:KEY members), and .parquet, .arrow/.feather or .csv files, each
+    /// a table named by its stem.
     pub files: Vec<String>,
-    /// A table NAME over SPEC: a file, a directory of shards, a glob, or ARCHIVE:KEY; or
-    /// FORMAT(LOCATION, KEY=VALUE, ...) with its format and options (see below).
+    /// A table NAME over SPEC: a file, a directory of shards, a glob, or ARCHIVE:KEY (of .npy,
+    /// .npz, .parquet, .arrow or .csv files); or FORMAT(LOCATION, KEY=VALUE, ...) with its
+    /// format and options (see below).
     #[arg(short = 't', long = "table", value_name = "NAME=SPEC")]
     pub tables: Vec<String>,
     /// Print CSV (a header row, then one line per row).
