@@ -10,12 +10,13 @@ use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
 use npy_serde::arrow::{BatchWriterBuilder, NpyBatchWriter};
 
-use crate::convert::choice::TableChoice;
+use crate::convert::choice::{ChoiceArgs, TableChoice};
 use crate::failure::{CliResult, Failure};
 use crate::output::{npz_member_output, temp_path_for, Target};
 use crate::table::ends::{finish_file, TableOut};
 use crate::table::parquet;
 use crate::table::progress::Progress;
+use crate::table::select::Select;
 
 /// The output file, written under a temporary name and renamed when complete.
 struct Out {
@@ -71,6 +72,25 @@ pub fn write<R: RecordBatchReader>(
     widths: HashMap<String, usize>,
 ) -> CliResult {
     write_with(reader, schema, progress, o, widths, &TableChoice::default())
+}
+
+/// [`write`] for a source that cannot project while reading (`npy sql -o`'s query): the
+/// columns `args` keep (its batches projected), its null and decimal policies.
+#[cfg_attr(not(feature = "datafusion"), allow(dead_code))] // `npy sql -o`'s
+pub fn write_chosen<R: RecordBatchReader>(
+    reader: R,
+    o: &TableOut<'_>,
+    args: &ChoiceArgs,
+) -> CliResult {
+    let choice = args.parse()?;
+    let schema = reader.schema();
+    match choice.indices(&schema, o.input)? {
+        Some(keep) => {
+            let reader = Select::new(reader, &schema, keep)?;
+            write_with(reader, None, Progress::none(), o, HashMap::new(), &choice)
+        }
+        None => write_with(reader, None, Progress::none(), o, HashMap::new(), &choice),
+    }
 }
 
 /// [`write`] with the null and decimal policies of `choice` for a `.npy` or `.npz` output
@@ -217,5 +237,55 @@ impl<R: RecordBatchReader, F: Fn(ArrowError) -> Failure> Iterator for Counted<'_
 impl<R: RecordBatchReader, F: Fn(ArrowError) -> Failure> RecordBatchReader for Counted<'_, R, F> {
     fn schema(&self) -> SchemaRef {
         self.reader.schema()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Int64Array, RecordBatchIterator};
+
+    use super::*;
+
+    /// A query's batches (a reader that cannot project) to `.npy` with `--exclude`.
+    #[test]
+    fn chosen_columns_of_a_batch_source() {
+        let col = |v: i64| Arc::new(Int64Array::from(vec![v, v + 1])) as ArrayRef;
+        let b =
+            RecordBatch::try_from_iter([("a", col(1)), ("b", col(10)), ("c", col(100))]).unwrap();
+        let dir = std::env::temp_dir();
+        let out = dir.join(format!("npy-cli-chosen-{}.npy", std::process::id()));
+        let out_name = out.display().to_string();
+        let o = TableOut {
+            input: "the query",
+            output: &out_name,
+            target: Target::Npy,
+            compression: None,
+            row_group_size: None,
+            fill_nulls: false,
+        };
+        let args = ChoiceArgs {
+            columns: Some(vec!["c".into(), "a".into()]),
+            exclude: vec!["a".into()],
+            ..Default::default()
+        };
+        let reader = RecordBatchIterator::new([Ok(b.clone())], b.schema());
+        write_chosen(reader, &o, &args).unwrap();
+        let back = npy_serde::arrow::read_batch(&out).unwrap();
+        std::fs::remove_file(&out).unwrap();
+        assert_eq!(back.schema().field(0).name(), "c");
+        assert_eq!(back.columns(), &[col(100)]);
+        let bad = ChoiceArgs {
+            exclude: vec!["z".into()],
+            ..Default::default()
+        };
+        let reader = RecordBatchIterator::new([Ok(b.clone())], b.schema());
+        let e = write_chosen(reader, &o, &bad).unwrap_err();
+        assert!(
+            e.msg.contains("--exclude z: the query has no column `z`"),
+            "{}",
+            e.msg
+        );
     }
 }
