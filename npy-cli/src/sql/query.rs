@@ -5,7 +5,6 @@
 //! (`npy_serde::datafusion::TableSpec`). Results go to stdout as an aligned table, CSV
 //! or JSON, or to a `.npy`, `.parquet` or `.arrow` file, streamed.
 
-use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -28,8 +27,7 @@ use crate::output::Target;
 use crate::sql::args::Args;
 use crate::sql::json::write_rows;
 use crate::table::ends::TableOut;
-use crate::table::progress::Progress;
-use crate::table::write::write;
+use crate::table::write::write_chosen;
 
 /// Runs the query and prints or writes its result.
 pub fn run(g: &Global, a: &Args) -> CliResult {
@@ -74,7 +72,7 @@ pub fn run(g: &Global, a: &Args) -> CliResult {
             compression: a.compression.as_deref(),
             row_group_size: a.row_group_size,
         };
-        return write(batches, None, Progress::none(), &o, HashMap::new());
+        return write_chosen(batches, &o, &a.choice);
     }
     let stdout = io::stdout();
     let out = io::BufWriter::new(stdout.lock());

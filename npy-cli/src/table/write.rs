@@ -61,21 +61,11 @@ impl Drop for Out {
     }
 }
 
-/// Writes the batches of `reader` (whose schema is `schema`, or the reader's) to `o`, moving
-/// `progress`; string columns of a `.npy` output get the `widths` given (or the library's).
-#[cfg_attr(not(feature = "datafusion"), allow(dead_code))] // `npy sql -o`'s
-pub fn write<R: RecordBatchReader>(
-    reader: R,
-    schema: Option<SchemaRef>,
-    progress: Progress,
-    o: &TableOut<'_>,
-    widths: HashMap<String, usize>,
-) -> CliResult {
-    write_with(reader, schema, progress, o, widths, &TableChoice::default())
-}
-
-/// [`write`] for a source that cannot project while reading (`npy sql -o`'s query): the
-/// columns `args` keep (its batches projected), its null and decimal policies.
+/// [`write_with`] for a source that cannot project while reading (`npy sql -o`'s query): the
+/// columns `args` keep (its batches projected), its null and decimal policies. A query's rows
+/// come in row order whatever its tables' files were, so a `numpy.fortran_order` its schema
+/// kept from a table (a Parquet file made from a Fortran-order `.npy`) is dropped: the output
+/// is written in C order, whatever number of rows the query gives.
 #[cfg_attr(not(feature = "datafusion"), allow(dead_code))] // `npy sql -o`'s
 pub fn write_chosen<R: RecordBatchReader>(
     reader: R,
@@ -83,17 +73,17 @@ pub fn write_chosen<R: RecordBatchReader>(
     args: &ChoiceArgs,
 ) -> CliResult {
     let choice = args.parse()?;
-    let schema = reader.schema();
-    match choice.indices(&schema, o.input)? {
-        Some(keep) => {
-            let reader = Select::new(reader, &schema, keep)?;
-            write_with(reader, None, Progress::none(), o, HashMap::new(), &choice)
-        }
-        None => write_with(reader, None, Progress::none(), o, HashMap::new(), &choice),
-    }
+    let mut schema = reader.schema().as_ref().clone();
+    schema.metadata.remove(npy_serde::arrow::FORTRAN_KEY);
+    let keep = match choice.indices(&schema, o.input)? {
+        Some(keep) => keep,
+        None => (0..schema.fields().len()).collect(),
+    };
+    let reader = Select::new(reader, &schema, keep)?;
+    write_with(reader, None, Progress::none(), o, HashMap::new(), &choice)
 }
 
-/// [`write`] with the null and decimal policies of `choice` for a `.npy` or `.npz` output
+/// Writes the batches of `reader` (whose schema is `schema`, or the reader's) to `o`, moving `progress`, with the null and decimal policies of `choice` for a `.npy` or `.npz` output
 /// (for Parquet and Arrow output they are a usage error). Its column choice is not applied
 /// here: the reader applies it (`table::select`).
 pub fn write_with<R: RecordBatchReader>(
@@ -263,7 +253,6 @@ mod tests {
             target: Target::Npy,
             compression: None,
             row_group_size: None,
-            fill_nulls: false,
         };
         let args = ChoiceArgs {
             columns: Some(vec!["c".into(), "a".into()]),
