@@ -83,7 +83,8 @@ pub fn write_chosen<R: RecordBatchReader>(
     write_with(reader, None, Progress::none(), o, HashMap::new(), &choice)
 }
 
-/// Writes the batches of `reader` (whose schema is `schema`, or the reader's) to `o`, moving `progress`, with the null and decimal policies of `choice` for a `.npy` or `.npz` output
+/// Writes the batches of `reader` (whose schema is `schema`, or the reader's) to `o`, moving
+/// `progress`, with the null and decimal policies of `choice` for a `.npy` or `.npz` output
 /// (for Parquet and Arrow output they are a usage error). Its column choice is not applied
 /// here: the reader applies it (`table::select`).
 pub fn write_with<R: RecordBatchReader>(
