@@ -301,6 +301,10 @@ pq.write_table(pa.table({'x': pa.array([1, None], pa.int64())}), b + '_null.parq
     let bad = npy(["convert", &null_in, &null_out, "--nulls", "x:error"]);
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("`x`"));
+    for (policy, out) in [("x:fill=-1", "_fill"), ("nan", "_nan"), ("mask", "_mask")] {
+        let out = format!("{base}_null{out}.npy");
+        npy_ok(["convert", &null_in, &out, "--nulls", policy]);
+    }
     run_py(
         r#"
 import sys, numpy as np, pyarrow.parquet as pq, pyarrow.feather as pf, polars as pl
@@ -325,6 +329,13 @@ for src in ['_pl.parquet', '_pl.arrow']:
     assert a['f'].tolist() == df['f'].to_list()
     assert a['s'].tolist() == df['s'].to_list()
     assert (a['ts'] == df['ts'].to_numpy()).all(), (a['ts'], df['ts'].to_numpy())
+a = np.load(b + '_null_fill.npy')
+assert a['x'].dtype == np.int64 and a['x'].tolist() == [1, -1], a
+a = np.load(b + '_null_nan.npy')
+assert a['x'].dtype == np.float64 and a['x'][0] == 1.0 and np.isnan(a['x'][1]), a
+a = np.load(b + '_null_mask.npy')
+m = np.ma.masked_array(a['x'], ~a['x_valid'])
+assert m.tolist() == [1, None] and m.dtype == np.int64, a
 "#,
         &[&base],
     );
