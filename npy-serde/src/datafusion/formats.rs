@@ -2,7 +2,8 @@
 //! `.feather`) and CSV, read by DataFusion's own readers (its `ParquetFormat`, `ArrowFormat`
 //! and `CsvFormat` under a listing table), so that one query joins them with `.npy` tables.
 //! Here: the CSV options of a table spec ([`CsvOptions`], their keys declared once in
-//! [`CSV_OPTIONS`]) and the listing options of each format.
+//! [`CSV_OPTIONS`]) and DataFusion's format of each (the listing table over them is
+//! [`listing`](super::listing)'s).
 //!
 //! Parquet tables need npy-serde's `parquet` feature beside `datafusion` (it turns on
 //! DataFusion's Parquet reader; `ballista` has it already); Arrow and CSV tables come with
@@ -10,14 +11,11 @@
 
 use std::sync::Arc;
 
-use datafusion::catalog::Session;
+use datafusion::config::TableOptions;
 use datafusion::datasource::file_format::arrow::ArrowFormat;
 use datafusion::datasource::file_format::csv::CsvFormat;
 use datafusion::datasource::file_format::FileFormat;
-use datafusion::datasource::listing::ListingOptions;
-use datafusion::error::{DataFusionError, Result as DfResult};
-
-use super::spec::TableFormat;
+use datafusion::error::Result as DfResult;
 
 /// How a CSV table's files are read: whether their first line is a header (the column
 /// names; default yes) and the delimiter (default `,`). Without a header the columns are
@@ -127,44 +125,33 @@ pub(crate) static CSV_OPTIONS: &[CsvOption] = &[
     },
 ];
 
-/// DataFusion's listing options for a table of `format` (Parquet, Arrow or CSV) whose files
-/// have the extension `extension` (`""`: every file listed), the session's table options
-/// under the spec's.
-pub(crate) fn listing_options(
-    state: &dyn Session,
-    format: TableFormat,
-    csv: &CsvOptions,
-    extension: &str,
-) -> DfResult<ListingOptions> {
-    let table_options = state.default_table_options();
-    let file_format: Arc<dyn FileFormat> = match format {
-        TableFormat::Arrow => Arc::new(ArrowFormat),
-        TableFormat::Csv => Arc::new(
-            CsvFormat::default()
-                .with_options(table_options.csv)
-                .with_has_header(csv.header)
-                .with_delimiter(csv.delimiter),
-        ),
-        TableFormat::Parquet => parquet_format(table_options)?,
-        TableFormat::Npy | TableFormat::Npz => {
-            return Err(DataFusionError::Internal(format!(
-                "{} tables are read by NpyFormat",
-                format.name()
-            )))
-        }
-    };
-    Ok(ListingOptions::new(file_format).with_file_extension(extension))
+/// DataFusion's format for CSV files read with `csv`, the session's table options under it.
+pub(crate) fn csv_format(csv: &CsvOptions, options: TableOptions) -> Arc<dyn FileFormat> {
+    Arc::new(
+        CsvFormat::default()
+            .with_options(options.csv)
+            .with_has_header(csv.header)
+            .with_delimiter(csv.delimiter),
+    )
 }
 
+/// DataFusion's format for Arrow IPC files.
+pub(crate) fn arrow_format() -> Arc<dyn FileFormat> {
+    Arc::new(ArrowFormat)
+}
+
+/// DataFusion's format for Parquet files, the session's table options under it.
 #[cfg(any(feature = "parquet", feature = "ballista"))]
-fn parquet_format(options: datafusion::config::TableOptions) -> DfResult<Arc<dyn FileFormat>> {
+pub(crate) fn parquet_format(options: TableOptions) -> DfResult<Arc<dyn FileFormat>> {
     use datafusion::datasource::file_format::parquet::ParquetFormat;
     Ok(Arc::new(ParquetFormat::new().with_options(options.parquet)))
 }
 
+/// DataFusion's format for Parquet files: without DataFusion's Parquet reader (npy-serde's
+/// `parquet` feature), the error naming the feature that builds it.
 #[cfg(not(any(feature = "parquet", feature = "ballista")))]
-fn parquet_format(_options: datafusion::config::TableOptions) -> DfResult<Arc<dyn FileFormat>> {
-    Err(DataFusionError::Configuration(
+pub(crate) fn parquet_format(_options: TableOptions) -> DfResult<Arc<dyn FileFormat>> {
+    Err(datafusion::error::DataFusionError::Configuration(
         "Parquet tables need npy-serde's `parquet` feature beside `datafusion` (the npy tool: \
          --features datafusion,parquet)"
             .into(),

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeSet;
 
+use datafusion::catalog::Session;
 use datafusion::datasource::listing::{
     ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
 };
@@ -13,7 +14,7 @@ use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::prelude::SessionContext;
 use futures::TryStreamExt;
 
-use super::formats::listing_options;
+use super::formats::{arrow_format, csv_format, parquet_format, CsvOptions};
 use super::options::NpyReadOptions;
 use super::spec::{TableFormat, TableSpec};
 
@@ -34,13 +35,13 @@ pub(crate) async fn spec_table(ctx: &SessionContext, spec: &TableSpec) -> DfResu
     let url = ListingTableUrl::parse(spec.location())?;
     let mut spec = spec.clone();
     let mut extension = spec.options().extension.clone();
-    if !spec.format_is_known() {
-        if let Some((format, ext)) = listed_format(ctx, &url, spec.location()).await? {
-            spec = spec
-                .in_format(format)
-                .map_err(|e| DataFusionError::Configuration(e.to_string()))?;
-            extension = Some(ext);
-        }
+    if !spec.format_is_known()
+        && let Some((format, ext)) = listed_format(ctx, &url, spec.location()).await?
+    {
+        spec = spec
+            .in_format(format)
+            .map_err(|e| DataFusionError::Configuration(e.to_string()))?;
+        extension = Some(ext);
     }
     let format = spec.format();
     let listing = if format.is_npy() {
@@ -52,6 +53,29 @@ pub(crate) async fn spec_table(ctx: &SessionContext, spec: &TableSpec) -> DfResu
         listing_options(&ctx.state(), format, spec.csv_options(), &ext)?
     };
     listing_table(ctx, url, listing).await
+}
+
+/// DataFusion's listing options for a table of `format` (Parquet, Arrow or CSV) whose files
+/// have the extension `extension`, the session's table options under the spec's.
+fn listing_options(
+    state: &dyn Session,
+    format: TableFormat,
+    csv: &CsvOptions,
+    extension: &str,
+) -> DfResult<ListingOptions> {
+    let table_options = state.default_table_options();
+    let file_format = match format {
+        TableFormat::Arrow => arrow_format(),
+        TableFormat::Csv => csv_format(csv, table_options),
+        TableFormat::Parquet => parquet_format(table_options)?,
+        TableFormat::Npy | TableFormat::Npz => {
+            return Err(DataFusionError::Internal(format!(
+                "{} tables are read by NpyFormat",
+                format.name()
+            )))
+        }
+    };
+    Ok(ListingOptions::new(file_format).with_file_extension(extension))
 }
 
 /// The listing table of `url` with `listing`'s format, its schema inferred from the files and
