@@ -16,19 +16,8 @@ use arrow_schema::{DataType, Field, Fields, TimeUnit};
 use super::arrow_err;
 use super::decimal;
 use super::nulls;
-use super::policy::{DecimalPolicy, NullPolicy};
+use super::policy::{Ctx, DecimalPolicy, NullPolicy};
 use crate::error::{Error, Result};
-
-/// The choices in force for one top-level column.
-#[derive(Clone, Debug)]
-pub(crate) struct Ctx<'a> {
-    /// The top-level column's name (what `exclude` and the per-column policies name).
-    pub(crate) top: &'a str,
-    pub(crate) nulls: &'a NullPolicy,
-    pub(crate) decimals: DecimalPolicy,
-    /// The output row of the batch's first row (for errors).
-    pub(crate) first_row: u64,
-}
 
 /// The refusal of a type with no dtype.
 fn refuse(cx: &Ctx, path: &str, dt: &DataType, extra: &str) -> Error {

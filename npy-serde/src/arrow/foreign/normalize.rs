@@ -11,7 +11,8 @@ use arrow_array::{
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use super::arrow_err;
-use super::convert::{self, Ctx};
+use super::convert;
+use super::policy::Ctx;
 use super::policy::{DecimalPolicy, NullPolicy};
 use super::title::{self, MASK_KEY};
 use crate::error::{Error, Result};

@@ -12,8 +12,7 @@ use arrow_array::{
 };
 use arrow_schema::DataType;
 
-use super::convert::Ctx;
-use super::policy::NullPolicy;
+use super::policy::{Ctx, NullPolicy};
 use crate::error::{Error, Result};
 
 /// Whether a column of `dt` is a datetime, whose nulls are NaT under every policy.

@@ -132,3 +132,14 @@ mod tests {
         assert!(e.contains("fill=VALUE"), "{e}");
     }
 }
+
+/// The choices in force for one top-level column.
+#[derive(Clone, Debug)]
+pub(crate) struct Ctx<'a> {
+    /// The top-level column's name (what `exclude` and the per-column policies name).
+    pub(crate) top: &'a str,
+    pub(crate) nulls: &'a NullPolicy,
+    pub(crate) decimals: DecimalPolicy,
+    /// The output row of the batch's first row (for errors).
+    pub(crate) first_row: u64,
+}
