@@ -50,10 +50,16 @@ pub(crate) fn column(
                 _ => None,
             };
             let values = column(l.values(), cx, path, item)?;
-            let nullable = f.is_nullable() || values.null_count() > 0;
+            if values.data_type() == f.data_type() && Arc::ptr_eq(&values, l.values()) {
+                // Nothing inside changed: the column as it is (its item field too, which the
+                // writer matches against the NumPy metadata).
+                return Ok(a.clone());
+            }
             let field = Arc::new(
-                Field::new(f.name(), values.data_type().clone(), nullable)
-                    .with_metadata(f.metadata().clone()),
+                f.as_ref()
+                    .clone()
+                    .with_data_type(values.data_type().clone())
+                    .with_nullable(true),
             );
             Arc::new(
                 FixedSizeListArray::try_new_with_length(
@@ -76,15 +82,18 @@ pub(crate) fn column(
                     _ => None,
                 };
                 let c = column(s.column(i), cx, &format!("{path}.{}", f.name()), inner)?;
+                let same = Arc::ptr_eq(&c, s.column(i));
+                let nullable = f.is_nullable() || !same;
                 fields.push(
-                    Field::new(
-                        f.name(),
-                        c.data_type().clone(),
-                        f.is_nullable() || c.null_count() > 0,
-                    )
-                    .with_metadata(f.metadata().clone()),
+                    f.as_ref()
+                        .clone()
+                        .with_data_type(c.data_type().clone())
+                        .with_nullable(nullable),
                 );
                 cols.push(c);
+            }
+            if cols.iter().zip(s.columns()).all(|(c, o)| Arc::ptr_eq(c, o)) {
+                return Ok(a.clone());
             }
             Arc::new(
                 StructArray::try_new(Fields::from(fields), cols, s.nulls().cloned())

@@ -136,8 +136,13 @@ impl Prep {
                     .fields()
                     .iter()
                     .map(|f| new_empty_array(f.data_type()));
-                empty = RecordBatch::try_new(Arc::new(schema.clone()), arrays.collect())
-                    .map_err(arrow_err)?;
+                let rows = RecordBatchOptions::new().with_row_count(Some(0));
+                empty = RecordBatch::try_new_with_options(
+                    Arc::new(schema.clone()),
+                    arrays.collect(),
+                    &rows,
+                )
+                .map_err(arrow_err)?;
                 &empty
             }
         };
