@@ -128,8 +128,9 @@ pub enum Command {
     /// member, write JSON / CSV, or convert between .npy and Parquet / Arrow IPC (.parquet,
     /// .arrow, .feather; chosen by the extensions, or --to). Streams the data.
     Convert(convert::Args),
-    /// Run SQL over .npy files (DataFusion; needs the `datafusion` feature). Each FILE is a
-    /// table named by its stem (ARCHIVE:KEY by KEY); results print as an aligned table, or as
+    /// Run SQL over .npy files, .npz members and Parquet, Arrow IPC or CSV files (DataFusion;
+    /// needs the `datafusion` feature, and `parquet` for Parquet tables). Each FILE is a table
+    /// named by its stem (ARCHIVE:KEY by KEY); results print as an aligned table, or as
     /// CSV / JSON, or go to a .npy, .parquet or .arrow file with -o.
     #[command(after_long_help = sql::args::spec_help())]
     Sql(sql::args::Args),
