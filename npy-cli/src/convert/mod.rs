@@ -57,8 +57,9 @@ pub struct Args {
     /// Parquet output: most rows per row group (default 1048576).
     #[arg(long, value_name = "ROWS")]
     row_group_size: Option<usize>,
-    /// .npy output from a table: write nulls as NaN / 0 / False / empty instead of failing
-    /// (nulls in datetime columns are NaT either way).
+    /// .npy output from a table: write nulls as NaN / 0 / False / empty instead of failing,
+    /// with a bool field NAME_valid beside each nullable column saying which values are real
+    /// (nulls in datetime columns are NaT too).
     #[arg(long)]
     fill_nulls: bool,
 }

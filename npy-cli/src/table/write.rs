@@ -87,7 +87,7 @@ pub fn write<R: RecordBatchReader>(
     let (out, file) = Out::create(output)?;
     match target {
         Target::Npy => {
-            let mut wb = BatchWriterBuilder::new().fill_nulls(o.fill_nulls);
+            let mut wb = null_choice(BatchWriterBuilder::new(), o.fill_nulls);
             for (name, w) in &widths {
                 wb = wb.string_width(name, *w);
             }
@@ -121,7 +121,7 @@ pub fn write<R: RecordBatchReader>(
         Target::Parquet => parquet::write(reader, &schema, file, &progress, o, read_err)?,
         Target::Npz => {
             let (_, key) = npz_target(o);
-            let mut wb = BatchWriterBuilder::new().fill_nulls(o.fill_nulls);
+            let mut wb = null_choice(BatchWriterBuilder::new(), o.fill_nulls);
             for (name, w) in &widths {
                 wb = wb.string_width(name, *w);
             }
@@ -195,5 +195,16 @@ impl<R: RecordBatchReader, F: Fn(ArrowError) -> Failure> Iterator for Counted<'_
 impl<R: RecordBatchReader, F: Fn(ArrowError) -> Failure> RecordBatchReader for Counted<'_, R, F> {
     fn schema(&self) -> SchemaRef {
         self.reader.schema()
+    }
+}
+
+/// `--fill-nulls`, until the tool has `--nulls`: the mask policy, which writes the same
+/// placeholders (NaN, 0, False, empty) and a `NAME_valid` field beside each nullable column,
+/// so a null and a real 0 can be told apart.
+fn null_choice(wb: BatchWriterBuilder, fill_nulls: bool) -> BatchWriterBuilder {
+    if fill_nulls {
+        wb.nulls(npy_serde::arrow::NullPolicy::Mask)
+    } else {
+        wb
     }
 }

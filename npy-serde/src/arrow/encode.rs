@@ -15,7 +15,8 @@ use crate::text::{f64_to_x87, put_sbytes, put_ustr, put_x87};
 /// How nulls are written.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Nulls {
-    /// Write the dtype's fill value (NaN, 0, false, empty) instead of failing.
+    /// Write the dtype's placeholder (NaN, 0, false, empty) instead of failing: the null
+    /// policy (`foreign`) chose what a null is, and left only placeholders to write.
     pub(crate) fill: bool,
 }
 
@@ -40,8 +41,9 @@ pub(crate) fn encode(
     let null_at = |i: usize, pos: usize| -> Error {
         at.err(
             Error::write(format!(
-                "value {i} of the batch is null, and NumPy's {} has no null (fill nulls with \
-                 BatchWriterBuilder::fill_nulls, or `--fill-nulls` in `npy convert`)",
+                "value {i} of the batch is null, and NumPy's {} has no null (choose a null \
+                 policy, nan, fill=VALUE or mask: BatchWriterBuilder::nulls / nulls_for, or \
+                 `--nulls` in `npy convert`)",
                 node_name(node)
             )),
             pos,

@@ -47,7 +47,7 @@
 //! | `m8[s\|ms\|us\|ns]` | `Duration(unit)` | `m8[W\|D\|h\|m]` as `Duration(Second)`, converted exactly |
 //! | `M8`/`m8` in `Y`, `M`, `ps`, `fs`, `as`, generic | `Int64` | the raw count; the unit in the field's `numpy.unit` metadata |
 //! | a multiplier (`M8[10s]`, `m8[25ms]`) | `Int64` | the raw count (scaled it could overflow); the unit in `numpy.unit` |
-//! | NaT | null | datetime columns are the only nullable ones |
+//! | NaT | null | datetime columns are the only nullable ones (and the fields restored below) |
 //! | record | `Struct` | nested records; a field's NumPy title in its `numpy.title` metadata |
 //! | subarray `(base, (a, b))` | `FixedSizeList<FixedSizeList<base, b>, a>` | the shape is the list sizes |
 //!
@@ -55,7 +55,8 @@
 //! `('<i2', (3,))`, a nested record's list); the schema carries the whole element's descr, the
 //! array's shape (`numpy.shape`) and `numpy.fortran_order`. [`NpyBatchWriter`] reads them back,
 //! so `.npy` -> Arrow -> `.npy` gives the original dtype, byte order, padding and titles: the
-//! same bytes `np.save` wrote (a Fortran-order N-d array comes back in C order).
+//! same bytes `np.save` wrote, a Fortran-order array in Fortran order (written with its shape
+//! known from `numpy.shape`: runs of rows at their offsets, in bounded memory).
 //!
 //! ```
 //! use arrow_array::{cast::AsArray, types::Int64Type};
@@ -80,20 +81,74 @@
 //! # Ok::<(), npy_serde::Error>(())
 //! ```
 //!
-//! # Writing without NumPy metadata
+//! # Writing without NumPy metadata: every Arrow type
 //!
-//! A batch from elsewhere (Parquet, Polars, a query) maps back by the table read in reverse:
-//! `Boolean` `b1`, integers and floats the same width, `Utf8`/`LargeUtf8`/`Utf8View` `U<n>`,
-//! `Binary`/`LargeBinary`/`BinaryView` `S<n>`, `FixedSizeBinary(n)` `V<n>`, `Date32` `M8[D]`,
-//! `Date64` `M8[ms]`, `Timestamp(unit, _)` `M8[unit]` (a time zone is dropped: the values are
-//! UTC instants), `Duration(unit)` `m8[unit]`, `Struct` a record, `FixedSizeList` a subarray.
+//! A batch from elsewhere (Parquet, pyarrow, polars, DuckDB, a query) maps by this table, for
+//! every type arrow-rs 59 has. **exact**: the type the dtype reads back as, value for value.
+//! **reversible**: exact values, the Arrow type kept in the field's title (below) and restored
+//! on reading. **decoded**: the values exact, the encoding not kept (it comes back as the plain
+//! type). **refused**: an error naming the column, the type and the option.
+//!
+//! | Arrow | NumPy | |
+//! |---|---|---|
+//! | `Boolean`, `Int8`..`Int64`, `UInt8`..`UInt64`, `Float16/32/64` | `b1`, `i1`..`i8`, `u1`..`u8`, `f2/f4/f8` | exact |
+//! | `Utf8`, `Utf8View` | `U<n>` | exact; the view decoded |
+//! | `LargeUtf8` | `U<n>` | reversible |
+//! | `Binary`, `BinaryView` / `LargeBinary` | `S<n>` | exact; decoded / reversible |
+//! | `FixedSizeBinary(n)` | `V<n>` | exact |
+//! | `Date32` / `Date64` | `M8[D]` / `M8[ms]` | exact / reversible |
+//! | `Timestamp(unit)` | `M8[unit]` | exact |
+//! | `Timestamp(unit, zone)` | `M8[unit]` | reversible: the UTC instants (what the values are), the zone in the title |
+//! | `Duration(unit)` | `m8[unit]` | exact |
+//! | `Time32(s\|ms)`, `Time64(us\|ns)` | `m8[unit]` | reversible: the time since midnight |
+//! | `Decimal32/64/128/256(p, s)`, `p <= 15` (`p + \|s\| <= 15` for `s < 0`) | `<f8` | reversible: the nearest double; `round(x * 10^s)` gives the decimal back ([`DecimalPolicy::Auto`]) |
+//! | wider decimals | | refused, naming [`DecimalPolicy::F8`] (the nearest double, lossy, reversible in type) and [`DecimalPolicy::Scaled`] (`<i8` holding the unscaled value, exact and reversible; a value past `i64` is an error naming the row) |
+//! | `Dictionary(any key, values)`, `RunEndEncoded` | the values' dtype | decoded; a key past the dictionary is an error naming the column and row |
+//! | `Struct` | a record | as its fields |
+//! | `FixedSizeList(item, n)` | subarray `(item, (n,))` | exact |
+//! | `List`, `LargeList`, `ListView`, `LargeListView` | subarray `(item, (n,))` | reversible (a view as `List`/`LargeList`) when every list of the column has one length `n` (settled by the first batch); refused, naming `exclude`, when they differ |
+//! | `Map`, `Union`, `Interval` | | refused, naming [`BatchWriterBuilder::exclude`] / `--exclude` |
+//! | `Null` | | refused, naming `exclude`: no null policy gives an all-null column a dtype |
+//!
 //! A string column's width is the widest value in the first batch, or the one given with
-//! [`BatchWriterBuilder::string_width`]; a longer value later is an error that says so. A null
-//! is NaT in a datetime column; anywhere else it is an error naming the column and row, unless
-//! [`BatchWriterBuilder::fill_nulls`] asks for a fill value.
+//! [`BatchWriterBuilder::string_width`]; a longer value later is an error that says so.
+//! [`BatchWriterBuilder::columns`] and [`exclude`](BatchWriterBuilder::exclude) choose the
+//! top-level columns; [`decimals`](BatchWriterBuilder::decimals) and
+//! [`decimals_for`](BatchWriterBuilder::decimals_for) the [`DecimalPolicy`].
+//!
+//! ## Nulls
+//!
+//! NaT is the null of datetime columns, always. Elsewhere a null is what the [`NullPolicy`]
+//! says ([`BatchWriterBuilder::nulls`] for the run, [`nulls_for`](BatchWriterBuilder::nulls_for)
+//! per column): `error` (the default: an error naming the column, the row and the policies),
+//! `nan` (floats NaN; an integer column with nulls in the first batch becomes `<f8`,
+//! reversible, refused if a value is not exact in `<f8`; bool, text and bytes refused naming
+//! `mask` and `fill`), `fill=VALUE` (the value parsed per column type; refused where it also
+//! occurs as data), `mask` (a `b1` field `NAME_valid` beside each nullable field, so
+//! `np.ma.masked_array(a['x'], ~a['x_valid'])` rebuilds the column; the reader folds it back
+//! into the nulls and marks the field with [`MASK_KEY`], so writing it again brings the mask
+//! back).
+//!
+//! ## The title marker
+//!
+//! NumPy refuses extra header keys; the one per-field text it keeps is a field's title. A
+//! written field whose Arrow type is not the default mapping of its dtype is titled
+//! `arrow:NAME:TYPE`, TYPE being arrow-rs's `Display` of the type (the decoded type: a
+//! dictionary of `LargeUtf8` as `LargeUtf8`), with `us` for `µs` so the header stays ASCII:
+//! `('arrow:price:Decimal128(15, 2)', 'price')`. [`NpyBatchReader`] and [`schema_for`] (and so
+//! Parquet output and SQL over the file) parse it back with `DataType::from_str` and restore
+//! the type: a decimal from its doubles exactly (a value that does not fit is an error, never a
+//! null; NaN is a null, as the `nan` policy writes one), a time from its duration, the zone onto
+//! the timestamps. A field that has a NumPy title of its own keeps it (the type is then not
+//! kept); so does a plain (non-record) array, which has no titles: its Arrow type is lost. A
+//! title that does not parse, or names a type the dtype cannot come back as, is left as it is
+//! (in `numpy.title`) and the field maps as any other. Only the fields of 1-D record arrays are
+//! restored.
 
 mod decode;
 mod encode;
+mod foreign;
+mod fortran;
 #[cfg(unix)]
 mod pread;
 mod reader;
@@ -103,6 +158,8 @@ mod writer;
 
 #[cfg(feature = "datafusion")]
 pub(crate) use decode::arrow_err;
+pub use foreign::policy::{DecimalPolicy, NullPolicy};
+pub use foreign::title::MASK_KEY;
 pub use reader::{
     read_batch, read_batches, schema_of_path, to_arrow, BatchReaderBuilder, NpyBatchReader,
     DEFAULT_BATCH_SIZE, MAX_BATCH_BYTES,

@@ -6,7 +6,8 @@ use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow_schema::SchemaRef;
 
 use super::decode::{self, arrow_err, At, Pre, Slots};
-use super::schema::Layout;
+use super::foreign::restore;
+use super::schema::{Layout, Node};
 #[cfg(feature = "datafusion")]
 use crate::error::Error;
 use crate::error::Result;
@@ -140,7 +141,30 @@ impl Columns<'_> {
             .collect();
         let decode_one = |(i, mut pre): (usize, Pre)| -> Result<ArrayRef> {
             let c = &columns[i];
-            decode::decode_gathered(&c.node, chunk, &slots(i), at, c.field.name(), &mut pre)
+            let a =
+                decode::decode_gathered(&c.node, chunk, &slots(i), at, c.field.name(), &mut pre)?;
+            let Some(r) = &c.restore else { return Ok(a) };
+            // A field titled with its Arrow type, or with a mask beside it (1-D records only).
+            let mask = match r.mask {
+                Some(base) => {
+                    let s = Slots {
+                        base,
+                        axes: vec![(rows, row_bytes)],
+                    };
+                    let name = c.field.name();
+                    Some(decode::decode_gathered(
+                        &Node::Bool,
+                        chunk,
+                        &s,
+                        at,
+                        name,
+                        &mut Vec::new().into_iter(),
+                    )?)
+                }
+                None => None,
+            };
+            let first_row = at.first_elem / self.layout.per_row.max(1);
+            restore::apply(r, a, mask, c.field.name(), first_row)
         };
         // The columns decoded on their own are the slow ones: on all cores if there are some.
         #[cfg(feature = "parallel")]

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Fields, Schema, TimeUnit as ArrowUnit};
 
+use super::foreign::restore::{self, Restore, Seen};
 use crate::dtype::{ByteOrder, DType, Scalar, TimeUnit};
 use crate::error::{Error, Result};
 use crate::header::Header;
@@ -284,6 +285,9 @@ pub(crate) struct Column {
     pub(crate) field: Arc<Field>,
     pub(crate) node: Node,
     pub(crate) offset: usize,
+    /// What the reader does after decoding it (an Arrow type from its title, a mask folded
+    /// into its nulls).
+    pub(crate) restore: Option<Restore>,
 }
 
 /// An array's layout as rows of columns: one row per element (1-D), per item along the first
@@ -306,8 +310,19 @@ pub(crate) struct Layout {
 }
 
 impl Layout {
-    /// The layout of the array `h` describes.
+    /// The layout of the array `h` describes, as read: the columns titled with an Arrow type
+    /// restored to it, mask fields folded into their columns (see `foreign::restore`).
     pub(crate) fn of(h: &Header) -> Result<Layout> {
+        Layout::build(h, true)
+    }
+
+    /// The layout of the array `h` describes, as stored: every field a column of its dtype's
+    /// default type (what the writer encodes).
+    pub(crate) fn stored(h: &Header) -> Result<Layout> {
+        Layout::build(h, false)
+    }
+
+    fn build(h: &Header, restore: bool) -> Result<Layout> {
         let mut elem = h.dtype.clone();
         let mut shape = h.shape.clone();
         while let DType::Array(base, dims) = elem {
@@ -337,7 +352,11 @@ impl Layout {
                         field: Arc::new(field),
                         node,
                         offset: f.offset,
+                        restore: None,
                     });
+                }
+                if restore && inner.is_empty() {
+                    columns = restored(columns);
                 }
             }
             other => {
@@ -347,6 +366,7 @@ impl Layout {
                     field: Arc::new(field),
                     node,
                     offset: 0,
+                    restore: None,
                 });
             }
         }
@@ -376,6 +396,34 @@ impl Layout {
             .collect();
         Schema::new_with_metadata(fields, self.meta.clone())
     }
+}
+
+/// The columns of a 1-D record array with the Arrow types their `arrow:NAME:TYPE` titles name,
+/// and their mask fields folded into them (see `foreign::restore`).
+fn restored(columns: Vec<Column>) -> Vec<Column> {
+    let seen: Vec<Seen<'_>> = columns
+        .iter()
+        .map(|c| Seen {
+            name: c.field.name(),
+            title: c.field.metadata().get(TITLE_KEY).map(String::as_str),
+            data_type: c.field.data_type(),
+            offset: c.offset,
+        })
+        .collect();
+    let plan = restore::plan(&seen);
+    drop(seen);
+    columns
+        .into_iter()
+        .zip(plan)
+        .filter_map(|(mut c, p)| {
+            let r = p.ok()?;
+            if let Some(r) = r {
+                c.field = Arc::new(restore::field(&c.field, &r));
+                c.restore = Some(r);
+            }
+            Some(c)
+        })
+        .collect()
 }
 
 /// The Arrow schema a `.npy` array with this header maps to (all columns); see the table in

@@ -19,7 +19,11 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit as ArrowUnit};
 
 use super::decode::{At, Slots};
 use super::encode::{encode, widest, Nulls};
-use super::schema::{Layout, DESCR_KEY, SHAPE_KEY, TITLE_KEY};
+use super::foreign::normalize::{Choices, Prep};
+use super::foreign::policy::{DecimalPolicy, NullPolicy};
+use super::foreign::title::is_marker;
+use super::fortran::FortranWriter;
+use super::schema::{Layout, DESCR_KEY, FORTRAN_KEY, SHAPE_KEY, TITLE_KEY};
 use crate::dtype::{ByteOrder, DType, Record, Scalar, TimeUnit};
 use crate::error::{Error, Result};
 use crate::header::{Header, Version};
@@ -32,7 +36,7 @@ use crate::write::{NpyWriter, WriterBuilder};
 /// ```
 /// use std::sync::Arc;
 /// use arrow_array::{ArrayRef, Int32Array, RecordBatch, StringArray};
-/// use npy_serde::arrow::BatchWriterBuilder;
+/// use npy_serde::arrow::{BatchWriterBuilder, NullPolicy};
 ///
 /// let batch = RecordBatch::try_from_iter([
 ///     ("id", Arc::new(Int32Array::from(vec![1, 2])) as ArrayRef),
@@ -40,7 +44,7 @@ use crate::write::{NpyWriter, WriterBuilder};
 /// ]).unwrap();
 /// let mut w = BatchWriterBuilder::new()
 ///     .string_width("name", 8)
-///     .fill_nulls(true)
+///     .nulls(NullPolicy::Fill("?".into()))
 ///     .writer(std::io::Cursor::new(Vec::new()), &batch.schema())?;
 /// w.write(&batch)?;
 /// let bytes = w.finish()?.into_inner();
@@ -52,14 +56,14 @@ use crate::write::{NpyWriter, WriterBuilder};
 pub struct BatchWriterBuilder {
     widths: HashMap<String, usize>,
     default_width: Option<usize>,
-    fill_nulls: bool,
+    foreign: Choices,
     ignore_metadata: bool,
     version: Option<Version>,
 }
 
 impl BatchWriterBuilder {
     /// Dtypes from the NumPy metadata where present, string widths from the first batch,
-    /// nulls an error (except NaT).
+    /// nulls an error (except NaT), decimals [`DecimalPolicy::Auto`], every column.
     pub fn new() -> Self {
         Self::default()
     }
@@ -78,10 +82,108 @@ impl BatchWriterBuilder {
         self
     }
 
-    /// Write a fill value for nulls instead of failing: NaN for floats, 0 for integers,
-    /// `False`, empty strings and bytes. (Datetime nulls are NaT either way.)
-    pub fn fill_nulls(mut self, yes: bool) -> Self {
-        self.fill_nulls = yes;
+    /// What a null becomes in every column not named by [`nulls_for`](Self::nulls_for)
+    /// (default: [`NullPolicy::Error`], except that a column read back from a mask keeps
+    /// its mask).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use arrow_array::{ArrayRef, Int64Array, RecordBatch};
+    /// use npy_serde::arrow::{BatchWriterBuilder, NullPolicy};
+    /// let batch = RecordBatch::try_from_iter([
+    ///     ("n", Arc::new(Int64Array::from(vec![Some(1), None])) as ArrayRef),
+    /// ]).unwrap();
+    /// let mut w = BatchWriterBuilder::new()
+    ///     .nulls(NullPolicy::Nan)
+    ///     .writer(std::io::Cursor::new(Vec::new()), &batch.schema())?;
+    /// w.write(&batch)?;
+    /// // An integer column with nulls becomes <f8 (NaN for the null), titled with its type.
+    /// assert_eq!(w.dtype().unwrap().descr(), "[(('arrow:n:Int64', 'n'), '<f8')]");
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
+    pub fn nulls(mut self, policy: NullPolicy) -> Self {
+        self.foreign.nulls = Some(policy);
+        self
+    }
+
+    /// What a null becomes in the top-level column `column` (it must exist).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use arrow_array::{ArrayRef, Float64Array, RecordBatch};
+    /// use npy_serde::arrow::{BatchWriterBuilder, NullPolicy};
+    /// let batch = RecordBatch::try_from_iter([
+    ///     ("x", Arc::new(Float64Array::from(vec![Some(1.5), None])) as ArrayRef),
+    /// ]).unwrap();
+    /// let mut w = BatchWriterBuilder::new()
+    ///     .nulls_for("x", NullPolicy::Mask)
+    ///     .writer(std::io::Cursor::new(Vec::new()), &batch.schema())?;
+    /// w.write(&batch)?;
+    /// let d = w.dtype().unwrap().descr();
+    /// assert_eq!(d, "[('x', '<f8'), (('arrow:x_valid:mask', 'x_valid'), '|b1')]");
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
+    pub fn nulls_for(mut self, column: &str, policy: NullPolicy) -> Self {
+        self.foreign.nulls_for.insert(column.to_string(), policy);
+        self
+    }
+
+    /// How every decimal column not named by [`decimals_for`](Self::decimals_for) is written
+    /// (default: [`DecimalPolicy::Auto`]).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use arrow_array::{ArrayRef, Decimal128Array, RecordBatch};
+    /// use npy_serde::arrow::{BatchWriterBuilder, DecimalPolicy};
+    /// let d = Decimal128Array::from(vec![12345]).with_precision_and_scale(38, 2).unwrap();
+    /// let batch = RecordBatch::try_from_iter([("p", Arc::new(d) as ArrayRef)]).unwrap();
+    /// let mut w = BatchWriterBuilder::new()
+    ///     .decimals(DecimalPolicy::Scaled)
+    ///     .writer(std::io::Cursor::new(Vec::new()), &batch.schema())?;
+    /// w.write(&batch)?;
+    /// assert_eq!(w.dtype().unwrap().descr(), "[(('arrow:p:Decimal128(38, 2)', 'p'), '<i8')]");
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
+    pub fn decimals(mut self, policy: DecimalPolicy) -> Self {
+        self.foreign.decimals = policy;
+        self
+    }
+
+    /// How the decimal column `column` (top-level) is written.
+    pub fn decimals_for(mut self, column: &str, policy: DecimalPolicy) -> Self {
+        self.foreign.decimals_for.insert(column.to_string(), policy);
+        self
+    }
+
+    /// Writes only these top-level columns, in this order (each must exist).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use arrow_array::{ArrayRef, Int8Array, RecordBatch};
+    /// use npy_serde::arrow::BatchWriterBuilder;
+    /// let batch = RecordBatch::try_from_iter([
+    ///     ("a", Arc::new(Int8Array::from(vec![1])) as ArrayRef),
+    ///     ("b", Arc::new(Int8Array::from(vec![2])) as ArrayRef),
+    ///     ("c", Arc::new(Int8Array::from(vec![3])) as ArrayRef),
+    /// ]).unwrap();
+    /// let mut w = BatchWriterBuilder::new()
+    ///     .columns(["c", "a", "b"])
+    ///     .exclude(["b"])
+    ///     .writer(std::io::Cursor::new(Vec::new()), &batch.schema())?;
+    /// w.write(&batch)?;
+    /// assert_eq!(w.dtype().unwrap().descr(), "[('c', '|i1'), ('a', '|i1')]");
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
+    pub fn columns<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.foreign.columns = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Leaves these top-level columns out (each must exist); see [`columns`](Self::columns).
+    pub fn exclude<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.foreign
+            .exclude
+            .extend(names.into_iter().map(Into::into));
         self
     }
 
@@ -157,6 +259,8 @@ impl BatchWriterBuilder {
 
 /// What the batches become.
 struct Target {
+    /// The batches made NumPy-ready (the layout's columns are its schema's).
+    prep: Prep,
     layout: Layout,
     /// Schema column index of each layout column.
     cols: Vec<usize>,
@@ -164,10 +268,15 @@ struct Target {
     scalar: bool,
 }
 
-enum State<W> {
+enum State<W: Write + Seek> {
     Pending(W),
     Stream(Box<NpyWriter<W>>),
-    Scalar { inner: W, bytes: Option<Vec<u8>> },
+    /// A Fortran-order array of a known shape (see `fortran.rs`).
+    Fortran(Box<FortranWriter<W>>),
+    Scalar {
+        inner: W,
+        bytes: Option<Vec<u8>>,
+    },
     Done,
 }
 
@@ -236,6 +345,8 @@ impl<W: Write + Seek> NpyBatchWriter<W> {
         if rows == 0 {
             return Ok(());
         }
+        let ready = t.prep.apply(batch, self.rows)?;
+        let batch = &ready;
         let row_bytes = t.layout.row_bytes;
         let len = rows
             .checked_mul(row_bytes)
@@ -244,9 +355,6 @@ impl<W: Write + Seek> NpyBatchWriter<W> {
         // padding is never written, so it stays zero from when the buffer grew.
         self.scratch.resize(len, 0);
         let first_elem = self.rows * t.layout.per_row;
-        let nulls = Nulls {
-            fill: self.opts.fill_nulls,
-        };
         let encode_rows = |first: usize, out: &mut [u8]| -> Result<()> {
             let rows = match out.len().checked_div(row_bytes) {
                 Some(r) => r,
@@ -270,7 +378,10 @@ impl<W: Write + Seek> NpyBatchWriter<W> {
                     base: c.offset,
                     axes: vec![(rows, row_bytes)],
                 };
-                let name = self.schema.field(i).name();
+                let name = batch.schema_ref().field(i).name();
+                let nulls = Nulls {
+                    fill: t.prep.fills(i),
+                };
                 encode(&c.node, batch.column(i), out, &slots, &at, name, nulls)?;
             }
             Ok(())
@@ -278,6 +389,7 @@ impl<W: Write + Seek> NpyBatchWriter<W> {
         encode_parts(&mut self.scratch, row_bytes, &encode_rows)?;
         match &mut self.state {
             State::Stream(w) => w.write_raw_records(&self.scratch, rows as u64)?,
+            State::Fortran(w) => w.write_rows(&self.scratch, rows as u64)?,
             State::Scalar { bytes, .. } => {
                 if bytes.is_some() || rows != 1 {
                     return Err(Error::write(
@@ -303,15 +415,21 @@ impl<W: Write + Seek> NpyBatchWriter<W> {
         };
         self.state = if target.scalar {
             State::Scalar { inner, bytes: None }
+        } else if let Some(shape) = self.fortran_shape(&target) {
+            let elem = target.layout.elem.clone();
+            let w = FortranWriter::new(inner, elem, shape, self.opts.version)?;
+            State::Fortran(Box::new(w))
         } else {
             let inner_shape = target.layout.shape[1..].to_vec();
             let elem = target.layout.elem.clone();
-            let row = if elem.itemsize() == 0 && !inner_shape.is_empty() {
-                // The rows of an N-d array of a zero-size dtype (`'<U0'` of shape (0, 0)): a
-                // subarray no descr could spell, only ever folded into the header's shape.
-                DType::Array(Box::new(elem), inner_shape)
+            // The row dtype is never spelled as a descr: the writer folds it into the header's
+            // shape at once. So it is not held to the limits of a subarray dtype: neither a
+            // zero-size element (`'<U0'` of shape (0, 0)) nor a row larger than a subarray's
+            // itemsize limit (`np.zeros((0, 42949, 7296, 16))`, 40 GB a row, no row at all).
+            let row = if inner_shape.is_empty() {
+                elem
             } else {
-                DType::array(elem, inner_shape)?
+                DType::Array(Box::new(elem), inner_shape)
             };
             let mut wb = WriterBuilder::new().dtype(row);
             if let Some(v) = self.opts.version {
@@ -327,13 +445,36 @@ impl<W: Write + Seek> NpyBatchWriter<W> {
         Ok(())
     }
 
+    /// The shape to write a Fortran-order array in: the schema's `numpy.shape` when its
+    /// `numpy.fortran_order` is `True` and `target` is that array (not a packed record of the
+    /// fields), with at least one axis.
+    fn fortran_shape(&self, target: &Target) -> Option<Vec<u64>> {
+        let meta = self.schema.metadata();
+        if self.opts.ignore_metadata || meta.get(FORTRAN_KEY).map(String::as_str) != Some("True") {
+            return None;
+        }
+        let shape = parse_shape(meta.get(SHAPE_KEY)?)?;
+        let planned = &target.layout;
+        let same = meta.get(DESCR_KEY) == Some(&planned.elem.descr())
+            && shape.len() == planned.shape.len()
+            && shape.get(1..) == planned.shape.get(1..);
+        (same && !shape.is_empty()).then_some(shape)
+    }
+
     /// Completes the file (the header with the final shape) and returns the writer.
+    ///
+    /// A Fortran-order array (the schema's `numpy.fortran_order` is `True`, as
+    /// [`NpyBatchReader`](super::NpyBatchReader) says of a Fortran-order file) is written in
+    /// Fortran order with the schema's `numpy.shape`: its data is placed by the row count, so
+    /// it fails here unless exactly that many rows were written (see `fortran.rs`: runs of
+    /// rows written at their offsets, at most 16 MiB of rows buffered).
     pub fn finish(mut self) -> Result<W> {
         if self.target.is_none() {
             self.start(None)?;
         }
         match std::mem::replace(&mut self.state, State::Done) {
             State::Stream(w) => w.finish(),
+            State::Fortran(w) => w.finish(),
             State::Scalar { mut inner, bytes } => {
                 let bytes = bytes.ok_or_else(|| {
                     Error::write("a 0-d array (numpy.shape `()`) takes exactly one row, got 0")
@@ -400,6 +541,9 @@ fn parse_shape(s: &str) -> Option<Vec<u64>> {
 /// The target of `schema`: the original array's dtype and shape from the schema's metadata
 /// when its fields are that array's columns, else a packed record of the fields' dtypes.
 fn plan(schema: &Schema, first: Option<&RecordBatch>, o: &BatchWriterBuilder) -> Result<Target> {
+    let (prep, ready) = Prep::new(schema, first, &o.foreign)?;
+    let schema = prep.schema().clone();
+    let first = Some(&ready);
     let meta = schema.metadata();
     if !o.ignore_metadata
         && let (Some(d), Some(s)) = (meta.get(DESCR_KEY), meta.get(SHAPE_KEY))
@@ -409,7 +553,7 @@ fn plan(schema: &Schema, first: Option<&RecordBatch>, o: &BatchWriterBuilder) ->
         if let Some(first) = probe.first_mut() {
             *first = 0;
         }
-        let layout = Layout::of(&Header::new(elem, probe))?;
+        let layout = Layout::stored(&Header::new(elem, probe))?;
         let same =
             layout.columns.len() == schema.fields().len()
                 && layout.columns.iter().zip(schema.fields()).all(|(c, f)| {
@@ -418,6 +562,7 @@ fn plan(schema: &Schema, first: Option<&RecordBatch>, o: &BatchWriterBuilder) ->
         if same {
             let cols = (0..layout.columns.len()).collect();
             return Ok(Target {
+                prep,
                 layout,
                 cols,
                 scalar: shape.is_empty(),
@@ -429,8 +574,17 @@ fn plan(schema: &Schema, first: Option<&RecordBatch>, o: &BatchWriterBuilder) ->
     for (i, f) in schema.fields().iter().enumerate() {
         let col = first.map(|b| b.column(i));
         let dt = field_dtype(f, col, o)?;
-        if let Some(t) = f.metadata().get(TITLE_KEY).filter(|_| !o.ignore_metadata) {
-            titles.push((f.name().clone(), t.clone()));
+        // A NumPy title of its own wins; else the marker of its Arrow type, if that is not the
+        // dtype's default mapping (foreign::title).
+        let own = f
+            .metadata()
+            .get(TITLE_KEY)
+            .filter(|t| !o.ignore_metadata && !is_marker(t));
+        let title = own
+            .cloned()
+            .or_else(|| prep.title(i, &super::data_type_for(&dt).ok()?));
+        if let Some(t) = title {
+            titles.push((f.name().clone(), t));
         }
         fields.push((f.name().clone(), dt));
     }
@@ -438,9 +592,10 @@ fn plan(schema: &Schema, first: Option<&RecordBatch>, o: &BatchWriterBuilder) ->
     for (name, t) in titles {
         rec = rec.with_title(&name, t)?;
     }
-    let layout = Layout::of(&Header::new(DType::Record(rec), vec![0]))?;
+    let layout = Layout::stored(&Header::new(DType::Record(rec), vec![0]))?;
     let cols = (0..layout.columns.len()).collect();
     Ok(Target {
+        prep,
         layout,
         cols,
         scalar: false,
@@ -469,7 +624,17 @@ fn field_dtype(f: &Field, col: Option<&ArrayRef>, o: &BatchWriterBuilder) -> Res
 /// # Ok::<(), npy_serde::Error>(())
 /// ```
 pub fn dtype_for_field(field: &Field, column: Option<&ArrayRef>) -> Result<DType> {
-    field_dtype(field, column, &BatchWriterBuilder::new())
+    let o = BatchWriterBuilder::new();
+    let schema = Schema::new(vec![field.clone().with_nullable(true)]);
+    let first = match column {
+        Some(c) => Some(
+            RecordBatch::try_new(SchemaRef::new(schema.clone()), vec![c.clone()])
+                .map_err(super::decode::arrow_err)?,
+        ),
+        None => None,
+    };
+    let (prep, ready) = Prep::new(&schema, first.as_ref(), &o.foreign)?;
+    field_dtype(prep.schema().field(0), Some(ready.column(0)), &o)
 }
 
 fn infer(

@@ -13,6 +13,15 @@
 //!   being handed out runs [`QUEUED_BATCHES`] batches ahead of the caller, the others decode
 //!   the next row groups meanwhile, into at most [`AHEAD_BYTES`] of batches between them.
 //!
+//! Datetimes: Parquet has no seconds unit, so `Timestamp(Second, _)` columns (a `.npy` file's
+//! `M8[s]`, `M8[m]`, `M8[h]`) are written as TIMESTAMP(MILLIS), which pyarrow, polars and
+//! DuckDB read as timestamps, their `numpy.descr` kept so that the reader gives seconds back
+//! (and `.npy` -> Parquet -> `.npy` the same bytes). `M8[D]` and `M8[W]` are DATE, `M8[ms]`,
+//! `M8[us]`, `M8[ns]` TIMESTAMP; the units Parquet cannot hold (`ps`, `fs`, `as`, `Y`, `M`,
+//! multiples) stay INT64 with the unit in the field's `numpy.unit`.
+//!
+//! Columns: [`ParquetReader::open_columns`] decodes only the top-level columns asked for.
+//!
 //! Memory: the writer holds one row group's encoded pages (as `ArrowWriter` does) plus at
 //! most [`QUEUED_BATCHES`] batches waiting to be encoded; the reader [`QUEUED_BATCHES`]
 //! decoded batches plus [`AHEAD_BYTES`] (or one batch, if larger).
@@ -85,7 +94,10 @@
 //! ```
 
 mod error;
+#[cfg(test)]
+mod npy_tests;
 mod reader;
+mod seconds;
 #[cfg(test)]
 mod tests;
 mod threads;

@@ -18,6 +18,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
 use super::error::write_err;
+use super::seconds::{cast_batch, parquet_schema, Cast};
 use super::threads::{lock, wait, workers_for, QUEUED_BATCHES};
 use crate::error::{Error, Result};
 
@@ -102,7 +103,12 @@ pub struct ParquetWriter<W: Write + Send> {
     /// `None` once finished.
     file: Option<SerializedFileWriter<W>>,
     factory: ArrowRowGroupWriterFactory,
+    /// The batches' schema.
     schema: SchemaRef,
+    /// The schema written, when it differs (seconds timestamps as milliseconds).
+    written: Option<SchemaRef>,
+    /// Rows queued so far (for errors naming a row).
+    rows: u64,
     /// Rows per row group.
     max_rows: usize,
     /// Rows queued in the row group being written (0: no row group started).
@@ -130,10 +136,35 @@ impl<W: Write + Send> std::fmt::Debug for ParquetWriter<W> {
 impl<W: Write + Send> ParquetWriter<W> {
     /// A writer of batches with `schema` into `inner` (default properties if `None`: those of
     /// `ArrowWriter`, whose schema conversion and embedded Arrow schema this writer uses).
+    ///
+    /// `Timestamp(Second, _)` columns (a `.npy` file's `M8[s]`, `M8[m]`, `M8[h]`), which
+    /// Parquet has no unit for, are written as `Timestamp(Millisecond, _)` (the TIMESTAMP
+    /// that pyarrow, polars and DuckDB read), their `numpy.descr` kept, so that
+    /// [`ParquetReader`](super::ParquetReader) gives seconds back; a value out of range in
+    /// milliseconds is an error naming the column and row.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// use arrow_array::{ArrayRef, RecordBatch, TimestampSecondArray};
+    /// use npy_serde::parquet::{ParquetReader, ParquetWriter};
+    /// # let path = std::env::temp_dir().join(format!("pq-seconds-{}.parquet", std::process::id()));
+    /// let t = TimestampSecondArray::from(vec![Some(1_700_000_000), None]);
+    /// let batch = RecordBatch::try_from_iter([("t", Arc::new(t) as ArrayRef)]).unwrap();
+    /// let mut w = ParquetWriter::new(std::fs::File::create(&path)?, batch.schema(), None)?;
+    /// w.write(&batch)?;
+    /// w.finish()?;
+    /// // Milliseconds in the file, seconds again when read back.
+    /// let mut r = ParquetReader::open(&path, 1024)?;
+    /// assert_eq!(r.next().unwrap().unwrap().column(0), batch.column(0));
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
     pub fn new(inner: W, schema: SchemaRef, props: Option<WriterProperties>) -> Result<Self> {
         let props = props.unwrap_or_default();
         let max_rows = props.max_row_group_row_count().unwrap_or(usize::MAX).max(1);
-        let (file, factory) = ArrowWriter::try_new(inner, schema.clone(), Some(props))
+        let written = parquet_schema(&schema);
+        let to_file = written.clone().unwrap_or_else(|| schema.clone());
+        let (file, factory) = ArrowWriter::try_new(inner, to_file, Some(props))
             .and_then(|w| w.into_serialized_writer())
             .map_err(write_err)?;
         let leaves = file.schema_descr().num_columns();
@@ -158,6 +189,8 @@ impl<W: Write + Send> ParquetWriter<W> {
             file: Some(file),
             factory,
             schema,
+            written,
+            rows: 0,
             max_rows,
             rows_in_group: 0,
             groups: 0,
@@ -206,6 +239,14 @@ impl<W: Write + Send> ParquetWriter<W> {
                 )));
             }
         }
+        let cast;
+        let batch = match &self.written {
+            Some(s) => {
+                cast = cast_batch(batch, s, Cast::ToMillis, self.rows)?;
+                &cast
+            }
+            None => batch,
+        };
         let mut start = 0;
         while start < batch.num_rows() {
             let room = self.max_rows - self.rows_in_group;
@@ -226,7 +267,8 @@ impl<W: Write + Send> ParquetWriter<W> {
 
     fn queue(&mut self, batch: &RecordBatch) -> Result<()> {
         let mut leaves = Vec::with_capacity(self.leaves);
-        for (field, col) in self.schema.fields().iter().zip(batch.columns()) {
+        let schema = self.written.as_ref().unwrap_or(&self.schema);
+        for (field, col) in schema.fields().iter().zip(batch.columns()) {
             leaves.extend(compute_leaves(field, col).map_err(write_err)?);
         }
         if leaves.len() != self.leaves {
@@ -265,6 +307,7 @@ impl<W: Write + Send> ParquetWriter<W> {
         drop(st);
         self.pool.work.notify_all();
         self.rows_in_group += batch.num_rows();
+        self.rows += batch.num_rows() as u64;
         Ok(())
     }
 
