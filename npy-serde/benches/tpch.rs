@@ -16,7 +16,8 @@
 //! The best round of each side is kept; the ratio is printed against the 1.5x, the
 //! tool's peak resident set against "64 MiB plus one row group" (the largest row group's
 //! uncompressed bytes, from the footer). At the end NumPy checks that the two `.npy` files hold
-//! the same values, field by field.
+//! the same values, field by field (the money columns within one ulp, counted: pyarrow's cast
+//! is not correctly rounded, ours is the nearest double).
 //!
 //! Environment: `NPY_PYTHON` (required: numpy, pyarrow, tpchgen-cli), `NPY_BENCH_SF` (scale
 //! factor, default 1), `NPY_BENCH_REPS` (rounds, default 3), `NPY_BIN`.
