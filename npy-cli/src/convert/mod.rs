@@ -4,6 +4,9 @@
 //! `--to`.
 
 mod archive;
+// Parsed in every build (the flags exist in every build); used with feature `arrow`.
+#[cfg_attr(not(feature = "arrow"), allow(dead_code))]
+pub mod choice;
 mod npy;
 #[cfg(feature = "arrow")]
 mod tables;
@@ -57,11 +60,10 @@ pub struct Args {
     /// Parquet output: most rows per row group (default 1048576).
     #[arg(long, value_name = "ROWS")]
     row_group_size: Option<usize>,
-    /// .npy output from a table: write nulls as NaN / 0 / False / empty instead of failing,
-    /// with a bool field NAME_valid beside each nullable column saying which values are real
-    /// (nulls in datetime columns are NaT too).
-    #[arg(long)]
-    fill_nulls: bool,
+    /// Conversions with a table on either side: the columns, and what nulls and decimals
+    /// become in .npy output.
+    #[command(flatten)]
+    pub(crate) choice: choice::ChoiceArgs,
 }
 
 /// `--byte-order`.
@@ -140,8 +142,16 @@ pub fn run(g: &Global, a: Args) -> CliResult {
         Some(t) => t,
         None => target_from_name(&a.output)?,
     };
-    if matches!(target, Target::Parquet | Target::Arrow) || is_table(&a.input) {
+    // A column choice from a .npy file to a .npy file goes through Arrow batches too.
+    let chosen = a.choice.is_set() && target == Target::Npy;
+    if matches!(target, Target::Parquet | Target::Arrow) || is_table(&a.input) || chosen {
         return tables(g, &a, &enc, target);
+    }
+    if a.choice.is_set() {
+        return Err(Failure::usage(
+            "--columns, --exclude, --nulls and --decimals apply to .npy, .parquet and .arrow \
+             output, or to a table (.parquet, .arrow) input",
+        ));
     }
     if target != Target::Npy && enc.is_set() {
         return Err(Failure::usage(
@@ -208,9 +218,9 @@ fn tables(g: &Global, a: &Args, enc: &Encoding, target: Target) -> CliResult {
             target,
             compression: a.compression.as_deref(),
             row_group_size: a.row_group_size,
-            fill_nulls: a.fill_nulls,
         };
-        tables::run(g, &a.input, a.member.as_deref(), &out)
+        let choice = a.choice.parse()?;
+        tables::run(g, &a.input, a.member.as_deref(), &out, &choice)
     }
     #[cfg(not(feature = "arrow"))]
     {

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use npy_serde::arrow::BatchReaderBuilder;
 
+use crate::convert::choice::TableChoice;
 use crate::failure::{CliResult, Failure};
 use crate::global::Global;
 use crate::input::archive::open_archive;
@@ -15,17 +16,25 @@ use crate::output::Target;
 use crate::table::ends::TableOut;
 use crate::table::progress::Progress;
 use crate::table::read;
-use crate::table::write::write;
+use crate::table::select::Select;
+use crate::table::write::write_with;
 
 /// Converts IN (a table file, or a `.npy` file or archive member named by `member` or
-/// `ARCHIVE:KEY`) into the table output `o`.
-pub fn run(g: &Global, input: &str, member: Option<&str>, o: &TableOut<'_>) -> CliResult {
+/// `ARCHIVE:KEY`) into the table output `o`, with the columns and policies of `choice`.
+pub fn run(
+    g: &Global,
+    input: &str,
+    member: Option<&str>,
+    o: &TableOut<'_>,
+    choice: &TableChoice,
+) -> CliResult {
     if is_table(input) {
         if member.is_some() {
             return Err(Failure::usage(format!("{input}: not an .npz archive")));
         }
-        let t = read::open(input, matches!(o.target, Target::Npy | Target::Npz))?;
-        return write(t.reader, t.schema, t.progress, o, t.widths);
+        let widths = matches!(o.target, Target::Npy | Target::Npz);
+        let t = read::open(input, widths, choice)?;
+        return write_with(t.reader, t.schema, t.progress, o, t.widths, choice);
     }
     // A .npy file or an archive member.
     let spec = resolve(input, member)?;
@@ -47,13 +56,28 @@ pub fn run(g: &Global, input: &str, member: Option<&str>, o: &TableOut<'_>) -> C
             .from_npz_member(member)
             .map_err(|e| header_failure(&spec.display, e))?;
         let p = Progress::rows(reader.num_rows(), row_bytes(reader.header()));
-        write(reader, None, p, o, HashMap::new())
+        let schema = reader.schema_ref().clone();
+        match choice.indices(&schema, &spec.display)? {
+            // A member is read once: its batches projected.
+            Some(keep) => {
+                let reader = Select::new(reader, &schema, keep)?;
+                write_with(reader, None, p, o, HashMap::new(), choice)
+            }
+            None => write_with(reader, None, p, o, HashMap::new(), choice),
+        }
     } else {
-        let reader = builder
+        let mut reader = builder
             .open(&spec.path)
             .map_err(|e| header_failure(&spec.display, e))?;
+        if let Some(keep) = choice.indices(reader.schema_ref(), &spec.display)? {
+            // Opened again with the columns kept: the others are never decoded.
+            reader = builder
+                .column_indices(keep)
+                .open(&spec.path)
+                .map_err(|e| header_failure(&spec.display, e))?;
+        }
         let p = Progress::rows(reader.num_rows(), row_bytes(reader.header()));
-        write(reader, None, p, o, HashMap::new())
+        write_with(reader, None, p, o, HashMap::new(), choice)
     }
 }
 

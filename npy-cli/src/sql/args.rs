@@ -7,10 +7,12 @@
 pub struct Args {
     /// The query, e.g. "SELECT flag, count(*) FROM w2 GROUP BY flag".
     pub query: String,
-    /// .npy files (or ARCHIVE:KEY members), each a table named by its stem.
+    /// .npy files (or ARCHIVE:KEY members), and .parquet, .arrow/.feather or .csv files, each
+    /// a table named by its stem.
     pub files: Vec<String>,
-    /// A table NAME over SPEC: a file, a directory of shards, a glob, or ARCHIVE:KEY; or
-    /// FORMAT(LOCATION, KEY=VALUE, ...) with its format and options (see below).
+    /// A table NAME over SPEC: a file, a directory of shards, a glob, or ARCHIVE:KEY (of .npy,
+    /// .npz, .parquet, .arrow or .csv files); or FORMAT(LOCATION, KEY=VALUE, ...) with its
+    /// format and options (see below).
     #[arg(short = 't', long = "table", value_name = "NAME=SPEC")]
     pub tables: Vec<String>,
     /// Print CSV (a header row, then one line per row).
@@ -29,6 +31,10 @@ pub struct Args {
     /// Parquet output: rows per row group.
     #[arg(long, value_name = "ROWS", requires = "output")]
     pub row_group_size: Option<usize>,
+    /// -o: the result's columns, and what nulls and decimals become in .npy output
+    /// (`write_with` takes `choice.parse()?`; the columns through `table::select::Select`).
+    #[command(flatten)]
+    pub choice: crate::convert::choice::ChoiceArgs,
 }
 
 /// The long help's part on table specs (`npy sql --help`): the grammar and options of

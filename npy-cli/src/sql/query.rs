@@ -1,10 +1,10 @@
-//! `npy sql QUERY FILE...`: SQL over `.npy` files with DataFusion (feature `datafusion`).
-//! Each FILE is a table named by its stem; `-t NAME=SPEC` names a file, a directory of shards,
-//! a glob or an archive member (`ARCHIVE:KEY`), with its format and options
+//! `npy sql QUERY FILE...`: SQL over `.npy` files with DataFusion (feature `datafusion`), and
+//! over Parquet (feature `parquet` too), Arrow IPC and CSV files beside them. Each FILE is a
+//! table named by its stem; `-t NAME=SPEC` names a file, a directory of shards, a glob or an
+//! archive member (`ARCHIVE:KEY`), with its format and options
 //! (`npy_serde::datafusion::TableSpec`). Results go to stdout as an aligned table, CSV
 //! or JSON, or to a `.npy`, `.parquet` or `.arrow` file, streamed.
 
-use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -15,7 +15,9 @@ use datafusion::error::DataFusionError;
 use datafusion::execution::SendableRecordBatchStream;
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
-use npy_serde::datafusion::{register_npy_format, NpyReadOptions, NpySessionExt, TableSpec};
+use npy_serde::datafusion::{
+    register_npy_format, NpyReadOptions, NpySessionExt, TableFormat, TableSpec,
+};
 use tokio::runtime::Runtime;
 
 use crate::failure::{CliResult, Failure};
@@ -25,8 +27,7 @@ use crate::output::Target;
 use crate::sql::args::Args;
 use crate::sql::json::write_rows;
 use crate::table::ends::TableOut;
-use crate::table::progress::Progress;
-use crate::table::write::write;
+use crate::table::write::write_chosen;
 
 /// Runs the query and prints or writes its result.
 pub fn run(g: &Global, a: &Args) -> CliResult {
@@ -45,8 +46,8 @@ pub fn run(g: &Global, a: &Args) -> CliResult {
         named.push(table_arg(t)?);
     }
     for (name, path) in &named {
-        let (location, opts) = table_location(path, &options)?;
-        rt.block_on(ctx.register_npy(name, &location, opts))
+        let spec = table_spec(path, &options)?;
+        rt.block_on(ctx.register_spec(name, &spec))
             .map_err(|e| Failure::file(path, flat(&e)))?;
     }
     let df = rt.block_on(ctx.sql(&a.query)).map_err(query_failure)?;
@@ -70,9 +71,8 @@ pub fn run(g: &Global, a: &Args) -> CliResult {
             target,
             compression: a.compression.as_deref(),
             row_group_size: a.row_group_size,
-            fill_nulls: false,
         };
-        return write(batches, None, Progress::none(), &o, HashMap::new());
+        return write_chosen(batches, &o, &a.choice);
     }
     let stdout = io::stdout();
     let out = io::BufWriter::new(stdout.lock());
@@ -140,20 +140,20 @@ fn stem(file: &str) -> CliResult<String> {
     Ok(name)
 }
 
-/// The location DataFusion lists for a table SPEC (a FILE, or the SPEC of `-t NAME=SPEC`: the
-/// grammar of [`TableSpec`]), and the options that read it over the tool's `defaults`.
-/// Directories, globs and URLs are passed as they are; a local file as an absolute path
-/// (`ListingTableUrl` would read `x:` as a URL scheme). A bare spec naming no file is looked up
-/// as `ARCHIVE:KEY` whatever the archive's name, as every command of the tool does.
-fn table_location(text: &str, defaults: &NpyReadOptions) -> CliResult<(String, NpyReadOptions)> {
+/// The table of a SPEC (a FILE, or the SPEC of `-t NAME=SPEC`: the grammar of [`TableSpec`]),
+/// read over the tool's `defaults`, at the location DataFusion lists. Directories, globs and
+/// URLs are passed as they are; a local file as an absolute path (`ListingTableUrl` would read
+/// `x:` as a URL scheme). A bare spec naming no file is looked up as `ARCHIVE:KEY` whatever the
+/// archive's name, as every command of the tool does.
+fn table_spec(text: &str, defaults: &NpyReadOptions) -> CliResult<TableSpec> {
     let spec = TableSpec::parse_with(text, defaults.clone())
         .map_err(|e| Failure::usage(format!("{text}: {e}")))?;
-    let (location, options) = spec.into_parts();
+    let location = spec.location().to_string();
     if location.contains("://")
         || Path::new(&location).is_dir()
         || location.contains(['*', '?', '['])
     {
-        return Ok((location, options));
+        return Ok(spec);
     }
     let (path, member) = if location == text {
         let resolved = resolve(&location, None)?;
@@ -168,10 +168,15 @@ fn table_location(text: &str, defaults: &NpyReadOptions) -> CliResult<(String, N
         .map_err(|e| Failure::file(text, e))?
         .display()
         .to_string();
-    Ok(match member {
-        Some(key) => (absolute, options.npz_member(key)),
-        None => (absolute, options),
-    })
+    match member {
+        Some(key) => TableSpec::new(
+            absolute,
+            TableFormat::Npz,
+            spec.options().clone().npz_member(key),
+        )
+        .map_err(|e| Failure::usage(format!("{text}: {e}"))),
+        None => Ok(spec.with_location(absolute)),
+    }
 }
 
 /// A failed query: DataFusion's message, which names the file and carries this crate's

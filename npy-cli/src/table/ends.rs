@@ -42,8 +42,6 @@ pub struct TableOut<'a> {
     /// `--row-group-size` (Parquet output).
     #[cfg_attr(not(feature = "parquet"), allow(dead_code))] // read by `parquet`
     pub row_group_size: Option<usize>,
-    /// `--fill-nulls` (`.npy` output).
-    pub fill_nulls: bool,
 }
 
 /// Flushes a table file the writer has finished.

@@ -13,5 +13,6 @@ pub mod parquet;
 pub mod parquet;
 pub mod progress;
 pub mod read;
+pub mod select;
 pub mod widths;
 pub mod write;

@@ -11,6 +11,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
+use crate::convert::choice::TableChoice;
 use crate::failure::{CliResult, Failure};
 use crate::table::ends::TableIn;
 use crate::table::ends::{finish_file, TableOut};
@@ -19,23 +20,24 @@ use crate::table::widths::{needs_width, string_widths};
 
 /// Opens a Parquet file: its schema (with the metadata the batches' schemas lack), its row count,
 /// and with `widths` a first pass over its string columns; then its row groups decoded on all
-/// cores.
-pub fn open(file: File, input: &str, widths: bool) -> CliResult<TableIn> {
+/// cores, only the columns `choice` keeps (a projection: the others are never decoded).
+pub fn open(file: File, input: &str, widths: bool, choice: &TableChoice) -> CliResult<TableIn> {
     let open = |f: File| -> CliResult<_> {
         ParquetRecordBatchReaderBuilder::try_new(f)
             .map_err(|e| Failure::file(input, e))
             .map(|b| b.with_batch_size(npy_serde::arrow::DEFAULT_BATCH_SIZE))
     };
     let b2 = open(file)?;
-    // The file's Arrow schema, with its metadata (the batches' own schemas have none).
-    let schema = b2.schema().clone();
+    let file_schema = b2.schema().clone();
+    let keep = choice.indices(&file_schema, input)?;
     let rows = b2.metadata().file_metadata().num_rows().max(0) as u64;
     let widths = if widths {
-        // A first pass over the string columns only: their width is the widest value.
-        let strings: Vec<usize> = schema
+        // A first pass over the string columns kept only: their width is the widest value.
+        let strings: Vec<usize> = file_schema
             .fields()
             .iter()
             .enumerate()
+            .filter(|(i, _)| keep.as_ref().is_none_or(|k| k.contains(i)))
             .filter(|(_, f)| needs_width(f.data_type()) && !f.metadata().contains_key(DESCR_KEY))
             .map(|(i, _)| i)
             .collect();
@@ -52,9 +54,29 @@ pub fn open(file: File, input: &str, widths: bool) -> CliResult<TableIn> {
     } else {
         HashMap::new()
     };
-    // Row groups decoded on all cores, in batches of about 2 MiB of values.
-    let reader = npy_serde::parquet::ParquetReader::open(input, parquet_batch_rows(&schema))
-        .map_err(|e| Failure::file(input, e))?;
+    // Row groups decoded on all cores, in batches of about 2 MiB of values, the columns kept
+    // in the order asked for.
+    let names: Option<Vec<String>> = keep.as_ref().map(|k| {
+        k.iter()
+            .map(|&i| file_schema.field(i).name().clone())
+            .collect()
+    });
+    let kept = match &keep {
+        Some(k) => file_schema
+            .project(k)
+            .map_err(|e| Failure::file(input, e))?,
+        None => file_schema.as_ref().clone(),
+    };
+    let reader = npy_serde::parquet::ParquetReader::open_columns(
+        input,
+        parquet_batch_rows(&kept),
+        names.as_deref(),
+        &[],
+    )
+    .map_err(|e| Failure::file(input, e))?;
+    // The file's Arrow schema, with its metadata (the batches' own schemas have none), as the
+    // reader gives it: the columns kept, timestamps written in seconds as seconds again.
+    let schema = reader.schema_ref().clone();
     Ok(TableIn {
         reader: Box::new(reader),
         schema: Some(schema),

@@ -7,6 +7,7 @@ use std::io::BufWriter;
 use arrow_array::RecordBatchReader;
 use arrow_schema::{ArrowError, Schema};
 
+use crate::convert::choice::TableChoice;
 use crate::failure::{CliResult, Failure};
 use crate::table::ends::TableIn;
 use crate::table::ends::TableOut;
@@ -21,7 +22,7 @@ fn missing(name: &str) -> Failure {
 }
 
 /// Refuses to read the Parquet file `input`.
-pub fn open(_: File, input: &str, _: bool) -> CliResult<TableIn> {
+pub fn open(_: File, input: &str, _: bool, _: &TableChoice) -> CliResult<TableIn> {
     Err(missing(input))
 }
 

@@ -10,11 +10,13 @@ use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
 use npy_serde::arrow::{BatchWriterBuilder, NpyBatchWriter};
 
+use crate::convert::choice::{ChoiceArgs, TableChoice};
 use crate::failure::{CliResult, Failure};
 use crate::output::{npz_member_output, temp_path_for, Target};
 use crate::table::ends::{finish_file, TableOut};
 use crate::table::parquet;
 use crate::table::progress::Progress;
+use crate::table::select::Select;
 
 /// The output file, written under a temporary name and renamed when complete.
 struct Out {
@@ -59,16 +61,47 @@ impl Drop for Out {
     }
 }
 
+/// [`write_with`] for a source that cannot project while reading (`npy sql -o`'s query): the
+/// columns `args` keep (its batches projected), its null and decimal policies. A query's rows
+/// come in row order whatever its tables' files were, so a `numpy.fortran_order` its schema
+/// kept from a table (a Parquet file made from a Fortran-order `.npy`) is dropped: the output
+/// is written in C order, whatever number of rows the query gives.
+#[cfg_attr(not(feature = "datafusion"), allow(dead_code))] // `npy sql -o`'s
+pub fn write_chosen<R: RecordBatchReader>(
+    reader: R,
+    o: &TableOut<'_>,
+    args: &ChoiceArgs,
+) -> CliResult {
+    let choice = args.parse()?;
+    let mut schema = reader.schema().as_ref().clone();
+    schema.metadata.remove(npy_serde::arrow::FORTRAN_KEY);
+    let keep = match choice.indices(&schema, o.input)? {
+        Some(keep) => keep,
+        None => (0..schema.fields().len()).collect(),
+    };
+    let reader = Select::new(reader, &schema, keep)?;
+    write_with(reader, None, Progress::none(), o, HashMap::new(), &choice)
+}
+
 /// Writes the batches of `reader` (whose schema is `schema`, or the reader's) to `o`, moving
-/// `progress`; string columns of a `.npy` output get the `widths` given (or the library's).
-pub fn write<R: RecordBatchReader>(
+/// `progress`, with the null and decimal policies of `choice` for a `.npy` or `.npz` output
+/// (for Parquet and Arrow output they are a usage error). Its column choice is not applied
+/// here: the reader applies it (`table::select`).
+pub fn write_with<R: RecordBatchReader>(
     reader: R,
     schema: Option<SchemaRef>,
     progress: Progress,
     o: &TableOut<'_>,
     widths: HashMap<String, usize>,
+    choice: &TableChoice,
 ) -> CliResult {
     let target = o.target;
+    if choice.has_policies() && !matches!(target, Target::Npy | Target::Npz) {
+        return Err(Failure::usage(
+            "--nulls and --decimals apply to .npy and .npz output (Parquet and Arrow keep \
+             nulls and decimals as they are)",
+        ));
+    }
     let schema: SchemaRef = schema.unwrap_or_else(|| reader.schema());
     let input = o.input;
     let (output, _) = npz_target(o);
@@ -87,7 +120,7 @@ pub fn write<R: RecordBatchReader>(
     let (out, file) = Out::create(output)?;
     match target {
         Target::Npy => {
-            let mut wb = null_choice(BatchWriterBuilder::new(), o.fill_nulls);
+            let mut wb = choice.configure(BatchWriterBuilder::new())?;
             for (name, w) in &widths {
                 wb = wb.string_width(name, *w);
             }
@@ -121,7 +154,7 @@ pub fn write<R: RecordBatchReader>(
         Target::Parquet => parquet::write(reader, &schema, file, &progress, o, read_err)?,
         Target::Npz => {
             let (_, key) = npz_target(o);
-            let mut wb = null_choice(BatchWriterBuilder::new(), o.fill_nulls);
+            let mut wb = choice.configure(BatchWriterBuilder::new())?;
             for (name, w) in &widths {
                 wb = wb.string_width(name, *w);
             }
@@ -198,13 +231,51 @@ impl<R: RecordBatchReader, F: Fn(ArrowError) -> Failure> RecordBatchReader for C
     }
 }
 
-/// `--fill-nulls`, until the tool has `--nulls`: the mask policy, which writes the same
-/// placeholders (NaN, 0, False, empty) and a `NAME_valid` field beside each nullable column,
-/// so a null and a real 0 can be told apart.
-fn null_choice(wb: BatchWriterBuilder, fill_nulls: bool) -> BatchWriterBuilder {
-    if fill_nulls {
-        wb.nulls(npy_serde::arrow::NullPolicy::Mask)
-    } else {
-        wb
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Int64Array, RecordBatchIterator};
+
+    use super::*;
+
+    /// A query's batches (a reader that cannot project) to `.npy` with `--exclude`.
+    #[test]
+    fn chosen_columns_of_a_batch_source() {
+        let col = |v: i64| Arc::new(Int64Array::from(vec![v, v + 1])) as ArrayRef;
+        let b =
+            RecordBatch::try_from_iter([("a", col(1)), ("b", col(10)), ("c", col(100))]).unwrap();
+        let dir = std::env::temp_dir();
+        let out = dir.join(format!("npy-cli-chosen-{}.npy", std::process::id()));
+        let out_name = out.display().to_string();
+        let o = TableOut {
+            input: "the query",
+            output: &out_name,
+            target: Target::Npy,
+            compression: None,
+            row_group_size: None,
+        };
+        let args = ChoiceArgs {
+            columns: Some(vec!["c".into(), "a".into()]),
+            exclude: vec!["a".into()],
+            ..Default::default()
+        };
+        let reader = RecordBatchIterator::new([Ok(b.clone())], b.schema());
+        write_chosen(reader, &o, &args).unwrap();
+        let back = npy_serde::arrow::read_batch(&out).unwrap();
+        std::fs::remove_file(&out).unwrap();
+        assert_eq!(back.schema().field(0).name(), "c");
+        assert_eq!(back.columns(), &[col(100)]);
+        let bad = ChoiceArgs {
+            exclude: vec!["z".into()],
+            ..Default::default()
+        };
+        let reader = RecordBatchIterator::new([Ok(b.clone())], b.schema());
+        let e = write_chosen(reader, &o, &bad).unwrap_err();
+        assert!(
+            e.msg.contains("--exclude z: the query has no column `z`"),
+            "{}",
+            e.msg
+        );
     }
 }

@@ -2,13 +2,15 @@
 //! real binary on the NumPy fixtures.
 //!
 //! Offline: every `np.save`-made fixture goes .npy -> .parquet -> .npy and .npy -> .arrow ->
-//! .npy byte-identical (long doubles, rounded to f64, and Fortran-order N-d arrays, which come
-//! back in C order, are compared by value); `npy info --arrow` prints the schema.
+//! .npy byte-identical, Fortran order included (long doubles, rounded to f64, are compared by
+//! value); `npy info --arrow` prints the schema; `np.zeros((0, 42949, 7296, 16))` converts
+//! back; `--columns`, `--exclude` and their errors.
 //!
-//! Live (`NPY_PYTHON` with NumPy, pyarrow and polars): pyarrow and polars read what `npy
-//! convert` wrote with values equal to `np.load` of the same file; tables pyarrow and polars
-//! wrote convert to `.npy` files that `np.load` finds equal to the tables; nulls fail without
-//! `--fill-nulls`.
+//! Live (`NPY_PYTHON` with NumPy, pyarrow, polars and DuckDB): pyarrow and polars read what `npy
+//! convert` wrote with values equal to `np.load` of the same file; `M8[s]`, `M8[m]`, `M8[h]`
+//! columns are Parquet timestamps (milliseconds) to pyarrow, polars and DuckDB; tables pyarrow
+//! and polars wrote convert to `.npy` files that `np.load` finds equal to the tables; nulls
+//! fail under `--nulls error` (the default).
 
 use std::path::Path;
 use std::process::Command;
@@ -27,20 +29,13 @@ fn saved() -> Vec<(String, String, bool)> {
         .map(|e| {
             let descr = e["descr_repr"].as_str().unwrap_or("");
             let longdouble = descr.contains("f16") || descr.contains("c32");
-            let multi = e["shape"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|d| d.as_u64() > Some(1))
-                .count();
-            let fortran_nd = e["fortran_order"] == true && multi > 1;
             (
                 e["name"].as_str().unwrap().to_string(),
                 fixtures_dir()
                     .join(e["file"].as_str().unwrap())
                     .display()
                     .to_string(),
-                !longdouble && !fortran_nd,
+                !longdouble,
             )
         })
         .collect()
@@ -182,7 +177,10 @@ def same(col, a, what):
             elif pa.types.is_integer(t):
                 scale = 1
             else:
-                scale = {'W': 604800, 'D': 86400, 'h': 3600, 'm': 60}.get(unit, 1)
+                # M8[s|m|h] are milliseconds in Parquet, seconds in Arrow IPC.
+                ns = {'W': 604800 * 10**9, 'D': 86400 * 10**9, 'h': 3600 * 10**9,
+                      'm': 60 * 10**9, 's': 10**9, 'ms': 10**6, 'us': 10**3, 'ns': 1}
+                scale = ns[unit] // ns[t.unit]
             assert (g[~nat] == want[~nat] * scale).all(), (what, g, want)
         elif k in 'US':
             assert leaf.to_pylist() == v.tolist(), (what, leaf.to_pylist()[:5], v.tolist()[:5])
@@ -300,7 +298,13 @@ pq.write_table(pa.table({'x': pa.array([1, None], pa.int64())}), b + '_null.parq
     let msg = String::from_utf8_lossy(&bad.stderr);
     assert!(msg.contains("record 1") && msg.contains("`x`"), "{msg}");
     assert!(!Path::new(&null_out).exists());
-    npy_ok(["convert", &null_in, &null_out, "--fill-nulls"]);
+    let bad = npy(["convert", &null_in, &null_out, "--nulls", "x:error"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("`x`"));
+    for (policy, out) in [("x:fill=-1", "_fill"), ("nan", "_nan"), ("mask", "_mask")] {
+        let out = format!("{base}_null{out}.npy");
+        npy_ok(["convert", &null_in, &out, "--nulls", policy]);
+    }
     run_py(
         r#"
 import sys, numpy as np, pyarrow.parquet as pq, pyarrow.feather as pf, polars as pl
@@ -325,8 +329,13 @@ for src in ['_pl.parquet', '_pl.arrow']:
     assert a['f'].tolist() == df['f'].to_list()
     assert a['s'].tolist() == df['s'].to_list()
     assert (a['ts'] == df['ts'].to_numpy()).all(), (a['ts'], df['ts'].to_numpy())
-a = np.load(b + '_null.npy')
-assert a['x'].tolist() == [1, 0]
+a = np.load(b + '_null_fill.npy')
+assert a['x'].dtype == np.int64 and a['x'].tolist() == [1, -1], a
+a = np.load(b + '_null_nan.npy')
+assert a['x'].dtype == np.float64 and a['x'][0] == 1.0 and np.isnan(a['x'][1]), a
+a = np.load(b + '_null_mask.npy')
+m = np.ma.masked_array(a['x'], ~a['x_valid'])
+assert m.tolist() == [1, None] and m.dtype == np.int64, a
 "#,
         &[&base],
     );
@@ -377,4 +386,150 @@ assert np.load(sys.argv[3]).files == ['w2']
             &[&src, &npz, &npz2],
         );
     }
+}
+
+/// A file `np.save` makes, `np.zeros((0, 42949, 7296, 16))` (a fuzz find): 40 GB a row, no
+/// row at all; it converts to `.arrow` and `.parquet` and back to the same bytes.
+#[test]
+fn empty_array_with_huge_rows_converts_back() {
+    let dir = Dir::new("zeros");
+    let src = dir.join("zeros.npy");
+    let h = npy_serde::Header::new("<f8".parse().unwrap(), vec![0, 42949, 7296, 16]);
+    std::fs::write(&src, h.to_bytes().unwrap()).unwrap();
+    for ext in ["arrow", "parquet"] {
+        let table = dir.join(&format!("zeros.{ext}"));
+        let back = dir.join(&format!("zeros.{ext}.npy"));
+        npy_ok(["convert", &src, &table]);
+        npy_ok(["convert", &table, &back]);
+        assert_eq!(
+            std::fs::read(&src).unwrap(),
+            std::fs::read(&back).unwrap(),
+            "{ext}"
+        );
+    }
+}
+
+/// `--columns` (in its order) and `--exclude` on Parquet, Arrow IPC and `.npy` input; names
+/// the input lacks, and policies where they do not apply, are usage errors naming the flag.
+#[test]
+fn columns_and_exclude() {
+    let dir = Dir::new("columns");
+    let src = fixtures_dir()
+        .join("npy/rec_w2_le.npy")
+        .display()
+        .to_string();
+    let pq = dir.join("w2.parquet");
+    let ipc = dir.join("w2.arrow");
+    npy_ok(["convert", &src, &pq]);
+    npy_ok(["convert", &src, &ipc]);
+    let descr = |path: &str| {
+        let info = npy_ok(["info", "--json", path]);
+        let v: serde_json::Value = serde_json::from_str(&info).unwrap();
+        v["descr"].to_string()
+    };
+    for input in [&src, &pq, &ipc] {
+        let out = dir.join("picked.npy");
+        npy_ok(["convert", input, &out, "--columns", "x,id"]);
+        assert_eq!(descr(&out), r#"[["x","<f8"],["id","<i8"]]"#, "{input}");
+        npy_ok([
+            "convert",
+            input,
+            &out,
+            "--exclude",
+            "v,flag",
+            "--exclude",
+            "y",
+        ]);
+        assert_eq!(descr(&out), r#"[["id","<i8"],["x","<f8"]]"#, "{input}");
+        let bad = npy(["convert", input, &out, "--columns", "id,nope"]);
+        assert_eq!(bad.status.code(), Some(2), "{input}");
+        let msg = String::from_utf8_lossy(&bad.stderr);
+        assert!(
+            msg.contains("--columns nope") && msg.contains("no column `nope`"),
+            "{msg}"
+        );
+        let bad = npy(["convert", input, &out, "--exclude", "id,x,y,flag,v"]);
+        assert_eq!(bad.status.code(), Some(2), "{input}");
+    }
+    // Parquet to Parquet and Arrow: the columns kept, in the order asked.
+    let pq2 = dir.join("picked.parquet");
+    npy_ok(["convert", &pq, &pq2, "--columns", "v,id"]);
+    let back = dir.join("picked2.npy");
+    npy_ok(["convert", &pq2, &back]);
+    assert_eq!(descr(&back), r#"[["v","<f4",[3]],["id","<i8"]]"#);
+    // The policies are for .npy output, and the flags for conversions with a table.
+    let bad = npy(["convert", &src, &dir.join("n.parquet"), "--nulls", "nan"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--nulls and --decimals apply"));
+    let bad = npy(["convert", &src, &dir.join("n.json"), "--columns", "id"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--columns, --exclude"));
+    let bad = npy(["convert", &pq, &dir.join("n.npy"), "--decimals", "f4"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let msg = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        msg.contains("--decimals f4") && msg.contains("auto, f8 and scaled"),
+        "{msg}"
+    );
+}
+
+/// `M8[s]`, `M8[m]` and `M8[h]` columns (NumPy's own file) in Parquet: TIMESTAMP(MILLIS) to
+/// pyarrow, polars and DuckDB, the same instants as NumPy's (NaT null); `M8[D]` a DATE,
+/// `M8[ps]` an INT64. Back to `.npy`: the same bytes.
+#[test]
+fn live_datetimes_in_parquet_are_timestamps() {
+    if python().is_none() {
+        return;
+    }
+    let dir = Dir::new("live-datetimes");
+    let src = dir.join("t.npy");
+    let pq = dir.join("t.parquet");
+    let back = dir.join("t.parquet.npy");
+    run_py(
+        r#"
+import sys, numpy as np
+a = np.zeros(4, [('s', '<M8[s]'), ('m', '<M8[m]'), ('h', '<M8[h]'), ('d', '<M8[D]'), ('ps', '<M8[ps]')])
+a['s'] = ['2024-02-29T12:34:56', 'NaT', '1900-01-01T00:00:01', '2262-04-11T23:47:16']
+a['m'] = ['2024-02-29T12:34', '1969-12-31T23:59', 'NaT', '9999-12-31T23:59']
+a['h'] = ['2024-02-29T12', '1000-01-01T00', '2000-01-01T05', 'NaT']
+a['d'] = ['2024-02-29', 'NaT', '1970-01-01', '1600-03-01']
+a['ps'] = np.array([1, 2, 3, -4]).astype('<M8[ps]')
+np.save(sys.argv[1], a)
+"#,
+        &[&src],
+    );
+    npy_ok(["convert", &src, &pq]);
+    npy_ok(["convert", &pq, &back]);
+    assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&back).unwrap());
+    run_py(
+        r#"
+import sys, numpy as np, pyarrow as pa, pyarrow.parquet as pq, polars as pl, duckdb
+a = np.load(sys.argv[1])
+p = sys.argv[2]
+schema = pq.ParquetFile(p).schema
+for i, n in enumerate(['s', 'm', 'h']):
+    lt = str(schema.column(i).logical_type)
+    assert lt.startswith('Timestamp') and 'milliseconds' in lt, (n, lt)
+assert str(schema.column(3).logical_type) == 'Date', schema.column(3).logical_type
+assert str(schema.column(4).logical_type) == 'None', schema.column(4).logical_type
+t = pq.read_table(p)
+df = pl.read_parquet(p)
+con = duckdb.connect()
+for n in ['s', 'm', 'h']:
+    assert t.schema.field(n).type == pa.timestamp('ms'), (n, t.schema.field(n).type)
+    want = a[n].astype('M8[ms]')
+    got = t[n].to_numpy()
+    assert (got.astype('int64') == want.astype('int64')).all(), (n, got, want)
+    assert df[n].dtype == pl.Datetime('ms'), (n, df[n].dtype)
+    gp = df[n].to_numpy()
+    assert (gp.astype('int64') == want.astype('int64')).all(), (n, gp, want)
+    kind = con.execute(f"SELECT typeof({n}) FROM read_parquet('{p}') LIMIT 1").fetchone()[0]
+    assert kind.startswith('TIMESTAMP'), (n, kind)
+    ms = con.execute(f"SELECT epoch_ms({n}) FROM read_parquet('{p}')").fetchall()
+    wi = [None if np.isnat(x) else int(x.astype('int64')) for x in want]
+    assert [r[0] for r in ms] == wi, (n, ms, wi)
+print('ok')
+"#,
+        &[&src, &pq],
+    );
 }

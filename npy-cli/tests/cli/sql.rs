@@ -175,3 +175,128 @@ fn bad_files_and_bad_queries_are_clear_errors() {
     ]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn a_file_cut_short_after_its_header_fails_even_count_star() {
+    // 50000 records of 16 bytes: 800128 bytes, of which 5000 are left.
+    let d = Dir::new("cut-short");
+    #[derive(serde::Serialize, npy_serde::NpyRecord)]
+    struct Row {
+        id: i64,
+        x: f64,
+    }
+    let recs: Vec<Row> = (0..50_000).map(|i| Row { id: i, x: i as f64 }).collect();
+    npy_serde::to_path(d.file("s0.npy"), &recs).unwrap();
+    let whole = std::fs::read(d.join("s0.npy")).unwrap();
+    assert_eq!(whole.len(), 800_128);
+    std::fs::write(d.join("t.npy"), &whole[..5000]).unwrap();
+    for query in [
+        "SELECT count(*) FROM t",
+        "SELECT min(id), max(x) FROM t",
+        "SELECT * FROM t LIMIT 1",
+        "SELECT sum(x) FROM t",
+    ] {
+        let out = npy(["sql", query, &d.join("t.npy")]);
+        assert_eq!(out.status.code(), Some(1), "{query}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("t.npy")
+                && err.contains("needed 800128 bytes for the array data, found 5000"),
+            "{query}: {err}"
+        );
+    }
+    assert_eq!(
+        npy_ok([
+            "sql",
+            "SELECT count(*) AS n FROM s0",
+            &d.join("s0.npy"),
+            "--csv"
+        ]),
+        "n\n50000\n"
+    );
+}
+
+#[test]
+fn parquet_arrow_and_csv_files_are_tables_beside_npy_ones() {
+    let d = Dir::new("other-formats");
+    shards(&d, &[30, 20]);
+    for ext in ["parquet", "arrow", "csv"] {
+        npy_ok(["convert", &d.join("s0.npy"), &d.join(&format!("s0.{ext}"))]);
+    }
+    // One query joins the four formats; a FILE's table is named by its stem.
+    let text = npy_ok([
+        "sql",
+        "SELECT count(*) AS n, sum(p.x + a.x + c.x) AS s FROM s0 \
+         JOIN p ON p.id = s0.id JOIN a ON a.id = s0.id JOIN c ON c.id = s0.id \
+         WHERE s0.flag = 1",
+        &d.join("s0.npy"),
+        "-t",
+        &format!("p={}", d.join("s0.parquet")),
+        "-t",
+        &format!("a={}", d.join("s0.arrow")),
+        "-t",
+        &format!("c=csv({}, header=true)", d.join("s0.csv")),
+        "--csv",
+    ]);
+    // flag 1: ids 1, 4, .., 28 (10 ids, sum 145); x = id / 2, three times.
+    assert_eq!(text, "n,s\n10,217.5\n");
+
+    // A Parquet FILE through SQL into a .npy file, a column cast on the way.
+    let out = d.join("cast.npy");
+    npy_ok([
+        "sql",
+        "SELECT id, CAST(x AS REAL) AS x FROM s0 ORDER BY id",
+        &d.join("s0.parquet"),
+        "-o",
+        &out,
+    ]);
+    let back: Vec<(i64, f32)> = npy_serde::from_path_serde(&out).unwrap();
+    let want: Vec<(i64, f32)> = (0..30).map(|i| (i, i as f32 * 0.5)).collect();
+    assert_eq!(back, want);
+
+    // A directory of Parquet shards is a Parquet table by its files' extension.
+    let pq = Dir::new("other-formats-dir");
+    for k in 0..2 {
+        npy_ok([
+            "convert",
+            &d.join(&format!("s{k}.npy")),
+            &pq.join(&format!("s{k}.parquet")),
+        ]);
+    }
+    let text = npy_ok([
+        "sql",
+        "SELECT count(*) AS n, max(id) AS m FROM t",
+        "-t",
+        &format!("t={}", pq.0.display()),
+        "--csv",
+    ]);
+    assert_eq!(text, "n,m\n50,49\n");
+    // Beside an .npy file it is two formats: the message says how to name one.
+    npy_serde::to_path(pq.join("x.npy"), &[1i64]).unwrap();
+    let out = npy([
+        "sql",
+        "SELECT 1 FROM t",
+        "-t",
+        &format!("t={}", pq.0.display()),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(".npy, .parquet") && err.contains("FORMAT("),
+        "{err}"
+    );
+    let text = npy_ok([
+        "sql",
+        "SELECT count(*) AS n FROM t",
+        "-t",
+        &format!("t=parquet({})", pq.0.display()),
+        "--csv",
+    ]);
+    assert_eq!(text, "n\n50\n");
+    // The help names the formats and their options.
+    let help = npy_ok(["sql", "--help"]);
+    assert!(
+        help.contains("csv(LOCATION, header=true|false, delimiter=CHAR"),
+        "{help}"
+    );
+}

@@ -107,10 +107,9 @@ impl<W: Write + Seek> FortranWriter<W> {
         let mut rest = bytes;
         while !rest.is_empty() {
             let room = self.limit - self.buf.len();
-            let take = if row_bytes == 0 {
-                rest.len()
-            } else {
-                (room / row_bytes * row_bytes).min(rest.len())
+            let take = match room.checked_div(row_bytes) {
+                Some(rows) => (rows * row_bytes).min(rest.len()),
+                None => rest.len(),
             };
             self.buf.extend_from_slice(&rest[..take]);
             rest = &rest[take..];

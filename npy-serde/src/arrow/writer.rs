@@ -150,6 +150,23 @@ impl BatchWriterBuilder {
     }
 
     /// How the decimal column `column` (top-level) is written.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use arrow_array::{ArrayRef, Decimal128Array, RecordBatch};
+    /// use npy_serde::arrow::{BatchWriterBuilder, DecimalPolicy};
+    /// let d = Decimal128Array::from(vec![1]).with_precision_and_scale(20, 2).unwrap();
+    /// let batch = RecordBatch::try_from_iter([("p", Arc::new(d) as ArrayRef)]).unwrap();
+    /// // Wider than 15 digits: refused unless a policy is chosen.
+    /// let mut w = BatchWriterBuilder::new().writer(std::io::Cursor::new(Vec::new()), &batch.schema())?;
+    /// assert!(w.write(&batch).unwrap_err().to_string().contains("scaled"));
+    /// let mut w = BatchWriterBuilder::new()
+    ///     .decimals_for("p", DecimalPolicy::F8)
+    ///     .writer(std::io::Cursor::new(Vec::new()), &batch.schema())?;
+    /// w.write(&batch)?;
+    /// assert_eq!(w.dtype().unwrap().descr(), "[(('arrow:p:Decimal128(20, 2)', 'p'), '<f8')]");
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
     pub fn decimals_for(mut self, column: &str, policy: DecimalPolicy) -> Self {
         self.foreign.decimals_for.insert(column.to_string(), policy);
         self
@@ -180,6 +197,22 @@ impl BatchWriterBuilder {
     }
 
     /// Leaves these top-level columns out (each must exist); see [`columns`](Self::columns).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use arrow_array::{ArrayRef, Int8Array, NullArray, RecordBatch};
+    /// use npy_serde::arrow::BatchWriterBuilder;
+    /// let batch = RecordBatch::try_from_iter([
+    ///     ("a", Arc::new(Int8Array::from(vec![1])) as ArrayRef),
+    ///     ("empty", Arc::new(NullArray::new(1)) as ArrayRef),
+    /// ]).unwrap();
+    /// let mut w = BatchWriterBuilder::new()
+    ///     .exclude(["empty"])
+    ///     .writer(std::io::Cursor::new(Vec::new()), &batch.schema())?;
+    /// w.write(&batch)?;
+    /// assert_eq!(w.dtype().unwrap().descr(), "[('a', '|i1')]");
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
     pub fn exclude<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
         self.foreign
             .exclude

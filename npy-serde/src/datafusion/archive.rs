@@ -40,15 +40,22 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
     }
 }
 
-/// The header of the member `key` of the archive `object`.
+/// The header of the member `key` of the archive `object`, and the member's size (header
+/// and data, as the zip directory declares it: what its reader checks it against).
 pub(crate) async fn member_header(
     store: &Arc<dyn ObjectStore>,
     object: &ObjectMeta,
     options: &NpyReadOptions,
     key: &str,
-) -> DfResult<ParsedHeader> {
+) -> DfResult<(ParsedHeader, u64)> {
     let mut npz = open_archive(store, object, options).await?;
     let meta = object.clone();
     let key = key.to_string();
-    blocking(move || npz.header(&key).map_err(|e| df_err(e, &meta))).await
+    blocking(move || {
+        let mut member = npz.by_key(&key).map_err(|e| df_err(e, &meta))?;
+        let size = member.info().size;
+        let header = member.header().map_err(|e| df_err(e, &meta))?;
+        Ok((header.clone(), size))
+    })
+    .await
 }

@@ -11,3 +11,13 @@ use crate::error::Error;
 pub(crate) fn df_err(e: Error, object: &ObjectMeta) -> DataFusionError {
     DataFusionError::External(Box::new(e)).context(format!("file {}", object.location))
 }
+
+/// This crate's error about `object`, or about its member `member` when the table reads one
+/// (the context then names the member and the file).
+pub(crate) fn df_err_in(e: Error, object: &ObjectMeta, member: Option<&str>) -> DataFusionError {
+    match member {
+        None => df_err(e, object),
+        Some(key) => DataFusionError::External(Box::new(e))
+            .context(format!("member {key} of file {}", object.location)),
+    }
+}

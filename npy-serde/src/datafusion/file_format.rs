@@ -1,6 +1,7 @@
 //! [`NpyFormat`] (DataFusion's `FileFormat` for `.npy` files and `.npz` members) and its
 //! factory: schema inference and exact row counts from the headers, fetched through the
-//! object store.
+//! object store (a row count only for a file or member that holds the data its header
+//! declares).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -21,7 +22,8 @@ use datafusion::physical_plan::ExecutionPlan;
 use object_store::{ObjectMeta, ObjectStore};
 
 use super::archive::member_header;
-use super::error::df_err;
+use super::error::{df_err, df_err_in};
+use super::extent::{data_extent, held_extent};
 use super::header::fetch_header;
 use super::options::NpyReadOptions;
 use super::schema::{check_same, table_schema};
@@ -122,7 +124,8 @@ impl FileFormat for NpyFormat {
     ) -> DfResult<SchemaRef> {
         let mut table: Option<(Schema, String)> = None;
         for object in objects {
-            let header = self.header(store, object).await?;
+            let (header, size) = self.header(store, object).await?;
+            held_extent(&header, size).map_err(|e| df_err_in(e, object, self.options.member()))?;
             let schema = table_schema(&header).map_err(|e| df_err(e, object))?;
             match &table {
                 None => table = Some((schema, object.location.to_string())),
@@ -140,12 +143,12 @@ impl FileFormat for NpyFormat {
         table_schema: SchemaRef,
         object: &ObjectMeta,
     ) -> DfResult<Statistics> {
-        let header = self.header(store, object).await?;
-        let (_, data_len) = self
-            .options
-            .reader
-            .check(&header.header)
-            .map_err(|e| df_err(e, object))?;
+        // The exact row count answers `count(*)` without a scan: it is the header's only for
+        // a file (member) that holds the data the header declares.
+        let (header, size) = self.header(store, object).await?;
+        let (start, end) = data_extent(&self.options, &header, size)
+            .map_err(|e| df_err_in(e, object, self.options.member()))?;
+        let data_len = end - start;
         let rows = crate::arrow::rows_of(&header.header).map_err(|e| df_err(e, object))?;
         let mut stats = Statistics::new_unknown(&table_schema).with_num_rows(Precision::Exact(
             usize::try_from(rows).unwrap_or(usize::MAX),
@@ -180,12 +183,13 @@ impl FileFormat for NpyFormat {
 }
 
 impl NpyFormat {
-    /// The header of `object` (of its member, for an `.npz` table).
+    /// The header of `object` (of its member, for an `.npz` table) and the size of the file
+    /// (of the member) it heads.
     async fn header(
         &self,
         store: &Arc<dyn ObjectStore>,
         object: &ObjectMeta,
-    ) -> DfResult<ParsedHeader> {
+    ) -> DfResult<(ParsedHeader, u64)> {
         match &self.options.member {
             None => fetch_header(store, object, &self.options).await,
             Some(key) => member_header(store, object, &self.options, key).await,

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use datafusion::error::Result as DfResult;
-use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
+use object_store::{GetOptions, ObjectMeta, ObjectStore, ObjectStoreExt};
 
 use super::error::df_err;
 use super::options::NpyReadOptions;
@@ -16,26 +16,31 @@ const HEADER_PROBE: u64 = 4096;
 
 /// Reads the `.npy` header at the start of `object` with one ranged read (two when the
 /// header is longer than [`HEADER_PROBE`]): its length is checked against the limit before
-/// the rest is fetched.
+/// the rest is fetched. Returns the header and the object's size as the store answers it
+/// now: the size in `object` may come from a listing DataFusion cached before the file
+/// changed.
 pub(crate) async fn fetch_header(
     store: &Arc<dyn ObjectStore>,
     object: &ObjectMeta,
     options: &NpyReadOptions,
-) -> DfResult<ParsedHeader> {
+) -> DfResult<(ParsedHeader, u64)> {
     let limits = options.reader.limits();
-    let probe = store
-        .get_range(&object.location, 0..object.size.min(HEADER_PROBE))
-        .await?;
+    let first = GetOptions::default().with_range(Some(0..object.size.min(HEADER_PROBE)));
+    let got = store.get_opts(&object.location, first).await?;
+    let size = got.meta.size;
+    let probe = got.bytes().await?;
     if let Some(total) = declared_header_end(&probe) {
         let text = total.saturating_sub(prefix_len(&probe));
-        if total > probe.len() as u64 && text <= limits.max_header_size && total <= object.size {
+        if total > probe.len() as u64 && text <= limits.max_header_size && total <= size {
             let whole = store.get_range(&object.location, 0..total).await?;
-            return parse_header(&whole, limits).map_err(|e| df_err(e, object));
+            let header = parse_header(&whole, limits).map_err(|e| df_err(e, object))?;
+            return Ok((header, size));
         }
     }
     // The header is in the probe, or parsing it says what is wrong (bad magic, a length
     // over the limit, a file ending inside the header).
-    parse_header(&probe, limits).map_err(|e| df_err(e, object))
+    let header = parse_header(&probe, limits).map_err(|e| df_err(e, object))?;
+    Ok((header, size))
 }
 
 /// The length of the magic, version and length field, from the version byte.

@@ -79,8 +79,9 @@ fn member_reader<'a>(
     object: &ObjectMeta,
 ) -> DfResult<NpyBatchReader<'a>> {
     let mut member = npz.by_key(key).map_err(|e| df_err(e, object))?;
+    let size = member.info().size;
     let header = member.header().map_err(|e| df_err(e, object))?;
-    scan.check(header, object)?;
+    scan.check(header, object, size)?;
     scan.batch_builder()
         .from_npz_member(member)
         .map_err(|e| df_err(e, object))

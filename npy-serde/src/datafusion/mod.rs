@@ -1,15 +1,21 @@
 //! SQL over `.npy` files with [Apache DataFusion](https://datafusion.apache.org) (feature
-//! `datafusion`): a file, a directory or a glob of `.npy` files with one dtype is a table.
+//! `datafusion`): a file, a directory or a glob of `.npy` files with one dtype is a table;
+//! Parquet (feature `parquet` too), Arrow IPC and CSV files are tables beside them.
 //!
 //! - [`NpySessionExt`] adds [`register_npy`](NpySessionExt::register_npy) and
 //!   [`read_npy`](NpySessionExt::read_npy) to a `SessionContext`, in the style of
-//!   `register_parquet` / `read_parquet`.
+//!   `register_parquet` / `read_parquet`, and [`register_spec`](NpySessionExt::register_spec)
+//!   / [`read_spec`](NpySessionExt::read_spec), which register the table of a [`TableSpec`] in
+//!   its format: `.npy` files and `.npz` members with [`NpyFormat`], Parquet, Arrow IPC
+//!   (`.arrow`, `.feather`) and CSV files ([`CsvOptions`]) with DataFusion's own readers, so
+//!   one query joins them all (a directory takes the format of its files' extension).
 //! - [`register_npy_format`] makes `CREATE EXTERNAL TABLE t STORED AS NPY LOCATION 'dir/'`
 //!   work (options: `OPTIONS ('member' 'x')` for the member `x` of `.npz` archives,
 //!   `max_header_size`, `max_data_size`, ...: the keys of [`NpyReadOptions::set`]).
 //! - [`TableSpec`] parses a table spec, the one string that names a table's files, format and
-//!   options (`runs.npz:obs`, `npz(data/*.npz, member=x, max_header_size=20000)`); its grammar
-//!   is in the [`TableSpec`] docs and [`table_spec_help`]. `npy sql -t NAME=SPEC` takes it.
+//!   options (`runs.npz:obs`, `npz(data/*.npz, member=x, max_header_size=20000)`,
+//!   `t.parquet`, `csv(t.tsv, delimiter=\t)`); its grammar is in the [`TableSpec`] docs and
+//!   [`table_spec_help`]. `npy sql -t NAME=SPEC` takes it.
 //! - [`NpyFormat`], [`NpyFormatFactory`] and [`NpySource`] are the `FileFormat`,
 //!   `FileFormatFactory` and `FileSource` underneath, for building listing tables by hand.
 //!
@@ -26,7 +32,10 @@
 //! - Byte ranges: DataFusion splits large files into byte ranges (`target_partitions`,
 //!   `datafusion.optimizer.repartition_file_min_size`); each range reads the whole records
 //!   whose first byte it holds, so one large file is read on every core.
-//! - Statistics: each file's exact row count, from its header.
+//! - Statistics: each file's exact row count, from its header, for a file that holds the data
+//!   its header declares: a file (or `.npz` member) cut short is no table; registering it, its
+//!   statistics and its scan fail alike, naming it, so `count(*)` never answers from a header
+//!   whose data is missing.
 //! - Untrusted files: the header and data limits of [`ReaderBuilder`](crate::ReaderBuilder) apply
 //!   ([`NpyReadOptions::reader_options`]); a truncated or hostile file fails the query with
 //!   this crate's error (the file, and the record, field and byte where it applies), never a
@@ -65,14 +74,20 @@
 //! headers), `source` ([`NpySource`], which picks the opener of the scan's access path when
 //! the scan is planned), `rows` and `member` (the openers of row files and `.npz` members),
 //! `opener` (what the openers share), `options` ([`NpyReadOptions`] and the table options,
-//! declared once), `spec` ([`TableSpec`]), `session` ([`NpySessionExt`]), and below them
-//! `header`, `archive` and `schema` (a header fetched through the object store, an archive
-//! opened through it, the table schema a header maps to) over `error`, the ground floor.
+//! declared once), `spec` ([`TableSpec`]), `formats` (the other formats' listing options and
+//! [`CsvOptions`]), `listing` (a spec's listing table, and the format of a directory from its
+//! files), `session` ([`NpySessionExt`]), and below them `header`, `archive`, `schema` and
+//! `extent` (a header fetched through the object store, an archive opened through it, the
+//! table schema a header maps to, the check that a file holds its data) over `error`, the
+//! ground floor.
 
 mod archive;
 mod error;
+mod extent;
 mod file_format;
+mod formats;
 mod header;
+mod listing;
 mod member;
 mod opener;
 mod options;
@@ -83,6 +98,7 @@ mod source;
 mod spec;
 
 pub use file_format::{NpyFormat, NpyFormatFactory};
+pub use formats::CsvOptions;
 pub use options::{NpyReadOptions, TableLayout};
 pub use session::{register_npy_format, NpySessionExt};
 pub use source::NpySource;

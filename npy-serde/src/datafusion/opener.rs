@@ -17,7 +17,8 @@ use datafusion::error::{DataFusionError, Result as DfResult};
 use futures::stream::{self, BoxStream, StreamExt};
 use object_store::{ObjectMeta, ObjectStore};
 
-use super::error::df_err;
+use super::error::{df_err, df_err_in};
+use super::extent::data_extent;
 use super::options::NpyReadOptions;
 use super::schema::{check_same, table_schema};
 use crate::arrow::{BatchReaderBuilder, NpyBatchReader};
@@ -51,17 +52,20 @@ pub(crate) struct ScanFiles {
 }
 
 impl ScanFiles {
-    /// Checks the columns of `object` (whose header is `header`) against the table's, and its
-    /// sizes against the limits; returns the data's byte length.
-    pub(crate) fn check(&self, header: &ParsedHeader, object: &ObjectMeta) -> DfResult<u64> {
+    /// Checks the columns of `object` (whose header is `header`) against the table's, its
+    /// sizes against the limits, and that its `size` bytes (the file's, or its member's) hold
+    /// the data the header declares, as the statistics do; returns where the data starts and
+    /// ends.
+    pub(crate) fn check(
+        &self,
+        header: &ParsedHeader,
+        object: &ObjectMeta,
+        size: u64,
+    ) -> DfResult<(u64, u64)> {
         let schema = table_schema(header).map_err(|e| df_err(e, object))?;
         check_same(&self.table, "the table's schema", &schema, object)?;
-        let (_, len) = self
-            .options
-            .reader
-            .check(&header.header)
-            .map_err(|e| df_err(e, object))?;
-        Ok(len)
+        data_extent(&self.options, header, size)
+            .map_err(|e| df_err_in(e, object, self.options.member()))
     }
 
     /// A batch reader of the projected columns with the scan's batch size.

@@ -28,25 +28,21 @@ pub(crate) struct RowFileOpener(pub(crate) Arc<ScanFiles>);
 
 impl FileOpener for RowFileOpener {
     fn open(&self, file: PartitionedFile) -> DfResult<FileOpenFuture> {
+        // The last range of a file runs to its end, wherever that is now: the size the ranges
+        // were cut from may come from a listing DataFusion cached before the file grew.
+        let listed = file.object_meta.size;
         let range = file.range.map(|r| {
+            let end = u64::try_from(r.end).unwrap_or(0);
             (
                 u64::try_from(r.start).unwrap_or(0),
-                u64::try_from(r.end).unwrap_or(0),
+                if end >= listed { u64::MAX } else { end },
             )
         });
         let scan = self.0.clone();
         let object = file.object_meta;
         Ok(self.0.opened(async move {
-            let header = fetch_header(&scan.store, &object, &scan.options).await?;
-            let data_len = scan.check(&header, &object)?;
-            let start = header.data_offset;
-            let end = start
-                .checked_add(data_len)
-                .ok_or_else(|| df_err(Error::overflow("the data's end"), &object))?;
-            if end > object.size {
-                let e = Error::eof("the array data", end, object.size);
-                return Err(df_err(e, &object));
-            }
+            let (header, size) = fetch_header(&scan.store, &object, &scan.options).await?;
+            let (start, end) = scan.check(&header, &object, size)?;
             let file = RowFile {
                 scan,
                 object,
@@ -155,6 +151,10 @@ impl RowFile {
             .store
             .get_range(&self.object.location, self.start..self.end)
             .await?;
+        if data.len() as u64 != self.end - self.start {
+            let e = Error::eof("the array data", self.end, self.start + data.len() as u64);
+            return Err(df_err(e, &self.object));
+        }
         let reader = self
             .scan
             .batch_builder()
@@ -189,6 +189,12 @@ impl Chunk {
                 .get_range(&self.object.location, at..at + len)
                 .await?
         };
+        // A store that answers a range with fewer bytes (the object shortened since the
+        // header was read) fails here, not in the slicing of `decode`.
+        if bytes.len() as u64 != len {
+            let e = Error::eof("the array data", at + len, at + bytes.len() as u64);
+            return Err(df_err(e, &self.object));
+        }
         Ok((self, first, n, bytes))
     }
 

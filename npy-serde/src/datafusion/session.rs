@@ -1,19 +1,18 @@
-//! The session extension: [`NpySessionExt`] (`register_npy` / `read_npy` on a
-//! `SessionContext`) and [`register_npy_format`] (SQL's `STORED AS NPY`).
+//! The session extension: [`NpySessionExt`] (`register_npy` / `read_npy` and
+//! `register_spec` / `read_spec` on a `SessionContext`) and [`register_npy_format`] (SQL's `STORED AS NPY`).
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::dataframe::DataFrame;
-use datafusion::datasource::listing::{
-    ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
-};
 use datafusion::datasource::provider::DefaultTableFactory;
 use datafusion::error::Result as DfResult;
 use datafusion::prelude::SessionContext;
 
 use super::file_format::NpyFormatFactory;
+use super::listing::{npy_table, spec_table};
 use super::options::NpyReadOptions;
+use super::spec::TableSpec;
 
 /// `register_npy` and `read_npy` on a DataFusion `SessionContext`.
 #[async_trait]
@@ -25,45 +24,63 @@ pub trait NpySessionExt {
 
     /// A `DataFrame` reading the `.npy` file, directory or glob at `path`.
     async fn read_npy(&self, path: &str, options: NpyReadOptions) -> DfResult<DataFrame>;
+
+    /// Registers the table of `spec` as `name`, in its format: `.npy` files and `.npz`
+    /// members as [`register_npy`](Self::register_npy) does, Parquet, Arrow IPC and CSV files
+    /// through DataFusion's own readers (see [`TableSpec`] for the formats and their
+    /// options). A spec whose location says no format (a directory, `data/*`) takes it from
+    /// its files' extension; files of two formats are an error asking to name one.
+    ///
+    /// ```
+    /// use datafusion::prelude::SessionContext;
+    /// use npy_serde::datafusion::{NpySessionExt, TableSpec};
+    /// # let dir = std::env::temp_dir().join(format!("df-spec-doc-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # npy_serde::to_path(dir.join("a.npy"), &[1i64, 2, 3])?;
+    /// # std::fs::write(dir.join("b.csv"), "value,name\n2,two\n3,three\n")?;
+    /// let rt = tokio::runtime::Runtime::new()?;
+    /// rt.block_on(async {
+    ///     let ctx = SessionContext::new();
+    ///     let a: TableSpec = dir.join("a.npy").to_str().unwrap().parse()?;
+    ///     let b: TableSpec = dir.join("b.csv").to_str().unwrap().parse()?;
+    ///     ctx.register_spec("a", &a).await?;
+    ///     ctx.register_spec("b", &b).await?;
+    ///     let df = ctx.sql("SELECT sum(a.value) FROM a JOIN b ON a.value = b.value").await?;
+    ///     let text = datafusion::arrow::util::pretty::pretty_format_batches(&df.collect().await?)?;
+    ///     assert!(text.to_string().contains("| 5 "), "{text}");
+    ///     Ok::<_, Box<dyn std::error::Error>>(())
+    /// })?;
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    async fn register_spec(&self, name: &str, spec: &TableSpec) -> DfResult<()>;
+
+    /// A `DataFrame` reading the table of `spec` (as [`register_spec`](Self::register_spec)).
+    async fn read_spec(&self, spec: &TableSpec) -> DfResult<DataFrame>;
 }
 
 #[async_trait]
 impl NpySessionExt for SessionContext {
     async fn register_npy(&self, name: &str, path: &str, options: NpyReadOptions) -> DfResult<()> {
-        let table = listing_table(self, path, &options).await?;
+        let table = npy_table(self, path, &options).await?;
         self.register_table(name, Arc::new(table))?;
         Ok(())
     }
 
     async fn read_npy(&self, path: &str, options: NpyReadOptions) -> DfResult<DataFrame> {
-        let table = listing_table(self, path, &options).await?;
+        let table = npy_table(self, path, &options).await?;
         self.read_table(Arc::new(table))
     }
-}
 
-async fn listing_table(
-    ctx: &SessionContext,
-    path: &str,
-    options: &NpyReadOptions,
-) -> DfResult<ListingTable> {
-    let url = ListingTableUrl::parse(path)?;
-    let listing = listing_options_for(options, &url);
-    let state = ctx.state();
-    let schema = listing.infer_schema(&state, &url).await?;
-    let config = ListingTableConfig::new(url)
-        .with_listing_options(listing)
-        .with_schema(schema);
-    Ok(ListingTable::try_new(config)?
-        .with_cache(ctx.runtime_env().cache_manager.get_file_statistic_cache()))
-}
+    async fn register_spec(&self, name: &str, spec: &TableSpec) -> DfResult<()> {
+        let table = spec_table(self, spec).await?;
+        self.register_table(name, Arc::new(table))?;
+        Ok(())
+    }
 
-/// The listing options for `url`: a single file is read whatever its extension.
-fn listing_options_for(options: &NpyReadOptions, url: &ListingTableUrl) -> ListingOptions {
-    let listing = options.listing_options();
-    if url.is_collection() {
-        listing
-    } else {
-        listing.with_file_extension("")
+    async fn read_spec(&self, spec: &TableSpec) -> DfResult<DataFrame> {
+        let table = spec_table(self, spec).await?;
+        self.read_table(Arc::new(table))
     }
 }
 

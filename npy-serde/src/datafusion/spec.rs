@@ -5,6 +5,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use super::formats::{CsvOptions, CSV_OPTIONS};
 use super::options::{NpyReadOptions, OPTIONS};
 
 /// The format of a table's files.
@@ -15,17 +16,33 @@ pub enum TableFormat {
     Npy,
     /// One member of each `.npz` archive.
     Npz,
+    /// Parquet files (`.parquet`, `.pq`), read by DataFusion's Parquet reader (npy-serde's
+    /// `parquet` feature beside `datafusion`).
+    Parquet,
+    /// Arrow IPC files (`.arrow`, `.feather`, `.ipc`), read by DataFusion's Arrow reader.
+    Arrow,
+    /// CSV files (`.csv`), read by DataFusion's CSV reader ([`CsvOptions`]).
+    Csv,
 }
 
 impl TableFormat {
     /// Every format, in the order messages list them.
-    pub const ALL: &'static [TableFormat] = &[TableFormat::Npy, TableFormat::Npz];
+    pub const ALL: &'static [TableFormat] = &[
+        TableFormat::Npy,
+        TableFormat::Npz,
+        TableFormat::Parquet,
+        TableFormat::Arrow,
+        TableFormat::Csv,
+    ];
 
     /// Its name in a spec (`npy`).
     pub fn name(self) -> &'static str {
         match self {
             TableFormat::Npy => "npy",
             TableFormat::Npz => "npz",
+            TableFormat::Parquet => "parquet",
+            TableFormat::Arrow => "arrow",
+            TableFormat::Csv => "csv",
         }
     }
 
@@ -34,25 +51,69 @@ impl TableFormat {
         Self::ALL.iter().copied().find(|f| f.name() == name)
     }
 
-    /// The format of a location without one named: by its extension.
-    fn of_location(location: &str) -> TableFormat {
-        let last = location.rsplit(['/', '\\']).next().unwrap_or(location);
-        if last.to_ascii_lowercase().ends_with(".npz") {
-            TableFormat::Npz
-        } else {
-            TableFormat::Npy
+    /// The extensions its files have, with the dot; a directory's table lists the first
+    /// unless the spec names another (`file_extension`).
+    ///
+    /// ```
+    /// use npy_serde::datafusion::TableFormat;
+    /// assert_eq!(TableFormat::Arrow.extensions(), [".arrow", ".feather", ".ipc"]);
+    /// assert_eq!(TableFormat::of_file("a/b.FEATHER"), Some(TableFormat::Arrow));
+    /// assert_eq!(TableFormat::of_file("a/b.bin"), None);
+    /// ```
+    pub fn extensions(self) -> &'static [&'static str] {
+        match self {
+            TableFormat::Npy => &[".npy"],
+            TableFormat::Npz => &[".npz"],
+            TableFormat::Parquet => &[".parquet", ".pq"],
+            TableFormat::Arrow => &[".arrow", ".feather", ".ipc"],
+            TableFormat::Csv => &[".csv"],
+        }
+    }
+
+    /// The format of a file (or glob) by its extension, in any case: `None` when the
+    /// extension is none of [`extensions`](Self::extensions).
+    pub fn of_file(path: &str) -> Option<TableFormat> {
+        let last = path.rsplit(['/', '\\']).next().unwrap_or(path);
+        let lower = last.to_ascii_lowercase();
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|f| f.extensions().iter().any(|e| lower.ends_with(e)))
+    }
+
+    /// Whether its files are `.npy` arrays (read by [`NpyFormat`](super::NpyFormat) with
+    /// [`NpyReadOptions`]).
+    pub fn is_npy(self) -> bool {
+        matches!(self, TableFormat::Npy | TableFormat::Npz)
+    }
+
+    /// The option keys of its tables, for messages.
+    fn option_keys(self) -> String {
+        match self {
+            TableFormat::Npy | TableFormat::Npz => super::options::option_keys(),
+            TableFormat::Parquet | TableFormat::Arrow => "file_extension".to_string(),
+            TableFormat::Csv => {
+                let mut keys = vec!["file_extension"];
+                keys.extend(CSV_OPTIONS.iter().map(|o| o.key));
+                list(&keys)
+            }
         }
     }
 }
 
-/// The format names for messages: `npy and npz`.
-fn format_names() -> String {
-    let names: Vec<&str> = TableFormat::ALL.iter().map(|f| f.name()).collect();
-    match names.split_last() {
+/// Items for messages: `a, b and c`.
+fn list(items: &[&str]) -> String {
+    match items.split_last() {
         Some((last, [])) => last.to_string(),
         Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
         None => String::new(),
     }
+}
+
+/// The format names for messages: `npy, npz, parquet, arrow and csv`.
+fn format_names() -> String {
+    let names: Vec<&str> = TableFormat::ALL.iter().map(|f| f.name()).collect();
+    list(&names)
 }
 
 /// A table: its location, format and read options, parsed from a spec (`str::parse`, or
@@ -62,19 +123,26 @@ fn format_names() -> String {
 /// ```text
 /// SPEC     = LOCATION                                 format from the extension
 ///          | FORMAT "(" LOCATION { "," KEY "=" VALUE } ")"
-/// FORMAT   = "npy" | "npz"
+/// FORMAT   = "npy" | "npz" | "parquet" | "arrow" | "csv"
 /// LOCATION = a file, a directory, a glob or a URL (scheme://...)
 /// ```
-/// - A bare `LOCATION` is an `.npz` table if its extension is `.npz` (any case), else a `.npy`
-///   table (as every file a table names has been so far). `ARCHIVE.npz:KEY` is the member `KEY`
-///   of the archive: the location is split at its first `.npz:`, whatever the key holds
-///   (`:` included); an archive named otherwise is read with `npz(PATH, member=KEY)`. The
-///   split looks at the text only, never at the file system, so that a URL splits as a path.
+/// - A bare `LOCATION` takes its format from its extension (any case): `.npy`; `.npz`;
+///   `.parquet` or `.pq`; `.arrow`, `.feather` or `.ipc` (Arrow IPC files); `.csv`. A
+///   location with none of them (a directory, `data/*`, `w2.bin`) is one format by its
+///   files' extensions, seen when the table is registered
+///   ([`register_spec`](super::NpySessionExt::register_spec)): `.npy` files if it holds none
+///   of the known extensions, an error asking for `FORMAT(...)` if it holds two.
+///   `ARCHIVE.npz:KEY` is the member `KEY` of the archive: the location is split at its first
+///   `.npz:`, whatever the key holds (`:` included); an archive named otherwise is read with
+///   `npz(PATH, member=KEY)`. The split looks at the text only, never at the file system, so
+///   that a URL splits as a path.
 /// - `FORMAT(...)` is the explicit form, in the style of DuckDB's `read_parquet('...', k=v)`:
-///   the location is taken as it is (never split), followed by options `KEY=VALUE`, the keys
-///   of SQL's `OPTIONS` ([`NpyReadOptions::set`]). It is recognised when the spec starts with
-///   a name followed by `(` and the name is a format, or the spec ends with `)`; so a path
-///   such as `runs(2).npy` stays a path.
+///   the format named, the location taken as it is (never split), followed by options
+///   `KEY=VALUE`. The keys of `npy` and `npz` tables are those of SQL's `OPTIONS`
+///   ([`NpyReadOptions::set`]); `parquet` and `arrow` tables take `file_extension`; `csv`
+///   tables `file_extension`, `header` and `delimiter` ([`CsvOptions`]). It is recognised
+///   when the spec starts with a name followed by `(` and the name is a format, or the spec
+///   ends with `)`; so a path such as `runs(2).npy` stays a path.
 /// - Inside `FORMAT(...)` the location and each value may be single-quoted, to hold a comma or
 ///   spaces at its ends (`''` is a quote inside quotes).
 ///
@@ -93,8 +161,15 @@ fn format_names() -> String {
 /// let spec: TableSpec = "npy(s3://bucket/w2/, max_header_size=20000)".parse()?;
 /// assert_eq!(spec.location(), "s3://bucket/w2/");
 ///
-/// let err = "parquet(t.parquet)".parse::<TableSpec>().unwrap_err();
-/// assert!(err.to_string().contains("the formats are npy and npz"), "{err}");
+/// let spec: TableSpec = "data/lineitem.parquet".parse()?;
+/// assert_eq!(spec.format(), TableFormat::Parquet);
+/// let spec: TableSpec = "csv(data/, delimiter=;, header=false)".parse()?;
+/// assert_eq!((spec.format(), spec.csv_options().delimiter()), (TableFormat::Csv, b';'));
+///
+/// let err = "orc(t.orc)".parse::<TableSpec>().unwrap_err();
+/// assert!(err.to_string().contains("the formats are npy, npz, parquet, arrow and csv"), "{err}");
+/// let err = "parquet(t/, member=x)".parse::<TableSpec>().unwrap_err();
+/// assert!(err.to_string().contains("the options of parquet tables are file_extension"), "{err}");
 ///
 /// // Over options of the caller's (the tool's --max-header-size), then the spec's.
 /// use npy_serde::datafusion::NpyReadOptions;
@@ -112,7 +187,11 @@ fn format_names() -> String {
 pub struct TableSpec {
     location: String,
     format: TableFormat,
+    /// Whether the format is named (`FORMAT(...)`, [`TableSpec::new`]) or the location's
+    /// extension says it; `false`: `.npy` for want of either, until the files are listed.
+    known: bool,
     options: NpyReadOptions,
+    csv: CsvOptions,
 }
 
 /// A table spec that does not parse: the message names the bad part and what is accepted.
@@ -157,7 +236,8 @@ impl TableSpec {
     }
 
     /// A table of `location` in `format` read with `options` (an `.npz` table names its
-    /// member in the options: [`NpyReadOptions::npz_member`]).
+    /// member in the options: [`NpyReadOptions::npz_member`]; the tables of other formats
+    /// take only its [`file_extension`](NpyReadOptions::file_extension)).
     pub fn new(
         location: impl Into<String>,
         format: TableFormat,
@@ -166,10 +246,24 @@ impl TableSpec {
         let table = TableSpec {
             location: location.into(),
             format,
+            known: true,
             options,
+            csv: CsvOptions::default(),
         };
         table.check()?;
         Ok(table)
+    }
+
+    /// The table with its CSV files read with `csv`.
+    pub fn with_csv_options(mut self, csv: CsvOptions) -> TableSpec {
+        self.csv = csv;
+        self
+    }
+
+    /// The same table at `location` (a caller's absolute path for the spec's relative one).
+    pub fn with_location(mut self, location: impl Into<String>) -> TableSpec {
+        self.location = location.into();
+        self
     }
 
     /// The file, directory, glob or URL of the table's files.
@@ -177,21 +271,44 @@ impl TableSpec {
         &self.location
     }
 
-    /// The format of its files.
+    /// The format of its files: as named, by the location's extension, or `Npy` when neither
+    /// says (a directory's files decide when it is registered:
+    /// [`format_is_known`](Self::format_is_known)).
     pub fn format(&self) -> TableFormat {
         self.format
     }
 
+    /// Whether the spec names the format or the location's extension says it; if not,
+    /// [`register_spec`](super::NpySessionExt::register_spec) takes it from the extensions of
+    /// the files it lists.
+    pub fn format_is_known(&self) -> bool {
+        self.known
+    }
+
     /// The options its files are read with (for
-    /// [`register_npy`](super::NpySessionExt::register_npy)).
+    /// [`register_npy`](super::NpySessionExt::register_npy)); of a table of another format,
+    /// only the file extension applies.
     pub fn options(&self) -> &NpyReadOptions {
         &self.options
+    }
+
+    /// How a CSV table's files are read.
+    pub fn csv_options(&self) -> &CsvOptions {
+        &self.csv
     }
 
     /// The location and the options, for
     /// [`register_npy`](super::NpySessionExt::register_npy).
     pub fn into_parts(self) -> (String, NpyReadOptions) {
         (self.location, self.options)
+    }
+
+    /// The same table in `format`, found by listing its files: checked as a spec naming it.
+    pub(crate) fn in_format(mut self, format: TableFormat) -> Result<TableSpec, TableSpecError> {
+        self.format = format;
+        self.known = true;
+        self.check()?;
+        Ok(self)
     }
 
     fn check(&self) -> Result<(), TableSpecError> {
@@ -201,7 +318,8 @@ impl TableSpec {
                  npz(LOCATION, member=KEY)",
                 self.location
             )),
-            (TableFormat::Npy, Some(_)) => fail(format!(
+            (TableFormat::Npz, Some(_)) => Ok(()),
+            (_, Some(_)) => fail(format!(
                 "member is an option of npz tables: npz({}, member=KEY)",
                 self.location
             )),
@@ -239,13 +357,18 @@ fn bare(spec: &str, defaults: NpyReadOptions) -> Result<TableSpec, TableSpecErro
         return Ok(TableSpec {
             location: archive.to_string(),
             format: TableFormat::Npz,
+            known: true,
             options: defaults.npz_member(key),
+            csv: CsvOptions::default(),
         });
     }
+    let format = TableFormat::of_file(spec);
     Ok(TableSpec {
         location: spec.to_string(),
-        format: TableFormat::of_location(spec),
+        format: format.unwrap_or(TableFormat::Npy),
+        known: format.is_some(),
         options: defaults,
+        csv: CsvOptions::default(),
     })
 }
 
@@ -273,22 +396,44 @@ fn explicit(
             "{spec:?}: no location: {name}(LOCATION, KEY=VALUE, ...) starts with a path or URL"
         ));
     }
-    let mut options = defaults;
+    let mut table = TableSpec {
+        location,
+        format,
+        known: true,
+        options: defaults,
+        csv: CsvOptions::default(),
+    };
     let mut seen: Vec<String> = Vec::new();
     while at.comma()? {
-        let key = at.key()?;
+        let key = at.key(format)?;
         if seen.contains(&key) {
             return fail(format!("{spec:?}: the option {key} is given twice"));
         }
         let value = at.value()?;
-        options.apply(&key, &value).map_err(TableSpecError)?;
+        table.apply(&key, &value)?;
         seen.push(key);
     }
-    Ok(TableSpec {
-        location,
-        format,
-        options,
-    })
+    Ok(table)
+}
+
+impl TableSpec {
+    /// Sets the option `key` of a table of its format.
+    fn apply(&mut self, key: &str, value: &str) -> Result<(), TableSpecError> {
+        let format = self.format;
+        let set = if format.is_npy() || key == "file_extension" {
+            self.options.apply(key, value)
+        } else if let (TableFormat::Csv, Some(set)) = (format, self.csv.apply(key, value)) {
+            set
+        } else {
+            Err(format!(
+                "{key} is not an option of {} tables: the options of {} tables are {}",
+                format.name(),
+                format.name(),
+                format.option_keys()
+            ))
+        };
+        set.map_err(TableSpecError)
+    }
 }
 
 /// Reads the items of `FORMAT(...)`.
@@ -323,8 +468,8 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// `KEY=`, returning `KEY`.
-    fn key(&mut self) -> Result<String, TableSpecError> {
+    /// `KEY=`, returning `KEY` (an option of a table of `format`).
+    fn key(&mut self, format: TableFormat) -> Result<String, TableSpecError> {
         let rest = self.rest();
         let end = rest.find([',', '=']).unwrap_or(rest.len());
         let key = rest[..end].trim();
@@ -340,7 +485,7 @@ impl<'a> Cursor<'a> {
         fail(format!(
             "{key:?} is not KEY=VALUE: after the location come options KEY=VALUE, whose keys \
              are {}",
-            super::options::option_keys()
+            format.option_keys()
         ))
     }
 
@@ -378,22 +523,37 @@ impl<'a> Cursor<'a> {
 pub fn table_spec_help() -> String {
     let mut text = String::from(
         "A table SPEC names a table's files, their format and options:\n\
-         \n  LOCATION                  a file, a directory of shards or a glob: an .npz \
-         table\n                            if its extension is .npz, else .npy files\n  ARCHIVE.npz:KEY           the member KEY of an .npz \
-         archive (split at the first \".npz:\")\n  npy(LOCATION, KEY=VALUE, ...)\n  \
-         npz(LOCATION, member=KEY, KEY=VALUE, ...)\n                            the format \
-         named, the location as it is, and options\n\nInside FORMAT(...), quote the \
-         location or a value in single quotes when it holds a comma\n('' is a quote \
-         inside quotes).\n\nOptions (also SQL's CREATE EXTERNAL TABLE ... OPTIONS ('KEY' \
-         'VALUE')):\n",
+         \n  LOCATION                  a file, a directory of shards or a glob, its format\n\
+         \x20                           by its extension: .npy, .npz, .parquet or .pq,\n\
+         \x20                           .arrow, .feather or .ipc (Arrow IPC files), .csv;\n\
+         \x20                           a directory by its files' extension (.npy files\n\
+         \x20                           if none of these; name the format if two)\n\
+         \x20 ARCHIVE.npz:KEY           the member KEY of an .npz archive (split at the\n\
+         \x20                           first \".npz:\")\n\
+         \x20 npy(LOCATION, KEY=VALUE, ...)\n\
+         \x20 npz(LOCATION, member=KEY, KEY=VALUE, ...)\n\
+         \x20 parquet(LOCATION, file_extension=EXT)\n\
+         \x20 arrow(LOCATION, file_extension=EXT)\n\
+         \x20 csv(LOCATION, header=true|false, delimiter=CHAR, file_extension=EXT)\n\
+         \x20                           the format named, the location as it is, and options\n\
+         \nInside FORMAT(...), quote the location or a value in single quotes when it holds\n\
+         a comma ('' is a quote inside quotes).\n\
+         \nOptions of npy and npz tables (also SQL's CREATE EXTERNAL TABLE ... STORED AS NPY\n\
+         OPTIONS ('KEY' 'VALUE')):\n",
     );
     for o in OPTIONS {
         let key = format!("{}={}", o.key, o.value);
         text.push_str(&format!("  {key:<26}{}\n", o.help));
     }
+    text.push_str("\nOptions of csv tables (parquet and arrow tables take file_extension only):\n");
+    for o in CSV_OPTIONS {
+        let key = format!("{}={}", o.key, o.value);
+        text.push_str(&format!("  {key:<26}{}\n", o.help));
+    }
     text.push_str(
         "\nExamples:\n  w2.npy\n  data/shards/\n  runs.npz:obs\n  npz(data/*.npz, member=x)\n  \
-         npy(data/w2/, max_header_size=20000)\n  npy('data/a,b/', file_extension=.bin)\n",
+         npy(data/w2/, max_header_size=20000)\n  npy('data/a,b/', file_extension=.bin)\n  \
+         lineitem.parquet\n  data/parquet-shards/\n  csv(data/*.tsv, delimiter=\\t, header=false)\n",
     );
     text
 }

@@ -15,7 +15,9 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int64Type};
 use arrow_array::{Array, ArrayRef, Int32Array, RecordBatch, StringArray};
-use npy_serde::arrow::{BatchReaderBuilder, BatchWriterBuilder, NpyBatchReader, NpyBatchWriter};
+use npy_serde::arrow::{
+    BatchReaderBuilder, BatchWriterBuilder, NpyBatchReader, NpyBatchWriter, NullPolicy,
+};
 use npy_serde::npz::{NpzArchive, NpzWriter};
 use npy_serde::{Header, MmapArray, ReaderBuilder};
 use npy_serde_tests::{entries, entry_path, fixtures_dir, TempDir};
@@ -269,7 +271,7 @@ fn writing_without_metadata() {
     assert_eq!(err.position().field.as_deref(), Some("x"));
     assert_eq!(err.position().record, Some(1));
     let mut w = BatchWriterBuilder::new()
-        .fill_nulls(true)
+        .nulls(NullPolicy::Fill("-7".into()))
         .writer(Cursor::new(Vec::new()), &nulls.schema())
         .unwrap();
     w.write(&nulls).unwrap();
@@ -279,7 +281,16 @@ fn writing_without_metadata() {
         .into_iter()
         .map(|t| t.0)
         .collect();
-    assert_eq!(v, [1, 0]);
+    assert_eq!(v, [1, -7]);
+    // Under `mask`, a placeholder and a `x_valid` field that tells it from data.
+    let mut w = BatchWriterBuilder::new()
+        .nulls(NullPolicy::Mask)
+        .writer(Cursor::new(Vec::new()), &nulls.schema())
+        .unwrap();
+    w.write(&nulls).unwrap();
+    let bytes = w.finish().unwrap().into_inner();
+    let v: Vec<(i32, bool)> = npy_serde::deserialize_slice(&bytes).unwrap();
+    assert_eq!(v, [(1, true), (0, false)]);
 }
 
 #[test]

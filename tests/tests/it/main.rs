@@ -50,6 +50,8 @@ mod roundtrip_props;
 mod sparse;
 #[cfg(feature = "datafusion")]
 mod sql;
+#[cfg(feature = "datafusion")]
+mod sql_formats;
 mod streaming;
 mod tiers;
 mod views;

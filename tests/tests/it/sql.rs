@@ -364,9 +364,10 @@ fn truncated_and_hostile_files_fail_the_query_with_this_crates_message() {
     std::fs::write(&trunc, &bytes).unwrap();
     let rt = rt();
     let ctx = ctx(2);
-    rt.block_on(ctx.register_npy("t", trunc.to_str().unwrap(), NpyReadOptions::new()))
-        .unwrap();
-    let err = sql_err(&ctx, &rt, "SELECT sum(id) FROM t");
+    let err = rt
+        .block_on(ctx.register_npy("t", trunc.to_str().unwrap(), NpyReadOptions::new()))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("trunc.npy") && err.contains("end of"), "{err}");
 
     // A header whose length field is over the limit: refused before it is fetched.
@@ -409,6 +410,169 @@ fn truncated_and_hostile_files_fail_the_query_with_this_crates_message() {
         .unwrap();
     let err = sql_err(&ctx, &rt, "SELECT sum(id) FROM l");
     assert!(err.contains("ok.npy") && err.contains("data size"), "{err}");
+}
+
+/// The queries a file cut short must fail whatever they ask: `count(*)` (which DataFusion
+/// answers from the statistics' exact row count), `min`/`max`, a `LIMIT` that needs only the
+/// rows present, and a `sum` that reads them all.
+const CUT_SHORT_QUERIES: [&str; 6] = [
+    "SELECT count(*) FROM t",
+    "SELECT count(value) FROM t",
+    "SELECT min(value), max(value) FROM t",
+    "SELECT * FROM t LIMIT 1",
+    "SELECT value FROM t WHERE value > 1e9 LIMIT 1",
+    "SELECT sum(value) FROM t",
+];
+
+/// A file that `cut` shortens after the table `t` at `location` (read with `options`) was
+/// registered over its whole version (`whole` writes it): every query of `queries` fails with
+/// a message holding each of `expect`, with statistics and without, on 1 and 4 partitions.
+fn every_query_fails(
+    location: &str,
+    options: &NpyReadOptions,
+    (whole, cut): (&dyn Fn(), &dyn Fn()),
+    queries: &[&str],
+    expect: &[&str],
+) {
+    let rt = rt();
+    for collect_statistics in [true, false] {
+        for partitions in [1, 4] {
+            let config = split_small_files(
+                SessionConfig::new()
+                    .with_target_partitions(partitions)
+                    .with_collect_statistics(collect_statistics),
+            );
+            let ctx = session(config);
+            whole();
+            rt.block_on(ctx.register_npy("t", location, options.clone()))
+                .unwrap();
+            cut();
+            for query in queries {
+                let err = sql_err(&ctx, &rt, query);
+                assert!(
+                    expect.iter().all(|e| err.contains(e)),
+                    "{query} (statistics {collect_statistics}, {partitions} partitions): {err}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_file_cut_short_after_its_header_fails_every_query() {
+    let dir = TempDir::new("sql-cut-short");
+    let values: Vec<f64> = (0..100_000).map(|i| i as f64).collect();
+    let bytes = npy_serde::to_vec(&values).unwrap();
+    assert_eq!(bytes.len(), 800_128);
+    let path = dir.join("t.npy");
+    let location = path.to_str().unwrap();
+    let whole = || std::fs::write(&path, &bytes).unwrap();
+    let cut = || std::fs::write(&path, &bytes[..5000]).unwrap();
+    let expect = [
+        "t.npy",
+        "needed 800128 bytes for the array data, found 5000",
+    ];
+    // Registered whole, then cut: every query fails, count(*) included.
+    let options = NpyReadOptions::new();
+    every_query_fails(
+        location,
+        &options,
+        (&whole, &cut),
+        &CUT_SHORT_QUERIES,
+        &expect,
+    );
+    // Registering the cut file fails with the same message.
+    let rt = rt();
+    let ctx = ctx(4);
+    let err = rt
+        .block_on(ctx.register_npy("t", location, NpyReadOptions::new()))
+        .unwrap_err()
+        .to_string();
+    assert!(expect.iter().all(|e| err.contains(e)), "{err}");
+
+    // A directory with a whole file beside it: registering it fails, and so does every query
+    // that touches the file once it is cut after registration (a LIMIT that DataFusion fills
+    // from the whole file's exact row count lists no other file).
+    let shards = TempDir::new("sql-cut-short-dir");
+    std::fs::write(shards.join("a.npy"), &bytes).unwrap();
+    let b = shards.join("b.npy");
+    let whole = || std::fs::write(&b, &bytes).unwrap();
+    let cut = || std::fs::write(&b, &bytes[..5000]).unwrap();
+    let location = shards.path().to_str().unwrap();
+    let touching = [
+        CUT_SHORT_QUERIES[0],
+        CUT_SHORT_QUERIES[2],
+        CUT_SHORT_QUERIES[5],
+    ];
+    let expect = [
+        "b.npy",
+        "needed 800128 bytes for the array data, found 5000",
+    ];
+    every_query_fails(location, &options, (&whole, &cut), &touching, &expect);
+    let err = rt
+        .block_on(ctx.register_npy("d", location, NpyReadOptions::new()))
+        .unwrap_err()
+        .to_string();
+    assert!(expect.iter().all(|e| err.contains(e)), "{err}");
+
+    // Whole again, the table answers from its files' exact row counts.
+    whole();
+    rt.block_on(ctx.register_npy("d", location, NpyReadOptions::new()))
+        .unwrap();
+    assert_eq!(
+        sql(&ctx, &rt, "SELECT count(*), min(value), max(value) FROM d"),
+        [["200000", "0.0", "99999.0"]]
+    );
+}
+
+#[test]
+fn an_npz_member_shorter_than_its_header_declares_fails_every_query() {
+    let dir = TempDir::new("sql-cut-member");
+    let values: Vec<f64> = (0..1000).map(|i| i as f64).collect();
+    let bytes = npy_serde::to_vec(&values).unwrap();
+    for compression in [
+        npy_serde::npz::Compression::Stored,
+        npy_serde::npz::Compression::Deflate,
+    ] {
+        let path = dir.join(format!("a{}.npz", compression.method()));
+        let archive = |member: &[u8]| {
+            let mut w = npy_serde::npz::NpzWriter::new(std::fs::File::create(&path).unwrap());
+            w.set_compression(compression);
+            w.add("other", &values).unwrap();
+            w.add_raw("value.npy", member).unwrap();
+            w.finish().unwrap();
+        };
+        let whole = || archive(&bytes);
+        let cut = || archive(&bytes[..500]);
+        let location = path.to_str().unwrap();
+        let expect = [
+            location.trim_start_matches('/'),
+            "\"value.npy\" does not hold what its .npy header declares",
+            "128 header bytes plus 8000 data bytes, but the member is 500 bytes",
+        ];
+        let options = NpyReadOptions::new().npz_member("value");
+        every_query_fails(
+            location,
+            &options,
+            (&whole, &cut),
+            &CUT_SHORT_QUERIES,
+            &expect,
+        );
+        let rt = rt();
+        let ctx = ctx(2);
+        let err = rt
+            .block_on(ctx.register_npy("t", location, options.clone()))
+            .unwrap_err()
+            .to_string();
+        assert!(expect.iter().all(|e| err.contains(e)), "{err}");
+        // The whole member beside it answers.
+        let other = NpyReadOptions::new().npz_member("other");
+        rt.block_on(ctx.register_npy("w", location, other)).unwrap();
+        assert_eq!(
+            sql(&ctx, &rt, "SELECT count(*), max(value) FROM w"),
+            [["1000", "999.0"]]
+        );
+    }
 }
 
 #[test]

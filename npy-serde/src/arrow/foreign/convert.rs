@@ -67,8 +67,14 @@ pub(crate) fn column(
                     .with_metadata(f.metadata().clone()),
             );
             Arc::new(
-                FixedSizeListArray::try_new(field, *n, values, l.nulls().cloned())
-                    .map_err(arrow_err)?,
+                FixedSizeListArray::try_new_with_length(
+                    field,
+                    *n,
+                    values,
+                    l.nulls().cloned(),
+                    l.len(),
+                )
+                .map_err(arrow_err)?,
             )
         }
         DataType::Struct(fs) => {
@@ -308,7 +314,8 @@ fn fixed(a: &ArrayRef, cx: &Ctx, path: &str, settled: Option<&DataType>) -> Resu
         .logical_nulls()
         .filter(|b: &NullBuffer| b.null_count() > 0);
     Ok(Arc::new(
-        FixedSizeListArray::try_new(field, n, child, nulls).map_err(arrow_err)?,
+        FixedSizeListArray::try_new_with_length(field, n, child, nulls, spans.len())
+            .map_err(arrow_err)?,
     ))
 }
 

@@ -222,9 +222,10 @@ fn to_type(a: &ArrayRef, to: &DataType, path: &str, first_row: u64) -> Result<Ar
                     )
                     .map_err(arrow_err)?,
                 ),
-                _ => {
-                    Arc::new(FixedSizeListArray::try_new(g, *n, values, nulls).map_err(arrow_err)?)
-                }
+                _ => Arc::new(
+                    FixedSizeListArray::try_new_with_length(g, *n, values, nulls, l.len())
+                        .map_err(arrow_err)?,
+                ),
             }
         }
         (D::Struct(_), D::Struct(fs)) => {

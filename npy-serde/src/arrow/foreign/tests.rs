@@ -543,3 +543,31 @@ fn sql_over_a_titled_file_sees_the_restored_types() {
     assert_eq!(r.column(3).as_primitive::<Int64Type>().value(0), 3);
     assert_eq!(only.iter().map(|b| b.num_rows()).sum::<usize>(), 1);
 }
+
+/// Lists of length 0 keep their rows (a fixed-size list of size 0 has no values to count them).
+#[test]
+fn empty_lists_keep_their_rows() {
+    let empty = ListArray::new(
+        Arc::new(Field::new("item", DataType::Int16, true)),
+        OffsetBuffer::from_lengths([0, 0, 0]),
+        Arc::new(Int16Array::from(Vec::<i16>::new())),
+        None,
+    );
+    let fixed = FixedSizeListArray::try_new_with_length(
+        Arc::new(Field::new("item", DataType::Int16, true)),
+        0,
+        Arc::new(Int16Array::from(Vec::<i16>::new())),
+        None,
+        3,
+    )
+    .unwrap();
+    let b = batch(vec![("l", Arc::new(empty)), ("f", Arc::new(fixed))]);
+    let bytes = write(&b, &BatchWriterBuilder::new()).unwrap();
+    assert_eq!(
+        descr(&bytes),
+        "[(('arrow:l:List(Int16)', 'l'), '<i2', (0,)), ('f', '<i2', (0,))]"
+    );
+    let back = round_trip(&b, &BatchWriterBuilder::new());
+    assert_eq!(back.num_rows(), 3);
+    assert_eq!(back.column(0).as_list::<i32>().value_length(2), 0);
+}

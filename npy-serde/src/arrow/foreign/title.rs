@@ -14,6 +14,25 @@ use arrow_schema::{DataType, Field, Fields};
 /// Field metadata key the reader puts on a column whose nulls came from a mask field (the
 /// mask's name): written again, the column gets its mask back unless a null policy is chosen
 /// for it.
+///
+/// ```
+/// # use std::sync::Arc;
+/// # use arrow_array::{Array, ArrayRef, Int32Array, RecordBatch};
+/// use npy_serde::arrow::{BatchWriterBuilder, NpyBatchReader, NullPolicy, MASK_KEY};
+/// let batch = RecordBatch::try_from_iter([
+///     ("n", Arc::new(Int32Array::from(vec![Some(1), None])) as ArrayRef),
+/// ]).unwrap();
+/// let mut w = BatchWriterBuilder::new()
+///     .nulls(NullPolicy::Mask)
+///     .writer(std::io::Cursor::new(Vec::new()), &batch.schema())?;
+/// w.write(&batch)?;
+/// let bytes = w.finish()?.into_inner();
+/// let back = NpyBatchReader::from_slice(&bytes)?.next_batch()?.unwrap();
+/// assert_eq!(back.num_columns(), 1);
+/// assert_eq!(back.schema().field(0).metadata()[MASK_KEY], "n_valid");
+/// assert!(back.column(0).is_null(1));
+/// # Ok::<(), npy_serde::Error>(())
+/// ```
 pub const MASK_KEY: &str = "numpy.mask";
 
 /// Every marker title starts so.

@@ -116,9 +116,9 @@ fn every_error_names_the_bad_part_and_what_is_accepted() {
         "an empty table spec: give a path, a URL or FORMAT(LOCATION, KEY=VALUE, ...)"
     );
     assert_eq!(
-        err("parquet(t.parquet)"),
-        "unknown format \"parquet\" in \"parquet(t.parquet)\": the formats are npy and npz \
-         (a path holding '(' is written inside one: npy('parquet(t.parquet)'))"
+        err("orc(t.orc)"),
+        "unknown format \"orc\" in \"orc(t.orc)\": the formats are npy, npz, parquet, arrow \
+         and csv (a path holding '(' is written inside one: npy('orc(t.orc)'))"
     );
     assert_eq!(
         err("npz(a.npz, member=x"),
@@ -202,9 +202,91 @@ fn every_error_names_the_bad_part_and_what_is_accepted() {
 }
 
 #[test]
+fn other_formats_by_extension_or_by_name_with_their_options() {
+    for (spec, location, format, known) in [
+        ("t.parquet", "t.parquet", TableFormat::Parquet, true),
+        ("data/T.PQ", "data/T.PQ", TableFormat::Parquet, true),
+        (
+            "data/*.parquet",
+            "data/*.parquet",
+            TableFormat::Parquet,
+            true,
+        ),
+        ("s3://b/t.arrow", "s3://b/t.arrow", TableFormat::Arrow, true),
+        ("t.feather", "t.feather", TableFormat::Arrow, true),
+        ("t.ipc", "t.ipc", TableFormat::Arrow, true),
+        ("t.csv", "t.csv", TableFormat::Csv, true),
+        ("w2.npy", "w2.npy", TableFormat::Npy, true),
+        // No extension, or an unknown one: .npy until the files are listed.
+        ("data/", "data/", TableFormat::Npy, false),
+        ("data/*", "data/*", TableFormat::Npy, false),
+        ("w2.bin", "w2.bin", TableFormat::Npy, false),
+        ("parquet(data/)", "data/", TableFormat::Parquet, true),
+        ("arrow(data/x.bin)", "data/x.bin", TableFormat::Arrow, true),
+        ("npy(data/)", "data/", TableFormat::Npy, true),
+    ] {
+        let t = parse(spec);
+        assert_eq!(
+            (t.location(), t.format(), t.format_is_known()),
+            (location, format, known),
+            "{spec}"
+        );
+        assert_eq!(t.csv_options(), &CsvOptions::new(), "{spec}");
+    }
+    let t = parse("csv('a,b.txt', header=false, delimiter=;, file_extension=.txt)");
+    assert_eq!((t.location(), t.format()), ("a,b.txt", TableFormat::Csv));
+    assert_eq!(
+        t.csv_options(),
+        &CsvOptions::new().with_header(false).with_delimiter(b';')
+    );
+    assert_eq!(t.options().extension(), ".txt");
+    let t = parse("parquet(data/, file_extension=.parq)");
+    assert_eq!(value(&t, "file_extension").as_deref(), Some(".parq"));
+
+    assert_eq!(
+        err("parquet(t/, max_header_size=3)"),
+        "max_header_size is not an option of parquet tables: the options of parquet tables \
+         are file_extension"
+    );
+    assert_eq!(
+        err("arrow(t/, header=true)"),
+        "header is not an option of arrow tables: the options of arrow tables are \
+         file_extension"
+    );
+    assert_eq!(
+        err("csv(t/, member=x)"),
+        "member is not an option of csv tables: the options of csv tables are \
+         file_extension, header and delimiter"
+    );
+    assert_eq!(
+        err("csv(t/, 3)"),
+        "\"3\" is not KEY=VALUE: after the location come options KEY=VALUE, whose keys are \
+         file_extension, header and delimiter"
+    );
+    assert_eq!(
+        err("csv(t/, header=perhaps)"),
+        "csv option header: expected true or false, found \"perhaps\""
+    );
+    assert!(TableSpec::new(
+        "t/",
+        TableFormat::Csv,
+        NpyReadOptions::new().npz_member("k")
+    )
+    .is_err());
+    // A directory's files decide its format: checked as if the spec had named it.
+    let t = parse("data/").in_format(TableFormat::Parquet).unwrap();
+    assert!(t.format_is_known());
+    let e = parse("data/").in_format(TableFormat::Npz).unwrap_err();
+    assert!(e.to_string().contains("name the member it reads"), "{e}");
+}
+
+#[test]
 fn the_help_lists_every_option() {
     let help = table_spec_help();
     for o in OPTIONS {
+        assert!(help.contains(&format!("{}={}", o.key, o.value)), "{help}");
+    }
+    for o in CSV_OPTIONS {
         assert!(help.contains(&format!("{}={}", o.key, o.value)), "{help}");
     }
     for f in TableFormat::ALL {

@@ -1,0 +1,170 @@
+//! The column choice of a table conversion applied where the input is read (a Parquet
+//! projection, a `.npy` reader's columns, or [`Select`] over batches), and the null and
+//! decimal policies handed to the `.npy` batch writer.
+
+use std::sync::Arc;
+
+use arrow_array::{RecordBatch, RecordBatchReader};
+use arrow_schema::{ArrowError, Schema, SchemaRef};
+use npy_serde::arrow::{BatchWriterBuilder, DecimalPolicy, NullPolicy};
+
+use crate::convert::choice::{DecimalChoice, NullChoice, TableChoice};
+use crate::failure::{CliResult, Failure};
+
+impl TableChoice {
+    /// The indices of `schema`'s columns to keep, in their order (`None`: all, as they are);
+    /// a name `input` lacks is an error naming the flag.
+    pub fn indices(&self, schema: &Schema, input: &str) -> CliResult<Option<Vec<usize>>> {
+        if !self.selects() {
+            return Ok(None);
+        }
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        let index = |flag: &str, name: &String| {
+            names.iter().position(|n| n == name).ok_or_else(|| {
+                Failure::usage(format!(
+                    "{flag} {name}: {input} has no column `{name}` (its columns: {})",
+                    names.join(", ")
+                ))
+            })
+        };
+        let mut keep = match &self.columns {
+            Some(c) => c
+                .iter()
+                .map(|n| index("--columns", n))
+                .collect::<CliResult<Vec<_>>>()?,
+            None => (0..names.len()).collect(),
+        };
+        for (k, i) in keep.iter().enumerate() {
+            if keep[..k].contains(i) {
+                return Err(Failure::usage(format!(
+                    "--columns: `{}` is named twice",
+                    names[*i]
+                )));
+            }
+        }
+        let drop = self
+            .exclude
+            .iter()
+            .map(|n| index("--exclude", n))
+            .collect::<CliResult<Vec<_>>>()?;
+        keep.retain(|i| !drop.contains(i));
+        if keep.is_empty() {
+            return Err(Failure::usage(format!(
+                "--columns/--exclude leave no column of {input} (its columns: {})",
+                names.join(", ")
+            )));
+        }
+        Ok(Some(keep))
+    }
+
+    /// The batch writer configured with the null and decimal policies (the run's first, then
+    /// each column's, which the writer prefers).
+    pub fn configure(&self, mut wb: BatchWriterBuilder) -> CliResult<BatchWriterBuilder> {
+        for n in &self.nulls {
+            let policy = match &n.policy {
+                NullChoice::Error => NullPolicy::Error,
+                NullChoice::Nan => NullPolicy::Nan,
+                NullChoice::Fill(v) => NullPolicy::Fill(v.clone()),
+                NullChoice::Mask => NullPolicy::Mask,
+            };
+            wb = match &n.column {
+                Some(c) => wb.nulls_for(c, policy),
+                None => wb.nulls(policy),
+            };
+        }
+        for d in &self.decimals {
+            let policy = match d.policy {
+                DecimalChoice::Auto => DecimalPolicy::Auto,
+                DecimalChoice::F8 => DecimalPolicy::F8,
+                DecimalChoice::Scaled => DecimalPolicy::Scaled,
+            };
+            wb = match &d.column {
+                Some(c) => wb.decimals_for(c, policy),
+                None => wb.decimals(policy),
+            };
+        }
+        Ok(wb)
+    }
+}
+
+/// A batch reader giving only some columns of another's batches (for inputs that cannot
+/// project while reading: `.npz` members, query results).
+pub struct Select<R> {
+    reader: R,
+    indices: Vec<usize>,
+    schema: SchemaRef,
+}
+
+impl<R: RecordBatchReader> Select<R> {
+    /// The columns `indices` of `reader`'s batches (whose schema, with its metadata, is
+    /// `schema`).
+    pub fn new(reader: R, schema: &Schema, indices: Vec<usize>) -> CliResult<Self> {
+        let schema = schema
+            .project(&indices)
+            .map_err(|e| Failure::usage(e.to_string()))?;
+        Ok(Select {
+            reader,
+            indices,
+            schema: Arc::new(schema),
+        })
+    }
+}
+
+impl<R: RecordBatchReader> Iterator for Select<R> {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        Some(self.reader.next()?.and_then(|b| b.project(&self.indices)))
+    }
+}
+
+impl<R: RecordBatchReader> RecordBatchReader for Select<R> {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::convert::choice::ChoiceArgs;
+    use arrow_schema::{DataType, Field};
+
+    fn choice(columns: Option<&str>, exclude: &[&str]) -> TableChoice {
+        ChoiceArgs {
+            columns: columns.map(|c| c.split(',').map(String::from).collect()),
+            exclude: exclude.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        }
+        .parse()
+        .unwrap()
+    }
+
+    #[test]
+    fn indices_in_the_order_asked() {
+        let schema = Schema::new(
+            ["a", "b", "c", "d"]
+                .map(|n| Field::new(n, DataType::Int8, false))
+                .to_vec(),
+        );
+        let idx = |c, x: &[&str]| choice(c, x).indices(&schema, "t.parquet");
+        assert_eq!(idx(None, &[]).unwrap(), None);
+        assert_eq!(idx(Some("c,a"), &[]).unwrap(), Some(vec![2, 0]));
+        assert_eq!(idx(None, &["b", "d"]).unwrap(), Some(vec![0, 2]));
+        assert_eq!(idx(Some("d,b,a"), &["b"]).unwrap(), Some(vec![3, 0]));
+        let e = idx(Some("a,z"), &[]).unwrap_err().msg;
+        assert!(
+            e.contains("--columns z: t.parquet has no column `z` (its columns: a, b, c, d)"),
+            "{e}"
+        );
+        let e = idx(None, &["q"]).unwrap_err().msg;
+        assert!(
+            e.contains("--exclude q: t.parquet has no column `q`"),
+            "{e}"
+        );
+        let e = idx(Some("a,a"), &[]).unwrap_err().msg;
+        assert!(e.contains("`a` is named twice"), "{e}");
+        let e = idx(Some("a"), &["a"]).unwrap_err().msg;
+        assert!(e.contains("leave no column of t.parquet"), "{e}");
+    }
+}
