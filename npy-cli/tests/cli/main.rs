@@ -13,6 +13,8 @@ mod harness;
 mod arrow;
 mod convert;
 mod errors;
+#[cfg(feature = "parquet")]
+mod foreign;
 mod hostile;
 mod manifest;
 mod object;

@@ -99,3 +99,43 @@ where
     }
     acc.iter().copied().sum::<T>() + rest.iter().copied().sum::<T>()
 }
+
+/// A child process's run: its wall time, its peak resident set and its stdout.
+pub struct Measured {
+    pub status: i32,
+    pub wall: Duration,
+    /// The child's peak resident set in MiB (`wait4`'s `ru_maxrss`; it counts this process's
+    /// resident set at the fork, so measure before allocating anything large).
+    pub peak_mib: f64,
+    pub stdout: String,
+}
+
+/// Runs `cmd` (stdout captured, stderr passed through) and measures it with `wait4`.
+pub fn run_measured(cmd: &mut std::process::Command) -> Measured {
+    use std::io::Read;
+    let t = Instant::now();
+    // Reaped by `wait4` below, which also gives its resource usage.
+    #[allow(clippy::zombie_processes)]
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    // Drain stdout first (a full pipe would block the child), then reap it.
+    let mut stdout = String::new();
+    if let Some(mut out) = child.stdout.take() {
+        let _ = out.read_to_string(&mut stdout);
+    }
+    let mut status = 0;
+    // SAFETY: an all-zero `rusage` is a valid value of the plain C struct, which `wait4` fills
+    // in for the child just spawned (and not waited for by anything else).
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `status` and `usage` are valid for writes for the duration of the call.
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert!(pid > 0, "wait4 failed for {cmd:?}");
+    Measured {
+        status,
+        wall: t.elapsed(),
+        peak_mib: usage.ru_maxrss as f64 / 1024.0,
+        stdout,
+    }
+}
