@@ -6,6 +6,7 @@
 //! `parquet_missing.rs`, whose reader and writer refuse with the command that installs it.
 
 pub mod ends;
+pub mod ipc;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 #[cfg(not(feature = "parquet"))]

@@ -8,6 +8,7 @@ use crate::convert::choice::TableChoice;
 use crate::failure::{CliResult, Failure};
 use crate::input::spec::is_parquet;
 use crate::table::ends::TableIn;
+use crate::table::ipc::Located;
 use crate::table::parquet;
 use crate::table::progress::Progress;
 use crate::table::widths::string_widths;
@@ -34,14 +35,14 @@ pub fn open(input: &str, widths: bool, choice: &TableChoice) -> CliResult<TableI
     }
     let widths = if widths {
         let f = File::open(input).map_err(|e| Failure::file(input, e))?;
-        let again = arrow_ipc::reader::FileReader::try_new_buffered(f, keep)
+        let again = arrow_ipc::reader::FileReader::try_new_buffered(f, keep.clone())
             .map_err(|e| Failure::file(input, e))?;
-        string_widths(again, input)?
+        string_widths(Located::new(again, input, keep.clone()), input)?
     } else {
         HashMap::new()
     };
     Ok(TableIn {
-        reader: Box::new(reader),
+        reader: Box::new(Located::new(reader, input, keep)),
         schema,
         progress: Progress::none(),
         widths,

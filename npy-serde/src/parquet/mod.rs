@@ -94,6 +94,7 @@
 //! ```
 
 mod error;
+mod locate;
 #[cfg(test)]
 mod npy_tests;
 mod reader;

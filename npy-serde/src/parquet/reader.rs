@@ -15,6 +15,7 @@ use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
 
 use super::error::read_err;
+use super::locate::locate;
 use super::seconds::{cast_batch, restored_schema, Cast};
 use super::threads::{lock, wait, workers_for, QUEUED_BATCHES};
 use crate::error::{Error, Result};
@@ -248,7 +249,14 @@ impl ParquetReader {
                         let sent = match read_group(&path, &meta, &plan, g, bs, &send) {
                             Ok(true) => send(Msg::EndOfGroup),
                             Ok(false) => false,
-                            Err(e) => send(Msg::Failed(e)),
+                            Err(ArrowError::ExternalError(e)) => {
+                                send(Msg::Failed(ArrowError::ExternalError(e)))
+                            }
+                            Err(e) => {
+                                let first = plan.first_rows.get(g).copied().unwrap_or(0);
+                                let e = locate(&path, &meta, &plan.mask, g, first, bs, e);
+                                send(Msg::Failed(ArrowError::ExternalError(Box::new(e))))
+                            }
                         };
                         if !sent {
                             return;
