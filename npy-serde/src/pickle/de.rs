@@ -3,8 +3,9 @@
 //! `Serialize` (to JSON and the like). A `str` reads as a string, `bytes` as bytes, `None` as
 //! a unit or `Option::None`, lists, tuples and sets as sequences, dicts and record elements as
 //! maps, a nested array as nested sequences by its shape (as `ndarray.tolist()`), a NumPy
-//! scalar as its value. An `int` past `i64` reads as `i128`/`u128` when it fits, else as its
-//! decimal text. A global (a class or function the pickle names) is an error naming it.
+//! scalar as its value. An `int` past `i64` reads as a `u64` when it fits, as an `i128`/`u128`
+//! when asked for one and it fits, else as its decimal text (as in JSON); `bytes` as a sequence of
+//! bytes (`Vec<u8>`), or as bytes when asked for them (`serde_bytes`). A global (a class or function the pickle names) is an error naming it.
 
 use super::value::{PyArray, PyValue};
 use crate::error::{Error, ErrorKind};
@@ -59,21 +60,23 @@ impl<'de> de::Deserializer<'de> for PyValue {
             PyValue::None => v.visit_unit(),
             PyValue::Bool(b) => v.visit_bool(b),
             PyValue::Int(i) => v.visit_i64(i),
-            PyValue::BigInt(s) => {
-                if let Ok(i) = s.parse::<i128>() {
-                    v.visit_i128(i)
-                } else if let Ok(u) = s.parse::<u128>() {
-                    v.visit_u128(u)
-                } else {
-                    v.visit_string(s)
-                }
-            }
+            PyValue::BigInt(s) => match s.parse::<u64>() {
+                Ok(u) => v.visit_u64(u),
+                // Past 64 bits: the decimal text (an `i128`/`u128` asks for it by type).
+                Err(_) => v.visit_string(s),
+            },
             PyValue::Float(f) => v.visit_f64(f),
             PyValue::Complex(re, im) => v.visit_seq(SeqDeserializer::new(
                 [PyValue::Float(re), PyValue::Float(im)].into_iter(),
             )),
             PyValue::Str(s) => v.visit_string(s),
-            PyValue::Bytes(b) => v.visit_byte_buf(b),
+            // A sequence of bytes (what `Vec<u8>` and JSON take); `serde_bytes` asks by type.
+            PyValue::Bytes(b) => {
+                let mut seq = SeqDeserializer::<_, Error>::new(b.into_iter());
+                let out = v.visit_seq(&mut seq)?;
+                seq.end()?;
+                Ok(out)
+            }
             PyValue::List(items) | PyValue::Tuple(items) | PyValue::Set(items) => {
                 let mut seq = SeqDeserializer::new(items.into_iter());
                 let out = v.visit_seq(&mut seq)?;
@@ -102,7 +105,40 @@ impl<'de> de::Deserializer<'de> for PyValue {
     fn deserialize_option<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
         match self {
             PyValue::None => v.visit_none(),
+            // A 0-d array is its one value, which may be None.
+            PyValue::Array(a) if a.shape.is_empty() => nested(*a).deserialize_option(v),
             other => v.visit_some(other),
+        }
+    }
+
+    fn deserialize_bytes<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
+        self.deserialize_byte_buf(v)
+    }
+
+    fn deserialize_byte_buf<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
+        match self {
+            PyValue::Bytes(b) => v.visit_byte_buf(b),
+            other => other.deserialize_any(v),
+        }
+    }
+
+    fn deserialize_i128<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
+        match &self {
+            PyValue::BigInt(s) => match s.parse::<i128>() {
+                Ok(i) => v.visit_i128(i),
+                Err(_) => self.deserialize_any(v),
+            },
+            _ => self.deserialize_any(v),
+        }
+    }
+
+    fn deserialize_u128<V: Visitor<'de>>(self, v: V) -> Result<V::Value, Error> {
+        match &self {
+            PyValue::BigInt(s) => match s.parse::<u128>() {
+                Ok(i) => v.visit_u128(i),
+                Err(_) => self.deserialize_any(v),
+            },
+            _ => self.deserialize_any(v),
         }
     }
 
@@ -115,8 +151,8 @@ impl<'de> de::Deserializer<'de> for PyValue {
     }
 
     serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf unit unit_struct seq tuple
+        bool i8 i16 i32 i64 u8 u16 u32 u64 f32 f64 char str string
+        unit unit_struct seq tuple
         tuple_struct map struct enum identifier ignored_any
     }
 }
@@ -135,8 +171,8 @@ impl Serialize for PyValue {
             PyValue::None => s.serialize_unit(),
             PyValue::Bool(b) => s.serialize_bool(*b),
             PyValue::Int(i) => s.serialize_i64(*i),
-            PyValue::BigInt(t) => match t.parse::<i128>() {
-                Ok(i) => s.serialize_i128(i),
+            PyValue::BigInt(t) => match t.parse::<u64>() {
+                Ok(u) => s.serialize_u64(u),
                 Err(_) => s.serialize_str(t),
             },
             PyValue::Float(f) => s.serialize_f64(*f),
