@@ -152,15 +152,14 @@ impl Expander<'_> {
                         PyValue::Bytes(b) => Some(format!("b{b:?}")),
                         _ => None,
                     };
-                    match key.and_then(|key| match seen.get(&key) {
-                        Some(&at) => Some(Ok(at)),
-                        None => Some(Err(key)),
-                    }) {
-                        Some(Ok(at)) => out[at] = (k, v),
-                        Some(Err(key)) => {
-                            seen.insert(key, out.len());
-                            out.push((k, v));
-                        }
+                    match key {
+                        Some(key) => match seen.get(&key) {
+                            Some(&at) => out[at] = (k, v),
+                            None => {
+                                seen.insert(key, out.len());
+                                out.push((k, v));
+                            }
+                        },
                         None => out.push((k, v)),
                     }
                 }

@@ -436,7 +436,7 @@ impl<'a> Machine<'a> {
 
 /// Key-value pairs from a run of alternating items.
 fn pairs(items: Vec<Id>, at: usize) -> Result<Vec<(Id, Id)>> {
-    if items.len() % 2 != 0 {
+    if !items.len().is_multiple_of(2) {
         return Err(bad(
             "a dict needs an even number of items (key, value pairs)",
             at,

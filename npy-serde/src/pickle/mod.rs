@@ -36,6 +36,7 @@
 //! | `limits.rs`, `expand.rs` | the graph expanded into [`PyValue`]s under the budget |
 //! | `options.rs` | [`PickleOptions`], [`Encoding`] |
 //! | `value.rs` | [`PyValue`], [`PyArray`], [`ObjectArray`] |
+//! | `write.rs` | strings written as an object array NumPy 1.x and 2.x load: [`strings_to_vec`], [`strings_to_path`] |
 //! | `de.rs` | serde: a [`PyValue`] as a `Deserializer`, and `Serialize` |
 //!
 //! ```
@@ -65,9 +66,11 @@ mod numpy;
 mod options;
 mod text;
 mod value;
+mod write;
 
 pub use options::{Encoding, PickleOptions};
 pub use value::{ObjectArray, PyArray, PyValue};
+pub use write::{strings_to_path, strings_to_vec};
 
 use crate::error::Result;
 

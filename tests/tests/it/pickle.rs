@@ -248,3 +248,43 @@ fn hostile_pickles_are_refused_in_bounded_time() {
         assert_eq!(typed.kind().code(), err.kind().code(), "{name}: {typed}");
     }
 }
+
+/// Strings the writer writes: ASCII, non-BMP, long (past the short opcode), empty, and None.
+fn strings_to_write() -> Vec<Option<String>> {
+    let mut v: Vec<Option<String>> = vec![
+        Some("a".into()),
+        None,
+        Some("優良 🎉".into()),
+        Some(String::new()),
+        Some("x".repeat(70_000)),
+    ];
+    v.extend((0..1000).map(|i| (i % 7 != 0).then(|| format!("s{i}"))));
+    v
+}
+
+#[test]
+fn written_string_arrays_read_back_here_and_in_numpy() {
+    let values = strings_to_write();
+    let file = npy_serde::pickle::strings_to_vec(values.iter().map(|s| s.as_deref()));
+    let rb = ReaderBuilder::new().allow_pickle_data(true);
+    let back: Vec<Option<String>> = rb.from_slice_serde(&file).unwrap();
+    assert_eq!(back, values);
+    let empty = npy_serde::pickle::strings_to_vec(std::iter::empty());
+    assert!(rb.read_objects_slice(&empty).unwrap().values.is_empty());
+    if npy_serde_tests::live_python().is_none() {
+        return;
+    }
+    let path = std::env::temp_dir().join(format!("npy-pickle-write-{}.npy", std::process::id()));
+    npy_serde::pickle::strings_to_path(&path, values.iter().map(|s| s.as_deref())).unwrap();
+    let out = npy_serde_tests::run_python(
+        "import sys, json, numpy as np, warnings\n\
+         warnings.simplefilter('error')\n\
+         a = np.load(sys.argv[1], allow_pickle=True)\n\
+         assert a.dtype == object and a.ndim == 1, a.dtype\n\
+         print(json.dumps(a.tolist()))",
+        &[path.as_os_str()],
+    );
+    std::fs::remove_file(&path).ok();
+    let numpy: Vec<Option<String>> = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(numpy, values);
+}
