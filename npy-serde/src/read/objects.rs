@@ -114,7 +114,8 @@ pub(crate) fn or_objects<R>(
     err: Error,
     read: impl FnOnce(ObjectArray) -> Result<R>,
 ) -> Result<R> {
-    if !matches!(err.kind(), ErrorKind::UnsupportedDType(_)) {
+    // Not allowed: the header's own error, which names the option, with its position.
+    if !matches!(err.kind(), ErrorKind::UnsupportedDType(_)) || !rb.allow_pickle_data {
         return Err(err);
     }
     match object_array(bytes, rb)? {
