@@ -25,29 +25,110 @@ struct Machine<'a> {
     stack: Vec<Id>,
     marks: Vec<usize>,
     memo: HashMap<u64, Id>,
+    /// Scanning (for tools): every global is recorded, and what would be refused leaves a
+    /// placeholder instead, so the whole stream is seen. Still nothing is called.
+    scan: Option<Scan>,
+}
+
+/// What a scan found.
+#[derive(Default)]
+pub(crate) struct Scan {
+    pub(crate) protocol: Option<u8>,
+    pub(crate) globals: Vec<(String, String)>,
 }
 
 /// Interprets `bytes` into a graph. `at` is the offset of the opcode being run (for errors).
 pub(crate) fn run(bytes: &[u8], encoding: Encoding) -> Result<Graph> {
-    let mut m = Machine {
-        cur: Cursor::new(bytes),
-        encoding,
-        nodes: Vec::new(),
-        stack: Vec::new(),
-        marks: Vec::new(),
-        memo: HashMap::new(),
-    };
-    loop {
-        let at = m.cur.pos();
-        let op = m.cur.u8("an opcode (the pickle ends without STOP)")?;
-        if op == b'.' {
-            let root = m.pop(at, "STOP")?;
-            return Ok(Graph {
-                nodes: m.nodes,
-                root,
-            });
+    let mut m = Machine::new(bytes, encoding, None);
+    m.go()
+}
+
+/// Scans `bytes` for the globals it names and its protocol, up to `STOP` or the first
+/// malformed opcode (whose error is returned beside what was found).
+pub(crate) fn scan(bytes: &[u8]) -> (Scan, Option<crate::error::Error>) {
+    let mut m = Machine::new(bytes, Encoding::Bytes, Some(Scan::default()));
+    let err = m.go().err();
+    (m.scan.take().unwrap_or_default(), err)
+}
+
+impl<'a> Machine<'a> {
+    fn new(bytes: &'a [u8], encoding: Encoding, scan: Option<Scan>) -> Self {
+        Machine {
+            cur: Cursor::new(bytes),
+            encoding,
+            nodes: Vec::new(),
+            stack: Vec::new(),
+            marks: Vec::new(),
+            memo: HashMap::new(),
+            scan,
         }
-        m.step(op, at)?;
+    }
+
+    fn go(&mut self) -> Result<Graph> {
+        let m = self;
+        loop {
+            let at = m.cur.pos();
+            let op = m.cur.u8("an opcode (the pickle ends without STOP)")?;
+            if op == b'.' {
+                let root = m.pop(at, "STOP")?;
+                return Ok(Graph {
+                    nodes: std::mem::take(&mut m.nodes),
+                    root,
+                });
+            }
+            if m.scan.is_some() && refused(op).is_some() {
+                m.scan_refused(op, at)?;
+                continue;
+            }
+            m.step(op, at)?;
+        }
+    }
+
+    /// A refused opcode, when scanning: its arguments taken, a placeholder left.
+    fn scan_refused(&mut self, op: u8, at: usize) -> Result<()> {
+        match op {
+            b'i' => {
+                let module = self.cur.text_line("an INST module")?;
+                let name = self.cur.text_line("an INST name")?;
+                self.record(module, name);
+                self.pop_mark(at, "INST")?;
+            }
+            b'o' => {
+                self.pop_mark(at, "OBJ")?;
+            }
+            0x81 | 0x92 => {
+                for _ in 0..(if op == 0x81 { 2 } else { 3 }) {
+                    self.pop(at, "NEWOBJ")?;
+                }
+            }
+            0x82 => {
+                self.cur.u8("EXT1")?;
+            }
+            0x83 => {
+                self.cur.u16("EXT2")?;
+            }
+            0x84 => {
+                self.cur.u32("EXT4")?;
+            }
+            b'P' => {
+                self.cur.line("a PERSID")?;
+            }
+            b'Q' => {
+                self.pop(at, "BINPERSID")?;
+            }
+            0x98 => return Ok(()),
+            _ => {}
+        }
+        self.leaf(PyValue::None);
+        Ok(())
+    }
+
+    fn record(&mut self, module: &str, name: &str) {
+        if let Some(s) = &mut self.scan
+            && !s.globals.iter().any(|(m, n)| m == module && n == name)
+        {
+            s.globals.push((module.into(), name.into()));
+        }
     }
 }
 
@@ -129,6 +210,7 @@ impl<'a> Machine<'a> {
     }
 
     fn global(&mut self, module: &str, name: &str) {
+        self.record(module, name);
         match known_global(module, name) {
             Some(k) => self.push(Node::Known(k)),
             None => self.leaf(PyValue::Global {
@@ -179,6 +261,9 @@ impl<'a> Machine<'a> {
                         format!("unknown pickle protocol {v} (0 to 5 exist)"),
                         at,
                     ));
+                }
+                if let Some(s) = &mut self.scan {
+                    s.protocol = Some(v);
                 }
             }
             0x95 => {
@@ -399,14 +484,19 @@ impl<'a> Machine<'a> {
             b'R' => {
                 let args = self.pop(at, "REDUCE")?;
                 let callable = self.pop(at, "REDUCE")?;
-                let node = super::numpy::reduce(&self.nodes, callable, args, self.encoding)
-                    .map_err(|e| bad(e, at))?;
-                self.push(node);
+                match super::numpy::reduce(&self.nodes, callable, args, self.encoding) {
+                    Ok(node) => self.push(node),
+                    Err(_) if self.scan.is_some() => self.leaf(PyValue::None),
+                    Err(e) => return Err(bad(e, at)),
+                }
             }
             b'b' => {
                 let state = self.pop(at, "BUILD")?;
                 let target = self.top(at, "BUILD")?;
-                super::numpy::build(&mut self.nodes, target, state).map_err(|e| bad(e, at))?;
+                let built = super::numpy::build(&mut self.nodes, target, state);
+                if self.scan.is_none() {
+                    built.map_err(|e| bad(e, at))?;
+                }
             }
             _ => return Err(bad(format!("unknown opcode 0x{op:02x}"), at)),
         }

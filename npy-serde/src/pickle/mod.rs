@@ -99,5 +99,35 @@ pub fn load(bytes: &[u8], options: &PickleOptions) -> Result<PyValue> {
     )
 }
 
+/// What a pickle names, found without running it (for tools such as `npy info`).
+///
+/// ```
+/// let s = npy_serde::pickle::scan(b"\x80\x02cos\nsystem\n(S'echo hi'\ntR.");
+/// assert_eq!(s.protocol, Some(2));
+/// assert_eq!(s.globals, [("os".to_string(), "system".to_string())]);
+/// assert!(s.error.is_none());
+/// ```
+#[derive(Debug)]
+pub struct PickleScan {
+    /// The protocol its `PROTO` opcode declares (none before protocol 2).
+    pub protocol: Option<u8>,
+    /// Every global it names (`GLOBAL`, `STACK_GLOBAL`, `INST`), once each, in order: these
+    /// are what `pickle.load` would import.
+    pub globals: Vec<(String, String)>,
+    /// The first malformed opcode, if the stream has one (what was found before it is kept).
+    pub error: Option<crate::Error>,
+}
+
+/// Scans a pickle for its protocol and the globals it names, calls and all, without running
+/// or refusing anything (up to its `STOP` or the first malformed opcode). Linear in the input.
+pub fn scan(bytes: &[u8]) -> PickleScan {
+    let (s, error) = machine::scan(bytes);
+    PickleScan {
+        protocol: s.protocol,
+        globals: s.globals,
+        error,
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -140,3 +140,20 @@ fn dict_keys_repeat_as_in_python() {
         PyValue::Dict(vec![(PyValue::Str("a".into()), PyValue::Int(2))])
     );
 }
+
+#[test]
+fn scans_name_every_global_without_refusing() {
+    let s = scan(b"(ios\nsystem\nS'x'\ncbuiltins\neval\n)R\x80\x05\x97.");
+    assert_eq!(
+        s.globals,
+        [
+            ("os".into(), "system".into()),
+            ("builtins".into(), "eval".into())
+        ]
+    );
+    assert_eq!(s.protocol, Some(5));
+    assert!(s.error.is_none(), "{:?}", s.error);
+    let s = scan(b"cnumpy\ndtype\nX\xff\xff\xff\xff");
+    assert_eq!(s.globals.len(), 1);
+    assert!(s.error.unwrap().is_eof());
+}
