@@ -1359,7 +1359,8 @@ pub fn arrow(data: &[u8]) {
 /// `allow_pickle_data`) when it starts with the magic string, else as a bare pickle, under each
 /// Python 2 string encoding and with small expansion limits (the code paths are the defaults').
 /// Invariants: an object array holds exactly shape-product values, and reading is
-/// deterministic; any value deserializes through serde without a panic.
+/// deterministic; any value deserializes through serde without a panic; the scan of
+/// `npy info` finishes.
 pub fn pickle(data: &[u8]) {
     use npy_serde::pickle::{load, Encoding, PickleOptions, PyValue};
     let last = data.last().copied().unwrap_or(0);
@@ -1399,6 +1400,12 @@ pub fn pickle(data: &[u8]) {
         }
         let _ = rb.from_slice_serde::<Option<String>>(data);
     } else {
+        // The scan `npy info` runs sees every opcode the reader does, refusing nothing.
+        let scanned = npy_serde::pickle::scan(data);
+        assert!(
+            scanned.globals.len() <= data.len(),
+            "more globals than bytes"
+        );
         let first = load(data, &opts);
         let again = load(data, &opts);
         assert_eq!(first.is_ok(), again.is_ok(), "reading twice differs");

@@ -99,6 +99,33 @@ fn info_names_the_globals_a_pickle_would_import_without_running_it() {
 }
 
 #[test]
+fn cat_reads_object_arrays_as_data_when_asked() {
+    let pickles = fixtures_dir().join("pickle");
+    let strings = pickles.join("np2").join("optional_strings.npy");
+    let out = npy(["cat", "--allow-pickle-data", strings.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "\"a\"\nnull\n\"ccc\"\n"
+    );
+    let na = pickles.join("np2").join("stringdtype_na_none.npy");
+    let out = npy([
+        "cat",
+        "--allow-pickle-data",
+        "--tail",
+        "1",
+        na.to_str().unwrap(),
+    ]);
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "\"c\"\n");
+    // A pickle that calls something is refused, naming it; nothing runs.
+    let evil = pickles.join("hostile").join("os_system.npy");
+    let out = npy(["cat", "--allow-pickle-data", evil.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("os.system"), "{err}");
+}
+
+#[test]
 fn other_unsupported_dtypes_still_fail_in_info() {
     // Not an object array: info refuses it as before.
     let dir = Dir::new("object-u");
