@@ -24,10 +24,47 @@ struct Machine<'a> {
     nodes: Vec<Node>,
     stack: Vec<Id>,
     marks: Vec<usize>,
-    memo: HashMap<u64, Id>,
+    memo: Memo,
     /// Scanning (for tools): every global is recorded, and what would be refused leaves a
     /// placeholder instead, so the whole stream is seen. Still nothing is called.
     scan: Option<Scan>,
+}
+
+/// The memo: keys 0, 1, 2.. (what MEMOIZE and NumPy's pickles use) in a vector, any other
+/// key in a map; `len` is the number of keys, as Python's `len(memo)`.
+#[derive(Default)]
+struct Memo {
+    dense: Vec<Id>,
+    sparse: HashMap<u64, Id>,
+}
+
+impl Memo {
+    fn get(&self, key: u64) -> Option<Id> {
+        match usize::try_from(key).ok().and_then(|k| self.dense.get(k)) {
+            Some(&id) => Some(id),
+            None => self.sparse.get(&key).copied(),
+        }
+    }
+
+    fn insert(&mut self, key: u64, id: Id) {
+        let n = self.dense.len() as u64;
+        if key < n {
+            self.dense[key as usize] = id;
+        } else if key == n {
+            self.sparse.remove(&key);
+            self.dense.push(id);
+            // Keys stored sparse that now follow on move over, so no key is in both.
+            while let Some(next) = self.sparse.remove(&(self.dense.len() as u64)) {
+                self.dense.push(next);
+            }
+        } else {
+            self.sparse.insert(key, id);
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.dense.len() + self.sparse.len()
+    }
 }
 
 /// What a scan found.
@@ -59,7 +96,7 @@ impl<'a> Machine<'a> {
             nodes: Vec::new(),
             stack: Vec::new(),
             marks: Vec::new(),
-            memo: HashMap::new(),
+            memo: Memo::default(),
             scan,
         }
     }
@@ -185,7 +222,7 @@ impl<'a> Machine<'a> {
     }
 
     fn memo_get(&self, key: u64, at: usize) -> Result<Id> {
-        self.memo.get(&key).copied().ok_or_else(|| {
+        self.memo.get(key).ok_or_else(|| {
             bad(
                 format!(
                     "memo reference {key} was never stored (the memo holds {} entries)",
