@@ -38,6 +38,9 @@ add arrow "${npy[@]}" "${bad[@]}"
 add npz "${npz[@]}"
 # mmap_npz maps archives: the same seeds, and the scipy.sparse ones (stored and deflated).
 add mmap_npz "${npz[@]}" "$fixtures"/sparse/*.npz
+# pickle reads object arrays (.npy) and bare pickles: the NumPy 1.x/2.x and hostile fixtures,
+# and the pickles inside them alone.
+add pickle "$fixtures"/pickle/np1/*.npy "$fixtures"/pickle/np2/*.npy "$fixtures"/pickle/hostile/*.npy
 # roundtrip interprets its input through `arbitrary`; any bytes make a start.
 add roundtrip "${npy[@]:0:20}"
 

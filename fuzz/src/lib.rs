@@ -1,7 +1,7 @@
 //! The bodies of the fuzz targets, one public function per target, and their helpers.
 //!
 //! Each `fuzz_targets/<name>.rs` is a one-line `fuzz_target!` calling [`header`], [`npy`],
-//! [`npz`], [`mmap_npz`], [`records`], [`roundtrip`] or [`writers`]. This file depends only on `npy-serde`,
+//! [`npz`], [`mmap_npz`], [`records`], [`roundtrip`], [`writers`] or [`pickle`]. This file depends only on `npy-serde`,
 //! `serde`, `arbitrary` and `std`, so that `tests/tests/it/fuzz_regressions.rs` can include it
 //! with `#[path]` and replay every saved crash input through exactly the code the fuzzer ran,
 //! on stable, in `cargo test` ([`writers_from_bytes`] for the `writers` target's structured
@@ -1348,5 +1348,69 @@ pub fn arrow(data: &[u8]) {
             same_values(&back.values, &array.values),
             "values differ after the round trip"
         );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// pickle: the data-only pickle reader, on a whole `.npy` object array or a bare pickle
+// ---------------------------------------------------------------------------------------------
+
+/// The `pickle` target: the input as a `.npy` file (an object array, read with
+/// `allow_pickle_data`) when it starts with the magic string, else as a bare pickle, under each
+/// Python 2 string encoding and with small expansion limits (the code paths are the defaults').
+/// Invariants: an object array holds exactly shape-product values, and reading is
+/// deterministic; any value deserializes through serde without a panic; the scan of
+/// `npy info` finishes.
+pub fn pickle(data: &[u8]) {
+    use npy_serde::pickle::{load, Encoding, PickleOptions, PyValue};
+    let last = data.last().copied().unwrap_or(0);
+    let encoding = match last % 3 {
+        0 => Encoding::Ascii,
+        1 => Encoding::Latin1,
+        _ => Encoding::Bytes,
+    };
+    let opts = PickleOptions::default()
+        .encoding(encoding)
+        .max_depth(64)
+        .max_values(1 << 16)
+        .max_bytes(1 << 20);
+    let check = |v: PyValue| {
+        let _ = serde::de::IgnoredAny::deserialize(v.clone());
+        let _ = Vec::<Option<String>>::deserialize(v.clone());
+        let _ = <(f64, Vec<u8>)>::deserialize(v);
+    };
+    if data.starts_with(b"\x93NUMPY") {
+        let rb = ReaderBuilder::new()
+            .allow_pickle_data(true)
+            .pickle_options(opts);
+        let first = rb.read_objects_slice(data);
+        let again = rb.read_objects_slice(data);
+        assert_eq!(first.is_ok(), again.is_ok(), "reading twice differs");
+        if let Ok(a) = first {
+            let n = a.shape.iter().product::<u64>();
+            assert_eq!(
+                a.values.len() as u64,
+                n,
+                "an object array of shape {:?}",
+                a.shape
+            );
+            for v in a.values {
+                check(v);
+            }
+        }
+        let _ = rb.from_slice_serde::<Option<String>>(data);
+    } else {
+        // The scan `npy info` runs sees every opcode the reader does, refusing nothing.
+        let scanned = npy_serde::pickle::scan(data);
+        assert!(
+            scanned.globals.len() <= data.len(),
+            "more globals than bytes"
+        );
+        let first = load(data, &opts);
+        let again = load(data, &opts);
+        assert_eq!(first.is_ok(), again.is_ok(), "reading twice differs");
+        if let Ok(v) = first {
+            check(v);
+        }
     }
 }

@@ -2,6 +2,8 @@
 
 use std::io::{self, BufWriter, Write};
 
+use npy_serde::ReaderBuilder;
+
 use crate::failure::{CliResult, Failure};
 use crate::global::Global;
 use crate::input::spec::resolve;
@@ -33,6 +35,11 @@ pub struct Args {
     /// Only the last N elements along the first axis.
     #[arg(long, value_name = "N")]
     tail: Option<u64>,
+    /// Read an object array (dtype O, NumPy 2 StringDType) of a .npy file by interpreting its
+    /// pickle as data: nothing is imported or run (unlike NumPy's allow_pickle=True). Prints
+    /// one element per line as JSON, in C order.
+    #[arg(long, conflicts_with = "csv")]
+    allow_pickle_data: bool,
 }
 
 /// `npy cat`.
@@ -54,6 +61,32 @@ pub fn run(g: &Global, a: Args) -> CliResult {
     let spec = resolve(&a.file, a.member.as_deref())?;
     let stdout = io::stdout().lock();
     let mut out = BufWriter::with_capacity(1 << 16, stdout);
+    if a.allow_pickle_data && spec.member.is_none() {
+        let rb = ReaderBuilder::new()
+            .with_limits(g.limits())
+            .allow_pickle_data(true);
+        match rb.read_objects_path(&spec.path) {
+            Ok(array) => {
+                let n = array.values.len();
+                let (from, to) = match range {
+                    Range::Head(k) => (0, n.min(k as usize)),
+                    Range::Tail(k) => (n.saturating_sub(k as usize), n),
+                    Range::All => (0, n),
+                };
+                for v in &array.values[from..to] {
+                    let line =
+                        serde_json::to_string(v).map_err(|e| Failure::file(&spec.display, e))?;
+                    writeln!(out, "{line}").map_err(|e| Failure::write("standard output", e))?;
+                }
+                return out
+                    .flush()
+                    .map_err(|e| Failure::write("standard output", e));
+            }
+            // Not an object array: printed as any other.
+            Err(e) if e.kind().code() == "type_mismatch" => {}
+            Err(e) => return Err(Failure::file(&spec.display, e)),
+        }
+    }
     write_input(g, &spec, style, range, &mut out, "standard output", false)?;
     out.flush()
         .map_err(|e| Failure::write("standard output", e))

@@ -136,6 +136,9 @@ pub enum ErrorKind {
     Zip(String),
     /// A message from a `Deserialize` or `Serialize` implementation (serde's `custom`).
     Message(String),
+    /// A pickle (the data of an object array) this crate's data-only reader refuses or cannot
+    /// read: a global it does not turn into data, a call, a malformed opcode stream.
+    Pickle(String),
 }
 
 /// The messages (written out rather than derived: the `.npy` core builds without proc-macro
@@ -162,6 +165,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Dimension { expected, shape } => write!(f, "expected a {expected}-D array, the file's shape is {shape}"),
             ErrorKind::Zip(v) => write!(f, "npz archive: {v}"),
             ErrorKind::Message(v) => write!(f, "{v}"),
+            ErrorKind::Pickle(v) => write!(f, "pickle: {v}"),
         }
     }
 }
@@ -198,6 +202,7 @@ impl ErrorKind {
             ErrorKind::Dimension { .. } => "dimension",
             ErrorKind::Zip(_) => "zip",
             ErrorKind::Message(_) => "message",
+            ErrorKind::Pickle(_) => "pickle",
         }
     }
 }

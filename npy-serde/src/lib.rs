@@ -65,6 +65,7 @@ pub mod datetime;
 pub mod dtype;
 pub mod error;
 pub mod header;
+pub mod pickle;
 pub mod pod;
 mod pyliteral;
 pub mod record;

@@ -1,6 +1,7 @@
 //! `npy info` on an array of Python objects: a dtype of `'|O'`, or a record with such a field.
-//! NumPy pickles such data (`allow_pickle=True`), which this tool never reads or unpickles; the
-//! header is a plain dict, so `info` shows it and says so. `cat`, `convert` and `check` refuse
+//! NumPy pickles such data (`allow_pickle=True`), which this tool never unpickles; the header
+//! is a plain dict, so `info` shows it and says so, and the pickle is scanned (never run) for
+//! its protocol and the globals it names. `cat`, `convert` and `check` refuse
 //! such files, as the library does.
 
 use std::fs::File;
@@ -32,6 +33,12 @@ pub struct ObjectInfo {
     itemsize: Option<u64>,
     count: u64,
     data: &'static str,
+    /// The pickle's protocol (none before protocol 2), found without running it.
+    pickle_protocol: Option<u8>,
+    /// Every global the pickle names (`module.name`), which `pickle.load` would import.
+    pickle_globals: Vec<String>,
+    /// Where the pickle stops making sense, if it does.
+    pickle_error: Option<String>,
 }
 
 /// The header of the `.npy` file at `path` if it is an object array (its typed header read
@@ -41,10 +48,12 @@ pub fn read(path: &Path, limits: &npy_serde::Limits) -> Option<ObjectInfo> {
 }
 
 /// [`read`] for a `.npy` stream (an archive member read from its start).
-pub fn from_reader(r: impl Read, limits: &npy_serde::Limits) -> Option<ObjectInfo> {
-    // The preamble (at most 12 bytes) and a header within the limit: never more.
+pub fn from_reader(mut r: impl Read, limits: &npy_serde::Limits) -> Option<ObjectInfo> {
+    // The preamble (at most 12 bytes) and a header within the limit: nothing more before the
+    // header says this is an object array.
     let mut bytes = Vec::new();
-    r.take(limits.max_header_size.saturating_add(12))
+    (&mut r)
+        .take(limits.max_header_size.saturating_add(12))
         .read_to_end(&mut bytes)
         .ok()?;
     match parse_header(&bytes, limits) {
@@ -72,6 +81,12 @@ pub fn from_reader(r: impl Read, limits: &npy_serde::Limits) -> Option<ObjectInf
         _ => return None,
     };
     let (major, minor) = version.as_tuple();
+    // The pickle, scanned for the globals it names: nothing is run or imported.
+    r.read_to_end(&mut bytes).ok()?;
+    let data = bytes
+        .get(usize::try_from(data_offset).ok()?..)
+        .unwrap_or(&[]);
+    let scan = npy_serde::pickle::scan(data);
     Some(ObjectInfo {
         version: [major, minor],
         descr: literal::to_json(descr),
@@ -81,6 +96,13 @@ pub fn from_reader(r: impl Read, limits: &npy_serde::Limits) -> Option<ObjectInf
         itemsize: None,
         count,
         data: DATA_NOTE,
+        pickle_protocol: scan.protocol,
+        pickle_globals: scan
+            .globals
+            .iter()
+            .map(|(m, n)| format!("{m}.{n}"))
+            .collect(),
+        pickle_error: scan.error.map(|e| e.to_string()),
     })
 }
 
@@ -126,6 +148,22 @@ impl ObjectInfo {
             ("data:", DATA_NOTE.to_string()),
         ] {
             text.push_str(&format!("{indent}{k:<13}{v}\n"));
+        }
+        let protocol = match self.pickle_protocol {
+            Some(p) => format!("protocol {p}"),
+            None => "protocol 0 or 1".to_string(),
+        };
+        let globals = if self.pickle_globals.is_empty() {
+            "no globals".to_string()
+        } else {
+            format!("names {}", self.pickle_globals.join(", "))
+        };
+        text.push_str(&format!(
+            "{indent}{:<13}{protocol}, {globals} (not run)\n",
+            "pickle:"
+        ));
+        if let Some(e) = &self.pickle_error {
+            text.push_str(&format!("{indent}{:<13}{e}\n", "pickle error:"));
         }
         text
     }

@@ -58,7 +58,9 @@ fn info_shows_object_headers_and_the_rest_refuses() {
         json!({
             "version": [1, 0], "descr": "|O", "shape": [2], "fortran_order": false,
             "data_offset": 128, "itemsize": null, "count": 2,
-            "data": "pickled Python objects (NumPy's allow_pickle=True), which this tool does not read"
+            "data": "pickled Python objects (NumPy's allow_pickle=True), which this tool does not read",
+            "pickle_protocol": null, "pickle_globals": [],
+            "pickle_error": "pickle: unknown opcode 0x00 (at byte 0)"
         })
     );
     let text = String::from_utf8(npy(["info", &fixture("descr_object.npy")]).stdout).unwrap();
@@ -68,6 +70,59 @@ fn info_shows_object_headers_and_the_rest_refuses() {
 
     let info = check(&fixture("descr_object_field.npy"));
     assert_eq!(info["descr"], json!([["a", "<i4"], ["o", "|O"]]));
+}
+
+#[test]
+fn info_names_the_globals_a_pickle_would_import_without_running_it() {
+    let pickles = fixtures_dir().join("pickle");
+    let evil = pickles.join("hostile").join("os_system.npy");
+    let info = check(evil.to_str().unwrap());
+    assert_eq!(info["pickle_globals"], json!(["os.system"]));
+    assert_eq!(info["pickle_protocol"], Json::Null);
+    let text = String::from_utf8(npy(["info", evil.to_str().unwrap()]).stdout).unwrap();
+    assert!(
+        text.contains("pickle:      protocol 0 or 1, names os.system (not run)"),
+        "{text}"
+    );
+    let numpy = pickles.join("np2").join("strings.npy");
+    let info = check(numpy.to_str().unwrap());
+    assert_eq!(info["pickle_protocol"], 4);
+    assert_eq!(
+        info["pickle_globals"],
+        json!([
+            "numpy._core.multiarray._reconstruct",
+            "numpy.ndarray",
+            "numpy.dtype"
+        ])
+    );
+    assert_eq!(info["pickle_error"], Json::Null);
+}
+
+#[test]
+fn cat_reads_object_arrays_as_data_when_asked() {
+    let pickles = fixtures_dir().join("pickle");
+    let strings = pickles.join("np2").join("optional_strings.npy");
+    let out = npy(["cat", "--allow-pickle-data", strings.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "\"a\"\nnull\n\"ccc\"\n"
+    );
+    let na = pickles.join("np2").join("stringdtype_na_none.npy");
+    let out = npy([
+        "cat",
+        "--allow-pickle-data",
+        "--tail",
+        "1",
+        na.to_str().unwrap(),
+    ]);
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "\"c\"\n");
+    // A pickle that calls something is refused, naming it; nothing runs.
+    let evil = pickles.join("hostile").join("os_system.npy");
+    let out = npy(["cat", "--allow-pickle-data", evil.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("os.system"), "{err}");
 }
 
 #[test]

@@ -284,7 +284,8 @@ impl PlainType {
         let rest = chars.as_str();
         if kind == 'O' {
             return Err(Error::new(ErrorKind::UnsupportedDType(
-                "object arrays ('|O') hold Python pickles, which this crate does not read or write"
+                "object arrays ('|O') hold Python pickles: read their data (no code runs) with \
+                 ReaderBuilder::allow_pickle_data(true)"
                     .into(),
             )));
         }

@@ -138,6 +138,7 @@ mod entry;
 mod exact;
 mod general;
 mod mmap;
+mod objects;
 mod options;
 mod parallel;
 mod plan;
@@ -329,7 +330,10 @@ impl ReaderBuilder {
         &self,
         bytes: &'de [u8],
     ) -> Result<Vec<T>> {
-        let header = parse_header(bytes, &self.limits)?;
+        let header = match parse_header(bytes, &self.limits) {
+            Ok(h) => h,
+            Err(e) => return objects::or_objects(bytes, self, e, objects::elements),
+        };
         let data = data_of(bytes, &header, self)?;
         if let Some(v) = self.vec_fast::<T>(&header, data) {
             return Ok(v);
@@ -342,7 +346,10 @@ impl ReaderBuilder {
         &self,
         path: P,
     ) -> Result<Vec<T>> {
-        let (file, header) = open_checked(path.as_ref(), self)?;
+        let (file, header) = match open_checked(path.as_ref(), self) {
+            Ok(v) => v,
+            Err(e) => return objects::or_objects_path(path.as_ref(), self, e, objects::elements),
+        };
         let h = &header.header;
         let (count, len) = self.check(h)?;
         if parallel::worth(len, self) && !needs_walk(h) {
@@ -440,13 +447,19 @@ impl ReaderBuilder {
 
     /// [`deserialize_slice`] with these options.
     pub fn deserialize_slice<'de, T: Deserialize<'de>>(&self, bytes: &'de [u8]) -> Result<T> {
-        let header = parse_header(bytes, &self.limits)?;
+        let header = match parse_header(bytes, &self.limits) {
+            Ok(h) => h,
+            Err(e) => return objects::or_objects(bytes, self, e, objects::whole),
+        };
         deserialize_data(data_of(bytes, &header, self)?, true, &header, self)
     }
 
     /// [`deserialize_path`] with these options.
     pub fn deserialize_path<P: AsRef<Path>, T: DeserializeOwned>(&self, path: P) -> Result<T> {
-        let (file, header) = open_checked(path.as_ref(), self)?;
+        let (file, header) = match open_checked(path.as_ref(), self) {
+            Ok(v) => v,
+            Err(e) => return objects::or_objects_path(path.as_ref(), self, e, objects::whole),
+        };
         self.from_reader_with_header(file, &header)
     }
 

@@ -23,6 +23,8 @@ pub struct ReaderBuilder {
     pub(crate) max_empty_items: u64,
     pub(crate) parallel: bool,
     pub(crate) parallel_min: u64,
+    pub(crate) allow_pickle_data: bool,
+    pub(crate) pickle: crate::pickle::PickleOptions,
 }
 
 impl Default for ReaderBuilder {
@@ -40,6 +42,8 @@ impl ReaderBuilder {
             max_empty_items: DEFAULT_MAX_EMPTY_ITEMS,
             parallel: true,
             parallel_min: PARALLEL_MIN,
+            allow_pickle_data: false,
+            pickle: crate::pickle::PickleOptions::default(),
         }
     }
 
@@ -93,6 +97,39 @@ impl ReaderBuilder {
     /// [`Header::empty_value_count`].
     pub fn max_empty_items(mut self, count: u64) -> Self {
         self.max_empty_items = count;
+        self
+    }
+
+    /// Whether object arrays (`descr '|O'`, record dtypes with an `O` field, NumPy 2's
+    /// `StringDType`, all stored as a Python pickle) are read (default false: refused with an
+    /// error naming this option, as `np.load` refuses them without `allow_pickle=True`). Unlike
+    /// NumPy's option, this one runs no code: the pickle is interpreted as data only (see
+    /// [`pickle`](crate::pickle)). The doors that take it: `deserialize_slice`,
+    /// `deserialize_path`, `from_slice_serde`, `from_path_serde`, and
+    /// [`read_objects_slice`](ReaderBuilder::read_objects_slice) /
+    /// [`read_objects_path`](ReaderBuilder::read_objects_path) for the values themselves.
+    ///
+    /// ```
+    /// let rb = npy_serde::ReaderBuilder::new().allow_pickle_data(true);
+    /// # let _ = rb;
+    /// ```
+    pub fn allow_pickle_data(mut self, yes: bool) -> Self {
+        self.allow_pickle_data = yes;
+        self
+    }
+
+    /// The choices and limits of reading pickles (Python 2 `str` encoding, depth, values and
+    /// bytes after expanding shared references); see [`PickleOptions`](crate::pickle::PickleOptions).
+    ///
+    /// ```
+    /// use npy_serde::pickle::{Encoding, PickleOptions};
+    /// let rb = npy_serde::ReaderBuilder::new()
+    ///     .allow_pickle_data(true)
+    ///     .pickle_options(PickleOptions::default().encoding(Encoding::Latin1));
+    /// # let _ = rb;
+    /// ```
+    pub fn pickle_options(mut self, options: crate::pickle::PickleOptions) -> Self {
+        self.pickle = options;
         self
     }
 

@@ -1,7 +1,7 @@
 //! Replays every saved fuzz finding, and every NumPy-made fixture, through the fuzz targets'
 //! own code on stable: `fuzz/src/lib.rs` is included here as a module, so a file named
 //! `tests/fixtures/fuzz-regressions/<target>-<n>.bin` runs through exactly the function the
-//! fuzz target `<target>` calls (`header`, `npy`, `npz`, `records`, `roundtrip` or `writers`).
+//! fuzz target `<target>` calls (`header`, `npy`, `npz`, `records`, `roundtrip`, `writers` or `pickle`).
 //!
 //! A target function panics on any broken invariant; the library returning an error is fine.
 
@@ -16,7 +16,7 @@ use npy_serde_tests::fixtures_dir;
 /// A fuzz target's body.
 type Target = fn(&[u8]);
 
-const TARGETS: [(&str, Target); 7] = [
+const TARGETS: [(&str, Target); 8] = [
     ("header", fuzzlib::header),
     ("npy", fuzzlib::npy),
     ("npz", fuzzlib::npz),
@@ -24,6 +24,7 @@ const TARGETS: [(&str, Target); 7] = [
     ("records", fuzzlib::records),
     ("roundtrip", fuzzlib::roundtrip),
     ("writers", fuzzlib::writers_from_bytes),
+    ("pickle", fuzzlib::pickle),
 ];
 
 fn target(name: &str) -> Target {

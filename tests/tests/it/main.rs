@@ -44,6 +44,7 @@ mod npz_mmap;
 mod npz_numpy;
 mod npz_roundtrip;
 mod parallel;
+mod pickle;
 mod read_doors;
 mod read_fixtures;
 mod roundtrip_props;

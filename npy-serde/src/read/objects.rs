@@ -1,0 +1,195 @@
+//! Object arrays (`descr '|O'`, record dtypes with an `O` field, NumPy 2's `StringDType`):
+//! the header read without the dtype model, the data read by the data-only pickle reader
+//! ([`crate::pickle`]) behind [`ReaderBuilder::allow_pickle_data`].
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::options::ReaderBuilder;
+use crate::error::{Error, ErrorKind, Result};
+use crate::header::{header_literal_unchecked, Literal};
+use crate::pickle::{load, ObjectArray, PyValue};
+
+/// Whether a descr literal names an object dtype (`'|O'`, `'O'`, or a record with one).
+fn has_object(descr: &Literal) -> bool {
+    match descr {
+        Literal::Str(s) => s.trim_start_matches(['|', '<', '>', '=']).starts_with('O'),
+        Literal::List(v) | Literal::Tuple(v) => v.iter().any(has_object),
+        _ => false,
+    }
+}
+
+fn refused() -> Error {
+    Error::new(ErrorKind::UnsupportedDType(
+        "object arrays ('|O') hold Python pickles: read their data (no code runs) with \
+         ReaderBuilder::allow_pickle_data(true)"
+            .into(),
+    ))
+}
+
+/// The object array in a whole `.npy` file, or `None` if its dtype holds no object.
+pub(crate) fn object_array(bytes: &[u8], rb: &ReaderBuilder) -> Result<Option<ObjectArray>> {
+    let Ok((lit, _, offset)) = header_literal_unchecked(bytes, &rb.limits) else {
+        return Ok(None);
+    };
+    match lit.get("descr") {
+        Some(d) if has_object(d) => {}
+        _ => return Ok(None),
+    }
+    if !rb.allow_pickle_data {
+        return Err(refused());
+    }
+    let fortran_order = matches!(lit.get("fortran_order"), Some(Literal::Bool(true)));
+    let shape: Vec<u64> = match lit.get("shape") {
+        Some(Literal::Tuple(v)) => v
+            .iter()
+            .map(|d| match d {
+                Literal::Int(n) => u64::try_from(*n).ok(),
+                _ => None,
+            })
+            .collect::<Option<_>>()
+            .ok_or_else(|| Error::header("the shape is not a tuple of non-negative ints"))?,
+        _ => return Err(Error::header("the header has no shape tuple")),
+    };
+    let data = bytes.get(offset as usize..).unwrap_or(&[]);
+    let value = load(data, &rb.pickle).map_err(|e| shift(e, offset))?;
+    let PyValue::Array(a) = value else {
+        return Err(Error::new(ErrorKind::Pickle(format!(
+            "the data of an object array is a pickled {}, not a numpy.ndarray",
+            value.type_name()
+        )))
+        .at_byte(offset));
+    };
+    if a.shape != shape {
+        return Err(Error::new(ErrorKind::Pickle(format!(
+            "the pickled array's shape {:?} is not the header's {shape:?}",
+            a.shape
+        )))
+        .at_byte(offset));
+    }
+    Ok(Some(ObjectArray {
+        descr: a.descr,
+        shape,
+        fortran_order,
+        values: a.values,
+    }))
+}
+
+/// An error's byte offset moved from the pickle's start to the file's.
+fn shift(e: Error, offset: u64) -> Error {
+    match e.position().byte {
+        Some(b) => {
+            let mut e = e;
+            e = Error::new(e.into_kind()).at_byte(b + offset);
+            e
+        }
+        None => e.at_byte(offset),
+    }
+}
+
+/// The whole object array as one serde value, nested by its shape (as `ndarray.tolist()`).
+pub(crate) fn whole<'de, T: Deserialize<'de>>(a: ObjectArray) -> Result<T> {
+    T::deserialize(PyValue::Array(Box::new(crate::pickle::PyArray {
+        descr: a.descr,
+        shape: a.shape,
+        values: a.values,
+    })))
+}
+
+/// Each element of the object array as a `T`, in logical C order.
+pub(crate) fn elements<'de, T: Deserialize<'de>>(a: ObjectArray) -> Result<Vec<T>> {
+    let mut out = Vec::with_capacity(a.values.len());
+    for (i, v) in a.values.into_iter().enumerate() {
+        out.push(T::deserialize(v).map_err(|e| e.at_record(i as u64))?);
+    }
+    Ok(out)
+}
+
+/// After a header error `err`: if the file is an object array, `read` it (or refuse it
+/// naming the option), else `err`.
+pub(crate) fn or_objects<R>(
+    bytes: &[u8],
+    rb: &ReaderBuilder,
+    err: Error,
+    read: impl FnOnce(ObjectArray) -> Result<R>,
+) -> Result<R> {
+    // Not allowed: the header's own error, which names the option, with its position.
+    if !matches!(err.kind(), ErrorKind::UnsupportedDType(_)) || !rb.allow_pickle_data {
+        return Err(err);
+    }
+    match object_array(bytes, rb)? {
+        Some(a) => read(a),
+        None => Err(err),
+    }
+}
+
+/// [`or_objects`] for a file at `path`.
+pub(crate) fn or_objects_path<R>(
+    path: &Path,
+    rb: &ReaderBuilder,
+    err: Error,
+    read: impl FnOnce(ObjectArray) -> Result<R>,
+) -> Result<R> {
+    if !matches!(err.kind(), ErrorKind::UnsupportedDType(_)) || !rb.allow_pickle_data {
+        return Err(err);
+    }
+    let bytes = std::fs::read(path)?;
+    or_objects(&bytes, rb, err, read)
+}
+
+impl ReaderBuilder {
+    /// Reads an object array (a `.npy` file whose dtype holds Python objects) from the whole
+    /// file in `bytes`, with [`allow_pickle_data`](ReaderBuilder::allow_pickle_data) set; an
+    /// array of another dtype is an error saying to use the other doors.
+    ///
+    /// ```
+    /// use npy_serde::{pickle::PyValue, ReaderBuilder};
+    /// // np.save(f, np.array(['a', None], dtype=object))
+    /// let mut file = b"\x93NUMPY\x01\x00\x76\x00".to_vec();
+    /// file.extend_from_slice(b"{'descr': '|O', 'fortran_order': False, 'shape': (2,), }");
+    /// file.resize(127, b' ');
+    /// file.push(b'\n');
+    /// file.extend_from_slice(b"\x80\x02cnumpy.core.multiarray\n_reconstruct\ncnumpy\nndarray\nK\x00\x85C\x01b\x87R(K\x01K\x02\x85cnumpy\ndtype\nX\x02\x00\x00\x00O8\x89\x88\x87R(K\x03X\x01\x00\x00\x00|NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK?tb\x89](X\x01\x00\x00\x00aNetb.");
+    /// assert!(ReaderBuilder::new().read_objects_slice(&file).is_err());
+    /// let a = ReaderBuilder::new().allow_pickle_data(true).read_objects_slice(&file)?;
+    /// assert_eq!(a.values, [PyValue::Str("a".into()), PyValue::None]);
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
+    pub fn read_objects_slice(&self, bytes: &[u8]) -> Result<ObjectArray> {
+        object_array(bytes, self)?.ok_or_else(|| {
+            Error::mismatch(
+                "an object array",
+                "an array without objects (read it with the other doors)",
+            )
+        })
+    }
+
+    /// [`read_objects_slice`](ReaderBuilder::read_objects_slice) of the file at `path`.
+    ///
+    /// ```no_run
+    /// let a = npy_serde::ReaderBuilder::new().allow_pickle_data(true).read_objects_path("objects.npy")?;
+    /// println!("{:?}", a.values);
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
+    pub fn read_objects_path<P: AsRef<Path>>(&self, path: P) -> Result<ObjectArray> {
+        let bytes = std::fs::read(path)?;
+        self.read_objects_slice(&bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn object_descrs_are_recognised() {
+        assert!(has_object(&Literal::Str("|O".into())));
+        assert!(!has_object(&Literal::Str("<f8".into())));
+        let rec = Literal::List(vec![Literal::Tuple(vec![
+            Literal::Str("a".into()),
+            Literal::Str("O".into()),
+        ])]);
+        assert!(has_object(&rec));
+    }
+}

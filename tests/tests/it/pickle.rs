@@ -1,0 +1,290 @@
+//! Object arrays through the data-only pickle reader (`npy_serde::pickle`, behind
+//! `ReaderBuilder::allow_pickle_data`): every fixture NumPy 1.26 and 2.4 wrote
+//! (`tests/fixtures/make_pickle.py`) reads into the values `np.load(allow_pickle=True)` gives
+//! (stored beside them in `expected.json`), through the value door and through serde; every
+//! hostile pickle is refused with the error its entry names, nothing called.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use npy_serde::pickle::{Encoding, ObjectArray, PickleOptions, PyValue};
+use npy_serde::{NpzArchive, ReaderBuilder, Value};
+use npy_serde_tests::fixtures_dir;
+use serde_json::{json, Value as Json};
+
+fn dir(sub: &str) -> PathBuf {
+    fixtures_dir().join("pickle").join(sub)
+}
+
+fn expected(sub: &str) -> serde_json::Map<String, Json> {
+    let text = std::fs::read_to_string(dir(sub).join("expected.json")).unwrap();
+    match serde_json::from_str(&text).unwrap() {
+        Json::Object(m) => m,
+        other => panic!("expected.json is {other}"),
+    }
+}
+
+fn float(f: f64) -> Json {
+    if f.is_finite() {
+        json!(f)
+    } else if f.is_nan() {
+        json!({"float": "nan"})
+    } else if f > 0.0 {
+        json!({"float": "inf"})
+    } else {
+        json!({"float": "-inf"})
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// A NumPy element as `make_pickle.py`'s `tojson` writes it (`.item()`, datetimes as ints).
+fn scalar_json(v: &Value) -> Json {
+    match v {
+        Value::Bool(b) => json!(b),
+        Value::Int(i) | Value::DateTime(i) | Value::TimeDelta(i) => json!(i),
+        Value::UInt(u) if *u > i64::MAX as u64 => json!({"bigint": u.to_string()}),
+        Value::UInt(u) => json!(u),
+        Value::Float(f) => float(*f),
+        Value::Complex(re, im) => json!({"complex": [float(*re), float(*im)]}),
+        Value::Bytes(b) | Value::Void(b) => json!({"bytes": hex(b)}),
+        Value::String(s) => json!(s),
+        Value::List(v) => Json::Array(v.iter().map(scalar_json).collect()),
+        Value::Record(f) => {
+            json!({"record": f.iter().map(|(n, v)| json!([n, scalar_json(v)])).collect::<Vec<_>>()})
+        }
+    }
+}
+
+/// A pickled value as `make_pickle.py`'s `tojson` writes it.
+fn to_json(v: &PyValue) -> Json {
+    let all = |v: &[PyValue]| Json::Array(v.iter().map(to_json).collect());
+    match v {
+        PyValue::None => Json::Null,
+        PyValue::Bool(b) => json!(b),
+        PyValue::Int(i) => json!(i),
+        PyValue::BigInt(s) => json!({"bigint": s}),
+        PyValue::Float(f) => float(*f),
+        PyValue::Complex(re, im) => json!({"complex": [float(*re), float(*im)]}),
+        PyValue::Str(s) => json!(s),
+        PyValue::Bytes(b) => json!({"bytes": hex(b)}),
+        PyValue::List(v) => all(v),
+        PyValue::Tuple(v) => json!({"tuple": all(v)}),
+        PyValue::Set(v) => json!({"set": all(v)}),
+        PyValue::Dict(p) => {
+            json!({"dict": p.iter().map(|(k, v)| json!([to_json(k), to_json(v)])).collect::<Vec<_>>()})
+        }
+        PyValue::Scalar(x) => scalar_json(x),
+        PyValue::Record(f) => {
+            json!({"record": f.iter().map(|(n, v)| json!([n, to_json(v)])).collect::<Vec<_>>()})
+        }
+        PyValue::Array(a) => json!({"array": {"shape": a.shape, "values": all(&a.values)}}),
+        PyValue::Global { module, name } => json!({"global": [module, name]}),
+    }
+}
+
+fn options(encoding: &str) -> ReaderBuilder {
+    let e = match encoding {
+        "ascii" => Encoding::Ascii,
+        "latin1" => Encoding::Latin1,
+        "bytes" => Encoding::Bytes,
+        other => panic!("encoding {other}"),
+    };
+    ReaderBuilder::new()
+        .allow_pickle_data(true)
+        .pickle_options(PickleOptions::default().encoding(e))
+}
+
+/// The bytes of a fixture: a file, or `archive.npz/member` (the member `member.npy`).
+fn fixture_bytes(sub: &str, name: &str) -> Vec<u8> {
+    match name.split_once(".npz/") {
+        Some((archive, member)) => {
+            let mut a = NpzArchive::open(dir(sub).join(format!("{archive}.npz"))).unwrap();
+            let mut m = a.by_name(&format!("{member}.npy")).unwrap();
+            let mut buf = Vec::new();
+            m.read_to_end(&mut buf).unwrap();
+            buf
+        }
+        None => std::fs::read(dir(sub).join(name)).unwrap(),
+    }
+}
+
+fn check_numpy_fixtures(sub: &str) {
+    let exp = expected(sub);
+    assert!(exp.len() >= 30, "{sub}: {} fixtures", exp.len());
+    let mut failures = Vec::new();
+    for (name, e) in &exp {
+        let bytes = fixture_bytes(sub, name);
+        let rb = options(e["encoding"].as_str().unwrap());
+        let got: ObjectArray = match rb.read_objects_slice(&bytes) {
+            Ok(a) => a,
+            Err(err) => {
+                failures.push(format!("{sub}/{name}: {err}"));
+                continue;
+            }
+        };
+        let shape: Vec<u64> = serde_json::from_value(e["shape"].clone()).unwrap();
+        let values = Json::Array(got.values.iter().map(to_json).collect());
+        if got.shape != shape || values != e["values"] {
+            failures.push(format!(
+                "{sub}/{name}: shape {:?} values {values}\n  expected shape {shape:?} values {}",
+                got.shape, e["values"]
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn numpy_2_object_arrays_read_as_np_load_reads_them() {
+    check_numpy_fixtures("np2");
+}
+
+#[test]
+fn numpy_1_object_arrays_read_as_np_load_reads_them() {
+    check_numpy_fixtures("np1");
+}
+
+#[test]
+fn object_arrays_are_refused_unless_allowed_and_the_error_names_the_option() {
+    let p = dir("np2").join("strings.npy");
+    let e = npy_serde::deserialize_path::<_, Vec<String>>(&p).unwrap_err();
+    assert!(e.to_string().contains("allow_pickle_data"), "{e}");
+    let e = ReaderBuilder::new().read_objects_path(&p).unwrap_err();
+    assert!(e.to_string().contains("allow_pickle_data"), "{e}");
+    let e = npy_serde::from_slice_serde::<String>(&std::fs::read(&p).unwrap()).unwrap_err();
+    assert!(e.to_string().contains("allow_pickle_data"), "{e}");
+}
+
+#[test]
+fn object_arrays_read_through_serde() {
+    let rb = ReaderBuilder::new().allow_pickle_data(true);
+    let strings: Vec<String> = rb.deserialize_path(dir("np2").join("strings.npy")).unwrap();
+    assert_eq!(strings[..3], ["a", "優良", ""]);
+    let opt: Vec<Option<String>> = rb
+        .from_path_serde(dir("np1").join("optional_strings.npy"))
+        .unwrap();
+    assert_eq!(opt, [Some("a".into()), None, Some("ccc".into())]);
+    let bytes = std::fs::read(dir("np2").join("stringdtype_na_none.npy")).unwrap();
+    let opt: Vec<Option<String>> = rb.from_slice_serde(&bytes).unwrap();
+    assert_eq!(opt, [Some("a".into()), None, Some("c".into())]);
+    let opt: Vec<Option<String>> = rb
+        .deserialize_path(dir("np2").join("stringdtype_na_nan.npy"))
+        .unwrap();
+    assert_eq!(opt, [Some("a".into()), None, Some("c".into())]);
+    let two_d: Vec<Vec<String>> = rb.deserialize_path(dir("np2").join("two_d.npy")).unwrap();
+    assert_eq!(two_d, [["a", "b"], ["c", "d"]]);
+    let fortran: Vec<Vec<Json>> = rb.deserialize_path(dir("np2").join("fortran.npy")).unwrap();
+    assert_eq!(fortran[1], [json!("d"), Json::Null, json!(6)]);
+    let mixed: Vec<Json> = rb.from_path_serde(dir("np2").join("mixed.npy")).unwrap();
+    assert_eq!(mixed[9], json!({"k": [1.0, null], "n": 2}));
+    let ragged: Vec<Vec<f64>> = rb
+        .from_path_serde(dir("np2").join("ragged.npy"))
+        .map(|v: Vec<Json>| {
+            v.into_iter()
+                .take(2)
+                .map(|j| serde_json::from_value(j).unwrap())
+                .collect()
+        })
+        .unwrap();
+    assert_eq!(ragged, [vec![0.0, 1.0, 2.0], vec![1.0, 2.0]]);
+    let none: Option<String> = rb
+        .deserialize_path(dir("np2").join("zero_d_none.npy"))
+        .unwrap();
+    assert_eq!(none, None);
+    // A type mismatch names the record.
+    let e = rb
+        .from_path_serde::<_, String>(dir("np2").join("optional_strings.npy"))
+        .unwrap_err();
+    assert_eq!(e.position().record, Some(1), "{e}");
+}
+
+#[test]
+fn python2_pickles_follow_the_encoding_choice() {
+    let p = dir("np2").join("python2_strings.npy");
+    let e = ReaderBuilder::new()
+        .allow_pickle_data(true)
+        .read_objects_path(&p)
+        .unwrap_err();
+    assert!(e.to_string().contains("Latin1"), "{e}");
+    let a = options("bytes").read_objects_path(&p).unwrap();
+    assert_eq!(a.values[1], PyValue::Bytes(b"caf\xe9".to_vec()));
+}
+
+#[test]
+fn hostile_pickles_are_refused_in_bounded_time() {
+    let exp = expected("hostile");
+    assert!(exp.len() >= 14);
+    for (name, e) in &exp {
+        let bytes = std::fs::read(dir("hostile").join(name)).unwrap();
+        let start = Instant::now();
+        let err = ReaderBuilder::new()
+            .allow_pickle_data(true)
+            .read_objects_slice(&bytes)
+            .expect_err(name);
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{name} took {:?}",
+            start.elapsed()
+        );
+        assert_eq!(
+            err.kind().code(),
+            e["code"].as_str().unwrap(),
+            "{name}: {err}"
+        );
+        let part = e["contains"].as_str().unwrap();
+        assert!(
+            err.to_string().contains(part),
+            "{name}: {err} (expected {part:?})"
+        );
+        // The typed doors refuse them the same way.
+        let typed = ReaderBuilder::new()
+            .allow_pickle_data(true)
+            .from_slice_serde::<Json>(&bytes)
+            .expect_err(name);
+        assert_eq!(typed.kind().code(), err.kind().code(), "{name}: {typed}");
+    }
+}
+
+/// Strings the writer writes: ASCII, non-BMP, long (past the short opcode), empty, and None.
+fn strings_to_write() -> Vec<Option<String>> {
+    let mut v: Vec<Option<String>> = vec![
+        Some("a".into()),
+        None,
+        Some("優良 🎉".into()),
+        Some(String::new()),
+        Some("x".repeat(70_000)),
+    ];
+    v.extend((0..1000).map(|i| (i % 7 != 0).then(|| format!("s{i}"))));
+    v
+}
+
+#[test]
+fn written_string_arrays_read_back_here_and_in_numpy() {
+    let values = strings_to_write();
+    let file = npy_serde::pickle::strings_to_vec(values.iter().map(|s| s.as_deref()));
+    let rb = ReaderBuilder::new().allow_pickle_data(true);
+    let back: Vec<Option<String>> = rb.from_slice_serde(&file).unwrap();
+    assert_eq!(back, values);
+    let empty = npy_serde::pickle::strings_to_vec(std::iter::empty());
+    assert!(rb.read_objects_slice(&empty).unwrap().values.is_empty());
+    if npy_serde_tests::live_python().is_none() {
+        return;
+    }
+    let path = std::env::temp_dir().join(format!("npy-pickle-write-{}.npy", std::process::id()));
+    npy_serde::pickle::strings_to_path(&path, values.iter().map(|s| s.as_deref())).unwrap();
+    let out = npy_serde_tests::run_python(
+        "import sys, json, numpy as np, warnings\n\
+         warnings.simplefilter('error')\n\
+         a = np.load(sys.argv[1], allow_pickle=True)\n\
+         assert a.dtype == object and a.ndim == 1, a.dtype\n\
+         print(json.dumps(a.tolist()))",
+        &[path.as_os_str()],
+    );
+    std::fs::remove_file(&path).ok();
+    let numpy: Vec<Option<String>> = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(numpy, values);
+}
