@@ -22,12 +22,7 @@ use crate::table::widths::{needs_width, string_widths};
 /// and with `widths` a first pass over its string columns; then its row groups decoded on all
 /// cores, only the columns `choice` keeps (a projection: the others are never decoded).
 pub fn open(file: File, input: &str, widths: bool, choice: &TableChoice) -> CliResult<TableIn> {
-    let open = |f: File| -> CliResult<_> {
-        ParquetRecordBatchReaderBuilder::try_new(f)
-            .map_err(|e| Failure::file(input, e))
-            .map(|b| b.with_batch_size(npy_serde::arrow::DEFAULT_BATCH_SIZE))
-    };
-    let b2 = open(file)?;
+    let b2 = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Failure::file(input, e))?;
     let file_schema = b2.schema().clone();
     let keep = choice.indices(&file_schema, input)?;
     let rows = b2.metadata().file_metadata().num_rows().max(0) as u64;
@@ -44,11 +39,19 @@ pub fn open(file: File, input: &str, widths: bool, choice: &TableChoice) -> CliR
         if strings.is_empty() {
             HashMap::new()
         } else {
-            let mask = parquet::arrow::ProjectionMask::roots(b2.parquet_schema(), strings);
-            let r = b2
-                .with_projection(mask)
-                .build()
-                .map_err(|e| Failure::file(input, e))?;
+            // Through the crate's reader: all cores, and a decoding error names its column
+            // and row.
+            let names: Vec<String> = strings
+                .iter()
+                .map(|&i| file_schema.field(i).name().clone())
+                .collect();
+            let r = npy_serde::parquet::ParquetReader::open_columns(
+                input,
+                npy_serde::arrow::DEFAULT_BATCH_SIZE,
+                Some(&names),
+                &[],
+            )
+            .map_err(|e| Failure::file(input, e))?;
             string_widths(r, input)?
         }
     } else {

@@ -30,7 +30,7 @@ pub fn string_widths(
 ) -> CliResult<HashMap<String, usize>> {
     let mut out: HashMap<String, usize> = HashMap::new();
     for b in reader {
-        let b = b.map_err(|e| Failure::file(input, e))?;
+        let b = b.map_err(|e| read_failure(input, e))?;
         let schema = b.schema();
         for (i, f) in schema.fields().iter().enumerate() {
             if needs_width(f.data_type()) {
@@ -60,5 +60,17 @@ fn widest_of(a: &arrow_array::ArrayRef) -> usize {
         DataType::BinaryView => b(&mut a.as_binary_view().iter()),
         DataType::FixedSizeList(..) => widest_of(a.as_fixed_size_list().values()),
         _ => 0,
+    }
+}
+
+/// An error reading table `input`'s batches: this crate's own error (which names the column
+/// and row) as it is, when a reader carried it through Arrow's `ExternalError`.
+pub fn read_failure(input: &str, e: ArrowError) -> Failure {
+    match e {
+        ArrowError::ExternalError(inner) => match inner.downcast::<npy_serde::Error>() {
+            Ok(e) => Failure::file(input, e),
+            Err(other) => Failure::file(input, other),
+        },
+        other => Failure::file(input, other),
     }
 }

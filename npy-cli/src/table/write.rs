@@ -17,6 +17,7 @@ use crate::table::ends::{finish_file, TableOut};
 use crate::table::parquet;
 use crate::table::progress::Progress;
 use crate::table::select::Select;
+use crate::table::widths::read_failure;
 
 /// The output file, written under a temporary name and renamed when complete.
 struct Out {
@@ -110,13 +111,7 @@ pub fn write_with<R: RecordBatchReader>(
     } else {
         o.output
     };
-    let read_err = |e: ArrowError| match e {
-        ArrowError::ExternalError(inner) => match inner.downcast::<npy_serde::Error>() {
-            Ok(e) => Failure::file(input, e),
-            Err(other) => Failure::file(input, other),
-        },
-        other => Failure::file(input, other),
-    };
+    let read_err = |e: ArrowError| read_failure(input, e);
     let (out, file) = Out::create(output)?;
     match target {
         Target::Npy => {

@@ -205,3 +205,28 @@ fn a_reader_dropped_early_stops_its_workers() {
     drop(r);
     std::fs::remove_file(&path).unwrap();
 }
+
+/// A decoding error names the column and the row it belongs to (`locate.rs`): a dictionary key
+/// past its dictionary at row 3 of column `k`, and a corrupt zstd page in column `x`, whose
+/// second row group starts at row 500 (fixtures of `tests/fixtures/make_foreign.py`).
+#[test]
+fn decoding_errors_name_their_column_and_row() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/foreign/hostile");
+    for (file, column, row) in [
+        ("dict_keys_past.parquet", "k", 3),
+        ("corrupt_page.parquet", "x", 500),
+    ] {
+        let reader = ParquetReader::open(dir.join(file), 1024).unwrap();
+        let err = reader
+            .into_iter()
+            .find_map(|b| b.err())
+            .expect("a failing batch");
+        let arrow_schema::ArrowError::ExternalError(inner) = err else {
+            panic!("{file}: not this crate's error: {err}");
+        };
+        let e = inner.downcast::<crate::Error>().unwrap();
+        assert_eq!(e.position().field.as_deref(), Some(column), "{file}: {e}");
+        assert_eq!(e.position().record, Some(row), "{file}: {e}");
+    }
+}
