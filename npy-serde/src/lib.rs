@@ -125,6 +125,10 @@ pub mod datafusion;
 #[cfg(feature = "ballista")]
 pub mod ballista;
 
+// ---- Object stores (feature `remote`): .npy/.npz over S3 and HTTP by byte ranges ----
+#[cfg(feature = "remote")]
+pub mod remote;
+
 // ---- npz (feature `npz`, default): archives of `.npy` members through the doors above ----
 #[cfg(feature = "npz")]
 pub mod npz;

@@ -394,8 +394,9 @@ impl ReaderBuilder {
         self.records_in_slice(bytes, &header)
     }
 
-    /// [`from_slice`] for the file `bytes` whose header is `header`.
-    fn records_in_slice<'de, T: Deserialize<'de> + NpyRecord + Send>(
+    /// [`from_slice`] for the file `bytes` whose header is `header` (also a chunk of data
+    /// alone, with a header of `data_offset` 0: `crate::remote`).
+    pub(crate) fn records_in_slice<'de, T: Deserialize<'de> + NpyRecord + Send>(
         &self,
         bytes: &'de [u8],
         header: &ParsedHeader,

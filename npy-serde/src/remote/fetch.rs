@@ -1,0 +1,279 @@
+//! One object on a store and the ranged GETs of it: every request bounded by a timeout, every
+//! answer checked to hold exactly the bytes asked for, every failure an
+//! [`ErrorKind::Remote`](crate::ErrorKind::Remote) naming the URL.
+
+use std::ops::Range;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use futures::StreamExt;
+use object_store::path::Path;
+use object_store::{GetOptions, GetRange, ObjectStore};
+
+use crate::error::{Error, Result};
+
+/// Bytes asked for by the first GET of an object (a `.npy` header, a zip's tail): 64 KiB.
+pub const DEFAULT_PROBE_BYTES: u64 = 64 << 10;
+
+/// Bytes per GET when a row range is read (measured in `benches/remote.rs`: from the loopback
+/// S3 server, 8 MiB chunks, 4 at a time, ran within a few percent of one whole-object GET,
+/// while 1 MiB chunks paid a visible per-request cost).
+pub const DEFAULT_CHUNK_BYTES: u64 = 8 << 20;
+
+/// GETs in flight at once while a row range is read.
+pub const DEFAULT_CONCURRENCY: usize = 4;
+
+/// How the remote doors fetch: the size of the first GET, the chunk size and concurrency of
+/// row reads, and a timeout on each request (from sending it to its last byte).
+///
+/// The timeout bounds every GET these doors make, whatever the store: a stalled server is an
+/// error naming the URL within `timeout`, never a hang. It is the outer bound: the store's own
+/// timeouts and retries (`object_store`'s `ClientOptions`, `RetryConfig`) apply inside it.
+///
+/// ```
+/// use npy_serde::remote::FetchOptions;
+/// use std::time::Duration;
+///
+/// let opts = FetchOptions::default().timeout(Duration::from_secs(2)).chunk_bytes(1 << 20);
+/// assert_eq!(opts.chunk_size(), 1 << 20);
+/// ```
+#[derive(Clone, Debug)]
+pub struct FetchOptions {
+    pub(crate) timeout: Duration,
+    pub(crate) probe: u64,
+    pub(crate) chunk: u64,
+    pub(crate) concurrency: usize,
+}
+
+impl Default for FetchOptions {
+    /// A 30 s timeout per request, a 64 KiB first GET, 8 MiB chunks, 4 in flight.
+    fn default() -> Self {
+        FetchOptions {
+            timeout: Duration::from_secs(30),
+            probe: DEFAULT_PROBE_BYTES,
+            chunk: DEFAULT_CHUNK_BYTES,
+            concurrency: DEFAULT_CONCURRENCY,
+        }
+    }
+}
+
+impl FetchOptions {
+    /// The longest any one GET may take, from the request to its last byte (default 30 s).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Bytes asked for by the first GET (default 64 KiB, at least 16): a `.npy` header longer
+    /// than this costs a second GET; an `.npz` central directory outside the tail that long,
+    /// one more.
+    pub fn probe_bytes(mut self, bytes: u64) -> Self {
+        self.probe = bytes.max(16);
+        self
+    }
+
+    /// Bytes per GET of a row range (default 8 MiB, at least 1).
+    pub fn chunk_bytes(mut self, bytes: u64) -> Self {
+        self.chunk = bytes.max(1);
+        self
+    }
+
+    /// GETs in flight at once (default 4, at least 1).
+    pub fn concurrency(mut self, n: usize) -> Self {
+        self.concurrency = n.max(1);
+        self
+    }
+
+    /// The chunk size in bytes.
+    pub fn chunk_size(&self) -> u64 {
+        self.chunk
+    }
+}
+
+/// An object: its store, path, URL (for messages), size and the fetch options.
+#[derive(Clone, Debug)]
+pub(crate) struct Object {
+    pub(crate) store: Arc<dyn ObjectStore>,
+    pub(crate) path: Path,
+    pub(crate) url: String,
+    pub(crate) size: u64,
+    pub(crate) opts: FetchOptions,
+}
+
+impl Object {
+    /// The first GET of an object: `range` (clamped by the store to the object), returning the
+    /// bytes and the object's size from the same response.
+    pub(crate) async fn probe(
+        store: Arc<dyn ObjectStore>,
+        path: Path,
+        url: &str,
+        opts: &FetchOptions,
+        range: GetRange,
+    ) -> Result<(Object, Bytes)> {
+        let what = format!("{range}");
+        let get = async {
+            let options = GetOptions {
+                range: Some(range),
+                ..Default::default()
+            };
+            let res = store
+                .get_opts(&path, options)
+                .await
+                .map_err(|e| Error::remote(url, e))?;
+            let size = res.meta.size;
+            let got = res.range.clone();
+            if got.start > got.end || got.end > size {
+                return Err(Error::remote(
+                    url,
+                    format!("the store answered bytes {got:?} of an object of {size} bytes"),
+                ));
+            }
+            let bytes = collect(res.into_stream(), got.end - got.start, url, &got).await?;
+            Ok((size, got, bytes))
+        };
+        let (size, got, bytes) = within(opts.timeout, url, &what, get).await?;
+        let object = Object {
+            store,
+            path,
+            url: url.to_string(),
+            size,
+            opts: opts.clone(),
+        };
+        let _ = got;
+        Ok((object, bytes))
+    }
+
+    /// Exactly the bytes `range` of the object (checked against its size first).
+    pub(crate) async fn get(&self, range: Range<u64>) -> Result<Bytes> {
+        if range.start > range.end || range.end > self.size {
+            return Err(self.error(format!(
+                "bytes {range:?} are past the end of the object ({} bytes)",
+                self.size
+            )));
+        }
+        if range.start == range.end {
+            return Ok(Bytes::new());
+        }
+        let what = format!("bytes={}-{}", range.start, range.end - 1);
+        let get = async {
+            let options = GetOptions {
+                range: Some(GetRange::Bounded(range.clone())),
+                ..Default::default()
+            };
+            let res =
+                (self.store.get_opts(&self.path, options).await).map_err(|e| self.error(e))?;
+            if res.range != range {
+                return Err(self.error(format!(
+                    "asked for bytes {range:?}, the store answered bytes {:?}",
+                    res.range
+                )));
+            }
+            collect(
+                res.into_stream(),
+                range.end - range.start,
+                &self.url,
+                &range,
+            )
+            .await
+        };
+        within(self.opts.timeout, &self.url, &what, get).await
+    }
+
+    /// An error naming this object's URL.
+    pub(crate) fn error(&self, message: impl std::fmt::Display) -> Error {
+        Error::remote(&self.url, message)
+    }
+
+    /// A format error (header, zip directory, sizes) found in this object, naming its URL;
+    /// the message keeps the original error's text and position.
+    pub(crate) fn wrap(&self, e: Error) -> Error {
+        match e.kind() {
+            crate::ErrorKind::Remote { .. } => e,
+            _ => self.error(e),
+        }
+    }
+}
+
+/// Runs `fut` within `timeout`, or fails naming the URL and the request.
+pub(crate) async fn within<T>(
+    timeout: Duration,
+    url: &str,
+    what: &str,
+    fut: impl std::future::Future<Output = Result<T>>,
+) -> Result<T> {
+    match tokio::time::timeout(timeout, fut).await {
+        Ok(v) => v,
+        Err(_) => Err(Error::remote(
+            url,
+            format!("no complete answer to GET {what} within {timeout:?} (the store stalled)"),
+        )),
+    }
+}
+
+/// The body of a GET, which must be exactly `expected` bytes: fewer is a short read, more an
+/// answer that does not match the request. Never allocates more than `expected` (a length this
+/// crate chose and checked), whatever the server declares.
+async fn collect(
+    mut stream: futures::stream::BoxStream<'static, object_store::Result<Bytes>>,
+    expected: u64,
+    url: &str,
+    range: &Range<u64>,
+) -> Result<Bytes> {
+    let cap = usize::try_from(expected).map_err(|_| Error::overflow("a GET's length"))?;
+    let short = |got: usize| {
+        Error::remote(
+            url,
+            format!(
+                "short read: asked for {expected} bytes (bytes {range:?}), the store sent {got}"
+            ),
+        )
+    };
+    let long = || {
+        Error::remote(
+            url,
+            format!("the store sent more than the {expected} bytes asked for (bytes {range:?})"),
+        )
+    };
+    let mut first: Option<Bytes> = None;
+    let mut buf: Option<BytesMut> = None;
+    while let Some(part) = stream.next().await {
+        let part = part.map_err(|e| Error::remote(url, e))?;
+        if part.is_empty() {
+            continue;
+        }
+        match (&mut first, &mut buf) {
+            (None, None) => {
+                if part.len() > cap {
+                    return Err(long());
+                }
+                first = Some(part);
+            }
+            (Some(f), None) => {
+                if f.len() + part.len() > cap {
+                    return Err(long());
+                }
+                let mut b = BytesMut::with_capacity(cap);
+                b.extend_from_slice(f);
+                b.extend_from_slice(&part);
+                first = None;
+                buf = Some(b);
+            }
+            (_, Some(b)) => {
+                if b.len() + part.len() > cap {
+                    return Err(long());
+                }
+                b.extend_from_slice(&part);
+            }
+        }
+    }
+    let bytes = match (first, buf) {
+        (Some(f), _) => f,
+        (None, Some(b)) => b.freeze(),
+        (None, None) => Bytes::new(),
+    };
+    if bytes.len() != cap {
+        return Err(short(bytes.len()));
+    }
+    Ok(bytes)
+}

@@ -1,0 +1,51 @@
+//! `.npy` and `.npz` files on object stores (S3-compatible stores, HTTP(S) servers, or any
+//! [`object_store::ObjectStore`]), read by byte ranges: only the bytes asked for are fetched
+//! (feature `remote`).
+//!
+//! - [`RemoteNpy::open`]: one ranged GET of the first 64 KiB (its response carries the
+//!   object's size), a second only if the header is longer; the header is checked against the
+//!   [`ReaderBuilder`](crate::ReaderBuilder)'s limits before anything more is fetched, and its
+//!   declared data against the object's size.
+//! - [`RemoteNpy::read_rows`] (`T: NpyRecord`, the exact tier) and
+//!   [`read_rows_serde`](RemoteNpy::read_rows_serde) (any `Deserialize`): any range of rows,
+//!   one GET per chunk ([`FetchOptions::chunk_bytes`], 8 MiB), up to
+//!   [`FetchOptions::concurrency`] (4) at once; with feature `arrow`, `RemoteNpy::batches`:
+//!   Arrow record batches of the projected columns, one GET per batch.
+//! - [`RemoteNpz::open`]: the zip's central directory from a ranged GET of the tail (zip64
+//!   too; a directory outside the tail costs one more), members by key; a stored member reads
+//!   by row ranges like a `.npy` ([`RemoteNpz::member`]), a deflated one is fetched in one GET
+//!   and inflated, its CRC-32 checked ([`RemoteNpz::read`]). Locating and opening a member
+//!   takes at most 3 requests.
+//! - [`CountingStore`] and [`FaultStore`]: `ObjectStore` wrappers that count requests and
+//!   inject faults (short reads, errors, stalls), for tests.
+//!
+//! Every request is bounded by [`FetchOptions::timeout`]: a store that stops answering is an
+//! error naming the URL, never a hang. Failures of the store and of the object's structure
+//! (a header over the limit, sizes that lie, a short read) are
+//! [`ErrorKind::Remote`](crate::ErrorKind::Remote) errors naming the URL; an error decoding the
+//! data into `T` keeps its kind, with the record index and byte offset in the whole array.
+//!
+//! The doors are `async` and run on a tokio runtime (the one `object_store`'s HTTP clients
+//! need).
+//!
+//! # How this module is built
+//!
+//! | file | owns | calls |
+//! |---|---|---|
+//! | `mod.rs` | these docs, the re-exports | |
+//! | `npy.rs` | [`RemoteNpy`]: open, row ranges into `Vec<T>` | `fetch`, `crate::read` |
+//! | `batches.rs` | `RemoteNpy::batches` (feature `arrow`) | `npy`, `crate::arrow` |
+//! | `npz.rs` | [`RemoteNpz`]: the directory, members by key, deflated members inflated | `zipdir`, `npy`, `fetch`, `zip` |
+//! | `zipdir.rs` | the end of central directory (zip64 too) and the directory's entries, parsed from bytes with limits | |
+//! | `fetch.rs` | [`FetchOptions`]; one object's ranged GETs, timed out and checked for short reads | |
+//! | `count.rs`, `fault.rs` | [`CountingStore`], [`FaultStore`] | |
+
+mod count;
+mod fault;
+mod fetch;
+mod npy;
+
+pub use count::{CountingStore, Counts};
+pub use fault::{Fault, FaultStore};
+pub use fetch::{FetchOptions, DEFAULT_CHUNK_BYTES, DEFAULT_CONCURRENCY, DEFAULT_PROBE_BYTES};
+pub use npy::RemoteNpy;
