@@ -165,7 +165,9 @@ pub use reader::{
     DEFAULT_BATCH_SIZE, MAX_BATCH_BYTES,
 };
 #[cfg(feature = "datafusion")]
-pub(crate) use rows::{needs_gather, rows_of, RowDecoder};
+pub(crate) use rows::{needs_gather, rows_of};
+#[cfg(any(feature = "datafusion", feature = "remote"))]
+pub(crate) use rows::RowDecoder;
 pub use schema::{
     data_type_for, schema_for, DESCR_KEY, FORTRAN_KEY, PLAIN_COLUMN, SHAPE_KEY, TITLE_KEY, UNIT_KEY,
 };

@@ -130,9 +130,9 @@ impl Object {
                 ));
             }
             let bytes = collect(res.into_stream(), got.end - got.start, url, &got).await?;
-            Ok((size, got, bytes))
+            Ok((size, bytes))
         };
-        let (size, got, bytes) = within(opts.timeout, url, &what, get).await?;
+        let (size, bytes) = within(opts.timeout, url, &what, get).await?;
         let object = Object {
             store,
             path,
@@ -140,7 +140,6 @@ impl Object {
             size,
             opts: opts.clone(),
         };
-        let _ = got;
         Ok((object, bytes))
     }
 
@@ -183,15 +182,6 @@ impl Object {
     /// An error naming this object's URL.
     pub(crate) fn error(&self, message: impl std::fmt::Display) -> Error {
         Error::remote(&self.url, message)
-    }
-
-    /// A format error (header, zip directory, sizes) found in this object, naming its URL;
-    /// the message keeps the original error's text and position.
-    pub(crate) fn wrap(&self, e: Error) -> Error {
-        match e.kind() {
-            crate::ErrorKind::Remote { .. } => e,
-            _ => self.error(e),
-        }
     }
 }
 

@@ -44,8 +44,13 @@ mod count;
 mod fault;
 mod fetch;
 mod npy;
+#[cfg(feature = "arrow")]
+mod batches;
+mod npz;
+mod zipdir;
 
 pub use count::{CountingStore, Counts};
 pub use fault::{Fault, FaultStore};
 pub use fetch::{FetchOptions, DEFAULT_CHUNK_BYTES, DEFAULT_CONCURRENCY, DEFAULT_PROBE_BYTES};
 pub use npy::RemoteNpy;
+pub use npz::{RemoteNpz, MAX_DIRECTORY_BYTES};

@@ -56,6 +56,10 @@ pub struct RemoteNpy {
     itemsize: u64,
     /// The `.npz` member this is, for messages.
     member: Option<String>,
+    /// The stream's header bytes (magic to the first data byte).
+    head: Bytes,
+    /// A member's CRC-32 (of `head` and the data), checked when it is read whole.
+    crc: Option<u32>,
 }
 
 impl RemoteNpy {
@@ -104,8 +108,8 @@ impl RemoteNpy {
             (None, _) => obj.error(e),
         };
         let first = first.slice(..first.len().min(usize::try_from(len).unwrap_or(usize::MAX)));
-        let header = match parse_header(&first, &rb.limits) {
-            Ok(h) => h,
+        let (header, head) = match parse_header(&first, &rb.limits) {
+            Ok(h) => (h, first),
             Err(e) if e.is_eof() && (first.len() as u64) < len => {
                 let need = header_end(&first, rb).map_err(named)?;
                 if need > len {
@@ -116,13 +120,16 @@ impl RemoteNpy {
                 let mut all = BytesMut::with_capacity(first.len() + rest.len());
                 all.extend_from_slice(&first);
                 all.extend_from_slice(&rest);
-                parse_header(&all, &rb.limits).map_err(named)?
+                let all = all.freeze();
+                (parse_header(&all, &rb.limits).map_err(named)?, all)
             }
             Err(e) => return Err(named(e)),
         };
         let (_, data_len) = rb.check(&header.header).map_err(named)?;
         let end = header.data_offset.checked_add(data_len);
-        if end.is_none_or(|end| end > len) {
+        // A member holds exactly its header and data (as `NpzArchive` checks); a file may
+        // have bytes after its array.
+        if end.is_none_or(|end| end > len || (member.is_some() && end != len)) {
             return Err(named(Error::invalid_value(format!(
                 "the header declares {data_len} bytes of data from byte {}, the {} holds {len} \
                  bytes",
@@ -145,12 +152,20 @@ impl RemoteNpy {
             itemsize: h.dtype.itemsize() as u64,
             obj,
             base,
-            header,
             rb: rb.clone(),
             per_row,
             rows,
             member: member.map(str::to_string),
+            head: head.slice(..(header.data_offset as usize).min(head.len())),
+            crc: None,
+            header,
         })
+    }
+
+    /// This member's CRC-32, checked when it is read whole.
+    pub(crate) fn with_crc(mut self, crc: u32) -> Self {
+        self.crc = Some(crc);
+        self
     }
 
     /// The array's header: dtype, shape, order.
@@ -224,6 +239,12 @@ impl RemoteNpy {
     ) -> Result<Vec<T>> {
         let elems = self.elements(&rows)?;
         let h = &self.header.header;
+        // A member read whole has its CRC-32 checked, over its header and every data chunk.
+        let mut crc = self.crc.filter(|_| rows == (0..self.rows)).map(|want| {
+            let mut c = super::zipdir::Crc::new();
+            c.update(&self.head);
+            (c, want)
+        });
         if h.fortran_order && h.shape.iter().filter(|&&d| d > 1).count() > 1 {
             if rows != (0..self.rows) {
                 return Err(Error::invalid_value(format!(
@@ -233,45 +254,59 @@ impl RemoteNpy {
                 )));
             }
             let data = self.fetch_all().await?;
+            if let Some((c, _)) = &mut crc {
+                c.update(&data);
+            }
+            self.check_crc(crc)?;
             let ph = self.chunk_header(h.shape.clone(), true);
             return decode(&self.rb, &data, &ph).map_err(|e| self.locate(e, 0, 0));
         }
-        let chunks = self.chunks(elems.clone());
-        if chunks.len() <= 1 {
-            let c = chunks
-                .into_iter()
-                .next()
-                .unwrap_or(elems.start..elems.start);
-            return self.chunk(c, &decode).await;
-        }
-        let total =
-            usize::try_from(elems.end - elems.start).map_err(|_| Error::overflow("rows"))?;
-        let parts = futures::stream::iter(chunks)
+        let total = usize::try_from(elems.end - elems.start).map_err(|_| Error::overflow("rows"))?;
+        let parts = futures::stream::iter(self.chunks(elems))
             .map(|c| self.chunk(c, &decode))
             .buffered(self.obj.opts.concurrency);
-        parts
-            .try_fold(Vec::with_capacity(total), |mut all, mut part| async move {
+        let (all, crc) = parts
+            .try_fold((Vec::new(), crc), |(mut all, mut crc), (bytes, mut part)| async move {
+                if let Some((c, _)) = &mut crc {
+                    c.update(&bytes);
+                }
                 if all.is_empty() {
+                    // The first chunk's Vec becomes the result (no copy for one chunk).
                     std::mem::swap(&mut all, &mut part);
                     all.reserve(total.saturating_sub(all.len()));
                 } else {
                     all.append(&mut part);
                 }
-                Ok(all)
+                Ok((all, crc))
             })
-            .await
+            .await?;
+        self.check_crc(crc)?;
+        Ok(all)
     }
 
-    /// One chunk of elements: fetched, then decoded.
+    /// A whole member's CRC-32 against its directory entry.
+    fn check_crc(&self, crc: Option<(super::zipdir::Crc, u32)>) -> Result<()> {
+        match crc {
+            Some((c, want)) if c.value() != want => Err(self.obj.error(format!(
+                "member {:?}: CRC-32 {:#010x}, its directory entry says {want:#010x}",
+                self.member.as_deref().unwrap_or(""),
+                c.value()
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// One chunk of elements: fetched, then decoded; its bytes with its elements.
     async fn chunk<T>(
         &self,
         elems: Range<u64>,
         decode: &impl Fn(&ReaderBuilder, &[u8], &ParsedHeader) -> Result<Vec<T>>,
-    ) -> Result<Vec<T>> {
+    ) -> Result<(Bytes, Vec<T>)> {
         let bytes = self.obj.get(self.byte_range(&elems)).await?;
         let ph = self.chunk_header(vec![elems.end - elems.start], false);
         let at = self.header.data_offset + elems.start * self.itemsize;
-        decode(&self.rb, &bytes, &ph).map_err(|e| self.locate(e, elems.start, at))
+        let v = decode(&self.rb, &bytes, &ph).map_err(|e| self.locate(e, elems.start, at))?;
+        Ok((bytes, v))
     }
 
     /// The element range of `rows`, checked.
@@ -354,7 +389,6 @@ impl RemoteNpy {
         if let Some(f) = pos.field {
             out = out.in_field(&f);
         }
-        let _ = &self.member;
         out
     }
 }
