@@ -164,10 +164,10 @@ pub use reader::{
     read_batch, read_batches, schema_of_path, to_arrow, BatchReaderBuilder, NpyBatchReader,
     DEFAULT_BATCH_SIZE, MAX_BATCH_BYTES,
 };
-#[cfg(feature = "datafusion")]
-pub(crate) use rows::{needs_gather, rows_of};
 #[cfg(any(feature = "datafusion", feature = "remote"))]
 pub(crate) use rows::RowDecoder;
+#[cfg(feature = "datafusion")]
+pub(crate) use rows::{needs_gather, rows_of};
 pub use schema::{
     data_type_for, schema_for, DESCR_KEY, FORTRAN_KEY, PLAIN_COLUMN, SHAPE_KEY, TITLE_KEY, UNIT_KEY,
 };

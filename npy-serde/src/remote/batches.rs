@@ -92,7 +92,8 @@ impl RemoteNpy {
                     let elems = r.start * per_row..r.end * per_row;
                     let bytes = self.obj.get(self.byte_range(&elems)).await?;
                     let offset = self.header.data_offset + r.start * row_bytes;
-                    let n = usize::try_from(r.end - r.start).map_err(|_| Error::overflow("rows"))?;
+                    let n =
+                        usize::try_from(r.end - r.start).map_err(|_| Error::overflow("rows"))?;
                     decoder.decode(&bytes, r.start, n, offset)
                 }
             })

@@ -40,12 +40,12 @@
 //! | `fetch.rs` | [`FetchOptions`]; one object's ranged GETs, timed out and checked for short reads | |
 //! | `count.rs`, `fault.rs` | [`CountingStore`], [`FaultStore`] | |
 
+#[cfg(feature = "arrow")]
+mod batches;
 mod count;
 mod fault;
 mod fetch;
 mod npy;
-#[cfg(feature = "arrow")]
-mod batches;
 mod npz;
 mod zipdir;
 

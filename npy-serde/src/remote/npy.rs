@@ -261,24 +261,28 @@ impl RemoteNpy {
             let ph = self.chunk_header(h.shape.clone(), true);
             return decode(&self.rb, &data, &ph).map_err(|e| self.locate(e, 0, 0));
         }
-        let total = usize::try_from(elems.end - elems.start).map_err(|_| Error::overflow("rows"))?;
+        let total =
+            usize::try_from(elems.end - elems.start).map_err(|_| Error::overflow("rows"))?;
         let parts = futures::stream::iter(self.chunks(elems))
             .map(|c| self.chunk(c, &decode))
             .buffered(self.obj.opts.concurrency);
         let (all, crc) = parts
-            .try_fold((Vec::new(), crc), |(mut all, mut crc), (bytes, mut part)| async move {
-                if let Some((c, _)) = &mut crc {
-                    c.update(&bytes);
-                }
-                if all.is_empty() {
-                    // The first chunk's Vec becomes the result (no copy for one chunk).
-                    std::mem::swap(&mut all, &mut part);
-                    all.reserve(total.saturating_sub(all.len()));
-                } else {
-                    all.append(&mut part);
-                }
-                Ok((all, crc))
-            })
+            .try_fold(
+                (Vec::new(), crc),
+                |(mut all, mut crc), (bytes, mut part)| async move {
+                    if let Some((c, _)) = &mut crc {
+                        c.update(&bytes);
+                    }
+                    if all.is_empty() {
+                        // The first chunk's Vec becomes the result (no copy for one chunk).
+                        std::mem::swap(&mut all, &mut part);
+                        all.reserve(total.saturating_sub(all.len()));
+                    } else {
+                        all.append(&mut part);
+                    }
+                    Ok((all, crc))
+                },
+            )
             .await?;
         self.check_crc(crc)?;
         Ok(all)

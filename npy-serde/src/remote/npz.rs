@@ -108,7 +108,11 @@ impl RemoteNpz {
             }
         };
         if dir.size > MAX_DIRECTORY_BYTES {
-            let e = Error::limit("the central directory's bytes", MAX_DIRECTORY_BYTES, dir.size);
+            let e = Error::limit(
+                "the central directory's bytes",
+                MAX_DIRECTORY_BYTES,
+                dir.size,
+            );
             return Err(obj.error(e));
         }
         let bytes = if dir.offset >= tail_start {
@@ -183,7 +187,14 @@ impl RemoteNpz {
         let guess = LOCAL_LEN as u64 + e.name.len() as u64 + 64 + self.obj.opts.probe;
         let (local, start) = self.local(e, guess).await?;
         let first = local.slice((start - e.local) as usize..);
-        let npy = RemoteNpy::at(self.obj.clone(), start, e.size, first, &self.rb, Some(&e.name));
+        let npy = RemoteNpy::at(
+            self.obj.clone(),
+            start,
+            e.size,
+            first,
+            &self.rb,
+            Some(&e.name),
+        );
         Ok(npy.await?.with_crc(e.crc32))
     }
 
@@ -195,7 +206,10 @@ impl RemoteNpz {
         let mut bytes = self.obj.get(e.local..end).await?;
         let len = zipdir::local_len(&bytes, e).map_err(|x| self.obj.error(x))?;
         let start = e.local + len;
-        if start.checked_add(e.compressed).is_none_or(|end| end > self.dir.offset) {
+        if start
+            .checked_add(e.compressed)
+            .is_none_or(|end| end > self.dir.offset)
+        {
             return Err(self.obj.error(format!(
                 "member {:?}: its {} bytes from byte {start} run past the central directory at \
                  byte {}",
@@ -217,7 +231,10 @@ impl RemoteNpz {
     /// length and CRC-32 are checked.
     pub async fn read<T: DeserializeOwned + NpyRecord + Send>(&self, key: &str) -> Result<Vec<T>> {
         match self.inflated(key).await? {
-            Some(file) => self.rb.from_slice::<T>(&file).map_err(|e| self.named(key, e)),
+            Some(file) => self
+                .rb
+                .from_slice::<T>(&file)
+                .map_err(|e| self.named(key, e)),
             None => {
                 let m = self.member(key).await?;
                 m.read_rows(0..m.len()).await
@@ -228,7 +245,10 @@ impl RemoteNpz {
     /// [`read`](RemoteNpz::read) for any `Deserialize` element type.
     pub async fn read_serde<T: DeserializeOwned + Send>(&self, key: &str) -> Result<Vec<T>> {
         match self.inflated(key).await? {
-            Some(file) => self.rb.from_slice_serde::<T>(&file).map_err(|e| self.named(key, e)),
+            Some(file) => self
+                .rb
+                .from_slice_serde::<T>(&file)
+                .map_err(|e| self.named(key, e)),
             None => {
                 let m = self.member(key).await?;
                 m.read_rows_serde(0..m.len()).await
@@ -256,7 +276,10 @@ impl RemoteNpz {
         let (local, start) = self.local(&e, guess).await?;
         let data_end = (start - e.local + e.compressed) as usize;
         let local = if local.len() < data_end {
-            let more = self.obj.get(e.local + local.len() as u64..start + e.compressed).await?;
+            let more = self
+                .obj
+                .get(e.local + local.len() as u64..start + e.compressed)
+                .await?;
             let mut all = Vec::with_capacity(data_end);
             all.extend_from_slice(&local);
             all.extend_from_slice(&more);
@@ -303,13 +326,19 @@ fn inflate(local: &[u8], e: &Entry) -> Result<Vec<u8>> {
     let file = zip::read::read_zipfile_from_stream_with_compressed_size(&mut cursor, e.compressed)
         .map_err(|z| Error::new(crate::ErrorKind::Zip(z.to_string())))?;
     let Some(file) = file else {
-        return Err(Error::new(crate::ErrorKind::Zip(format!("member {:?} has no local header", e.name))));
+        return Err(Error::new(crate::ErrorKind::Zip(format!(
+            "member {:?} has no local header",
+            e.name
+        ))));
     };
     // The declared size is bounded by the compressed bytes present (1032:1) and 4 GiB.
     let mut out = Vec::with_capacity(e.size as usize);
     let got = file.take(e.size + 1).read_to_end(&mut out);
     if let Err(io) = got {
-        return Err(Error::new(crate::ErrorKind::Zip(format!("member {:?}: {io}", e.name))));
+        return Err(Error::new(crate::ErrorKind::Zip(format!(
+            "member {:?}: {io}",
+            e.name
+        ))));
     }
     if out.len() as u64 != e.size {
         return Err(Error::new(crate::ErrorKind::Zip(format!(

@@ -87,7 +87,10 @@ pub(crate) fn read_tail(tail: &[u8], size: u64) -> Result<Tail> {
     }
     let record = u64_at(tail, at - LOCATOR_LEN + 8);
     let locator_pos = eocd_pos - LOCATOR_LEN as u64;
-    if record.checked_add(ZIP64_EOCD_LEN as u64).is_none_or(|end| end > locator_pos) {
+    if record
+        .checked_add(ZIP64_EOCD_LEN as u64)
+        .is_none_or(|end| end > locator_pos)
+    {
         return Err(zip(format!(
             "the zip64 end record at byte {record} overlaps the locator at byte {locator_pos}"
         )));
@@ -102,10 +105,17 @@ pub(crate) fn read_tail(tail: &[u8], size: u64) -> Result<Tail> {
 /// before the locator at `locator_pos`).
 pub(crate) fn read_zip64(rec: &[u8], pos: u64, locator_pos: u64) -> Result<Directory> {
     if rec.len() < ZIP64_EOCD_LEN || u32_at(rec, 0) != ZIP64_EOCD_SIG {
-        return Err(zip(format!("no zip64 end of central directory record at byte {pos}")));
+        return Err(zip(format!(
+            "no zip64 end of central directory record at byte {pos}"
+        )));
     }
     let entries = u64_at(rec, 32);
-    checked(u64_at(rec, 48), u64_at(rec, 40), entries, pos.min(locator_pos))
+    checked(
+        u64_at(rec, 48),
+        u64_at(rec, 40),
+        entries,
+        pos.min(locator_pos),
+    )
 }
 
 /// A directory that ends before `end` and can hold `entries` entries.
@@ -116,7 +126,10 @@ fn checked(offset: u64, size: u64, entries: u64, end: u64) -> Result<Directory> 
              {end}"
         )));
     }
-    if entries.checked_mul(ENTRY_LEN as u64).is_none_or(|n| n > size) {
+    if entries
+        .checked_mul(ENTRY_LEN as u64)
+        .is_none_or(|n| n > size)
+    {
         return Err(zip(format!(
             "{entries} entries cannot fit in a central directory of {size} bytes"
         )));
@@ -154,7 +167,11 @@ pub(crate) fn entries(dir: &[u8], count: u64, max: u64, dir_at: u64) -> Result<V
         let fixed = dir
             .get(at..at + ENTRY_LEN)
             .filter(|e| u32_at(e, 0) == ENTRY_SIG)
-            .ok_or_else(|| zip(format!("central directory entry {i} is missing or malformed")))?;
+            .ok_or_else(|| {
+                zip(format!(
+                    "central directory entry {i} is missing or malformed"
+                ))
+            })?;
         let (nlen, xlen, clen) = (
             usize::from(u16_at(fixed, 28)),
             usize::from(u16_at(fixed, 30)),
@@ -162,7 +179,11 @@ pub(crate) fn entries(dir: &[u8], count: u64, max: u64, dir_at: u64) -> Result<V
         );
         let var = dir
             .get(at + ENTRY_LEN..at + ENTRY_LEN + nlen + xlen + clen)
-            .ok_or_else(|| zip(format!("central directory entry {i} runs past the directory")))?;
+            .ok_or_else(|| {
+                zip(format!(
+                    "central directory entry {i} runs past the directory"
+                ))
+            })?;
         let name = String::from_utf8_lossy(&var[..nlen]).into_owned();
         let mut e = Entry {
             name,
@@ -195,7 +216,10 @@ fn zip64_extra(mut extra: &[u8], e: &mut Entry) -> Result<()> {
     while extra.len() >= 4 {
         let (id, len) = (u16_at(extra, 0), usize::from(u16_at(extra, 2)));
         let Some(body) = extra.get(4..4 + len) else {
-            return Err(zip(format!("member {:?}: an extra field runs past its end", e.name)));
+            return Err(zip(format!(
+                "member {:?}: an extra field runs past its end",
+                e.name
+            )));
         };
         if id == 1 {
             let mut b = body;
@@ -237,7 +261,11 @@ const fn tables() -> [[u32; 256]; 8] {
         let mut c = i as u32;
         let mut k = 0;
         while k < 8 {
-            c = if c & 1 != 0 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 };
+            c = if c & 1 != 0 {
+                0xEDB8_8320 ^ (c >> 1)
+            } else {
+                c >> 1
+            };
             k += 1;
         }
         t[0][i] = c;

@@ -47,6 +47,8 @@ mod parallel;
 mod pickle;
 mod read_doors;
 mod read_fixtures;
+#[cfg(feature = "remote")]
+mod remote;
 mod roundtrip_props;
 mod sparse;
 #[cfg(feature = "datafusion")]
