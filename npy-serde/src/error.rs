@@ -139,6 +139,13 @@ pub enum ErrorKind {
     /// A pickle (the data of an object array) this crate's data-only reader refuses or cannot
     /// read: a global it does not turn into data, a call, a malformed opcode stream.
     Pickle(String),
+    /// An object store (S3, HTTP) failed or answered wrongly: the URL and what happened.
+    Remote {
+        /// The object's URL (`s3://bucket/key`, `http://host/path`).
+        url: String,
+        /// What went wrong (the store's error, a short read, a timeout).
+        message: String,
+    },
 }
 
 /// The messages (written out rather than derived: the `.npy` core builds without proc-macro
@@ -166,6 +173,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Zip(v) => write!(f, "npz archive: {v}"),
             ErrorKind::Message(v) => write!(f, "{v}"),
             ErrorKind::Pickle(v) => write!(f, "pickle: {v}"),
+            ErrorKind::Remote { url, message } => write!(f, "{url}: {message}"),
         }
     }
 }
@@ -203,6 +211,7 @@ impl ErrorKind {
             ErrorKind::Zip(_) => "zip",
             ErrorKind::Message(_) => "message",
             ErrorKind::Pickle(_) => "pickle",
+            ErrorKind::Remote { .. } => "remote",
         }
     }
 }
@@ -319,6 +328,14 @@ impl Error {
         Error::new(ErrorKind::TypeMismatch {
             expected: expected.into(),
             found: found.into(),
+        })
+    }
+
+    #[allow(dead_code)] // used by the remote module (feature `remote`)
+    pub(crate) fn remote(url: impl Into<String>, message: impl std::fmt::Display) -> Self {
+        Self::new(ErrorKind::Remote {
+            url: url.into(),
+            message: message.to_string(),
         })
     }
 

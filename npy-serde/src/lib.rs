@@ -125,6 +125,10 @@ pub mod datafusion;
 #[cfg(feature = "ballista")]
 pub mod ballista;
 
+// ---- object stores (feature `remote`): S3 and HTTP(S) URLs, ranged reads ----
+#[cfg(feature = "remote")]
+pub mod remote;
+
 // ---- npz (feature `npz`, default): archives of `.npy` members through the doors above ----
 #[cfg(feature = "npz")]
 pub mod npz;
