@@ -1,11 +1,12 @@
 //! `npy cat`: print the values of a file, an archive, or one member, as text, JSON or CSV.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Read, Write};
 
 use npy_serde::ReaderBuilder;
 
 use crate::failure::{CliResult, Failure};
 use crate::global::Global;
+use crate::input::source::{url_of, Source};
 use crate::input::spec::resolve;
 use crate::print::arrays::Style;
 use crate::print::printable::Range;
@@ -65,7 +66,18 @@ pub fn run(g: &Global, a: Args) -> CliResult {
         let rb = ReaderBuilder::new()
             .with_limits(g.limits())
             .allow_pickle_data(true);
-        match rb.read_objects_path(&spec.path) {
+        let objects = match url_of(&spec.path) {
+            // The whole object: a pickle is read at once anyway.
+            Some(_) => {
+                let mut bytes = Vec::new();
+                Source::open(g, &spec.path, &spec.display)?
+                    .read_to_end(&mut bytes)
+                    .map_err(|e| Failure::file(&spec.display, e))?;
+                rb.read_objects_slice(&bytes)
+            }
+            None => rb.read_objects_path(&spec.path),
+        };
+        match objects {
             Ok(array) => {
                 let n = array.values.len();
                 let (from, to) = match range {

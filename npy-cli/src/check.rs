@@ -87,7 +87,7 @@ fn validate(elems: &mut Elements<'_>, dt: &DType) -> Result<(), PrintError> {
 
 fn check_one(g: &Global, file: &str) -> CliResult {
     let spec = resolve(file, None)?;
-    let zip = is_zip(&spec.path).map_err(|e| Failure::file(&spec.display, e))?;
+    let zip = is_zip(g, &spec.path).map_err(|e| Failure::file(&spec.display, e))?;
     if !zip {
         let mut f = NpyFile::open(g, &spec.path, &spec.display)?;
         let count = f.header.count();

@@ -16,6 +16,15 @@ A FILE is a .npy file, a .npz archive, or one member of an archive written ARCHI
 (e.g. data.npz:x for the member x.npy). Archives are recognised by their content, not their \
 name.
 
+With the `remote` feature a FILE may also be a URL: s3://bucket/key (credentials, region and \
+endpoint from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION, \
+AWS_ENDPOINT_URL, and AWS_ALLOW_HTTP=true for a plain-http endpoint; ~/.aws is not read) or \
+http(s)://host/path, read with ranged GETs (only the bytes needed). A URL names an archive \
+member when its path holds .npz: (s3://b/d/a.npz:x is member x of s3://b/d/a.npz; the key is \
+everything after that colon); otherwise use --member. convert writes to s3://bucket/key.npy, \
+.npz or .parquet as a multipart upload, aborted on any error (no partial object is left). \
+--timeout and --retries bound every request.
+
 Exit status: 0 on success, 1 if an input is bad (unreadable, malformed, truncated, invalid \
 values) or the operation is impossible for it, 2 for usage errors. Error messages go to stderr \
 and name the file.";
@@ -101,6 +110,16 @@ pub struct Cli {
     )]
     max_empty_items: u64,
 
+    /// Seconds one request to an object store (s3://, http(s)://) may take, from connecting
+    /// to the last byte of its answer (connecting: at most 5 s, or this if shorter).
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 10.0)]
+    timeout: f64,
+
+    /// How many times a failed object-store request is retried (a refused connection, a
+    /// timeout, a 5xx answer; a missing object or refused credentials are not retried).
+    #[arg(long, global = true, value_name = "N", default_value_t = 2)]
+    retries: usize,
+
     /// The command.
     #[command(subcommand)]
     pub command: Command,
@@ -112,6 +131,9 @@ impl Cli {
         Global {
             max_header_size: self.max_header_size,
             max_empty_items: self.max_empty_items,
+            timeout: std::time::Duration::try_from_secs_f64(self.timeout)
+                .unwrap_or(std::time::Duration::from_secs(10)),
+            retries: self.retries,
         }
     }
 }

@@ -30,9 +30,17 @@ impl Failure {
         }
     }
 
-    /// An error about `file`.
+    /// An error about `file`. An error that names its URL already (an object store's,
+    /// `URL: message`, for a `file` that is that URL or a member of it) is not prefixed twice.
     pub fn file(file: &str, err: impl fmt::Display) -> Failure {
-        Failure::input(format!("{file}: {err}"))
+        let text = err.to_string();
+        let named = text
+            .split_once(": ")
+            .is_some_and(|(head, _)| head.contains("://") && file.starts_with(head));
+        if named {
+            return Failure::input(text);
+        }
+        Failure::input(format!("{file}: {text}"))
     }
 
     /// An error writing the output: a closed stdout pipe (`npy cat x.npy | head`) ends the

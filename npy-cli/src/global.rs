@@ -1,4 +1,7 @@
-//! The options every command shares (`npy --max-header-size N --max-empty-items N COMMAND`).
+//! The options every command shares (`npy --max-header-size N --max-empty-items N
+//! --timeout SECS --retries N COMMAND`).
+
+use std::time::Duration;
 
 use npy_serde::Limits;
 
@@ -9,6 +12,10 @@ pub struct Global {
     pub max_header_size: u64,
     /// `--max-empty-items`.
     pub max_empty_items: u64,
+    /// `--timeout`: one object-store request's limit.
+    pub timeout: Duration,
+    /// `--retries`: how often a failed object-store request is retried.
+    pub retries: usize,
 }
 
 impl Global {
@@ -18,6 +25,15 @@ impl Global {
             max_header_size: self.max_header_size,
             ..Limits::default()
         }
+    }
+
+    /// The object-store options for `--timeout` and `--retries` (connecting: at most 5 s).
+    #[cfg(feature = "remote")]
+    pub fn remote_options(&self) -> npy_serde::remote::RemoteOptions {
+        npy_serde::remote::RemoteOptions::default()
+            .timeout(self.timeout)
+            .connect_timeout(self.timeout.min(Duration::from_secs(5)))
+            .retries(self.retries)
     }
 
     /// The library's reader options for these limits (the Arrow readers': `convert` to a

@@ -12,6 +12,7 @@ use npy_serde::npz::{Compression, NpzStreamWriter, NpzWriter, RawMemberWriter};
 use crate::failure::{CliResult, Failure};
 use crate::global::Global;
 use crate::input::archive::open_archive;
+use crate::input::source::Source;
 use crate::input::spec::Spec;
 use crate::output::temp_path_for;
 
@@ -48,7 +49,7 @@ fn copy_members(g: &Global, spec: &Spec, zip: bool, w: &mut dyn Members, out: &s
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "arr_0".into());
-        let mut f = File::open(&spec.path).map_err(|e| Failure::file(&spec.display, e))?;
+        let mut f = Source::open(g, &spec.path, &spec.display)?;
         w.set(Compression::Stored);
         let mut m = w.member(&format!("{stem}.npy")).map_err(failed_write)?;
         io::copy(&mut f, &mut m).map_err(|e| Failure::file(&spec.display, e))?;

@@ -10,6 +10,8 @@ pub mod choice;
 mod npy;
 #[cfg(feature = "arrow")]
 mod tables;
+#[cfg(feature = "remote")]
+mod upload;
 
 use clap::ValueEnum;
 
@@ -105,8 +107,29 @@ enum Format {
     Arrow,
 }
 
-/// `npy convert`.
-pub fn run(g: &Global, a: Args) -> CliResult {
+/// `npy convert`: to a local file or standard output, or (feature `remote`) to `s3://`
+/// through a local temporary file that is then uploaded (see `upload`).
+pub fn run(g: &Global, mut a: Args) -> CliResult {
+    if crate::input::source::is_url(&a.output) {
+        #[cfg(feature = "remote")]
+        {
+            let staged = upload::Staged::new(&a.output)?;
+            a.output = staged.output.clone();
+            convert(g, a)?;
+            return staged.upload(g);
+        }
+        #[cfg(not(feature = "remote"))]
+        return Err(Failure::usage(format!(
+            "{}: this npy was built without the `remote` feature, which uploads to s3:// \
+             (cargo install npy-cli --features remote)",
+            a.output
+        )));
+    }
+    convert(g, a)
+}
+
+/// The conversion to a local file or standard output.
+fn convert(g: &Global, a: Args) -> CliResult {
     let enc = Encoding {
         byte_order: a.byte_order.map(|b| match b {
             ByteOrderArg::Little => npy_serde::ByteOrder::Little,
@@ -162,7 +185,7 @@ pub fn run(g: &Global, a: Args) -> CliResult {
         return Err(Failure::usage("--align applies to .npz output only"));
     }
     let spec = resolve(&a.input, a.member.as_deref())?;
-    let zip = is_zip(&spec.path).map_err(|e| Failure::file(&spec.display, e))?;
+    let zip = is_zip(g, &spec.path).map_err(|e| Failure::file(&spec.display, e))?;
     if zip && spec.member.is_none() && target == Target::Npy {
         return Err(Failure::usage(format!(
             "{}: an .npz archive holds several arrays: name one with --member KEY or {}:KEY",

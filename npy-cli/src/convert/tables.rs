@@ -3,6 +3,7 @@
 //! by batch into the table writer.
 
 use std::collections::HashMap;
+use std::io::BufReader;
 
 use npy_serde::arrow::BatchReaderBuilder;
 
@@ -11,6 +12,7 @@ use crate::failure::{CliResult, Failure};
 use crate::global::Global;
 use crate::input::archive::open_archive;
 use crate::input::header::header_failure;
+use crate::input::source::{url_of, Source};
 use crate::input::spec::{is_table, is_zip, resolve};
 use crate::output::Target;
 use crate::table::ends::TableOut;
@@ -38,7 +40,7 @@ pub fn run(
     }
     // A .npy file or an archive member.
     let spec = resolve(input, member)?;
-    let zip = is_zip(&spec.path).map_err(|e| Failure::file(&spec.display, e))?;
+    let zip = is_zip(g, &spec.path).map_err(|e| Failure::file(&spec.display, e))?;
     let builder = BatchReaderBuilder::new().reader_options(g.reader_options());
     if zip {
         let archive_name = spec.path.display().to_string();
@@ -66,15 +68,20 @@ pub fn run(
             None => write_with(reader, None, p, o, HashMap::new(), choice),
         }
     } else {
-        let mut reader = builder
-            .open(&spec.path)
-            .map_err(|e| header_failure(&spec.display, e))?;
+        let open = |b: &BatchReaderBuilder| match url_of(&spec.path) {
+            Some(_) => {
+                let source = Source::open(g, &spec.path, &spec.display)?;
+                b.from_reader(BufReader::with_capacity(1 << 20, source))
+                    .map_err(|e| header_failure(&spec.display, e))
+            }
+            None => b
+                .open(&spec.path)
+                .map_err(|e| header_failure(&spec.display, e)),
+        };
+        let mut reader = open(&builder)?;
         if let Some(keep) = choice.indices(reader.schema_ref(), &spec.display)? {
             // Opened again with the columns kept: the others are never decoded.
-            reader = builder
-                .column_indices(keep)
-                .open(&spec.path)
-                .map_err(|e| header_failure(&spec.display, e))?;
+            reader = open(&builder.clone().column_indices(keep))?;
         }
         let p = Progress::rows(reader.num_rows(), row_bytes(reader.header()));
         write_with(reader, None, p, o, HashMap::new(), choice)

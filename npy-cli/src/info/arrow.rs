@@ -16,7 +16,7 @@ use crate::input::spec::{is_zip, resolve};
 /// `npy info --arrow`: the Arrow schema the file (or member) maps to.
 pub fn run(g: &Global, file: &str, member: Option<&str>) -> CliResult {
     let spec = resolve(file, member)?;
-    let zip = is_zip(&spec.path).map_err(|e| Failure::file(&spec.display, e))?;
+    let zip = is_zip(g, &spec.path).map_err(|e| Failure::file(&spec.display, e))?;
     let header = if zip {
         let archive_name = spec.path.display().to_string();
         let Some(key) = spec.member.as_deref() else {

@@ -59,6 +59,9 @@ pub struct InPlace {
 /// The members of the archive at `path` that can be mapped in place (by index), or why none
 /// can (the archive fails the mapped archive's checks).
 pub fn in_place(g: &Global, path: &Path) -> Result<Vec<Option<InPlace>>, String> {
+    if crate::input::source::url_of(path).is_some() {
+        return Err("a remote object is not memory-mapped".to_string());
+    }
     let npz = npy_serde::NpzReaderBuilder::new()
         .max_header_size(g.max_header_size)
         .open_mmap(path)

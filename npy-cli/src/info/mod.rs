@@ -10,12 +10,14 @@ mod object;
 mod text;
 
 use std::io::{self, BufWriter, Write};
+use std::path::Path;
 
 use crate::failure::{CliResult, Failure};
 use crate::global::Global;
 use crate::input::archive::open_archive;
 use crate::input::file::NpyFile;
 use crate::input::header::{member_header, member_header_if_npy};
+use crate::input::source::{url_of, Source};
 use crate::input::spec::{is_zip, resolve};
 use json::{array_info, in_place, json_line, AnyInfo, ArchiveJson, MemberJson};
 use text::{array_text, member_text};
@@ -52,13 +54,21 @@ pub fn run(g: &Global, a: Args) -> CliResult {
     header(g, &a.file, a.member.as_deref(), a.json)
 }
 
+/// The header and data description of an object array at `path` (a file or a URL).
+fn object_info(g: &Global, path: &Path, display: &str) -> Option<object::ObjectInfo> {
+    match url_of(path) {
+        None => object::read(path, &g.limits()),
+        Some(_) => object::from_reader(Source::open(g, path, display).ok()?, &g.limits()),
+    }
+}
+
 /// The header(s) of FILE (or its member), as text or JSON.
 fn header(g: &Global, file: &str, member: Option<&str>, json: bool) -> CliResult {
     let spec = resolve(file, member)?;
     let stdout = io::stdout().lock();
     let mut out = BufWriter::new(stdout);
     let w = |e: io::Error| Failure::write("standard output", e);
-    let zip = is_zip(&spec.path).map_err(|e| Failure::file(&spec.display, e))?;
+    let zip = is_zip(g, &spec.path).map_err(|e| Failure::file(&spec.display, e))?;
     if !zip {
         if spec.member.is_some() {
             return Err(Failure::usage(format!(
@@ -69,7 +79,7 @@ fn header(g: &Global, file: &str, member: Option<&str>, json: bool) -> CliResult
         let f = match NpyFile::open(g, &spec.path, &spec.display) {
             Ok(f) => f,
             // An object array: its header, and what its data is.
-            Err(fail) => match object::read(&spec.path, &g.limits()) {
+            Err(fail) => match object_info(g, &spec.path, &spec.display) {
                 Some(o) => {
                     if json {
                         json_line(&mut out, &o).map_err(w)?;

@@ -1,6 +1,5 @@
 //! `.npz` archives opened from files, and the library errors their members' reads carry.
 
-use std::fs::File;
 use std::io::{self, BufReader};
 use std::path::Path;
 
@@ -9,19 +8,21 @@ use npy_serde::{NpzArchive, NpzReaderBuilder};
 
 use crate::failure::{CliResult, Failure};
 use crate::global::Global;
+use crate::input::source::Source;
 
 /// An archive opened from a file.
-pub type Archive = NpzArchive<BufReader<File>>;
+pub type Archive = NpzArchive<BufReader<Source>>;
 /// A member of such an archive being read.
-pub type Member<'a> = NpzMember<'a, BufReader<File>>;
+pub type Member<'a> = NpzMember<'a, BufReader<Source>>;
 
 /// Opens an archive; members are read in a streaming way, so the library's per-member size
 /// limit (which guards collecting reads) is lifted.
 pub fn open_archive(g: &Global, path: &Path, display: &str) -> CliResult<Archive> {
+    let source = Source::open(g, path, display)?;
     NpzReaderBuilder::new()
         .max_header_size(g.max_header_size)
         .max_member_size(u64::MAX)
-        .open(path)
+        .from_reader(BufReader::new(source))
         .map_err(|e| Failure::file(display, e))
 }
 

@@ -1,7 +1,6 @@
 //! An opened `.npy` file: its header, its data streamed or mapped, and the data of an archive
 //! member held in memory.
 
-use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::Path;
 
@@ -10,23 +9,23 @@ use crate::global::Global;
 use crate::input::archive::Member;
 use crate::input::header::{header_failure, read_raw_header, RawHeader};
 use crate::input::layout::shape_text;
+use crate::input::source::Source;
 
 /// An opened `.npy` file, positioned at its first data byte.
 pub struct NpyFile {
     /// The header.
     pub header: RawHeader,
-    /// The file, buffered.
-    pub reader: BufReader<File>,
-    /// The file's length, if it is a regular file.
+    /// The file (or remote object), buffered.
+    pub reader: BufReader<Source>,
+    /// The file's length, if it is a regular file (an object's size).
     pub file_len: Option<u64>,
 }
 
 impl NpyFile {
     /// Opens `path` and reads its header.
     pub fn open(g: &Global, path: &Path, display: &str) -> CliResult<NpyFile> {
-        let file = File::open(path).map_err(|e| Failure::file(display, e))?;
-        let meta = file.metadata().map_err(|e| Failure::file(display, e))?;
-        let file_len = meta.is_file().then_some(meta.len());
+        let file = Source::open(g, path, display)?;
+        let file_len = file.len().map_err(|e| Failure::file(display, e))?;
         let mut reader = BufReader::with_capacity(1 << 16, file);
         let header =
             read_raw_header(&mut reader, &g.limits()).map_err(|e| header_failure(display, e))?;
@@ -69,30 +68,16 @@ impl NpyFile {
     }
 
     /// The data, random access: the file's data bytes mapped into memory (read into memory
-    /// from a pipe, which cannot be mapped).
+    /// from a pipe or a remote object, which cannot be mapped).
     pub fn map_data(&mut self, display: &str) -> CliResult<Bytes> {
         self.check_complete(display)?;
         let len = self.header.data_len();
         if len == 0 {
             return Ok(Bytes::Owned(Vec::new()));
         }
-        if self.file_len.is_none() {
-            let mut data = Vec::new();
-            // Grows with the bytes actually there, not with the declared length.
-            (&mut self.reader)
-                .take(len)
-                .read_to_end(&mut data)
-                .map_err(|e| Failure::file(display, e))?;
-            if (data.len() as u64) < len {
-                let err = npy_serde::Error::new(npy_serde::ErrorKind::UnexpectedEof {
-                    what: "the array data",
-                    expected: len,
-                    found: data.len() as u64,
-                });
-                return Err(Failure::file(display, err));
-            }
-            return Ok(Bytes::Owned(data));
-        }
+        let (Some(_), Some(file)) = (self.file_len, self.reader.get_ref().file()) else {
+            return self.read_data(len, display);
+        };
         let len = usize::try_from(len)
             .map_err(|_| Failure::file(display, "the data is too large to map on this machine"))?;
         // SAFETY: the map is only read, and any byte values are valid for every decode path;
@@ -102,10 +87,29 @@ impl NpyFile {
             memmap2::MmapOptions::new()
                 .offset(self.header.parsed.data_offset)
                 .len(len)
-                .map(self.reader.get_ref())
+                .map(file)
         }
         .map_err(|e| Failure::file(display, format!("cannot map the data: {e}")))?;
         Ok(Bytes::Mapped(map))
+    }
+
+    /// The `len` data bytes read into memory (growing with the bytes actually there).
+    fn read_data(&mut self, len: u64, display: &str) -> CliResult<Bytes> {
+        let mut data = Vec::new();
+        // Grows with the bytes actually there, not with the declared length.
+        (&mut self.reader)
+            .take(len)
+            .read_to_end(&mut data)
+            .map_err(|e| Failure::file(display, e))?;
+        if (data.len() as u64) < len {
+            let err = npy_serde::Error::new(npy_serde::ErrorKind::UnexpectedEof {
+                what: "the array data",
+                expected: len,
+                found: data.len() as u64,
+            });
+            return Err(Failure::file(display, err));
+        }
+        Ok(Bytes::Owned(data))
     }
 }
 

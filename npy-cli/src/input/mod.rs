@@ -1,4 +1,5 @@
-//! Opening inputs: `.npy` files, `.npz` archives and `ARCHIVE:KEY` members; reading headers
+//! Opening inputs: `.npy` files, `.npz` archives and `ARCHIVE:KEY` members, local or behind
+//! `s3://` / `http(s)://` URLs (`source`); reading headers
 //! together with their raw bytes; handing out elements in logical C order or storage order,
 //! streaming (constant memory) whenever the layout allows.
 
@@ -7,4 +8,5 @@ pub mod elements;
 pub mod file;
 pub mod header;
 pub mod layout;
+pub mod source;
 pub mod spec;

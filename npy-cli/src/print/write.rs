@@ -27,7 +27,7 @@ pub fn write_input(
     out_name: &str,
     progress: bool,
 ) -> CliResult {
-    let zip = is_zip(&spec.path).map_err(|e| Failure::file(&spec.display, e))?;
+    let zip = is_zip(g, &spec.path).map_err(|e| Failure::file(&spec.display, e))?;
     if !zip {
         if spec.member.is_some() {
             return Err(Failure::usage(format!(

@@ -5,7 +5,8 @@
 //! [`harness`]. With `NPY_PYTHON` set to a Python that has NumPy, converted files are also loaded
 //! by NumPy and compared with the originals. The Arrow / Parquet tests need the `parquet`
 //! feature, the SQL tests `datafusion` and `parquet`:
-//! `cargo test -p npy-cli --features parquet,datafusion`.
+//! `cargo test -p npy-cli --features parquet,datafusion`; the `s3://` and `http://` tests
+//! `remote` (and live servers, see `npy_serde_tests::s3`).
 
 mod harness;
 
@@ -18,6 +19,8 @@ mod foreign;
 mod hostile;
 mod manifest;
 mod object;
+#[cfg(feature = "remote")]
+mod remote;
 #[cfg(all(feature = "datafusion", feature = "parquet"))]
 mod sql;
 mod text_csv;

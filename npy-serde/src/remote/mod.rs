@@ -16,6 +16,10 @@
 //!   by row ranges like a `.npy` ([`RemoteNpz::member`]), a deflated one is fetched in one GET
 //!   and inflated, its CRC-32 checked ([`RemoteNpz::read`]). Locating and opening a member
 //!   takes at most 3 requests.
+//! - [`store_for_url`]: an `ObjectStore` and a path for `s3://bucket/key` (credentials and
+//!   endpoint from the standard AWS environment variables) or `http(s)://host/path`, with the
+//!   timeouts and retries of [`RemoteOptions`]; [`RemoteFile`]: a blocking `Read + Seek` over
+//!   ranged GETs of one object, which the `npy` tool and the blocking doors read through.
 //! - [`CountingStore`] and [`FaultStore`]: `ObjectStore` wrappers that count requests and
 //!   inject faults (short reads, errors, stalls), for tests.
 //!
@@ -38,6 +42,8 @@
 //! | `npz.rs` | [`RemoteNpz`]: the directory, members by key, deflated members inflated | `zipdir`, `npy`, `fetch`, `zip` |
 //! | `zipdir.rs` | the end of central directory (zip64 too) and the directory's entries, parsed from bytes with limits | |
 //! | `fetch.rs` | [`FetchOptions`]; one object's ranged GETs, timed out and checked for short reads | |
+//! | `store.rs` | [`RemoteOptions`] (timeouts, retries), [`store_for_url`] and [`is_url`] | `object_store`'s S3 and HTTP builders |
+//! | `file.rs` | [`RemoteFile`]: a blocking `Read + Seek` over ranged GETs | `store` |
 //! | `count.rs`, `fault.rs` | [`CountingStore`], [`FaultStore`] | |
 
 #[cfg(feature = "arrow")]
@@ -45,12 +51,16 @@ mod batches;
 mod count;
 mod fault;
 mod fetch;
+mod file;
 mod npy;
 mod npz;
+mod store;
 mod zipdir;
 
 pub use count::{CountingStore, Counts};
 pub use fault::{Fault, FaultStore};
 pub use fetch::{FetchOptions, DEFAULT_CHUNK_BYTES, DEFAULT_CONCURRENCY, DEFAULT_PROBE_BYTES};
+pub use file::RemoteFile;
 pub use npy::RemoteNpy;
 pub use npz::{RemoteNpz, MAX_DIRECTORY_BYTES};
+pub use store::*;
