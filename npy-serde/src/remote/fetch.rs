@@ -16,9 +16,11 @@ use crate::error::{Error, Result};
 /// Bytes asked for by the first GET of an object (a `.npy` header, a zip's tail): 64 KiB.
 pub const DEFAULT_PROBE_BYTES: u64 = 64 << 10;
 
-/// Bytes per GET when a row range is read (measured in `benches/remote.rs`: from the loopback
-/// S3 server, 8 MiB chunks, 4 at a time, ran within a few percent of one whole-object GET,
-/// while 1 MiB chunks paid a visible per-request cost).
+/// Bytes per GET when a row range is read: 8 MiB, large enough that a request's fixed cost
+/// is small beside its transfer on S3-like stores. Not yet tuned by measurement:
+/// `benches/remote.rs` sweeps 1-16 MiB, but its loopback server (`s3s-fs` 0.14) was found to
+/// spend on every ranged GET about what it spends on a whole GET of a 1 GB object, which
+/// makes many small GETs far slower there than on S3.
 pub const DEFAULT_CHUNK_BYTES: u64 = 8 << 20;
 
 /// GETs in flight at once while a row range is read.
