@@ -82,6 +82,7 @@
 //! ground floor.
 
 mod archive;
+mod columns;
 mod error;
 mod extent;
 mod file_format;

@@ -53,6 +53,8 @@ mod sparse;
 mod sql;
 #[cfg(feature = "datafusion")]
 mod sql_formats;
+#[cfg(feature = "datafusion")]
+mod sql_layouts;
 mod streaming;
 mod tiers;
 mod views;
