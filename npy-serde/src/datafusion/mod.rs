@@ -82,7 +82,7 @@
 //! ground floor.
 
 mod archive;
-mod columns;
+pub(crate) mod columns;
 mod error;
 mod extent;
 mod file_format;

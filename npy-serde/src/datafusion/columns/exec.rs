@@ -47,6 +47,9 @@ pub(crate) struct ColumnScan {
     pub(crate) rows: u64,
     pub(crate) partitions: usize,
     pub(crate) batch_size: usize,
+    /// What the scan's errors go through before DataFusion sees them (Ballista's executors
+    /// send them as text).
+    pub(crate) map_err: Option<fn(DataFusionError) -> DataFusionError>,
 }
 
 /// An error shared by the partitions that met it.
@@ -255,10 +258,14 @@ impl Partition {
     /// Sends the partition's batches to `tx`, until the last, an error, or the query stops
     /// reading.
     fn send(self, tx: &Sender<DfResult<RecordBatch>>) {
+        let map = |e: DataFusionError| match self.scan.map_err {
+            Some(f) => f(e),
+            None => e,
+        };
         let columns = match self.open() {
             Ok(c) => c,
             Err(e) => {
-                let _ = tx.blocking_send(Err(e));
+                let _ = tx.blocking_send(Err(map(e)));
                 return;
             }
         };
@@ -266,7 +273,7 @@ impl Partition {
         let step = self.scan.batch_size.max(1) as u64;
         while at < self.end {
             let rows = step.min(self.end - at) as usize;
-            let batch = self.batch(&columns, at, rows);
+            let batch = self.batch(&columns, at, rows).map_err(map);
             let failed = batch.is_err();
             if tx.blocking_send(batch).is_err() || failed {
                 return;

@@ -12,8 +12,10 @@
 //! | `table` | [`ColumnTable`], the `TableProvider` |
 
 mod data;
-pub(crate) mod exec;
+mod exec;
 mod survey;
 mod table;
 
+#[cfg(feature = "ballista")]
+pub(crate) use exec::{ColumnScan, ColumnScanExec};
 pub(crate) use table::ColumnTable;

@@ -55,6 +55,33 @@ impl ColumnTable {
     }
 }
 
+#[cfg(feature = "ballista")]
+impl ColumnTable {
+    /// The table at `location` with `schema`, as another process planned it (Ballista's
+    /// codec): surveyed as each query is planned.
+    pub(crate) fn from_parts(
+        location: String,
+        options: NpyReadOptions,
+        schema: SchemaRef,
+    ) -> ColumnTable {
+        ColumnTable {
+            location,
+            options,
+            schema,
+        }
+    }
+
+    /// The archive or directory.
+    pub(crate) fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// The options.
+    pub(crate) fn options(&self) -> &NpyReadOptions {
+        &self.options
+    }
+}
+
 /// Surveys the table off the async threads.
 async fn survey(location: &str, options: &NpyReadOptions) -> DfResult<Survey> {
     let location = location.to_string();
@@ -95,6 +122,7 @@ impl TableProvider for ColumnTable {
             rows: survey.rows,
             partitions: config.target_partitions().max(1),
             batch_size: config.batch_size(),
+            map_err: None,
         };
         Ok(Arc::new(ColumnScanExec::new(scan)?))
     }
