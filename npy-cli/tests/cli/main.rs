@@ -21,3 +21,5 @@ mod object;
 #[cfg(all(feature = "datafusion", feature = "parquet"))]
 mod sql;
 mod text_csv;
+#[cfg(all(feature = "datafusion", feature = "parquet"))]
+mod tpch_columns;

@@ -21,6 +21,8 @@ mod alloc;
 mod arrow;
 #[cfg(feature = "ballista")]
 mod ballista;
+#[cfg(feature = "ballista")]
+mod ballista_columns;
 mod datetime;
 #[cfg(target_endian = "little")]
 mod derive_dtype;

@@ -227,3 +227,49 @@ fn primitive(dt: &DataType, buf: Buffer, n: usize) -> ArrayRef {
         _ => p!(Float64Type),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::survey::{Place, Survey};
+    use super::*;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Float64Type;
+
+    /// The column `x` of an archive of `x` (f64) and `b` (u8) written aligned or not.
+    fn column_x(align: bool) -> (ColumnData, Vec<f64>) {
+        let dir = std::env::temp_dir().join(format!("columns-data-{}-{align}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.npz");
+        let xs: Vec<f64> = (0..1000).map(|i| i as f64 * 0.5).collect();
+        let mut w = crate::NpzWriter::new(std::fs::File::create(&path).unwrap()).align(align);
+        // A 1-byte member first, so that an unaligned archive leaves `x` off its alignment.
+        w.add("b", &[7u8]).unwrap();
+        w.add("x", &xs).unwrap();
+        w.finish().unwrap();
+        let options = NpyReadOptions::new();
+        let survey = Survey::take(Place::Archive(path.clone()), &options);
+        assert!(survey.is_err(), "b has 1 row, x 1000");
+        let mut w = crate::NpzWriter::new(std::fs::File::create(&path).unwrap()).align(align);
+        w.add("b", &vec![7u8; 1000]).unwrap();
+        w.add("x", &xs).unwrap();
+        w.finish().unwrap();
+        let survey = Survey::take(Place::Archive(path.clone()), &options).unwrap();
+        let npz = Arc::new(MmapNpz::open(&path).unwrap());
+        let column = survey.column("x").unwrap();
+        let data = open_column(&survey.place, Some(&npz), column, &options, true).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        (data, xs)
+    }
+
+    #[test]
+    fn aligned_columns_are_viewed_in_place_and_others_decoded_alike() {
+        for align in [true, false] {
+            let (data, xs) = column_x(align);
+            assert_eq!(data.in_place.is_some(), align);
+            let a = data.rows(10, 5).unwrap();
+            assert_eq!(a.as_primitive::<Float64Type>().values(), &xs[10..15]);
+            let e = data.rows(998, 5).unwrap_err();
+            assert!(e.is_eof(), "{e}");
+        }
+    }
+}
