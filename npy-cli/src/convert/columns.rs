@@ -167,9 +167,7 @@ fn write_archive(output: &str, files: &[(String, Temp)]) -> CliResult {
     let w = npz.finish().map_err(|e| Failure::file(output, e))?;
     w.into_inner()
         .map_err(|e| Failure::write(output, e.into_error()))?;
-    std::fs::rename(&part.0, &target).map_err(|e| Failure::write(output, e))?;
-    std::mem::forget(part);
-    Ok(())
+    std::fs::rename(&part.0, &target).map_err(|e| Failure::write(output, e))
 }
 
 fn copy(from: &mut impl Read, to: &mut impl Write) -> std::io::Result<()> {

@@ -14,7 +14,6 @@ use prost::Message;
 
 use super::errors::as_text;
 use crate::datafusion::columns::{ColumnScan, ColumnScanExec, ColumnTable};
-use crate::datafusion::NpyReadOptions;
 
 /// Tags of the column messages (after the codec's own tags are tried).
 pub(super) const COLUMN_TABLE_TAG: &[u8] = b"\0npy-serde/column-table/1\0";
@@ -112,15 +111,14 @@ pub(super) fn scan_from(proto: ColumnScanProto) -> DfResult<Arc<dyn ExecutionPla
     let table: Schema = schema
         .try_into()
         .map_err(|e| super::codec::malformed(&format!("the column table's schema: {e}")))?;
-    let projection = match proto.projected {
-        true => Some(
-            proto
-                .projection
-                .iter()
-                .map(|&i| number(i, "a projected column"))
+    let projection = if proto.projected {
+        let p = proto.projection.iter();
+        Some(
+            p.map(|&i| number(i, "a projected column"))
                 .collect::<DfResult<Vec<_>>>()?,
-        ),
-        false => None,
+        )
+    } else {
+        None
     };
     let scan = ColumnScan {
         location: proto.location,
