@@ -76,6 +76,9 @@ convert IN OUT.npz [--align]: an archive of IN's members (or of IN.npy, as membe
   copied with their compression; --align puts each stored member's data at a multiple of 64.
 convert TABLE OUT.npz[:KEY]: a .parquet or .arrow table as the .npy member KEY of a new
   archive (default: TABLE's file stem), streamed through a temporary file.
+convert TABLE OUT.npz --layout columns: the table as a column table, one aligned member per
+  column (what np.savez(OUT, **columns) holds); convert TABLE DIR --layout columns: one
+  DIR/COLUMN.npy per column. Query them with npy sql -t 'npz(OUT.npz, layout=columns)'.
 
 check FILE...: one line `FILE: message` on stdout per bad file, nothing for good files
   (`FILE: ok` with -v); exit status 1 if any file is bad.";

@@ -712,7 +712,7 @@ const TPCH_TABLES: [&str; 8] = [
 
 /// The TPC-H tables of `tpchgen-cli` (beside NPY_PYTHON, where pip installs it) at scale factor
 /// 0.01, as Parquet, into `dir`.
-fn tpch(dir: &Dir) {
+pub(crate) fn tpch(dir: &Dir) {
     run_python(
         r#"
 import os, subprocess, sys, sysconfig
@@ -812,6 +812,17 @@ fn live_tpch_q1_q3_q6_match_duckdb() {
     let tables = ["lineitem", "orders", "customer"];
     let failures = convert_tpch(&dir, &tables);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let specs: Vec<(&str, String)> = tables
+        .iter()
+        .map(|t| (*t, dir.join(&format!("{t}.npy"))))
+        .collect();
+    tpch_answers_match_duckdb(&dir, &specs);
+}
+
+/// Runs TPC-H Q1, Q3 and Q6 with `npy sql` over `tables` (each a name and its table spec) and
+/// checks the answers against DuckDB's over the Parquet files of `dir`.
+#[cfg(feature = "datafusion")]
+pub(crate) fn tpch_answers_match_duckdb(dir: &Dir, tables: &[(&str, String)]) {
     let queries = fixtures_dir().join("tpch");
     let mut args = vec![dir.0.display().to_string(), queries.display().to_string()];
     for q in ["q1", "q3", "q6"] {
@@ -826,9 +837,9 @@ fn live_tpch_q1_q3_q6_match_duckdb() {
             "sql".to_string(),
             sql.join("\n").trim().trim_end_matches(';').to_string(),
         ];
-        for t in tables {
+        for (t, spec) in tables {
             cmd.push("-t".into());
-            cmd.push(format!("{t}={}", dir.join(&format!("{t}.npy"))));
+            cmd.push(format!("{t}={spec}"));
         }
         cmd.push("-o".into());
         cmd.push(dir.join(&format!("{q}.arrow")));

@@ -24,3 +24,5 @@ mod remote;
 #[cfg(all(feature = "datafusion", feature = "parquet"))]
 mod sql;
 mod text_csv;
+#[cfg(all(feature = "datafusion", feature = "parquet"))]
+mod tpch_columns;

@@ -36,6 +36,9 @@ use datafusion_proto::physical_plan::{
 use datafusion_proto::protobuf::FileScanExecConf;
 use prost::Message;
 
+use super::columns::{
+    scan_from, scan_proto, table_from, table_proto, COLUMN_SCAN_TAG, COLUMN_TABLE_TAG,
+};
 use super::errors::as_text;
 use super::table::NpyTable;
 use crate::datafusion::{NpyFormatFactory, NpyReadOptions, NpySource};
@@ -58,7 +61,7 @@ struct OptionProto {
 
 /// [`NpyReadOptions`] on the wire: every option that has a value.
 #[derive(Clone, PartialEq, Message)]
-struct OptionsProto {
+pub(super) struct OptionsProto {
     #[prost(message, repeated, tag = "1")]
     entries: Vec<OptionProto>,
 }
@@ -86,7 +89,7 @@ struct ScanProto {
     batch_size: u64,
 }
 
-fn options_to_proto(o: &NpyReadOptions) -> OptionsProto {
+pub(super) fn options_to_proto(o: &NpyReadOptions) -> OptionsProto {
     let entries = o.entries().into_iter();
     OptionsProto {
         entries: entries
@@ -100,7 +103,7 @@ fn options_to_proto(o: &NpyReadOptions) -> OptionsProto {
     }
 }
 
-fn options_from_proto(p: Option<OptionsProto>) -> DfResult<NpyReadOptions> {
+pub(super) fn options_from_proto(p: Option<OptionsProto>) -> DfResult<NpyReadOptions> {
     let p = p.ok_or_else(|| malformed("the read options are missing"))?;
     p.entries
         .iter()
@@ -108,7 +111,7 @@ fn options_from_proto(p: Option<OptionsProto>) -> DfResult<NpyReadOptions> {
         .map_err(|e| malformed(&e.to_string()))
 }
 
-fn malformed(what: &str) -> DataFusionError {
+pub(super) fn malformed(what: &str) -> DataFusionError {
     DataFusionError::Internal(format!("npy-serde codec: malformed message: {what}"))
 }
 
@@ -178,6 +181,9 @@ impl LogicalExtensionCodec for NpyLogicalCodec {
         schema: arrow_schema::SchemaRef,
         ctx: &TaskContext,
     ) -> DfResult<Arc<dyn TableProvider>> {
+        if let Some(bytes) = buf.strip_prefix(COLUMN_TABLE_TAG) {
+            return table_from(decode(bytes)?, schema);
+        }
         let Some(bytes) = buf.strip_prefix(TABLE_TAG) else {
             return self
                 .inner
@@ -214,6 +220,9 @@ impl LogicalExtensionCodec for NpyLogicalCodec {
         node: Arc<dyn TableProvider>,
         buf: &mut Vec<u8>,
     ) -> DfResult<()> {
+        if let Some(proto) = table_proto(&node) {
+            return encode(COLUMN_TABLE_TAG, &proto, buf);
+        }
         let Some(table) = node.downcast_ref::<NpyTable>() else {
             return self.inner.try_encode_table_provider(table_ref, node, buf);
         };
@@ -320,6 +329,9 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
         ctx: &TaskContext,
         proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        if let Some(bytes) = buf.strip_prefix(COLUMN_SCAN_TAG) {
+            return scan_from(decode(bytes)?);
+        }
         let Some(bytes) = buf.strip_prefix(SCAN_TAG) else {
             return self.inner.try_decode(buf, inputs, ctx, proto_converter);
         };
@@ -346,6 +358,9 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
         buf: &mut Vec<u8>,
         proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> DfResult<()> {
+        if let Some(proto) = scan_proto(node.as_ref())? {
+            return encode(COLUMN_SCAN_TAG, &proto, buf);
+        }
         let Some((config, source)) = npy_scan(node.as_ref()) else {
             return self.inner.try_encode(node, buf, proto_converter);
         };

@@ -59,6 +59,7 @@
 //! ```
 
 mod codec;
+mod columns;
 mod errors;
 mod table;
 

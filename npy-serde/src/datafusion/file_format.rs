@@ -122,6 +122,14 @@ impl FileFormat for NpyFormat {
         store: &Arc<dyn ObjectStore>,
         objects: &[ObjectMeta],
     ) -> DfResult<SchemaRef> {
+        if self.options.layout == super::options::TableLayout::Columns {
+            return Err(DataFusionError::Configuration(
+                "a column table (layout=columns) is not a listing table of row files: register \
+                 it with register_npy, register_spec or CREATE EXTERNAL TABLE (after \
+                 register_npy_format)"
+                    .into(),
+            ));
+        }
         let mut table: Option<(Schema, String)> = None;
         for object in objects {
             let (header, size) = self.header(store, object).await?;

@@ -41,6 +41,37 @@
 //!   this crate's error (the file, and the record, field and byte where it applies), never a
 //!   panic.
 //!
+//! # Column tables
+//! With the option `layout=columns` ([`TableLayout::Columns`]) a table is an `.npz` archive
+//! whose `.npy` members are its columns (what `np.savez(path, **columns)` writes) or a
+//! directory of `.npy` files, one per column (Kuzu's `COPY FROM NPY` layout; `npy convert
+//! TABLE OUT.npz --layout columns` writes either). The layout is never guessed: `npz(t.npz,
+//! layout=columns)` and `npy(DIR, layout=columns)` in a [`TableSpec`], `register_npy` with
+//! [`NpyReadOptions::with_layout`], `CREATE EXTERNAL TABLE .. STORED AS NPY LOCATION ..
+//! OPTIONS ('layout' 'columns')`.
+//! - A column is named by its member's key (its file's stem); a 1-D array is a column of its
+//!   type, an N-d array a fixed-size-list column, a record array a struct column. Every column
+//!   has the same number of rows, or the table fails naming the column that differs; a column
+//!   the table was registered with (or a statement declared) that is not there fails the
+//!   query naming its member or file.
+//! - The table is its own `TableProvider` and scan: the rows are split into one run per
+//!   partition (`target_partitions`); each reads only the projected columns, and no more rows
+//!   than the `LIMIT` needs. Filters stay in DataFusion's `FilterExec` above the scan.
+//! - Files are memory-mapped (local files only). A 1-D column of native-order numbers whose
+//!   data is aligned for its type (`np.save` writes files so, `npy convert --layout columns`
+//!   and [`NpzWriter::align`](crate::npz::NpzWriter::align) archives) is handed to DataFusion
+//!   in place, without a copy; other columns (`np.savez` does not align members) are decoded
+//!   from the mapped bytes of the rows read. A deflated member is inflated once per scan.
+//!   As for [`MmapArray`](crate::MmapArray), a file truncated by another process while a
+//!   query maps it can raise SIGBUS.
+//! - Integrity: every query surveys the table again as it is planned (each header against the
+//!   limits and against the bytes present, as for row files), so `count(*)`, answered from
+//!   the exact row count, fails like any other query over a column cut short. A scan that
+//!   reads a stored member whole (no `LIMIT`) checks its CRC-32 once (a query touching a
+//!   corrupt member fails; `verify_crc=false` turns it off for trusted files); a deflated
+//!   member's CRC is checked as it is inflated. A scan with a `LIMIT` reads a range of rows:
+//!   it checks the member's place in the archive, its header and its size, not its CRC.
+//!
 //! An `.npz` member is read by one partition per archive (its bytes may be deflated); a
 //! Fortran-order array with more than one axis longer than 1 is read whole by one partition
 //! (its rows are not contiguous).
@@ -79,9 +110,11 @@
 //! files), `session` ([`NpySessionExt`]), and below them `header`, `archive`, `schema` and
 //! `extent` (a header fetched through the object store, an archive opened through it, the
 //! table schema a header maps to, the check that a file holds its data) over `error`, the
-//! ground floor.
+//! ground floor. `columns` holds the column tables (their own `TableProvider` and scan, over
+//! `options`, `schema` and `extent`).
 
 mod archive;
+pub(crate) mod columns;
 mod error;
 mod extent;
 mod file_format;

@@ -31,6 +31,9 @@ pub struct NpyReadOptions {
     pub(crate) member: Option<String>,
     pub(crate) extension: Option<String>,
     pub(crate) layout: TableLayout,
+    /// Whether a column table's scan checks the CRC-32 of each stored `.npz` member it reads
+    /// whole (`verify_crc`, default true).
+    pub(crate) skip_crc: bool,
 }
 
 /// How a table's values lie in its files.
@@ -41,6 +44,11 @@ pub enum TableLayout {
     /// rows (a record array's fields are the columns; a plain array is the column `value`).
     #[default]
     Rows,
+    /// A column table: an `.npz` archive whose members are its columns (what
+    /// `np.savez(path, **columns)` writes), or a directory of `.npy` files, one per column
+    /// (named by its stem); every column has the same number of rows. See
+    /// [`datafusion`](super)'s "Column tables".
+    Columns,
 }
 
 impl TableLayout {
@@ -48,17 +56,16 @@ impl TableLayout {
     pub fn name(self) -> &'static str {
         match self {
             TableLayout::Rows => "rows",
+            TableLayout::Columns => "columns",
         }
     }
 
     fn parse(value: &str) -> Result<TableLayout, String> {
         match value {
             "rows" => Ok(TableLayout::Rows),
-            "columns" => Err("column tables (layout=columns) are not supported yet: \
-                              the only layout is rows"
-                .to_string()),
+            "columns" => Ok(TableLayout::Columns),
             other => Err(format!(
-                "unknown layout {other:?}: the layouts are rows (and, not supported yet, columns)"
+                "unknown layout {other:?}: the layouts are rows and columns"
             )),
         }
     }
@@ -156,11 +163,28 @@ pub(crate) static OPTIONS: &[TableOption] = &[
     },
     TableOption {
         key: "layout",
-        value: "rows",
-        help: "how the values lie in the files: rows (each file an array of rows)",
+        value: "rows|columns",
+        help: "how the values lie in the files: rows (each file an array of rows; the \
+               default) or columns (an .npz archive whose members are the columns, or a \
+               directory of .npy files, one per column)",
         get: |o| Some(o.layout.name().to_string()),
         set: |o, v| {
             o.layout = TableLayout::parse(v)?;
+            Ok(())
+        },
+    },
+    TableOption {
+        key: "verify_crc",
+        value: "true|false",
+        help: "whether a column table's scan checks the CRC-32 of each stored .npz member \
+               it reads whole (default true; false for trusted files)",
+        get: |o| Some((!o.skip_crc).to_string()),
+        set: |o, v| {
+            o.skip_crc = !match v {
+                "true" => true,
+                "false" => false,
+                _ => return Err(format!("expected true or false, found {v:?}")),
+            };
             Ok(())
         },
     },
@@ -242,6 +266,34 @@ impl NpyReadOptions {
     /// How the values lie in the files.
     pub fn layout(&self) -> TableLayout {
         self.layout
+    }
+
+    /// Reads the files in `layout`: [`TableLayout::Columns`] makes the location an `.npz`
+    /// archive of columns or a directory of per-column `.npy` files.
+    ///
+    /// ```
+    /// use npy_serde::datafusion::{NpyReadOptions, TableLayout};
+    /// let options = NpyReadOptions::new().with_layout(TableLayout::Columns);
+    /// assert_eq!(options.layout(), TableLayout::Columns);
+    /// let same = NpyReadOptions::new().set("layout", "columns")?;
+    /// assert_eq!(same.layout(), TableLayout::Columns);
+    /// # Ok::<(), datafusion::error::DataFusionError>(())
+    /// ```
+    pub fn with_layout(mut self, layout: TableLayout) -> Self {
+        self.layout = layout;
+        self
+    }
+
+    /// Whether a column table's scan checks the CRC-32 of each stored `.npz` member it reads
+    /// whole (default true; the option `verify_crc`).
+    pub fn verify_crc(mut self, yes: bool) -> Self {
+        self.skip_crc = !yes;
+        self
+    }
+
+    /// Whether the CRC-32 of stored members is checked ([`verify_crc`](Self::verify_crc)).
+    pub fn verifies_crc(&self) -> bool {
+        !self.skip_crc
     }
 
     /// Sets the option `key` (a key of SQL's `OPTIONS`; see
@@ -336,7 +388,8 @@ mod tests {
         assert_eq!(
             o.apply("nope", "1").unwrap_err(),
             "unknown npy option \"nope\": the options are member, max_header_size, \
-             max_data_size, max_depth, max_dims, max_empty_items, file_extension and layout"
+             max_data_size, max_depth, max_dims, max_empty_items, file_extension, layout and \
+             verify_crc"
         );
         assert_eq!(
             o.apply("max_header_size", "big").unwrap_err(),
@@ -350,15 +403,18 @@ mod tests {
             o.apply("member", "").unwrap_err(),
             "npy option member: expected a member key, found \"\""
         );
-        assert_eq!(
-            o.apply("layout", "columns").unwrap_err(),
-            "npy option layout: column tables (layout=columns) are not supported yet: \
-             the only layout is rows"
-        );
+        o.apply("layout", "columns").unwrap();
+        assert_eq!(o.layout(), TableLayout::Columns);
         assert!(o
             .apply("layout", "diagonal")
             .unwrap_err()
-            .contains("unknown layout \"diagonal\": the layouts are rows"));
+            .contains("unknown layout \"diagonal\": the layouts are rows and columns"));
+        assert_eq!(
+            o.apply("verify_crc", "maybe").unwrap_err(),
+            "npy option verify_crc: expected true or false, found \"maybe\""
+        );
+        o.apply("verify_crc", "false").unwrap();
+        assert!(!o.verifies_crc());
         o.apply("layout", "rows").unwrap();
         assert_eq!(o.layout(), TableLayout::Rows);
         let e = NpyReadOptions::new().set("nope", "1").unwrap_err();

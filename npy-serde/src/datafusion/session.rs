@@ -3,15 +3,19 @@
 
 use std::sync::Arc;
 
+use arrow_schema::Schema;
 use async_trait::async_trait;
+use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
 use datafusion::dataframe::DataFrame;
 use datafusion::datasource::provider::DefaultTableFactory;
-use datafusion::error::Result as DfResult;
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::logical_expr::CreateExternalTable;
 use datafusion::prelude::SessionContext;
 
+use super::columns::ColumnTable;
 use super::file_format::NpyFormatFactory;
 use super::listing::{npy_table, spec_table};
-use super::options::NpyReadOptions;
+use super::options::{NpyReadOptions, TableLayout};
 use super::spec::TableSpec;
 
 /// `register_npy` and `read_npy` on a DataFusion `SessionContext`.
@@ -62,30 +66,52 @@ pub trait NpySessionExt {
 #[async_trait]
 impl NpySessionExt for SessionContext {
     async fn register_npy(&self, name: &str, path: &str, options: NpyReadOptions) -> DfResult<()> {
-        let table = npy_table(self, path, &options).await?;
-        self.register_table(name, Arc::new(table))?;
+        let table = npy_provider(self, path, &options).await?;
+        self.register_table(name, table)?;
         Ok(())
     }
 
     async fn read_npy(&self, path: &str, options: NpyReadOptions) -> DfResult<DataFrame> {
-        let table = npy_table(self, path, &options).await?;
-        self.read_table(Arc::new(table))
+        let table = npy_provider(self, path, &options).await?;
+        self.read_table(table)
     }
 
     async fn register_spec(&self, name: &str, spec: &TableSpec) -> DfResult<()> {
-        let table = spec_table(self, spec).await?;
-        self.register_table(name, Arc::new(table))?;
+        let table = spec_provider(self, spec).await?;
+        self.register_table(name, table)?;
         Ok(())
     }
 
     async fn read_spec(&self, spec: &TableSpec) -> DfResult<DataFrame> {
-        let table = spec_table(self, spec).await?;
-        self.read_table(Arc::new(table))
+        let table = spec_provider(self, spec).await?;
+        self.read_table(table)
     }
 }
 
+/// The table of the `.npy` files at `path`: a listing table of row files, or a column table.
+async fn npy_provider(
+    ctx: &SessionContext,
+    path: &str,
+    options: &NpyReadOptions,
+) -> DfResult<Arc<dyn TableProvider>> {
+    Ok(match options.layout() {
+        TableLayout::Columns => Arc::new(ColumnTable::open(path, options).await?),
+        TableLayout::Rows => Arc::new(npy_table(ctx, path, options).await?),
+    })
+}
+
+/// The table of `spec`.
+async fn spec_provider(ctx: &SessionContext, spec: &TableSpec) -> DfResult<Arc<dyn TableProvider>> {
+    Ok(match spec.options().layout() {
+        TableLayout::Columns => Arc::new(ColumnTable::open(spec.location(), spec.options()).await?),
+        TableLayout::Rows => Arc::new(spec_table(ctx, spec).await?),
+    })
+}
+
 /// Registers [`NpyFormatFactory`] with the context, so that SQL's
-/// `CREATE EXTERNAL TABLE t STORED AS NPY LOCATION '...'` reads `.npy` files.
+/// `CREATE EXTERNAL TABLE t STORED AS NPY LOCATION '...'` reads `.npy` files (and, with
+/// `OPTIONS ('layout' 'columns')`, a column table: an `.npz` archive of columns or a directory
+/// of per-column `.npy` files; columns declared in the statement must all be there).
 ///
 /// ```
 /// # let rt = tokio::runtime::Runtime::new()?;
@@ -109,6 +135,49 @@ pub fn register_npy_format(ctx: &SessionContext) -> DfResult<()> {
     state.register_file_format(Arc::new(NpyFormatFactory::default()), true)?;
     state
         .table_factories_mut()
-        .insert("NPY".into(), Arc::new(DefaultTableFactory::new()));
+        .insert("NPY".into(), Arc::new(NpyTableFactory::default()));
     Ok(())
+}
+
+/// `STORED AS NPY`: DataFusion's listing tables of row files, column tables for
+/// `OPTIONS ('layout' 'columns')`.
+#[derive(Debug, Default)]
+struct NpyTableFactory {
+    listing: DefaultTableFactory,
+}
+
+#[async_trait]
+impl TableProviderFactory for NpyTableFactory {
+    async fn create(
+        &self,
+        state: &dyn Session,
+        cmd: &CreateExternalTable,
+    ) -> DfResult<Arc<dyn TableProvider>> {
+        let layout = cmd
+            .options
+            .iter()
+            .find(|(k, _)| k.strip_prefix("format.").unwrap_or(k) == "layout");
+        if layout.is_none_or(|(_, v)| v != "columns") {
+            return self.listing.create(state, cmd).await;
+        }
+        let mut options = NpyReadOptions::new();
+        for (key, value) in &cmd.options {
+            let key = key.strip_prefix("format.").unwrap_or(key);
+            options = options.set(key, value)?;
+        }
+        let [location] = cmd.locations.as_slice() else {
+            return Err(DataFusionError::Configuration(format!(
+                "a column table (layout=columns) has one location, an archive or a directory: \
+                 found {}",
+                cmd.locations.join(", ")
+            )));
+        };
+        let schema: Schema = cmd.schema.as_arrow().clone();
+        let table = if schema.fields().is_empty() {
+            ColumnTable::open(location, &options).await?
+        } else {
+            ColumnTable::with_schema(location, &options, Arc::new(schema)).await?
+        };
+        Ok(Arc::new(table))
+    }
 }

@@ -6,7 +6,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::formats::{CsvOptions, CSV_OPTIONS};
-use super::options::{NpyReadOptions, OPTIONS};
+use super::options::{NpyReadOptions, TableLayout, OPTIONS};
 
 /// The format of a table's files.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -312,6 +312,20 @@ impl TableSpec {
     }
 
     fn check(&self) -> Result<(), TableSpecError> {
+        if self.options.layout() == TableLayout::Columns {
+            return match (self.format, self.options.member()) {
+                (TableFormat::Npy | TableFormat::Npz, None) => Ok(()),
+                (TableFormat::Npz | TableFormat::Npy, Some(_)) => fail(format!(
+                    "{}: a column table (layout=columns) reads every member of its archive, \
+                     one column each: leave out member=",
+                    self.location
+                )),
+                (format, _) => fail(format!(
+                    "layout=columns is an option of npy and npz tables, not of {} tables",
+                    format.name()
+                )),
+            };
+        }
         match (self.format, self.options.member()) {
             (TableFormat::Npz, None) => fail(format!(
                 "{} is an .npz table: name the member it reads, as ARCHIVE.npz:KEY or \
@@ -532,6 +546,11 @@ pub fn table_spec_help() -> String {
          \x20                           first \".npz:\")\n\
          \x20 npy(LOCATION, KEY=VALUE, ...)\n\
          \x20 npz(LOCATION, member=KEY, KEY=VALUE, ...)\n\
+         \x20 npz(ARCHIVE.npz, layout=columns, KEY=VALUE, ...)\n\
+         \x20 npy(DIRECTORY, layout=columns, KEY=VALUE, ...)\n\
+         \x20                           a column table: each member of the archive, or each\n\
+         \x20                           .npy file of the directory, is a column (its key or\n\
+         \x20                           file stem the column's name), all of one length\n\
          \x20 parquet(LOCATION, file_extension=EXT)\n\
          \x20 arrow(LOCATION, file_extension=EXT)\n\
          \x20 csv(LOCATION, header=true|false, delimiter=CHAR, file_extension=EXT)\n\
@@ -553,6 +572,7 @@ pub fn table_spec_help() -> String {
     text.push_str(
         "\nExamples:\n  w2.npy\n  data/shards/\n  runs.npz:obs\n  npz(data/*.npz, member=x)\n  \
          npy(data/w2/, max_header_size=20000)\n  npy('data/a,b/', file_extension=.bin)\n  \
+         npz(table.npz, layout=columns)\n  npy(columns/, layout=columns)\n  \
          lineitem.parquet\n  data/parquet-shards/\n  csv(data/*.tsv, delimiter=\\t, header=false)\n",
     );
     text

@@ -21,6 +21,8 @@ mod alloc;
 mod arrow;
 #[cfg(feature = "ballista")]
 mod ballista;
+#[cfg(feature = "ballista")]
+mod ballista_columns;
 mod datetime;
 #[cfg(target_endian = "little")]
 mod derive_dtype;
@@ -55,6 +57,8 @@ mod sparse;
 mod sql;
 #[cfg(feature = "datafusion")]
 mod sql_formats;
+#[cfg(feature = "datafusion")]
+mod sql_layouts;
 mod streaming;
 mod tiers;
 mod views;

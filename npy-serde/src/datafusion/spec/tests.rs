@@ -137,7 +137,7 @@ fn every_error_names_the_bad_part_and_what_is_accepted() {
         err("npy(a.npy, 20000)"),
         "\"20000\" is not KEY=VALUE: after the location come options KEY=VALUE, whose keys \
          are member, max_header_size, max_data_size, max_depth, max_dims, max_empty_items, \
-         file_extension and layout"
+         file_extension, layout and verify_crc"
     );
     assert_eq!(
         err("npy(a.npy,)"),
@@ -150,7 +150,8 @@ fn every_error_names_the_bad_part_and_what_is_accepted() {
     assert_eq!(
         err("npy(a.npy, colour=red)"),
         "unknown npy option \"colour\": the options are member, max_header_size, \
-         max_data_size, max_depth, max_dims, max_empty_items, file_extension and layout"
+         max_data_size, max_depth, max_dims, max_empty_items, file_extension, layout and \
+         verify_crc"
     );
     assert_eq!(
         err("npy(a.npy, max_header_size=lots)"),
@@ -165,9 +166,22 @@ fn every_error_names_the_bad_part_and_what_is_accepted() {
         "\"npy(a.npy, max_dims=3, max_dims=4)\": the option max_dims is given twice"
     );
     assert_eq!(
-        err("npy(a.npy, layout=columns)"),
-        "npy option layout: column tables (layout=columns) are not supported yet: the only \
-         layout is rows"
+        err("npz(a.npz, member=x, layout=columns)"),
+        "a.npz: a column table (layout=columns) reads every member of its archive, one \
+         column each: leave out member="
+    );
+    assert_eq!(
+        err("csv(a.csv, layout=columns)"),
+        "layout is not an option of csv tables: the options of csv tables are \
+         file_extension, header and delimiter"
+    );
+    let t = parse("npz(t.npz, layout=columns)");
+    assert_eq!(t.options().layout(), TableLayout::Columns);
+    assert_eq!(t.options().member(), None);
+    let t = parse("npy(cols/, layout=columns, verify_crc=false)");
+    assert_eq!(
+        (t.format(), t.options().layout(), t.options().verifies_crc()),
+        (TableFormat::Npy, TableLayout::Columns, false)
     );
     assert_eq!(
         err("npz(a.npz, member=)"),

@@ -1,0 +1,21 @@
+//! Column tables (`layout=columns`): an `.npz` archive whose `.npy` members are the columns
+//! (what `np.savez(path, **columns)` writes), or a directory of `.npy` files, one per column
+//! (Kuzu's `COPY FROM NPY` layout). A column is named by its member's key or its file's
+//! stem; a 1-D array is a column of its type, an N-d one a fixed-size-list column, a record
+//! array a struct column. Every column has the same number of rows (the first axis).
+//!
+//! | file | what |
+//! |---|---|
+//! | `survey` | where the columns are, each header checked (limits, extent), one length |
+//! | `data` | one column's bytes in a scan: mapped (viewed in place when aligned) or inflated; CRC |
+//! | `exec` | [`ColumnScanExec`](exec::ColumnScanExec): row ranges over the partitions |
+//! | `table` | [`ColumnTable`], the `TableProvider` |
+
+mod data;
+mod exec;
+mod survey;
+mod table;
+
+#[cfg(feature = "ballista")]
+pub(crate) use exec::{ColumnScan, ColumnScanExec};
+pub(crate) use table::ColumnTable;

@@ -1,0 +1,129 @@
+//! [`ColumnTable`]: a column table as DataFusion's `TableProvider`. Registering it surveys
+//! the table (its schema, its row count); each query surveys it again as it is planned, so a
+//! file cut short or rewritten since fails the query naming it, and plans a
+//! [`ColumnScanExec`] of the columns the query uses. Filters stay above the scan, in
+//! DataFusion's own `FilterExec` (the table answers `Unsupported` for every filter).
+
+use std::sync::Arc;
+
+use arrow_schema::SchemaRef;
+use async_trait::async_trait;
+use datafusion::catalog::Session;
+use datafusion::datasource::{TableProvider, TableType};
+use datafusion::error::Result as DfResult;
+use datafusion::logical_expr::Expr;
+use datafusion::physical_plan::ExecutionPlan;
+
+use super::super::options::NpyReadOptions;
+use super::exec::{ColumnScan, ColumnScanExec};
+use super::survey::{Place, Survey};
+
+/// A column table: an `.npz` archive whose `.npy` members are its columns, or a directory
+/// whose `.npy` files are; see the [`datafusion` module docs](super::super).
+#[derive(Debug, Clone)]
+pub(crate) struct ColumnTable {
+    location: String,
+    options: NpyReadOptions,
+    schema: SchemaRef,
+}
+
+impl ColumnTable {
+    /// The column table at `location` (a local archive or directory), surveyed.
+    pub(crate) async fn open(location: &str, options: &NpyReadOptions) -> DfResult<ColumnTable> {
+        let survey = survey(location, options).await?;
+        Ok(ColumnTable {
+            location: location.to_string(),
+            options: options.clone(),
+            schema: survey.schema(),
+        })
+    }
+
+    /// The column table at `location` with the columns of `schema` (SQL's `CREATE EXTERNAL
+    /// TABLE t (a BIGINT, ...)`): each must be a column of the table, of the same type.
+    pub(crate) async fn with_schema(
+        location: &str,
+        options: &NpyReadOptions,
+        schema: SchemaRef,
+    ) -> DfResult<ColumnTable> {
+        let survey = survey(location, options).await?;
+        survey.check_columns(&schema)?;
+        Ok(ColumnTable {
+            location: location.to_string(),
+            options: options.clone(),
+            schema,
+        })
+    }
+}
+
+#[cfg(feature = "ballista")]
+impl ColumnTable {
+    /// The table at `location` with `schema`, as another process planned it (Ballista's
+    /// codec): surveyed as each query is planned.
+    pub(crate) fn from_parts(
+        location: String,
+        options: NpyReadOptions,
+        schema: SchemaRef,
+    ) -> ColumnTable {
+        ColumnTable {
+            location,
+            options,
+            schema,
+        }
+    }
+
+    /// The archive or directory.
+    pub(crate) fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// The options.
+    pub(crate) fn options(&self) -> &NpyReadOptions {
+        &self.options
+    }
+}
+
+/// Surveys the table off the async threads.
+async fn survey(location: &str, options: &NpyReadOptions) -> DfResult<Survey> {
+    let location = location.to_string();
+    let options = options.clone();
+    let task = tokio::task::spawn_blocking(move || Survey::take(Place::of(&location)?, &options));
+    match task.await {
+        Ok(v) => v,
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
+    }
+}
+
+#[async_trait]
+impl TableProvider for ColumnTable {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        _filters: &[Expr],
+        limit: Option<usize>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let survey = survey(&self.location, &self.options).await?;
+        survey.check_columns(&self.schema)?;
+        let config = state.config();
+        let scan = ColumnScan {
+            location: self.location.clone(),
+            options: self.options.clone(),
+            table: self.schema.clone(),
+            projection: projection.cloned(),
+            limit,
+            rows: survey.rows,
+            partitions: config.target_partitions().max(1),
+            batch_size: config.batch_size(),
+            map_err: None,
+        };
+        Ok(Arc::new(ColumnScanExec::new(scan)?))
+    }
+}

@@ -1,0 +1,498 @@
+//! One table in every layout (feature `datafusion`): row files, column archives (stored as
+//! `np.savez` writes them, aligned, and deflated as `np.savez_compressed` writes them) and a
+//! column directory give the same answers to the same queries, for every `target_partitions`
+//! from 1 to 16, with and without `LIMIT`; column tables cut short, of unequal columns, with a
+//! column missing or a corrupt member fail naming it.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchIterator, StructArray};
+use datafusion::arrow::datatypes::{Field, Schema};
+use datafusion::prelude::{SessionConfig, SessionContext};
+use npy_serde::arrow::{BatchWriterBuilder, DESCR_KEY, SHAPE_KEY};
+use npy_serde::datafusion::{NpyReadOptions, NpySessionExt, TableLayout, TableSpec};
+use npy_serde::npz::{MmapNpz, NpzWriter};
+use npy_serde::{DType, NpyRecord};
+use npy_serde_tests::sql::{rt, session, sql, sql_err};
+use npy_serde_tests::TempDir;
+use serde::Serialize;
+use tokio::runtime::Runtime;
+
+#[derive(Serialize, NpyRecord, Clone, Copy, Debug)]
+struct Pos {
+    a: f32,
+    b: f32,
+}
+
+#[derive(Serialize, NpyRecord, Clone, Debug)]
+struct Obs {
+    id: i64,
+    flag: u8,
+    x: f64,
+    y: f32,
+    #[npy(dtype = "|S4")]
+    name: String,
+    #[npy(dtype = "<M8[ns]")]
+    ts: Option<i64>,
+    pos: Pos,
+}
+
+fn obs(i: i64) -> Obs {
+    Obs {
+        id: i,
+        flag: (i % 5) as u8,
+        x: (i % 13) as f64 * 0.25 - 1.0,
+        y: ((i * 7) % 11) as f32,
+        name: format!("n{}", i % 3),
+        ts: (i % 10 != 3).then_some(1_700_000_000_000_000_000 + i * 1_000_000_000),
+        pos: Pos {
+            a: i as f32 * 0.5,
+            b: -(i as f32),
+        },
+    }
+}
+
+/// The queries of the `sql` module over its table `t` (ordered, so that every layout and
+/// partitioning gives the same rows), and scans whose `LIMIT` reaches the scan (compared by
+/// their row count: which rows a `LIMIT` without `ORDER BY` gives is not defined).
+const QUERIES: [&str; 10] = [
+    "SELECT flag, count(*), sum(id), avg(x), min(y), max(y) FROM t GROUP BY flag ORDER BY flag",
+    "SELECT count(*), sum(x) FROM t WHERE id % 7 = 0",
+    "SELECT count(*) FROM t WHERE name = 'n2'",
+    "SELECT count(ts), count(*) FILTER (WHERE ts IS NULL), count(*) FILTER (WHERE ts >= \
+     to_timestamp_nanos(1700000000000000000) + INTERVAL '2000 seconds') FROM t",
+    "SELECT id, y FROM t ORDER BY y DESC, id ASC",
+    "SELECT sum(get_field(pos, 'a')) FROM t",
+    "SELECT pos FROM t WHERE id = 5",
+    "SELECT id, flag, x, y, name, ts, pos FROM t ORDER BY id",
+    "SELECT count(*), min(id), max(id), min(x), max(ts) FROM t",
+    "SELECT id, name, ts FROM t WHERE flag = 3 ORDER BY id DESC",
+];
+
+const UNORDERED_LIMITS: [&str; 3] = [
+    "SELECT * FROM t LIMIT 3",
+    "SELECT id FROM t LIMIT 2000",
+    "SELECT x FROM t WHERE flag = 1 LIMIT 10",
+];
+
+/// How the test table lies in its files.
+#[derive(Clone, Copy, Debug)]
+enum Layout {
+    Rows,
+    /// Stored members, unaligned, as `np.savez` writes them.
+    Archive,
+    /// Stored members whose data is aligned (viewed in place).
+    Aligned,
+    /// Deflated members, as `np.savez_compressed` writes them.
+    Deflated,
+    Directory,
+}
+
+const LAYOUTS: [Layout; 5] = [
+    Layout::Rows,
+    Layout::Archive,
+    Layout::Aligned,
+    Layout::Deflated,
+    Layout::Directory,
+];
+
+/// The test table written in every layout under one directory.
+struct Tables {
+    dir: TempDir,
+}
+
+const ROWS: i64 = 3_517;
+
+impl Tables {
+    fn new(label: &str) -> Tables {
+        let dir = TempDir::new(label);
+        let all: Vec<Obs> = (0..ROWS).map(obs).collect();
+        std::fs::create_dir_all(dir.join("rows")).unwrap();
+        // Three shards of rows.
+        for (k, part) in all.chunks(1200).enumerate() {
+            npy_serde::to_path(dir.join(format!("rows/shard{k}.npy")), part).unwrap();
+        }
+        let whole = dir.join("whole.npy");
+        npy_serde::to_path(&whole, &all).unwrap();
+        let columns = columns_of(&whole);
+        write_archive(&dir.join("archive.npz"), &columns, Layout::Archive);
+        write_archive(&dir.join("aligned.npz"), &columns, Layout::Aligned);
+        write_archive(&dir.join("deflated.npz"), &columns, Layout::Deflated);
+        std::fs::create_dir_all(dir.join("columns")).unwrap();
+        for (name, batch) in &columns {
+            let path = dir.join(format!("columns/{name}.npy"));
+            let mut w = BatchWriterBuilder::new()
+                .create(&path, &batch.schema())
+                .unwrap();
+            w.write(batch).unwrap();
+            w.finish().unwrap();
+        }
+        Tables { dir }
+    }
+
+    /// The table spec of `layout` with `extra` options.
+    fn spec(&self, layout: Layout, extra: &[(&str, &str)]) -> TableSpec {
+        let (format, file, columns) = match layout {
+            Layout::Rows => ("npy", "rows", false),
+            Layout::Archive => ("npz", "archive.npz", true),
+            Layout::Aligned => ("npz", "aligned.npz", true),
+            Layout::Deflated => ("npz", "deflated.npz", true),
+            Layout::Directory => ("npy", "columns", true),
+        };
+        let mut text = format!("{format}('{}'", self.dir.join(file).display());
+        if columns {
+            text.push_str(", layout=columns");
+        }
+        for (k, v) in extra {
+            text.push_str(&format!(", {k}={v}"));
+        }
+        text.push(')');
+        text.parse().unwrap()
+    }
+}
+
+/// Each column of the record array at `path` as a batch NumPy-ready for its own `.npy`
+/// array: a plain array (the column `value` and the descr of the field), or the record array
+/// of a nested record's fields.
+fn columns_of(path: &Path) -> Vec<(String, RecordBatch)> {
+    let batch = npy_serde::arrow::read_batch(path).unwrap();
+    let header =
+        npy_serde::header::parse_header(&std::fs::read(path).unwrap(), &Default::default())
+            .unwrap();
+    let DType::Record(record) = &header.header.dtype else {
+        panic!("a record array");
+    };
+    let mut out = Vec::new();
+    for (i, f) in record.fields().iter().enumerate() {
+        let column = batch.column(i).clone();
+        let one = match &f.dtype {
+            DType::Record(_) => {
+                let s = column.as_any().downcast_ref::<StructArray>().unwrap();
+                RecordBatch::from(s.clone())
+            }
+            dtype => plain(dtype, batch.schema().field(i), column),
+        };
+        out.push((f.name.clone(), one));
+    }
+    out
+}
+
+fn plain(dtype: &DType, field: &Field, column: ArrayRef) -> RecordBatch {
+    let meta = HashMap::from([
+        (DESCR_KEY.to_string(), dtype.descr()),
+        (SHAPE_KEY.to_string(), "(0,)".to_string()),
+    ]);
+    let field = field.clone().with_name("value");
+    let schema = Schema::new_with_metadata(vec![field], meta);
+    RecordBatch::try_new(Arc::new(schema), vec![column]).unwrap()
+}
+
+fn write_archive(path: &Path, columns: &[(String, RecordBatch)], layout: Layout) {
+    let file = std::fs::File::create(path).unwrap();
+    let mut npz = match layout {
+        Layout::Deflated => NpzWriter::new_compressed(file),
+        Layout::Aligned => NpzWriter::new(file).align(true),
+        _ => NpzWriter::new(file),
+    };
+    for (name, batch) in columns {
+        let reader = RecordBatchIterator::new([Ok(batch.clone())], batch.schema());
+        npy_serde::arrow::write_npz_member(&mut npz, name, reader, &BatchWriterBuilder::new())
+            .unwrap();
+    }
+    npz.finish().unwrap();
+}
+
+fn ctx(partitions: usize) -> SessionContext {
+    session(
+        SessionConfig::new()
+            .with_target_partitions(partitions)
+            .with_batch_size(1000),
+    )
+}
+
+/// The answers to [`QUERIES`] (and the row counts of [`UNORDERED_LIMITS`]) over the table in
+/// `layout` on `partitions` target partitions, read with the `extra` table options: the
+/// matrix's one function, so that another axis is one more argument.
+fn answers(
+    tables: &Tables,
+    rt: &Runtime,
+    layout: Layout,
+    partitions: usize,
+    extra: &[(&str, &str)],
+) -> Vec<Vec<Vec<String>>> {
+    let ctx = ctx(partitions);
+    rt.block_on(ctx.register_spec("t", &tables.spec(layout, extra)))
+        .unwrap();
+    let mut out = Vec::new();
+    for q in QUERIES {
+        out.push(sql(&ctx, rt, q));
+        // With a LIMIT, too.
+        out.push(sql(&ctx, rt, &format!("{q} LIMIT 5")));
+    }
+    for q in UNORDERED_LIMITS {
+        out.push(vec![vec![sql(&ctx, rt, q).len().to_string()]]);
+    }
+    out
+}
+
+#[test]
+fn every_layout_gives_the_same_answers_on_1_to_16_partitions() {
+    let tables = Tables::new("sql-layouts");
+    let rt = rt();
+    let want = answers(&tables, &rt, Layout::Rows, 1, &[]);
+    assert_eq!(want[0].len(), 5, "{:?}", want[0]);
+    assert_eq!(want[14].len(), ROWS as usize);
+    for partitions in 1..=16 {
+        for layout in LAYOUTS {
+            // The extra options' axis on a few partitionings (the matrix is slow in debug).
+            let extras: &[&[(&str, &str)]] = match layout {
+                Layout::Rows => &[&[]],
+                _ if [1, 7, 16].contains(&partitions) => &[&[], &[("verify_crc", "false")]],
+                _ => &[&[]],
+            };
+            for extra in extras {
+                let got = answers(&tables, &rt, layout, partitions, extra);
+                for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                    let first = g.iter().zip(w).position(|(a, b)| a != b);
+                    assert!(
+                        g.len() == w.len() && first.is_none(),
+                        "{layout:?}, {partitions} partitions, {extra:?}: answer {k}: {} rows \
+                         for {}, first difference {:?}",
+                        g.len(),
+                        w.len(),
+                        first.map(|i| (&g[i], &w[i]))
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_door_reads_a_column_table() {
+    let tables = Tables::new("sql-layout-doors");
+    let rt = rt();
+    let ctx = ctx(4);
+    let archive = tables.dir.join("aligned.npz");
+    let options = NpyReadOptions::new().with_layout(TableLayout::Columns);
+    rt.block_on(ctx.register_npy("a", archive.to_str().unwrap(), options.clone()))
+        .unwrap();
+    let directory = tables.dir.join("columns");
+    let sql_text = format!(
+        "CREATE EXTERNAL TABLE d STORED AS NPY LOCATION '{}' OPTIONS ('layout' 'columns')",
+        directory.display()
+    );
+    sql(&ctx, &rt, &sql_text);
+    let want = [[ROWS.to_string(), (ROWS * (ROWS - 1) / 2).to_string()]];
+    assert_eq!(sql(&ctx, &rt, "SELECT count(*), sum(id) FROM a"), want);
+    assert_eq!(sql(&ctx, &rt, "SELECT count(*), sum(id) FROM d"), want);
+    let df = rt
+        .block_on(ctx.read_npy(directory.to_str().unwrap(), options))
+        .unwrap();
+    assert_eq!(rt.block_on(df.count()).unwrap(), ROWS as usize);
+
+    // Columns declared in the statement must all be there: a missing one is named.
+    let sql_text = format!(
+        "CREATE EXTERNAL TABLE m (id BIGINT, height DOUBLE) STORED AS NPY LOCATION '{}' \
+         OPTIONS ('layout' 'columns')",
+        archive.display()
+    );
+    let err = sql_err(&ctx, &rt, &sql_text);
+    assert!(
+        err.contains("the column height of the table is missing: no member height.npy")
+            && err.contains("aligned.npz"),
+        "{err}"
+    );
+}
+
+#[test]
+fn n_d_members_are_fixed_size_list_columns() {
+    let dir = TempDir::new("sql-layout-nd");
+    let path = dir.join("t.npz");
+    let mut npz = NpzWriter::new(std::fs::File::create(&path).unwrap());
+    let ids: Vec<i64> = (0..4).collect();
+    npz.add("id", &ids).unwrap();
+    let array = npy_serde::Array {
+        dtype: DType::scalar(npy_serde::Scalar::F64),
+        shape: vec![4, 3],
+        fortran_order: false,
+        values: (0..12).map(|v| npy_serde::Value::Float(v as f64)).collect(),
+    };
+    npz.add_array("v", &array).unwrap();
+    npz.finish().unwrap();
+    let rt = rt();
+    let ctx = ctx(2);
+    let spec: TableSpec = format!("npz('{}', layout=columns)", path.display())
+        .parse()
+        .unwrap();
+    rt.block_on(ctx.register_spec("t", &spec)).unwrap();
+    let got = sql(
+        &ctx,
+        &rt,
+        "SELECT id, v, arrow_typeof(v) FROM t ORDER BY id LIMIT 2",
+    );
+    assert_eq!(got[1][1], "[3.0, 4.0, 5.0]");
+    assert!(got[0][2].starts_with("FixedSizeList"), "{got:?}");
+}
+
+/// The queries a column cut short must fail (as the row files' in the `sql` module).
+const CUT_SHORT_QUERIES: [&str; 4] = [
+    "SELECT count(*) FROM t",
+    "SELECT min(id), max(id) FROM t",
+    "SELECT * FROM t LIMIT 1",
+    "SELECT sum(x) FROM t",
+];
+
+/// Registers the table `spec` whole (`whole` writes it), runs `cut`, and expects every query
+/// of [`CUT_SHORT_QUERIES`] to fail with a message holding each of `expect`.
+fn every_query_fails(spec: &TableSpec, (whole, cut): (&dyn Fn(), &dyn Fn()), expect: &[&str]) {
+    let rt = rt();
+    for partitions in [1, 4] {
+        let ctx = ctx(partitions);
+        whole();
+        rt.block_on(ctx.register_spec("t", spec)).unwrap();
+        cut();
+        for q in CUT_SHORT_QUERIES {
+            let err = sql_err(&ctx, &rt, q);
+            assert!(
+                expect.iter().all(|e| err.contains(e)),
+                "{q} ({partitions} partitions): {err}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_column_file_cut_short_fails_every_query_naming_it() {
+    let tables = Tables::new("sql-layout-cut-file");
+    let path = tables.dir.join("columns/id.npy");
+    let whole = std::fs::read(&path).unwrap();
+    let spec = tables.spec(Layout::Directory, &[]);
+    let cut = || std::fs::write(&path, &whole[..whole.len() / 2]).unwrap();
+    let restore = || std::fs::write(&path, &whole).unwrap();
+    every_query_fails(
+        &spec,
+        (&restore, &cut),
+        &["id.npy", "unexpected end of input"],
+    );
+    // Registering it cut short fails too.
+    let rt = rt();
+    let err = rt
+        .block_on(ctx(1).register_spec("t", &spec))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("id.npy"), "{err}");
+}
+
+#[test]
+fn a_member_cut_short_fails_every_query_naming_it() {
+    let tables = Tables::new("sql-layout-cut-member");
+    let archive = tables.dir.join("archive.npz");
+    let whole = std::fs::read(&archive).unwrap();
+    // The same archive with the member id.npy holding half its data.
+    let cut_archive = {
+        let columns = columns_of(&tables.dir.join("whole.npy"));
+        let mut npz = NpzWriter::new(std::io::Cursor::new(Vec::new()));
+        for (name, batch) in &columns {
+            let reader = RecordBatchIterator::new([Ok(batch.clone())], batch.schema());
+            if name == "id" {
+                let mut bytes = Vec::new();
+                let mut w = BatchWriterBuilder::new()
+                    .writer(std::io::Cursor::new(&mut bytes), &batch.schema())
+                    .unwrap();
+                w.write(batch).unwrap();
+                w.finish().unwrap();
+                let half = bytes.len() / 2;
+                npz.add_raw("id.npy", &bytes[..half]).unwrap();
+            } else {
+                npy_serde::arrow::write_npz_member(&mut npz, name, reader, &Default::default())
+                    .unwrap();
+            }
+        }
+        npz.finish().unwrap().into_inner()
+    };
+    let spec = tables.spec(Layout::Archive, &[]);
+    every_query_fails(
+        &spec,
+        (&|| std::fs::write(&archive, &whole).unwrap(), &|| {
+            std::fs::write(&archive, &cut_archive).unwrap()
+        }),
+        &[
+            "member id of file",
+            "archive.npz",
+            "unexpected end of input",
+        ],
+    );
+}
+
+#[test]
+fn columns_of_different_lengths_or_a_missing_column_fail_naming_them() {
+    let dir = TempDir::new("sql-layout-lengths");
+    npy_serde::to_path(dir.join("a.npy"), &[1i64, 2, 3]).unwrap();
+    npy_serde::to_path(dir.join("b.npy"), &[1.5f64, 2.5]).unwrap();
+    let rt = rt();
+    let spec: TableSpec = format!("npy('{}', layout=columns)", dir.path().display())
+        .parse()
+        .unwrap();
+    let err = rt
+        .block_on(ctx(2).register_spec("t", &spec))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("column b has 2 rows, column a has 3") && err.contains("b.npy"),
+        "{err}"
+    );
+
+    // A column removed after the table was registered fails the queries that read it, and
+    // every query: the table's columns are surveyed again as each query is planned.
+    npy_serde::to_path(dir.join("b.npy"), &[1.5f64, 2.5, 3.5]).unwrap();
+    let ctx = ctx(2);
+    rt.block_on(ctx.register_spec("t", &spec)).unwrap();
+    assert_eq!(sql(&ctx, &rt, "SELECT sum(b) FROM t"), [["7.5"]]);
+    std::fs::remove_file(dir.join("b.npy")).unwrap();
+    for q in [
+        "SELECT sum(b) FROM t",
+        "SELECT count(*) FROM t",
+        "SELECT a FROM t",
+    ] {
+        let err = sql_err(&ctx, &rt, q);
+        assert!(
+            err.contains("the column b of the table is missing: no file b.npy"),
+            "{q}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_corrupt_member_fails_the_query_unless_told_to_trust_it() {
+    let tables = Tables::new("sql-layout-crc");
+    let archive = tables.dir.join("aligned.npz");
+    let offset = MmapNpz::open(&archive).unwrap().data_offset("x").unwrap();
+    let mut bytes = std::fs::read(&archive).unwrap();
+    bytes[offset as usize + 8] ^= 0x40;
+    std::fs::write(&archive, &bytes).unwrap();
+    let rt = rt();
+    for partitions in [1, 3] {
+        let ctx = ctx(partitions);
+        rt.block_on(ctx.register_spec("t", &tables.spec(Layout::Aligned, &[])))
+            .unwrap();
+        let err = sql_err(&ctx, &rt, "SELECT sum(x) FROM t");
+        assert!(
+            err.contains("CRC") && err.contains("member x of file"),
+            "{partitions}: {err}"
+        );
+        // A query that does not read the member is answered.
+        assert_eq!(
+            sql(&ctx, &rt, "SELECT count(*), max(id) FROM t"),
+            [[ROWS.to_string(), (ROWS - 1).to_string()]]
+        );
+        let trusted = tables.spec(Layout::Aligned, &[("verify_crc", "false")]);
+        rt.block_on(ctx.register_spec("u", &trusted)).unwrap();
+        assert_eq!(
+            sql(&ctx, &rt, "SELECT count(x) FROM u"),
+            [[ROWS.to_string()]]
+        );
+    }
+}
