@@ -18,11 +18,12 @@ fn err(msg: impl Into<String>) -> Error {
 
 /// The walk over one graph.
 pub(crate) struct Expander<'g> {
-    nodes: &'g [Node],
-    budget: Budget,
-    on_path: Vec<bool>,
-    depth_left: usize,
-    max_depth: usize,
+    pub(super) nodes: &'g [Node],
+    pub(super) budget: Budget,
+    /// The containers being expanded (one flag per node), to refuse a container inside itself.
+    pub(super) on_path: Vec<bool>,
+    pub(super) depth_left: usize,
+    pub(super) max_depth: usize,
 }
 
 /// Expands the graph's root.
@@ -37,7 +38,8 @@ pub(crate) fn expand(g: &Graph, budget: Budget, max_depth: usize) -> Result<PyVa
     e.value(g.root)
 }
 
-fn leaf_bytes(v: &PyValue) -> u64 {
+/// The bytes a leaf costs the budget.
+pub(crate) fn leaf_bytes(v: &PyValue) -> u64 {
     match v {
         PyValue::Str(s) | PyValue::BigInt(s) => s.len() as u64,
         PyValue::Bytes(b) => b.len() as u64,
@@ -105,7 +107,7 @@ impl Expander<'_> {
         self.depth_left += 1;
     }
 
-    fn value(&mut self, id: Id) -> Result<PyValue> {
+    pub(super) fn value(&mut self, id: Id) -> Result<PyValue> {
         self.budget.values(1)?;
         let nodes = self.nodes;
         let leaf = match &nodes[id] {
@@ -172,39 +174,9 @@ impl Expander<'_> {
                     name: name.into(),
                 }
             }
-            Node::Array { state: None } => {
-                return Err(err("an array whose state is never set (no BUILD)"));
-            }
-            Node::Array { state: Some(s) } => {
-                let Node::Tuple(st) = &nodes[*s] else {
-                    return Err(err(format!(
-                        "the state of an array is {}",
-                        describe(&nodes[*s])
-                    )));
-                };
-                let (shape, dtype, fortran, data) =
-                    match st[..] {
-                        [_, shape, dtype, fortran, data] | [shape, dtype, fortran, data] => {
-                            (shape, dtype, fortran, data)
-                        }
-                        _ => return Err(err(
-                            "the state of an array is not (version, shape, dtype, fortran, data)",
-                        )),
-                    };
-                let fortran = matches!(
-                    &nodes[fortran],
-                    Node::Leaf(PyValue::Bool(true) | PyValue::Int(1))
-                );
-                self.array(shape, dtype, fortran, data)?
-            }
-            Node::Frombuffer {
-                data,
-                dtype,
-                shape,
-                order,
-            } => {
-                let fortran = matches!(&nodes[*order], Node::Leaf(PyValue::Str(o)) if o == "F");
-                self.array(*shape, *dtype, fortran, *data)?
+            Node::Array { .. } | Node::Frombuffer { .. } => {
+                let p = array_parts(nodes, id)?.expect("an array node");
+                self.array(p.shape, p.dtype, p.fortran, p.data)?
             }
             Node::DType { .. } | Node::StringDType { .. } => {
                 let d = resolve(nodes, id, self.depth_left.max(1)).map_err(err)?;
@@ -235,6 +207,72 @@ impl Expander<'_> {
                 }
             }
         })
+    }
+}
+
+/// The parts of an array node: its shape, dtype and data nodes, and whether its data are in
+/// Fortran order.
+pub(crate) struct ArrayParts {
+    pub(crate) shape: Id,
+    pub(crate) dtype: Id,
+    pub(crate) fortran: bool,
+    pub(crate) data: Id,
+}
+
+/// The parts of the array node `id`; `None` if it is not an array node.
+pub(crate) fn array_parts(nodes: &[Node], id: Id) -> Result<Option<ArrayParts>> {
+    Ok(Some(match &nodes[id] {
+        Node::Array { state: None } => {
+            return Err(err("an array whose state is never set (no BUILD)"));
+        }
+        Node::Array { state: Some(s) } => {
+            let Node::Tuple(st) = &nodes[*s] else {
+                return Err(err(format!(
+                    "the state of an array is {}",
+                    describe(&nodes[*s])
+                )));
+            };
+            let (shape, dtype, fortran, data) = match st[..] {
+                [_, shape, dtype, fortran, data] | [shape, dtype, fortran, data] => {
+                    (shape, dtype, fortran, data)
+                }
+                _ => {
+                    return Err(err(
+                        "the state of an array is not (version, shape, dtype, fortran, data)",
+                    ));
+                }
+            };
+            let fortran = matches!(
+                &nodes[fortran],
+                Node::Leaf(PyValue::Bool(true) | PyValue::Int(1))
+            );
+            ArrayParts {
+                shape,
+                dtype,
+                fortran,
+                data,
+            }
+        }
+        Node::Frombuffer {
+            data,
+            dtype,
+            shape,
+            order,
+        } => ArrayParts {
+            shape: *shape,
+            dtype: *dtype,
+            fortran: matches!(&nodes[*order], Node::Leaf(PyValue::Str(o)) if o == "F"),
+            data: *data,
+        },
+        _ => return Ok(None),
+    }))
+}
+
+/// Whether a `StringDType` element is its array's `na_object` (NaN matching NaN).
+pub(crate) fn is_missing(v: &PyValue, na: &PyValue) -> bool {
+    match (v, na) {
+        (PyValue::Float(a), PyValue::Float(b)) => a == b || (a.is_nan() && b.is_nan()),
+        (a, b) => a == b,
     }
 }
 
@@ -303,13 +341,7 @@ impl Expander<'_> {
                     NpDType::Strings { na: Some(na) } => {
                         let na = self.value(*na)?;
                         for v in out.iter_mut() {
-                            let missing = match (&*v, &na) {
-                                (PyValue::Float(a), PyValue::Float(b)) => {
-                                    a == b || (a.is_nan() && b.is_nan())
-                                }
-                                (a, b) => a == b,
-                            };
-                            if missing {
+                            if is_missing(v, &na) {
                                 *v = PyValue::None;
                             }
                         }

@@ -34,6 +34,7 @@
 //! | `npdtype.rs` | a pickled `numpy.dtype` resolved into this crate's dtype model |
 //! | `text.rs` | protocol-0 strings, big integers |
 //! | `limits.rs`, `expand.rs` | the graph expanded into [`PyValue`]s under the budget |
+//! | `elements.rs` | an array's elements one at a time, leaves moved out of the graph (the fast door into `Vec<T>`) |
 //! | `options.rs` | [`PickleOptions`], [`Encoding`] |
 //! | `value.rs` | [`PyValue`], [`PyArray`], [`ObjectArray`] |
 //! | `write.rs` | strings written as an object array NumPy 1.x and 2.x load: [`strings_to_vec`], [`strings_to_path`] |
@@ -56,6 +57,7 @@
 
 mod cursor;
 mod de;
+mod elements;
 mod expand;
 mod globals;
 mod graph;
@@ -72,6 +74,8 @@ pub use options::{Encoding, PickleOptions};
 pub use value::{ObjectArray, PyArray, PyValue};
 pub use write::{strings_to_path, strings_to_vec};
 
+pub(crate) use elements::{array_elements, not_an_array};
+
 use crate::error::Result;
 
 /// Reads one pickle (the bytes up to its `STOP`) as data. Nothing is imported or called.
@@ -85,18 +89,19 @@ use crate::error::Result;
 /// ```
 pub fn load(bytes: &[u8], options: &PickleOptions) -> Result<PyValue> {
     let graph = machine::run(bytes, options.encoding)?;
-    let n = bytes.len() as u64;
+    expand::expand(&graph, budget(bytes.len(), options), options.max_depth)
+}
+
+/// The expansion budget of a pickle of `len` bytes under `options`.
+fn budget(len: usize, options: &PickleOptions) -> limits::Budget {
+    let n = len as u64;
     let values = options
         .max_values
         .unwrap_or_else(|| (1u64 << 20).saturating_add(n.saturating_mul(4)));
     let bytes_max = options
         .max_bytes
         .unwrap_or_else(|| (64u64 << 20).saturating_add(n.saturating_mul(4)));
-    expand::expand(
-        &graph,
-        limits::Budget::new(values, bytes_max),
-        options.max_depth,
-    )
+    limits::Budget::new(values, bytes_max)
 }
 
 /// What a pickle names, found without running it (for tools such as `npy info`).

@@ -332,7 +332,7 @@ impl ReaderBuilder {
     ) -> Result<Vec<T>> {
         let header = match parse_header(bytes, &self.limits) {
             Ok(h) => h,
-            Err(e) => return objects::or_objects(bytes, self, e, objects::elements),
+            Err(e) => return objects::or_elements(bytes, self, e),
         };
         let data = data_of(bytes, &header, self)?;
         if let Some(v) = self.vec_fast::<T>(&header, data) {
@@ -348,7 +348,7 @@ impl ReaderBuilder {
     ) -> Result<Vec<T>> {
         let (file, header) = match open_checked(path.as_ref(), self) {
             Ok(v) => v,
-            Err(e) => return objects::or_objects_path(path.as_ref(), self, e, objects::elements),
+            Err(e) => return objects::or_elements_path(path.as_ref(), self, e),
         };
         let h = &header.header;
         let (count, len) = self.check(h)?;

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use super::options::ReaderBuilder;
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{header_literal_unchecked, Literal};
-use crate::pickle::{load, ObjectArray, PyValue};
+use crate::pickle::{array_elements, load, not_an_array, ObjectArray, PyValue};
 
 /// Whether a descr literal names an object dtype (`'|O'`, `'O'`, or a record with one).
 fn has_object(descr: &Literal) -> bool {
@@ -28,8 +28,17 @@ fn refused() -> Error {
     ))
 }
 
-/// The object array in a whole `.npy` file, or `None` if its dtype holds no object.
-pub(crate) fn object_array(bytes: &[u8], rb: &ReaderBuilder) -> Result<Option<ObjectArray>> {
+/// What the header of an object array says.
+struct ObjectHeader {
+    shape: Vec<u64>,
+    fortran_order: bool,
+    /// The offset of the first data byte (the pickle).
+    offset: u64,
+}
+
+/// The header of a whole `.npy` file if its dtype holds objects (an error if reading them is
+/// not allowed), `None` if it does not.
+fn object_header(bytes: &[u8], rb: &ReaderBuilder) -> Result<Option<ObjectHeader>> {
     let Ok((lit, _, offset)) = header_literal_unchecked(bytes, &rb.limits) else {
         return Ok(None);
     };
@@ -52,28 +61,81 @@ pub(crate) fn object_array(bytes: &[u8], rb: &ReaderBuilder) -> Result<Option<Ob
             .ok_or_else(|| Error::header("the shape is not a tuple of non-negative ints"))?,
         _ => return Err(Error::header("the header has no shape tuple")),
     };
+    Ok(Some(ObjectHeader {
+        shape,
+        fortran_order,
+        offset,
+    }))
+}
+
+/// The error for a pickled array whose shape is not the header's.
+fn shape_differs(pickled: &[u64], header: &[u64], offset: u64) -> Error {
+    Error::new(ErrorKind::Pickle(format!(
+        "the pickled array's shape {pickled:?} is not the header's {header:?}"
+    )))
+    .at_byte(offset)
+}
+
+/// The object array in a whole `.npy` file, or `None` if its dtype holds no object.
+pub(crate) fn object_array(bytes: &[u8], rb: &ReaderBuilder) -> Result<Option<ObjectArray>> {
+    let Some(h) = object_header(bytes, rb)? else {
+        return Ok(None);
+    };
+    let offset = h.offset;
     let data = bytes.get(offset as usize..).unwrap_or(&[]);
     let value = load(data, &rb.pickle).map_err(|e| shift(e, offset))?;
     let PyValue::Array(a) = value else {
-        return Err(Error::new(ErrorKind::Pickle(format!(
-            "the data of an object array is a pickled {}, not a numpy.ndarray",
-            value.type_name()
-        )))
-        .at_byte(offset));
+        return Err(not_an_array(&value).at_byte(offset));
     };
-    if a.shape != shape {
-        return Err(Error::new(ErrorKind::Pickle(format!(
-            "the pickled array's shape {:?} is not the header's {shape:?}",
-            a.shape
-        )))
-        .at_byte(offset));
+    if a.shape != h.shape {
+        return Err(shape_differs(&a.shape, &h.shape, offset));
     }
     Ok(Some(ObjectArray {
         descr: a.descr,
-        shape,
-        fortran_order,
+        shape: h.shape,
+        fortran_order: h.fortran_order,
         values: a.values,
     }))
+}
+
+/// Each element of the object array in a whole `.npy` file as a `T`, in logical C order, or
+/// `None` if its dtype holds no object. The elements are handed over one at a time, strings
+/// moved out of the pickle's graph ([`array_elements`]): no tree of every value is built.
+fn object_elements<'de, T: Deserialize<'de>>(
+    bytes: &[u8],
+    rb: &ReaderBuilder,
+) -> Result<Option<Vec<T>>> {
+    let Some(h) = object_header(bytes, rb)? else {
+        return Ok(None);
+    };
+    let offset = h.offset;
+    let data = bytes.get(offset as usize..).unwrap_or(&[]);
+    let mut out = Vec::new();
+    let count = std::cell::Cell::new(0usize);
+    let head = |_: &str, shape: &[u64]| {
+        if shape != h.shape {
+            // At the pickle's first byte: moved to the file's below.
+            return Err(shape_differs(shape, &h.shape, 0));
+        }
+        // As many elements as the pickle holds (checked): the allocation is bounded by it.
+        count.set(usize::try_from(shape.iter().product::<u64>()).unwrap_or(0));
+        Ok(())
+    };
+    let mut i = 0u64;
+    let r = array_elements(data, &rb.pickle, head, |v| {
+        if i == 0 {
+            out.reserve_exact(count.get());
+        }
+        out.push(T::deserialize(v).map_err(|e| e.at_record(i))?);
+        i += 1;
+        Ok(())
+    });
+    match r {
+        // A value that does not convert: its record, as the other doors say.
+        Err(e) if e.position().record.is_some() => Err(e),
+        Err(e) => Err(shift(e, offset)),
+        Ok(()) => Ok(Some(out)),
+    }
 }
 
 /// An error's byte offset moved from the pickle's start to the file's.
@@ -97,15 +159,6 @@ pub(crate) fn whole<'de, T: Deserialize<'de>>(a: ObjectArray) -> Result<T> {
     })))
 }
 
-/// Each element of the object array as a `T`, in logical C order.
-pub(crate) fn elements<'de, T: Deserialize<'de>>(a: ObjectArray) -> Result<Vec<T>> {
-    let mut out = Vec::with_capacity(a.values.len());
-    for (i, v) in a.values.into_iter().enumerate() {
-        out.push(T::deserialize(v).map_err(|e| e.at_record(i as u64))?);
-    }
-    Ok(out)
-}
-
 /// After a header error `err`: if the file is an object array, `read` it (or refuse it
 /// naming the option), else `err`.
 pub(crate) fn or_objects<R>(
@@ -122,6 +175,32 @@ pub(crate) fn or_objects<R>(
         Some(a) => read(a),
         None => Err(err),
     }
+}
+
+/// After a header error `err`: if the file is an object array, its elements as `T`s (or a
+/// refusal naming the option), else `err`.
+pub(crate) fn or_elements<'de, T: Deserialize<'de>>(
+    bytes: &[u8],
+    rb: &ReaderBuilder,
+    err: Error,
+) -> Result<Vec<T>> {
+    if !matches!(err.kind(), ErrorKind::UnsupportedDType(_)) || !rb.allow_pickle_data {
+        return Err(err);
+    }
+    object_elements(bytes, rb)?.ok_or(err)
+}
+
+/// [`or_elements`] for a file at `path`.
+pub(crate) fn or_elements_path<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    rb: &ReaderBuilder,
+    err: Error,
+) -> Result<Vec<T>> {
+    if !matches!(err.kind(), ErrorKind::UnsupportedDType(_)) || !rb.allow_pickle_data {
+        return Err(err);
+    }
+    let bytes = std::fs::read(path)?;
+    or_elements(&bytes, rb, err)
 }
 
 /// [`or_objects`] for a file at `path`.
