@@ -131,7 +131,7 @@ pub(crate) enum ChunkDecoder {
     Filtered {
         filter: Arc<ScanFilter>,
         on: RowDecoder,
-        rest: Option<RowDecoder>,
+        rest: Option<Box<RowDecoder>>,
         from: Vec<Source>,
     },
 }
@@ -165,7 +165,7 @@ impl ChunkDecoder {
         let rest = if others.is_empty() {
             None
         } else {
-            Some(RowDecoder::new(header, Some(&others), false)?)
+            Some(Box::new(RowDecoder::new(header, Some(&others), false)?))
         };
         Ok(ChunkDecoder::Filtered {
             filter: filter.clone(),
