@@ -207,8 +207,8 @@ fn find_scan(plan: &Arc<dyn ExecutionPlan>) -> Option<Arc<dyn ExecutionPlan>> {
     plan.children().into_iter().find_map(find_scan)
 }
 
-/// What the scan node carries: file groups with their byte ranges, projection, limit, and
-/// the source's options and batch size.
+/// What the scan node carries: file groups with their byte ranges, projection, pushed filter,
+/// limit, and the source's options and batch size.
 fn describe(scan: &Arc<dyn ExecutionPlan>) -> String {
     let exec = scan.downcast_ref::<DataSourceExec>().unwrap();
     let config = exec.data_source().downcast_ref::<FileScanConfig>().unwrap();
@@ -224,8 +224,10 @@ fn describe(scan: &Arc<dyn ExecutionPlan>) -> String {
         })
         .collect();
     format!(
-        "groups {groups:?}\nprojection {:?}\nlimit {:?}\noptions {:?}\nbatch {}\nschema {:?}",
+        "groups {groups:?}\nprojection {:?}\nfilter {:?}\nlimit {:?}\noptions {:?}\nbatch {}\n\
+         schema {:?}",
         config.file_source().projection(),
+        config.file_source().filter().map(|p| p.to_string()),
         config.limit,
         source.options(),
         source.batch_size(),
