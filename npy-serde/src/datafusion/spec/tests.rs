@@ -150,7 +150,8 @@ fn every_error_names_the_bad_part_and_what_is_accepted() {
     assert_eq!(
         err("npy(a.npy, colour=red)"),
         "unknown npy option \"colour\": the options are member, max_header_size, \
-         max_data_size, max_depth, max_dims, max_empty_items, file_extension, layout, access and filter_pushdown"
+         max_data_size, max_depth, max_dims, max_empty_items, file_extension, layout, access \
+         and filter_pushdown"
     );
     assert_eq!(
         err("npy(a.npy, max_header_size=lots)"),
