@@ -62,6 +62,11 @@ impl RowDecoder {
         })
     }
 
+    /// The schema of its batches.
+    pub(crate) fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
     /// Rows `first..first + rows` from `chunk`, which holds exactly their bytes and starts at
     /// byte `offset` of the file (for error positions).
     pub(crate) fn decode(

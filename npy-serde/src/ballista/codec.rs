@@ -9,8 +9,10 @@
 //! Ballista's without ambiguity. The scan's file groups, byte ranges, projection, limit,
 //! statistics and schema are datafusion-proto's own `FileScanExecConf`, written and read by
 //! its helpers; only the read options are ours: their key/value entries (the table options
-//! declared once in `datafusion/options.rs`), set again on the other side. The tags end in
-//! the message version (`/2`: options as entries); a cluster and its clients are one build.
+//! declared once in `datafusion/options.rs`), set again on the other side. A filter pushed
+//! into the scan travels as datafusion-proto's physical expression (a dynamic filter as its
+//! value when the plan is sent). The tags end in the message version (`/2`: options as
+//! entries); a cluster and its clients are one build.
 
 use std::sync::Arc;
 
@@ -24,6 +26,7 @@ use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::{AggregateUDF, Extension, LogicalPlan, ScalarUDF, WindowUDF};
+use datafusion::physical_expr_common::physical_expr::snapshot_physical_expr;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion_proto::logical_plan::LogicalExtensionCodec;
 use datafusion_proto::physical_plan::from_proto::{
@@ -33,7 +36,7 @@ use datafusion_proto::physical_plan::to_proto::serialize_file_scan_config;
 use datafusion_proto::physical_plan::{
     PhysicalExtensionCodec, PhysicalPlanDecodeContext, PhysicalProtoConverterExtension,
 };
-use datafusion_proto::protobuf::FileScanExecConf;
+use datafusion_proto::protobuf::{FileScanExecConf, PhysicalExprNode};
 use prost::Message;
 
 use super::columns::{
@@ -87,6 +90,9 @@ struct ScanProto {
     options: Option<OptionsProto>,
     #[prost(uint64, tag = "3")]
     batch_size: u64,
+    /// The filter pushed into the scan, over the table's columns.
+    #[prost(message, optional, tag = "4")]
+    predicate: Option<PhysicalExprNode>,
 }
 
 pub(super) fn options_to_proto(o: &NpyReadOptions) -> OptionsProto {
@@ -284,7 +290,7 @@ impl LogicalExtensionCodec for NpyLogicalCodec {
 
 /// Ballista's physical codec, plus the `.npy` scan: a `DataSourceExec` over a
 /// `FileScanConfig` whose source is [`NpySource`], with its file groups and byte ranges,
-/// projection, limit and read options (header, data and empty-value limits, `.npz`
+/// projection, limit, pushed filter and read options (header, data and empty-value limits, `.npz`
 /// member). Give it to the client session (done by [`session_config`](super::session_config)),
 /// the scheduler ([`scheduler_config`](super::scheduler_config)) and every executor
 /// ([`executor_config`](super::executor_config)).
@@ -341,13 +347,24 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
             .ok_or_else(|| malformed("the scan config is missing"))?;
         let options = options_from_proto(proto.options)?;
         let table_schema = parse_table_schema_from_proto(&conf)?;
+        let decode_ctx = PhysicalPlanDecodeContext::new(ctx, self);
+        let predicate = match &proto.predicate {
+            Some(p) => Some(proto_converter.proto_to_physical_expr(
+                p,
+                table_schema.table_schema(),
+                &decode_ctx,
+            )?),
+            None => None,
+        };
         // Executors send a failed task's error to the client as text: ours as its message.
-        let mut source: Arc<dyn FileSource> =
-            Arc::new(NpySource::new(table_schema, options).with_error_map(as_text));
+        let mut source: Arc<dyn FileSource> = Arc::new(
+            NpySource::new(table_schema, options)
+                .with_error_map(as_text)
+                .with_predicate(predicate),
+        );
         if let Ok(batch_size) = usize::try_from(proto.batch_size) {
             source = source.with_batch_size(batch_size);
         }
-        let decode_ctx = PhysicalPlanDecodeContext::new(ctx, self);
         let config = parse_protobuf_file_scan_config(&conf, &decode_ctx, proto_converter, source)?;
         Ok(DataSourceExec::from_data_source(config))
     }
@@ -364,10 +381,19 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
         let Some((config, source)) = npy_scan(node.as_ref()) else {
             return self.inner.try_encode(node, buf, proto_converter);
         };
+        let predicate = match source.filter() {
+            // A dynamic filter (a join's, a TopK's) goes as its value now: its producer stays
+            // on this side.
+            Some(p) => {
+                Some(proto_converter.physical_expr_to_proto(&snapshot_physical_expr(p)?, self)?)
+            }
+            None => None,
+        };
         let proto = ScanProto {
             conf: Some(serialize_file_scan_config(config, self, proto_converter)?),
             options: Some(options_to_proto(source.options())),
             batch_size: source.batch_size() as u64,
+            predicate,
         };
         encode(SCAN_TAG, &proto, buf)
     }

@@ -1,6 +1,8 @@
 //! The opener of `.npz` members ([`MemberOpener`]): one partition per archive (the member's
 //! bytes may be deflated) opens the archive, reads the member's header once, checks it
-//! against the table, and streams the member's batches from a blocking task.
+//! against the table, and streams the member's batches from a blocking task (the rows a
+//! pushed filter keeps). Members are read, never mapped: most are deflated, and `np.savez`
+//! does not align a stored member's data.
 
 use std::sync::Arc;
 
@@ -14,7 +16,7 @@ use tokio::sync::mpsc::Sender;
 
 use super::archive::{open_archive, ReadSeek};
 use super::error::df_err;
-use super::opener::{retag, Batches, ScanFiles, PREFETCH};
+use super::opener::{Batches, ScanFiles, PREFETCH};
 use crate::arrow::NpyBatchReader;
 use crate::npz::NpzArchive;
 
@@ -58,10 +60,9 @@ fn send_member(
         }
     };
     loop {
-        let item = match reader.next_batch() {
-            Ok(None) => return,
-            Ok(Some(b)) => retag(&scan.projected, b).map_err(|e| df_err(e, object)),
-            Err(e) => Err(df_err(e, object)),
+        let item = match reader.next_batch().transpose() {
+            None => return,
+            Some(b) => scan.filtered(b, object),
         };
         let failed = item.is_err();
         if tx.blocking_send(item).is_err() || failed {

@@ -25,10 +25,18 @@
 //! after the first axis) differs is an error naming it and both dtypes.
 //!
 //! # The scan
-//! - All I/O goes through DataFusion's `ObjectStore`: a ranged read of the header, then ranged
-//!   reads of the records, so local files and object stores share one path.
+//! - Local `.npy` files are mapped (`access=mmap`, the default): each batch's used fields are
+//!   gathered straight from the mapped pages. A file shortened by another process while a
+//!   query reads it can raise `SIGBUS`, as with [`MmapArray`](crate::MmapArray): choose
+//!   `access=read` ([`NpyReadOptions::memory_map`]) for files that may change. Object stores,
+//!   `.npz` members and `access=read` go through DataFusion's `ObjectStore`: a ranged read of
+//!   the header, then ranged reads of the records.
 //! - Projection: only the columns the query uses are decoded.
-//! - Limit: a partition reads no more records than the query's `LIMIT` needs.
+//! - Filters: the scan takes the filters DataFusion pushes into it (over the files' columns;
+//!   `filter_pushdown=false` leaves them to DataFusion) and evaluates them exactly, decoding
+//!   the other columns only for the rows that pass.
+//! - Limit: a partition reads no more records than the query's `LIMIT` needs (under a pushed
+//!   filter, the limit counts the rows that pass).
 //! - Byte ranges: DataFusion splits large files into byte ranges (`target_partitions`,
 //!   `datafusion.optimizer.repartition_file_min_size`); each range reads the whole records
 //!   whose first byte it holds, so one large file is read on every core.
@@ -103,7 +111,8 @@
 //! DataFusion's own datasource layout (as `datafusion-datasource-csv`/`-parquet`):
 //! `file_format` ([`NpyFormat`], [`NpyFormatFactory`]: schema and statistics from the
 //! headers), `source` ([`NpySource`], which picks the opener of the scan's access path when
-//! the scan is planned), `rows` and `member` (the openers of row files and `.npz` members),
+//! the scan is planned, and takes pushed filters), `filter` (a pushed filter, and the decoder
+//! of row chunks under it), `rows` and `member` (the openers of row files and `.npz` members),
 //! `opener` (what the openers share), `options` ([`NpyReadOptions`] and the table options,
 //! declared once), `spec` ([`TableSpec`]), `formats` (the other formats' listing options and
 //! [`CsvOptions`]), `listing` (a spec's listing table, and the format of a directory from its
@@ -118,6 +127,7 @@ pub(crate) mod columns;
 mod error;
 mod extent;
 mod file_format;
+mod filter;
 mod formats;
 mod header;
 mod listing;

@@ -19,6 +19,7 @@ use object_store::{ObjectMeta, ObjectStore};
 
 use super::error::{df_err, df_err_in};
 use super::extent::data_extent;
+use super::filter::ScanFilter;
 use super::options::NpyReadOptions;
 use super::schema::{check_same, table_schema};
 use crate::arrow::{BatchReaderBuilder, NpyBatchReader};
@@ -46,8 +47,13 @@ pub(crate) struct ScanFiles {
     pub(crate) indices: Vec<usize>,
     pub(crate) projected: SchemaRef,
     pub(crate) batch_size: usize,
-    /// The query's `LIMIT`: a partition reads no more rows.
+    /// The query's `LIMIT`: a partition reads no more rows (without a filter: under one, the
+    /// limit counts the rows that pass, and DataFusion's file stream stops at it).
     pub(crate) limit: Option<usize>,
+    /// The filter pushed into the scan, if any.
+    pub(crate) filter: Option<Arc<ScanFilter>>,
+    /// Local `.npy` row files are mapped (a local store, and not `access=read`).
+    pub(crate) map_local: bool,
     pub(crate) map_err: Option<ErrorMap>,
 }
 
@@ -68,11 +74,16 @@ impl ScanFiles {
             .map_err(|e| df_err_in(e, object, self.options.member()))
     }
 
-    /// A batch reader of the projected columns with the scan's batch size.
+    /// A batch reader of the projected columns (and a filter's) with the scan's batch size;
+    /// [`forward`](Self::forward) and [`filtered`](Self::filtered) filter its batches.
     pub(crate) fn batch_builder(&self) -> BatchReaderBuilder {
+        let columns = match &self.filter {
+            None => self.indices.clone(),
+            Some(f) => f.read_columns(&self.indices),
+        };
         BatchReaderBuilder::new()
             .reader_options(self.options.reader.clone())
-            .column_indices(self.indices.clone())
+            .column_indices(columns)
             .batch_size(self.batch_size)
             .parallel(false)
     }
@@ -93,17 +104,30 @@ impl ScanFiles {
         })
     }
 
-    /// The batches of a reader, retagged with the table's schema.
+    /// The batches of a reader of [`batch_builder`](Self::batch_builder), filtered, with the
+    /// table's schema.
     pub(crate) fn forward(
-        &self,
+        self: &Arc<Self>,
         mut reader: NpyBatchReader<'static>,
         object: ObjectMeta,
     ) -> Batches {
-        let projected = self.projected.clone();
+        let scan = self.clone();
         let batches = std::iter::from_fn(move || reader.next_batch().transpose());
-        stream::iter(batches.map(move |b| retag(&projected, b?)))
-            .map(move |r: Result<RecordBatch>| r.map_err(|e| df_err(e, &object)))
-            .boxed()
+        stream::iter(batches.map(move |b| scan.filtered(b, &object))).boxed()
+    }
+
+    /// A batch of a reader of [`batch_builder`](Self::batch_builder) (or its error, about
+    /// `object`): the rows the scan's filter keeps, with the table's (projected) schema.
+    pub(crate) fn filtered(
+        &self,
+        batch: Result<RecordBatch>,
+        object: &ObjectMeta,
+    ) -> DfResult<RecordBatch> {
+        let batch = batch.map_err(|e| df_err(e, object))?;
+        match &self.filter {
+            None => retag(&self.projected, batch).map_err(|e| df_err(e, object)),
+            Some(f) => f.apply(&batch, &self.indices, &self.projected),
+        }
     }
 }
 

@@ -34,6 +34,10 @@ pub struct NpyReadOptions {
     /// Whether a column table's scan checks the CRC-32 of each stored `.npz` member it reads
     /// whole (`verify_crc`, default true).
     pub(crate) skip_crc: bool,
+    /// Local row files read through ranged reads instead of a memory map (`access=read`).
+    pub(crate) read_access: bool,
+    /// Filters stay out of the scan (`filter_pushdown=false`): DataFusion filters the rows.
+    pub(crate) keep_filters: bool,
 }
 
 /// How a table's values lie in its files.
@@ -180,15 +184,46 @@ pub(crate) static OPTIONS: &[TableOption] = &[
                it reads whole (default true; false for trusted files)",
         get: |o| Some((!o.skip_crc).to_string()),
         set: |o, v| {
-            o.skip_crc = !match v {
-                "true" => true,
-                "false" => false,
-                _ => return Err(format!("expected true or false, found {v:?}")),
+            o.skip_crc = !flag(v)?;
+            Ok(())
+        },
+    },
+    TableOption {
+        key: "access",
+        value: "mmap|read",
+        help: "how local .npy row files are scanned: mmap (default; mapped, only the used \
+               fields are touched) or read (ranged reads: for files that may change or \
+               shrink while a query runs); object stores are always read",
+        get: |o| Some(if o.read_access { "read" } else { "mmap" }.to_string()),
+        set: |o, v| {
+            o.read_access = match v {
+                "mmap" => false,
+                "read" => true,
+                other => return Err(format!("expected mmap or read, found {other:?}")),
             };
             Ok(())
         },
     },
+    TableOption {
+        key: "filter_pushdown",
+        value: "true|false",
+        help: "whether the scan evaluates a query's filters, decoding the other columns only \
+               for the rows that pass (default true)",
+        get: |o| Some((!o.keep_filters).to_string()),
+        set: |o, v| {
+            o.keep_filters = !flag(v)?;
+            Ok(())
+        },
+    },
 ];
+
+fn flag(v: &str) -> Result<bool, String> {
+    match v {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        other => Err(format!("expected true or false, found {other:?}")),
+    }
+}
 
 fn bytes(v: &str) -> Result<u64, String> {
     v.parse()
@@ -256,6 +291,41 @@ impl NpyReadOptions {
             (None, Some(_)) => ".npz",
             (None, None) => ".npy",
         }
+    }
+
+    /// Scans local `.npy` row files through a memory map (`true`, the default: each
+    /// partition touches only the bytes of the fields a query uses) or through ranged reads
+    /// (`false`). A mapped file that another process shortens while a query reads it can
+    /// raise `SIGBUS`, as with [`MmapArray`](crate::MmapArray) and NumPy's memmap: read files
+    /// that may change. Object stores and `.npz` members are always read. The option
+    /// `access=mmap|read`.
+    ///
+    /// ```
+    /// use npy_serde::datafusion::NpyReadOptions;
+    /// let o = NpyReadOptions::new().memory_map(false);
+    /// let same = NpyReadOptions::new().set("access", "read")?;
+    /// assert_eq!(format!("{:?}", o.entries()), format!("{:?}", same.entries()));
+    /// # Ok::<(), datafusion::error::DataFusionError>(())
+    /// ```
+    pub fn memory_map(mut self, yes: bool) -> Self {
+        self.read_access = !yes;
+        self
+    }
+
+    /// Lets the scan evaluate a query's filters (`true`, the default: the filter's columns are
+    /// decoded first, the others only for the rows that pass) or leaves them to DataFusion
+    /// (`false`). Answers are the same either way. The option `filter_pushdown=true|false`.
+    ///
+    /// ```
+    /// use npy_serde::datafusion::NpyReadOptions;
+    /// let o = NpyReadOptions::new().filter_pushdown(false);
+    /// let same = NpyReadOptions::new().set("filter_pushdown", "false")?;
+    /// assert_eq!(format!("{:?}", o.entries()), format!("{:?}", same.entries()));
+    /// # Ok::<(), datafusion::error::DataFusionError>(())
+    /// ```
+    pub fn filter_pushdown(mut self, yes: bool) -> Self {
+        self.keep_filters = !yes;
+        self
     }
 
     /// The `.npz` member the table reads, if its files are archives.
@@ -357,7 +427,9 @@ mod tests {
             .max_header_size(123)
             .max_data_size(456)
             .npz_member("x")
-            .file_extension(".zip");
+            .file_extension(".zip")
+            .memory_map(false)
+            .filter_pushdown(false);
         let mut back = NpyReadOptions::new();
         for e in o.entries() {
             if let Some(v) = &e.value {
@@ -372,6 +444,7 @@ mod tests {
         assert_eq!(back.reader.max_empty_items, 9);
         assert_eq!(back.member(), Some("x"));
         assert_eq!(back.extension(), ".zip");
+        assert!(back.read_access && back.keep_filters);
         // Unset options have no value.
         let none = NpyReadOptions::new().entries();
         let unset: Vec<&str> = none
@@ -388,8 +461,8 @@ mod tests {
         assert_eq!(
             o.apply("nope", "1").unwrap_err(),
             "unknown npy option \"nope\": the options are member, max_header_size, \
-             max_data_size, max_depth, max_dims, max_empty_items, file_extension, layout and \
-             verify_crc"
+             max_data_size, max_depth, max_dims, max_empty_items, file_extension, layout, \
+             verify_crc, access and filter_pushdown"
         );
         assert_eq!(
             o.apply("max_header_size", "big").unwrap_err(),
@@ -416,6 +489,17 @@ mod tests {
         o.apply("verify_crc", "false").unwrap();
         assert!(!o.verifies_crc());
         o.apply("layout", "rows").unwrap();
+        assert_eq!(
+            o.apply("access", "mapped").unwrap_err(),
+            "npy option access: expected mmap or read, found \"mapped\""
+        );
+        assert_eq!(
+            o.apply("filter_pushdown", "yes").unwrap_err(),
+            "npy option filter_pushdown: expected true or false, found \"yes\""
+        );
+        o.apply("access", "read").unwrap();
+        o.apply("filter_pushdown", "false").unwrap();
+        assert!(o.read_access && o.keep_filters);
         assert_eq!(o.layout(), TableLayout::Rows);
         let e = NpyReadOptions::new().set("nope", "1").unwrap_err();
         assert!(matches!(e, DataFusionError::Configuration(_)), "{e}");

@@ -1,24 +1,37 @@
-//! The opener of `.npy` row files ([`RowFileOpener`]): the header in one ranged read, then
-//! the byte ranges of the whole records the partition owns, decoded a batch at a time (only
-//! the projected columns). A Fortran-order array with more than one axis longer than 1 has no
-//! contiguous rows: the partition that owns the file's first byte reads its data whole and
-//! gathers them.
+//! The opener of `.npy` row files ([`RowFileOpener`]): the whole records the partition owns,
+//! decoded a batch at a time (only the projected columns; under a pushed filter, its columns
+//! first and the others for the rows that pass: [`ChunkDecoder`]).
+//!
+//! - A local file (a `LocalFileSystem` store, not `access=read`) is mapped ([`mapped`]): its
+//!   header is parsed from the map, its size checked against the data the header declares
+//!   (a file cut short before the scan opens it fails naming it), and each batch's columns
+//!   are gathered straight from the mapped pages, so the bytes of the fields a query does not
+//!   use are never touched, nor copied. A file shortened by another process while a query
+//!   reads it can raise `SIGBUS` (as [`MmapArray`](crate::MmapArray) and NumPy's memmap can):
+//!   `access=read` is for files that may change underneath.
+//! - Otherwise the header comes in one ranged read, then byte ranges of whole records.
+//!
+//! A Fortran-order array with more than one axis longer than 1 has no contiguous rows: the
+//! partition that owns the file's first byte reads its data whole and gathers them.
 
 use std::sync::Arc;
 
+use arrow_array::RecordBatch;
 use bytes::Bytes;
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::{FileOpenFuture, FileOpener};
 use datafusion::error::Result as DfResult;
 use futures::stream::{self, StreamExt};
+use object_store::local::LocalFileSystem;
 use object_store::{ObjectMeta, ObjectStoreExt};
 
 use super::error::df_err;
+use super::filter::ChunkDecoder;
 use super::header::fetch_header;
-use super::opener::{retag, Batches, ScanFiles, PREFETCH};
-use crate::arrow::{needs_gather, RowDecoder, MAX_BATCH_BYTES};
+use super::opener::{Batches, ScanFiles, PREFETCH};
+use crate::arrow::{needs_gather, MAX_BATCH_BYTES};
 use crate::error::Error;
-use crate::header::ParsedHeader;
+use crate::header::{parse_header, ParsedHeader};
 
 /// The size of one ranged read of a `.npy` file's records (rounded to whole batches).
 const FETCH_BYTES: u64 = 4 << 20;
@@ -41,7 +54,19 @@ impl FileOpener for RowFileOpener {
         let scan = self.0.clone();
         let object = file.object_meta;
         Ok(self.0.opened(async move {
-            let (header, size) = fetch_header(&scan.store, &object, &scan.options).await?;
+            let map = if scan.map_local {
+                Some(map_file(&object)?)
+            } else {
+                None
+            };
+            let (header, size) = match &map {
+                Some(map) => {
+                    let limits = scan.options.reader.limits();
+                    let header = parse_header(map, limits).map_err(|e| df_err(e, &object))?;
+                    (header, map.len() as u64)
+                }
+                None => fetch_header(&scan.store, &object, &scan.options).await?,
+            };
             let (start, end) = scan.check(&header, &object, size)?;
             let file = RowFile {
                 scan,
@@ -50,10 +75,10 @@ impl FileOpener for RowFileOpener {
                 start,
                 end,
             };
-            if needs_gather(&header.header) {
-                file.whole(header).await
-            } else {
-                file.ranged(&header)
+            match map {
+                _ if needs_gather(&header.header) => file.whole(header).await,
+                Some(map) => file.mapped(&header, map),
+                None => file.ranged(&header),
             }
         }))
     }
@@ -99,23 +124,53 @@ impl RowFile {
         if row_bytes == 0 && !self.owns(start) {
             (lo, hi) = (0, 0);
         }
-        if let Some(limit) = self.scan.limit {
+        // Under a filter the limit counts the rows that pass: DataFusion's file stream stops
+        // there.
+        if let (Some(limit), None) = (self.scan.limit, &self.scan.filter) {
             hi = hi.min(lo.saturating_add(limit as u64));
         }
         (lo, hi)
+    }
+
+    /// The decoder of the partition's rows, their range, and the rows per batch.
+    fn plan(&self, header: &ParsedHeader) -> DfResult<(ChunkDecoder, u64, u64, u64)> {
+        let decoder = ChunkDecoder::new(
+            &header.header,
+            &self.scan.indices,
+            self.scan.filter.as_ref(),
+        )
+        .map_err(|e| df_err(e, &self.object))?;
+        let row_bytes = decoder.row_bytes() as u64;
+        let (lo, hi) = self.rows(decoder.rows(), row_bytes);
+        let per_batch = (self.scan.batch_size as u64)
+            .min((MAX_BATCH_BYTES as u64 / row_bytes.max(1)).max(1))
+            .max(1);
+        Ok((decoder, lo, hi, per_batch))
+    }
+
+    /// The partition's rows from the mapped file, a batch at a time, each decoded from its
+    /// rows' mapped bytes in place.
+    fn mapped(self, header: &ParsedHeader, map: Arc<memmap2::Mmap>) -> DfResult<Batches> {
+        let (decoder, lo, hi, per_batch) = self.plan(header)?;
+        let row_bytes = decoder.row_bytes() as u64;
+        let step = usize::try_from(per_batch).unwrap_or(usize::MAX);
+        let batches = (lo..hi).step_by(step).map(move |first| {
+            let n = per_batch.min(hi - first);
+            let at = self.start + first * row_bytes;
+            // Within the data the size check found in the map.
+            let (s, e) = (at as usize, (at + n * row_bytes) as usize);
+            let projected = &self.scan.projected;
+            decoder.decode(&map[s..e], first, n as usize, at, projected, &self.object)
+        });
+        Ok(stream::iter(batches).filter(non_empty).boxed())
     }
 
     /// The partition's rows through ranged reads of about [`FETCH_BYTES`] (a whole number of
     /// batches each), decoded a batch at a time: one read per batch cost a file open and a
     /// blocking task per 8192 rows.
     fn ranged(self, header: &ParsedHeader) -> DfResult<Batches> {
-        let decoder = RowDecoder::new(&header.header, Some(&self.scan.indices), false)
-            .map_err(|e| df_err(e, &self.object))?;
-        let row_bytes = decoder.layout.row_bytes as u64;
-        let (lo, hi) = self.rows(decoder.layout.rows, row_bytes);
-        let per_batch = (self.scan.batch_size as u64)
-            .min((MAX_BATCH_BYTES as u64 / row_bytes.max(1)).max(1))
-            .max(1);
+        let (decoder, lo, hi, per_batch) = self.plan(header)?;
+        let row_bytes = decoder.row_bytes() as u64;
         let per_fetch = per_batch * (FETCH_BYTES / (per_batch * row_bytes.max(1))).max(1);
         let fetches: Vec<(u64, u64)> = (lo..hi)
             .step_by(usize::try_from(per_fetch).unwrap_or(usize::MAX))
@@ -137,6 +192,7 @@ impl RowFile {
                 Err(e) => stream::once(async { Err(e) }).boxed(),
                 Ok((chunk, first, n, bytes)) => chunk.decode(first, n, bytes),
             })
+            .filter(non_empty)
             .boxed())
     }
 
@@ -169,7 +225,7 @@ impl RowFile {
 struct Chunk {
     scan: Arc<ScanFiles>,
     object: ObjectMeta,
-    decoder: Arc<RowDecoder>,
+    decoder: Arc<ChunkDecoder>,
     /// Where the data starts.
     start: u64,
     row_bytes: u64,
@@ -206,11 +262,35 @@ impl Chunk {
             let rb = self.row_bytes;
             let (s, e) = ((k * rb) as usize, ((k + m) * rb) as usize);
             let at = self.start + (first + k) * rb;
-            self.decoder
-                .decode(&bytes.slice(s..e), first + k, m as usize, at)
-                .and_then(|b| retag(&self.scan.projected, b))
-                .map_err(|e| df_err(e, &self.object))
+            let projected = &self.scan.projected;
+            self.decoder.decode(
+                &bytes[s..e],
+                first + k,
+                m as usize,
+                at,
+                projected,
+                &self.object,
+            )
         });
         stream::iter(batches).boxed()
     }
+}
+
+/// Keeps errors and batches with rows (a pushed filter can leave a batch none).
+fn non_empty(b: &DfResult<RecordBatch>) -> std::future::Ready<bool> {
+    std::future::ready(b.as_ref().map_or(true, |b| b.num_rows() > 0))
+}
+
+/// Maps the local file `object` (of a `LocalFileSystem` store rooted at `/`).
+fn map_file(object: &ObjectMeta) -> DfResult<Arc<memmap2::Mmap>> {
+    let path = LocalFileSystem::new().path_to_filesystem(&object.location)?;
+    let file = std::fs::File::open(&path).map_err(|e| df_err(Error::from(e), object))?;
+    // SAFETY: `Mmap::map` is unsafe because the mapped memory can change under us: another
+    // process writing the file changes the bytes we read, and truncating it makes access to
+    // the lost pages raise SIGBUS. The scan only reads bytes, and every byte value is valid
+    // for every decode path (a bad value is an error, never UB); the size is checked against
+    // the header when the scan opens the file, and the module docs and the `access` option
+    // say that a file shortened while mapped can raise SIGBUS (`access=read` avoids it).
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| df_err(Error::from(e), object))?;
+    Ok(Arc::new(map))
 }

@@ -1,20 +1,27 @@
 //! The scan: [`NpySource`], DataFusion's `FileSource` for `.npy` files and `.npz` members. It
 //! holds the projection, batch size and options, and picks the opener of the scan's access
 //! path when the scan is planned: [`RowFileOpener`] for `.npy` row files (byte ranges of whole
-//! records), [`MemberOpener`] for a member of each `.npz` archive.
+//! records; local files mapped unless `access=read`), [`MemberOpener`] for a member of each
+//! `.npz` archive. It takes the filters DataFusion pushes into the scan (the physical
+//! `FilterPushdown` rule) that it evaluates exactly (see `filter`), unless
+//! `filter_pushdown=false`.
 
 use std::sync::Arc;
 
+use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::datasource::physical_plan::{FileOpener, FileScanConfig, FileSource};
 use datafusion::datasource::projection::{ProjectionOpener, SplitProjection};
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::physical_expr::conjunction;
 use datafusion::physical_expr::projection::ProjectionExprs;
+use datafusion::physical_plan::filter_pushdown::{FilterPushdownPropagation, PushedDown};
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
-use datafusion::physical_plan::PhysicalExpr;
+use datafusion::physical_plan::{DisplayFormatType, PhysicalExpr};
 use object_store::ObjectStore;
 
+use super::filter::{pushable, ScanFilter};
 use super::member::MemberOpener;
 use super::opener::{ErrorMap, ScanFiles};
 use super::options::NpyReadOptions;
@@ -31,6 +38,8 @@ pub struct NpySource {
     batch_size: usize,
     /// What the scan's errors go through (see [`NpySource::with_error_map`]).
     map_err: Option<ErrorMap>,
+    /// The filter pushed into the scan (over the table's columns).
+    predicate: Option<Arc<dyn PhysicalExpr>>,
 }
 
 impl std::fmt::Debug for NpySource {
@@ -39,6 +48,7 @@ impl std::fmt::Debug for NpySource {
             .field("options", &self.options)
             .field("file_indices", &self.projection.file_indices)
             .field("batch_size", &self.batch_size)
+            .field("predicate", &self.predicate)
             .finish_non_exhaustive()
     }
 }
@@ -53,7 +63,16 @@ impl NpySource {
             metrics: ExecutionPlanMetricsSet::new(),
             batch_size: crate::arrow::DEFAULT_BATCH_SIZE,
             map_err: None,
+            predicate: None,
         }
+    }
+
+    /// The scan keeping only the rows for which `predicate` (over the table's columns) is
+    /// true, as a scan DataFusion pushed the filter into does: the Ballista codec sets it
+    /// again on the executors. `None`: every row.
+    pub fn with_predicate(mut self, predicate: Option<Arc<dyn PhysicalExpr>>) -> Self {
+        self.predicate = predicate;
+        self
     }
 
     /// The scan with every error (of opening a file and of each batch) passed through `f`
@@ -84,7 +103,15 @@ impl FileSource for NpySource {
     ) -> DfResult<Arc<dyn FileOpener>> {
         let file_schema = self.table_schema.file_schema();
         let indices = self.projection.file_indices.clone();
+        let filter = match &self.predicate {
+            Some(p) => Some(Arc::new(ScanFilter::new(p, file_schema)?)),
+            None => None,
+        };
+        // DataFusion's local store, rooted at `/` (as it registers it for `file://`).
+        let local = object_store.to_string() == "LocalFileSystem(file:///)";
         let scan = Arc::new(ScanFiles {
+            filter,
+            map_local: local && !self.options.read_access,
             store: object_store,
             options: self.options.clone(),
             table: file_schema.clone(),
@@ -123,6 +150,16 @@ impl FileSource for NpySource {
         "npy"
     }
 
+    /// Shows a pushed filter in `EXPLAIN` (as Parquet's scan does): `, predicate=...`.
+    fn fmt_extra(&self, t: DisplayFormatType, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match (t, &self.predicate) {
+            (DisplayFormatType::Default | DisplayFormatType::Verbose, Some(p)) => {
+                write!(f, ", predicate={p}")
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// `.npy` files split into byte ranges of whole records; an `.npz` member is read by one
     /// partition (its bytes may be compressed).
     fn supports_repartitioning(&self) -> bool {
@@ -149,6 +186,52 @@ impl FileSource for NpySource {
         &self,
         f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
     ) -> DfResult<TreeNodeRecursion> {
+        if let Some(p) = &self.predicate
+            && f(p)? == TreeNodeRecursion::Stop
+        {
+            return Ok(TreeNodeRecursion::Stop);
+        }
         datafusion::physical_plan::apply_expression_roots(self.projection.source.iter(), f)
+    }
+
+    /// Takes the filters it evaluates exactly (over the files' own columns, not volatile),
+    /// answering `Yes` for them and `No` for the others (DataFusion keeps those); none with
+    /// `filter_pushdown=false`.
+    fn try_pushdown_filters(
+        &self,
+        filters: Vec<Arc<dyn PhysicalExpr>>,
+        _config: &ConfigOptions,
+    ) -> DfResult<FilterPushdownPropagation<Arc<dyn FileSource>>> {
+        let verdicts: Vec<PushedDown> = filters
+            .iter()
+            .map(|f| {
+                if !self.options.keep_filters && pushable(f, &self.table_schema) {
+                    PushedDown::Yes
+                } else {
+                    PushedDown::No
+                }
+            })
+            .collect();
+        let taken: Vec<Arc<dyn PhysicalExpr>> = filters
+            .iter()
+            .zip(&verdicts)
+            .filter(|(_, v)| matches!(v, PushedDown::Yes))
+            .map(|(f, _)| f.clone())
+            .collect();
+        if taken.is_empty() {
+            return Ok(FilterPushdownPropagation::with_parent_pushdown_result(
+                verdicts,
+            ));
+        }
+        let mut source = self.clone();
+        source.predicate = Some(conjunction(self.predicate.iter().cloned().chain(taken)));
+        Ok(
+            FilterPushdownPropagation::with_parent_pushdown_result(verdicts)
+                .with_updated_node(Arc::new(source) as Arc<dyn FileSource>),
+        )
+    }
+
+    fn filter(&self) -> Option<Arc<dyn PhysicalExpr>> {
+        self.predicate.clone()
     }
 }

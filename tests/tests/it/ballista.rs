@@ -70,6 +70,9 @@ const GROUP_BY: &str = "SELECT flag, count(*), sum(id), avg(x), min(y), max(y) F
 const FILTER: &str = "SELECT count(*), sum(x), sum(id) FROM t WHERE id % 7 = 0 AND name <> 'n1'";
 const TOP: &str = "SELECT id, y, name FROM t ORDER BY y DESC, id ASC LIMIT 5";
 const LIMIT: &str = "SELECT count(*) FROM (SELECT id FROM t LIMIT 17)";
+/// A filter the scan takes (the codec carries it to the executors), under a limit.
+const FILTER_LIMIT: &str = "SELECT count(*) FROM (SELECT id FROM t WHERE flag = 3 LIMIT 17)";
+const FILTER_TOP: &str = "SELECT id, name FROM t WHERE flag = 3 AND x > 0 ORDER BY id LIMIT 9";
 
 #[test]
 fn queries_on_the_cluster_equal_single_process_datafusion_and_numpy() {
@@ -83,9 +86,10 @@ fn queries_on_the_cluster_equal_single_process_datafusion_and_numpy() {
         rt.block_on(ctx.register_npy("t", path, NpyReadOptions::new()))
             .unwrap();
     }
-    for q in [GROUP_BY, FILTER, TOP, LIMIT] {
+    for q in [GROUP_BY, FILTER, TOP, LIMIT, FILTER_LIMIT, FILTER_TOP] {
         assert_eq!(sql(&ballista, &rt, q), sql(&local, &rt, q), "{q}");
     }
+    assert_eq!(sql(&ballista, &rt, FILTER_LIMIT), [["17"]]);
 
     // The answers themselves, from the records.
     let got = sql(&ballista, &rt, GROUP_BY);
@@ -203,8 +207,8 @@ fn find_scan(plan: &Arc<dyn ExecutionPlan>) -> Option<Arc<dyn ExecutionPlan>> {
     plan.children().into_iter().find_map(find_scan)
 }
 
-/// What the scan node carries: file groups with their byte ranges, projection, limit, and
-/// the source's options and batch size.
+/// What the scan node carries: file groups with their byte ranges, projection, pushed filter,
+/// limit, and the source's options and batch size.
 fn describe(scan: &Arc<dyn ExecutionPlan>) -> String {
     let exec = scan.downcast_ref::<DataSourceExec>().unwrap();
     let config = exec.data_source().downcast_ref::<FileScanConfig>().unwrap();
@@ -220,8 +224,10 @@ fn describe(scan: &Arc<dyn ExecutionPlan>) -> String {
         })
         .collect();
     format!(
-        "groups {groups:?}\nprojection {:?}\nlimit {:?}\noptions {:?}\nbatch {}\nschema {:?}",
+        "groups {groups:?}\nprojection {:?}\nfilter {:?}\nlimit {:?}\noptions {:?}\nbatch {}\n\
+         schema {:?}",
         config.file_source().projection(),
+        config.file_source().filter().map(|p| p.to_string()),
         config.limit,
         source.options(),
         source.batch_size(),
@@ -284,6 +290,9 @@ fn the_physical_codec_round_trips_a_scan_node_exactly() {
         assert!(text.contains("max_empty_items: 11"), "{text}");
         if q.contains("LIMIT") {
             assert!(text.contains("limit Some(7)"), "{text}");
+        } else {
+            // The filter pushed into the scan travels with it.
+            assert!(text.contains("filter Some(\"y@3 > 3\")"), "{text}");
         }
         // And the decoded plan runs to the same answer.
         let run = |p: Arc<dyn ExecutionPlan>| {
