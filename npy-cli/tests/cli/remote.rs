@@ -328,3 +328,60 @@ fn http_errors_name_the_url() {
     );
     assert!(err.contains("uploads to s3://"), "{err}");
 }
+
+/// `npy sql` over one object, an S3 prefix and a glob gives what it gives over the local
+/// copies; over HTTP a table is one file.
+#[cfg(feature = "datafusion")]
+#[test]
+fn sql_over_s3_prefixes_globs_and_http_files() {
+    let Some(server) = S3Server::try_start() else {
+        return;
+    };
+    let env = server.env();
+    let dir = Dir::new("remote-sql");
+    let (local, bytes) = fixture("npy/rec_w2_le.npy");
+    server.put("w2.npy", &bytes);
+    let q = "SELECT count(*) AS n, sum(x) AS sx, min(id) AS lo, max(flag) AS hi FROM w2";
+    let want = npy_ok(["sql", "--json", q, local.as_str()]);
+    assert_eq!(ok(&env, &["sql", "--json", q, &server.url("w2.npy")]), want);
+    // Three shards on disk and under a prefix.
+    std::fs::create_dir_all(dir.file("shards")).unwrap();
+    for i in 0..3u64 {
+        let data: Vec<u8> = (0..1000 + i)
+            .flat_map(|k| ((k * 3 + i) as f64).to_le_bytes())
+            .collect();
+        let shard = npy_bytes("<f8", &[1000 + i], false, &data);
+        std::fs::write(dir.file(&format!("shards/s{i}.npy")), &shard).unwrap();
+        server.put(&format!("shards/s{i}.npy"), &shard);
+    }
+    let q = "SELECT count(*) AS n, sum(value) AS s, max(value) AS m FROM t";
+    let local_dir = format!("t={}/", dir.join("shards"));
+    let want = npy_ok(["sql", "--json", q, "-t", local_dir.as_str()]);
+    assert!(
+        want.contains("\"n\": 3003") || want.contains("\"n\":3003"),
+        "{want}"
+    );
+    let prefix = format!("t={}", server.url("shards/"));
+    assert_eq!(ok(&env, &["sql", "--json", q, "-t", &prefix]), want);
+    let glob = format!("t={}", server.url("shards/*.npy"));
+    assert_eq!(ok(&env, &["sql", "--json", q, "-t", &glob]), want);
+    // A missing prefix: an error naming it, not an empty table.
+    let out = npy_env(
+        &env,
+        &[
+            "--timeout",
+            "3",
+            "sql",
+            q,
+            "-t",
+            &format!("t={}", server.url("none/")),
+        ],
+    );
+    assert_ne!(out.status.code(), Some(0), "{out:?}");
+    if let Some(http) = HttpServer::try_start() {
+        http.put("w2.npy", &bytes);
+        let q = "SELECT count(*) AS n, sum(x) AS sx FROM w2";
+        let want = npy_ok(["sql", "--json", q, local.as_str()]);
+        assert_eq!(ok(&[], &["sql", "--json", q, &http.url("w2.npy")]), want);
+    }
+}
