@@ -1,6 +1,6 @@
 //! Tables on object stores (features `datafusion` and `remote`): the store of an `s3://` or
 //! `http(s)://` table location registered in the session's `RuntimeEnv`, so that DataFusion
-//! lists (S3 prefixes and globs; over HTTP a table is one file, the HTTP store lists only
+//! lists (S3 prefixes; globs over S3 are not listed yet; over HTTP a table is one file, the HTTP store lists only
 //! through WebDAV) and reads the table's files with the same ranged reads as local ones.
 
 use datafusion::datasource::listing::ListingTableUrl;
