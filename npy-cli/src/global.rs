@@ -12,9 +12,11 @@ pub struct Global {
     pub max_header_size: u64,
     /// `--max-empty-items`.
     pub max_empty_items: u64,
-    /// `--timeout`: one object-store request's limit.
+    /// `--timeout`: one object-store request's limit (read with feature `remote`).
+    #[cfg_attr(not(feature = "remote"), allow(dead_code))]
     pub timeout: Duration,
     /// `--retries`: how often a failed object-store request is retried.
+    #[cfg_attr(not(feature = "remote"), allow(dead_code))]
     pub retries: usize,
 }
 

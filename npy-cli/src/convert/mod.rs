@@ -124,12 +124,15 @@ enum Format {
 
 /// `npy convert`: to a local file or standard output, or (feature `remote`) to `s3://`
 /// through a local temporary file that is then uploaded (see `upload`).
-pub fn run(g: &Global, mut a: Args) -> CliResult {
+pub fn run(g: &Global, a: Args) -> CliResult {
     if crate::input::source::is_url(&a.output) {
         #[cfg(feature = "remote")]
         {
             let staged = upload::Staged::new(&a.output)?;
-            a.output = staged.output.clone();
+            let a = Args {
+                output: staged.output.clone(),
+                ..a
+            };
             convert(g, a)?;
             return staged.upload(g);
         }

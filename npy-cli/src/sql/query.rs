@@ -47,6 +47,9 @@ pub fn run(g: &Global, a: &Args) -> CliResult {
     }
     for (name, path) in &named {
         let spec = table_spec(path, &options)?;
+        #[cfg(feature = "remote")]
+        npy_serde::datafusion::register_store_for(&ctx, spec.location(), &g.remote_options())
+            .map_err(|e| Failure::file(path, flat(&e)))?;
         rt.block_on(ctx.register_spec(name, &spec))
             .map_err(|e| Failure::file(path, flat(&e)))?;
     }

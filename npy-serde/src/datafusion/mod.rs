@@ -134,6 +134,8 @@ mod listing;
 mod member;
 mod opener;
 mod options;
+#[cfg(feature = "remote")]
+mod remote;
 mod rows;
 mod schema;
 mod session;
@@ -143,6 +145,8 @@ mod spec;
 pub use file_format::{NpyFormat, NpyFormatFactory};
 pub use formats::CsvOptions;
 pub use options::{NpyReadOptions, TableLayout};
+#[cfg(feature = "remote")]
+pub use remote::register_store_for;
 pub use session::{register_npy_format, NpySessionExt};
 pub use source::NpySource;
 pub use spec::{table_spec_help, TableFormat, TableSpec, TableSpecError};
