@@ -20,4 +20,6 @@ mod manifest;
 mod object;
 #[cfg(all(feature = "datafusion", feature = "parquet"))]
 mod sql;
+#[cfg(all(feature = "datafusion", feature = "parquet"))]
+mod sql_memory;
 mod text_csv;

@@ -18,6 +18,8 @@
 //!   [`table_spec_help`]. `npy sql -t NAME=SPEC` takes it.
 //! - [`NpyFormat`], [`NpyFormatFactory`] and [`NpySource`] are the `FileFormat`,
 //!   `FileFormatFactory` and `FileSource` underneath, for building listing tables by hand.
+//! - [`memory_limited_context`] builds a session inside a [`MemoryLimit`] (sorts and
+//!   aggregations spill to a temporary directory), as `npy sql --memory-limit` runs.
 //!
 //! Rows and columns are those of the [Arrow mapping](crate::arrow) (one column per record
 //! field, nested records as structs, subarrays as fixed-size lists, datetimes as timestamps
@@ -89,6 +91,7 @@ mod formats;
 mod header;
 mod listing;
 mod member;
+mod memory;
 mod opener;
 mod options;
 mod rows;
@@ -99,6 +102,7 @@ mod spec;
 
 pub use file_format::{NpyFormat, NpyFormatFactory};
 pub use formats::CsvOptions;
+pub use memory::{memory_limited_context, MemoryLimit};
 pub use options::{NpyReadOptions, TableLayout};
 pub use session::{register_npy_format, NpySessionExt};
 pub use source::NpySource;
