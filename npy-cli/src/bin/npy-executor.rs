@@ -23,6 +23,7 @@ use clap::Parser;
 use datafusion::error::Result as DfResult;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionConfig;
+use npy_serde::ballista::NpyPhysicalCodec;
 use npy_serde::datafusion::MemoryLimit;
 
 /// A Ballista executor for SQL over .npy tables (npy-serde's codecs): registers with the
@@ -61,6 +62,13 @@ struct Args {
     /// fraction of the machine's or cgroup's memory).
     #[arg(long, value_name = "SIZE")]
     memory_limit: Option<String>,
+    /// The largest .npy header this executor reads, whatever a table's options ask for.
+    #[arg(long, value_name = "BYTES")]
+    max_header_size: Option<u64>,
+    /// The largest array data per file this executor reads, whatever a table's options ask
+    /// for (default: the table's limit).
+    #[arg(long, value_name = "BYTES")]
+    max_data_size: Option<u64>,
     /// Print a line per task to stderr: which job, stage and task this executor ran.
     #[arg(long)]
     log_tasks: bool,
@@ -115,7 +123,12 @@ fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
             inner: DefaultExecutionEngine::new(),
         }));
     }
-    let config = npy_serde::ballista::executor_config(config);
+    let mut config = npy_serde::ballista::executor_config(config);
+    if a.max_header_size.is_some() || a.max_data_size.is_some() {
+        let codec =
+            NpyPhysicalCodec::default().with_read_ceiling(a.max_header_size, a.max_data_size);
+        config.override_physical_codec = Some(Arc::new(codec));
+    }
     eprintln!(
         "npy-executor {}: flight {}:{}, grpc {}:{}, scheduler {}",
         config.executor_id, a.bind, a.port, a.bind, a.grpc_port, a.scheduler

@@ -236,6 +236,20 @@ fn a_scheduler_and_two_executor_processes_under_faults() {
         wants[0]
     );
 
+    // The SQL bench's two queries (benches/sql.rs) over this table: the cluster against one
+    // process, same run, same answers (timings printed for the record, not asserted).
+    for q in [
+        "SELECT flag, count(*), avg(x), max(key) FROM t GROUP BY flag ORDER BY flag",
+        "SELECT sum(x) FROM t WHERE id % 7 = 0",
+    ] {
+        let t = Instant::now();
+        let here = answer(&rt, &local, q);
+        let one = t.elapsed();
+        let t = Instant::now();
+        assert_eq!(answer(&rt, &ctx, q), here, "{q}");
+        eprintln!("{q}: one process {one:?}, the cluster {:?}", t.elapsed());
+    }
+
     // 2. SIGKILL executor b while a query of several stages runs.
     let want = answer(&rt, &local, STAGES);
     let before = b.tasks();

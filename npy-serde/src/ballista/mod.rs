@@ -70,7 +70,9 @@
 //!   `ExecutorProcessConfig::override_runtime_producer`) as in any Ballista deployment.
 //! - **Read limits**: a table's header and data limits
 //!   ([`NpyReadOptions`](crate::datafusion::NpyReadOptions)) are set by the client and travel
-//!   with its scan to every executor, which reads under them.
+//!   with its scan to every executor, which reads under them; an executor's
+//!   `--max-header-size` and `--max-data-size`
+//!   ([`NpyPhysicalCodec::with_read_ceiling`]) lower them, never raise them.
 //! - **Which executor ran what**: `npy-executor --log-tasks` prints a line per task to stderr.
 //!
 //! `npy-cli/tests/cluster` runs this: a scheduler and two executors as processes on
