@@ -460,6 +460,9 @@ mod tests {
         // Without a ceiling the client's options pass as they are.
         let plain = NpyPhysicalCodec::default();
         let asked = NpyReadOptions::new().max_header_size(50_000);
-        assert_eq!(limits(&plain.limit_options(asked.clone()).unwrap()), limits(&asked));
+        assert_eq!(
+            limits(&plain.limit_options(asked.clone()).unwrap()),
+            limits(&asked)
+        );
     }
 }
