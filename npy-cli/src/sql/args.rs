@@ -31,6 +31,11 @@ pub struct Args {
     /// Parquet output: rows per row group.
     #[arg(long, value_name = "ROWS", requires = "output")]
     pub row_group_size: Option<usize>,
+    /// Run the query inside this much memory (256MiB, 1GiB, 512M, ...): sorts and
+    /// aggregations spill to a temporary directory ($TMPDIR) past it; a query that cannot
+    /// spill fails with "Resources exhausted" naming the limit (exit status 1).
+    #[arg(long, value_name = "SIZE")]
+    pub memory_limit: Option<String>,
     /// -o: the result's columns, and what nulls and decimals become in .npy output
     /// (`write_with` takes `choice.parse()?`; the columns through `table::select::Select`).
     #[command(flatten)]

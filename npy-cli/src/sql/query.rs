@@ -13,10 +13,11 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::error::ArrowError;
 use datafusion::error::DataFusionError;
 use datafusion::execution::SendableRecordBatchStream;
-use datafusion::prelude::SessionContext;
+use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::StreamExt;
 use npy_serde::datafusion::{
-    register_npy_format, NpyReadOptions, NpySessionExt, TableFormat, TableSpec,
+    memory_limited_context, register_npy_format, MemoryLimit, NpyReadOptions, NpySessionExt,
+    TableFormat, TableSpec,
 };
 use tokio::runtime::Runtime;
 
@@ -35,7 +36,7 @@ pub fn run(g: &Global, a: &Args) -> CliResult {
         .enable_all()
         .build()
         .map_err(|e| Failure::input(format!("cannot start the query runtime: {e}")))?;
-    let ctx = SessionContext::new();
+    let ctx = session(a)?;
     register_npy_format(&ctx).map_err(query_failure)?;
     let options = NpyReadOptions::new().reader_options(g.reader_options());
     let mut named: Vec<(String, String)> = Vec::new();
@@ -113,6 +114,17 @@ pub fn run(g: &Global, a: &Args) -> CliResult {
             .and_then(|_| out.flush())
             .map_err(|e| Failure::write("stdout", e))
     }
+}
+
+/// The query's session: inside `--memory-limit` (spilling) if given, unbounded otherwise.
+fn session(a: &Args) -> CliResult<SessionContext> {
+    let Some(text) = &a.memory_limit else {
+        return Ok(SessionContext::new());
+    };
+    let limit: MemoryLimit = text
+        .parse()
+        .map_err(|e| Failure::usage(format!("--memory-limit: {e}")))?;
+    memory_limited_context(SessionConfig::new(), limit).map_err(query_failure)
 }
 
 /// `-t NAME=SPEC`: the table's name and spec.

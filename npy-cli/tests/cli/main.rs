@@ -23,6 +23,8 @@ mod object;
 mod remote;
 #[cfg(all(feature = "datafusion", feature = "parquet"))]
 mod sql;
+#[cfg(all(feature = "datafusion", feature = "parquet"))]
+mod sql_memory;
 mod text_csv;
 #[cfg(all(feature = "datafusion", feature = "parquet"))]
 mod tpch_columns;

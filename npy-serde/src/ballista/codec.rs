@@ -303,6 +303,8 @@ impl LogicalExtensionCodec for NpyLogicalCodec {
 #[derive(Debug)]
 pub struct NpyPhysicalCodec {
     inner: Arc<dyn PhysicalExtensionCodec>,
+    /// The largest `max_header_size` and `max_data_size` a decoded scan may read with.
+    ceiling: [(&'static str, Option<u64>); 2],
 }
 
 impl Default for NpyPhysicalCodec {
@@ -315,7 +317,47 @@ impl NpyPhysicalCodec {
     /// The `.npy` scan over `inner`, which gets every other node (default: Ballista's
     /// codec).
     pub fn new(inner: Arc<dyn PhysicalExtensionCodec>) -> Self {
-        NpyPhysicalCodec { inner }
+        NpyPhysicalCodec {
+            inner,
+            ceiling: [("max_header_size", None), ("max_data_size", None)],
+        }
+    }
+
+    /// An executor's own read limits: every scan it decodes reads with at most
+    /// `max_header_size` header bytes and `max_data_size` data bytes per file, whatever
+    /// the client's table options ask for (`None`: the client's, unbounded here).
+    ///
+    /// ```
+    /// let codec = npy_serde::ballista::NpyPhysicalCodec::default()
+    ///     .with_read_ceiling(Some(20_000), Some(1 << 30));
+    /// # let _ = codec;
+    /// ```
+    pub fn with_read_ceiling(
+        mut self,
+        max_header_size: Option<u64>,
+        max_data_size: Option<u64>,
+    ) -> Self {
+        self.ceiling = [
+            ("max_header_size", max_header_size),
+            ("max_data_size", max_data_size),
+        ];
+        self
+    }
+
+    /// `options` with each limit at most this codec's ceiling.
+    fn limit_options(&self, mut options: NpyReadOptions) -> DfResult<NpyReadOptions> {
+        for (key, ceiling) in self.ceiling {
+            let Some(ceiling) = ceiling else { continue };
+            let asked = options
+                .entries()
+                .into_iter()
+                .find(|e| e.key == key)
+                .and_then(|e| e.value)
+                .and_then(|v| v.parse::<u64>().ok());
+            let limit = asked.map_or(ceiling, |a| a.min(ceiling));
+            options = options.set(key, &limit.to_string())?;
+        }
+        Ok(options)
     }
 }
 
@@ -345,7 +387,7 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
         let conf = proto
             .conf
             .ok_or_else(|| malformed("the scan config is missing"))?;
-        let options = options_from_proto(proto.options)?;
+        let options = self.limit_options(options_from_proto(proto.options)?)?;
         let table_schema = parse_table_schema_from_proto(&conf)?;
         let decode_ctx = PhysicalPlanDecodeContext::new(ctx, self);
         let predicate = match &proto.predicate {
@@ -420,5 +462,48 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
 
     fn try_encode_udwf(&self, node: &WindowUDF, buf: &mut Vec<u8>) -> DfResult<()> {
         self.inner.try_encode_udwf(node, buf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(o: &NpyReadOptions) -> Vec<(String, Option<String>)> {
+        o.entries()
+            .into_iter()
+            .filter(|e| e.key.starts_with("max_") && e.key.ends_with("_size"))
+            .map(|e| (e.key, e.value))
+            .collect()
+    }
+
+    #[test]
+    fn an_executor_ceiling_lowers_the_clients_limits_never_raises_them() {
+        let codec = NpyPhysicalCodec::default().with_read_ceiling(Some(20_000), Some(5000));
+        let asked = NpyReadOptions::new()
+            .max_header_size(50_000)
+            .max_data_size(100);
+        let got = limits(&codec.limit_options(asked).unwrap());
+        assert!(
+            got.contains(&("max_header_size".into(), Some("20000".into()))),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&("max_data_size".into(), Some("100".into()))),
+            "{got:?}"
+        );
+        // The client set no data limit: the executor's applies.
+        let got = limits(&codec.limit_options(NpyReadOptions::new()).unwrap());
+        assert!(
+            got.contains(&("max_data_size".into(), Some("5000".into()))),
+            "{got:?}"
+        );
+        // Without a ceiling the client's options pass as they are.
+        let plain = NpyPhysicalCodec::default();
+        let asked = NpyReadOptions::new().max_header_size(50_000);
+        assert_eq!(
+            limits(&plain.limit_options(asked.clone()).unwrap()),
+            limits(&asked)
+        );
     }
 }

@@ -26,22 +26,57 @@
 //! # A cluster
 //! Every process of the cluster needs the codecs: the scheduler decodes the client's tables
 //! and encodes the stages' scans, the executors decode them.
-//! - **Scheduler**: [`scheduler_config`] adds the codecs to a `SchedulerConfig`; the example
-//!   `ballista_scheduler` starts one (`cargo run --release --features ballista --example
-//!   ballista_scheduler -- 127.0.0.1 50050`).
-//! - **Executors**: [`executor_config`] does the same for an `ExecutorProcessConfig`; the
-//!   example `ballista_executor` starts one (`cargo run --release --features ballista
-//!   --example ballista_executor -- 127.0.0.1:50050 50051`; a second on another port).
+//! - **Scheduler**: [`scheduler_config`] adds the codecs to a `SchedulerConfig`.
+//! - **Executors**: [`executor_config`] does the same for an `ExecutorProcessConfig`.
 //! - **Client**: [`remote`] connects to the scheduler (`df://host:port`) with the codecs and
 //!   the `NPY` format registered; [`standalone`] runs a scheduler and executors in the
 //!   client's process (tests, one machine).
 //!
-//! **Object stores**: the scheduler lists a table's files and each executor reads its ranges
-//! through its own DataFusion `ObjectStore` registry, so each needs the table's store:
-//! local paths (`/data/shards/`) must be the same files on every machine (a shared
-//! filesystem); for `s3://` and the like, register the store in the scheduler's and executors'
-//! runtime (`SchedulerConfig::override_session_builder`,
-//! `ExecutorProcessConfig::override_runtime_producer`) as in any Ballista deployment.
+//! # Deployment
+//! The tool's crate has both programs, `npy-scheduler` and `npy-executor`, behind its
+//! `ballista` feature (`cargo install npy-cli --features ballista`; `--help` lists every
+//! flag):
+//!
+//! ```text
+//! # one scheduler (gRPC for clients and executors on 50050)
+//! npy-scheduler --bind 0.0.0.0 --port 50050 --external-host sched.lan \
+//!     --executor-timeout 180 --expire-interval 15
+//! # on each worker machine: Arrow Flight (shuffle and results) on --port, gRPC on --grpc-port
+//! npy-executor --scheduler sched.lan:50050 --bind 0.0.0.0 --external-host node1.lan \
+//!     --port 50051 --grpc-port 50052 --work-dir /scratch/npy --concurrent-tasks 8 \
+//!     --heartbeat-interval 60 --memory-limit 16GiB
+//! ```
+//!
+//! - **Ports**: the scheduler's `--port` must be reachable from the executors and the
+//!   clients; each executor's `--port` (Arrow Flight) from the other executors, which fetch
+//!   its shuffle output, and from the clients, which fetch the results; its `--grpc-port`
+//!   from the scheduler, which pushes tasks to it. `--external-host` is the name the others
+//!   reach a process at (default: `--bind`).
+//! - **Work directory**: an executor writes its stages' shuffle output to `--work-dir`
+//!   (default: a temporary directory); give it local disk with room for the largest
+//!   stage's output. `--memory-limit` bounds its tasks' memory, spilling to the same place.
+//! - **Failures**: an executor heartbeats every `--heartbeat-interval` seconds; the scheduler
+//!   checks every `--expire-interval` seconds for executors silent for longer than
+//!   `--executor-timeout`, declares them dead and runs their lost tasks, and the stages whose
+//!   shuffle output they held, on the others (a task fails the job after
+//!   `--task-max-failures` attempts). A client whose scheduler dies gets a connection error
+//!   at its next status poll (every 50 ms).
+//! - **The shards**: the scheduler lists a table's files and each executor reads its byte
+//!   ranges itself, through its own DataFusion `ObjectStore` registry. Local paths
+//!   (`/data/shards/`) must be the same files at the same paths on the scheduler and every
+//!   executor (a shared filesystem: NFS, a parallel filesystem, a read-only volume); for
+//!   `s3://` and the like, register the store in the scheduler's and executors' runtime
+//!   (`SchedulerConfig::override_session_builder`,
+//!   `ExecutorProcessConfig::override_runtime_producer`) as in any Ballista deployment.
+//! - **Read limits**: a table's header and data limits
+//!   ([`NpyReadOptions`](crate::datafusion::NpyReadOptions)) are set by the client and travel
+//!   with its scan to every executor, which reads under them; an executor's
+//!   `--max-header-size` and `--max-data-size`
+//!   ([`NpyPhysicalCodec::with_read_ceiling`]) lower them, never raise them.
+//! - **Which executor ran what**: `npy-executor --log-tasks` prints a line per task to stderr.
+//!
+//! `npy-cli/tests/cluster` runs this: a scheduler and two executors as processes on
+//! loopback, an executor killed mid-query, the scheduler killed, a hostile shard.
 //!
 //! ```no_run
 //! use npy_serde::ballista;
@@ -194,8 +229,8 @@ async fn start_executor(scheduler_url: &str, state: &SessionState) -> DfResult<(
 }
 
 /// `config` with this crate's codecs: the config of a scheduler that plans queries over
-/// `.npy` tables (start it with `ballista_scheduler::scheduler_process::start_server`; see
-/// the example `ballista_scheduler`).
+/// `.npy` tables (start it with `ballista_scheduler::scheduler_process::start_server`, as
+/// `npy-scheduler` does).
 ///
 /// ```
 /// use ballista_scheduler::config::SchedulerConfig;
@@ -209,8 +244,8 @@ pub fn scheduler_config(mut config: SchedulerConfig) -> SchedulerConfig {
 }
 
 /// `config` with this crate's codecs: the config of an executor that runs `.npy` scans
-/// (start it with `ballista_executor::executor_process::start_executor_process`; see the
-/// example `ballista_executor`).
+/// (start it with `ballista_executor::executor_process::start_executor_process`, as
+/// `npy-executor` does).
 ///
 /// ```
 /// use ballista_executor::executor_process::ExecutorProcessConfig;

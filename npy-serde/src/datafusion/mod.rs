@@ -18,6 +18,8 @@
 //!   [`table_spec_help`]. `npy sql -t NAME=SPEC` takes it.
 //! - [`NpyFormat`], [`NpyFormatFactory`] and [`NpySource`] are the `FileFormat`,
 //!   `FileFormatFactory` and `FileSource` underneath, for building listing tables by hand.
+//! - [`memory_limited_context`] builds a session inside a [`MemoryLimit`] (sorts and
+//!   aggregations spill to a temporary directory), as `npy sql --memory-limit` runs.
 //!
 //! Rows and columns are those of the [Arrow mapping](crate::arrow) (one column per record
 //! field, nested records as structs, subarrays as fixed-size lists, datetimes as timestamps
@@ -132,6 +134,7 @@ mod formats;
 mod header;
 mod listing;
 mod member;
+mod memory;
 mod opener;
 mod options;
 #[cfg(feature = "remote")]
@@ -144,6 +147,7 @@ mod spec;
 
 pub use file_format::{NpyFormat, NpyFormatFactory};
 pub use formats::CsvOptions;
+pub use memory::{memory_limited_context, MemoryLimit};
 pub use options::{NpyReadOptions, TableLayout};
 #[cfg(feature = "remote")]
 pub use remote::register_store_for;

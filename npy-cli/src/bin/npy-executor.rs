@@ -1,0 +1,170 @@
+//! `npy-executor`: a Ballista executor that runs `.npy` scans (feature `ballista`): Ballista's
+//! executor process with npy-serde's codecs (`npy_serde::ballista::executor_config`). It
+//! registers with the scheduler (`npy-scheduler`) and serves its shuffle output over Arrow
+//! Flight on `--port`. The deployment guide is in the `npy_serde::ballista` docs.
+//!
+//! ```text
+//! npy-executor --scheduler sched.example:50050 --bind 0.0.0.0 --external-host node1 \
+//!     --port 50051 --grpc-port 50052 --work-dir /scratch/npy --concurrent-tasks 8
+//! ```
+//!
+//! `--log-tasks` prints a line per task to stderr (`npy-executor EXECUTOR_ID: task
+//! JOB/STAGE/TASK partitions [..]`): which executor ran what.
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use ballista_executor::execution_engine::{
+    DefaultExecutionEngine, ExecutionEngine, QueryStageExecutor,
+};
+use ballista_executor::executor_process::{start_executor_process, ExecutorProcessConfig};
+use clap::Parser;
+use datafusion::error::Result as DfResult;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::prelude::SessionConfig;
+use npy_serde::ballista::NpyPhysicalCodec;
+use npy_serde::datafusion::MemoryLimit;
+
+/// A Ballista executor for SQL over .npy tables (npy-serde's codecs): registers with the
+/// scheduler and runs the tasks it is given. Every executor must read a table's files at the
+/// same paths as the scheduler (a shared filesystem) or through the same object store.
+#[derive(Parser, Debug)]
+#[command(version)]
+struct Args {
+    /// The scheduler's HOST:PORT.
+    #[arg(long, default_value = "127.0.0.1:50050", value_name = "HOST:PORT")]
+    scheduler: String,
+    /// The address to listen on (0.0.0.0 for every interface).
+    #[arg(long, default_value = "127.0.0.1", value_name = "ADDR")]
+    bind: String,
+    /// The host name the scheduler, the other executors and clients reach this one at
+    /// (default: --bind).
+    #[arg(long, value_name = "HOST")]
+    external_host: Option<String>,
+    /// The Arrow Flight port others fetch this executor's shuffle output from.
+    #[arg(long, default_value_t = 50051)]
+    port: u16,
+    /// The executor's gRPC port (the scheduler pushes tasks to it).
+    #[arg(long, default_value_t = 50052)]
+    grpc_port: u16,
+    /// Where shuffle output is written (default: a new temporary directory).
+    #[arg(long, value_name = "DIR")]
+    work_dir: Option<String>,
+    /// Tasks run at once (default: the machine's cores).
+    #[arg(long, value_name = "N")]
+    concurrent_tasks: Option<usize>,
+    /// Seconds between heartbeats to the scheduler (shorter than its --executor-timeout).
+    #[arg(long, default_value_t = 60, value_name = "SECS")]
+    heartbeat_interval: u64,
+    /// Memory the executor's tasks share (256MiB, 8GiB, ...), split evenly over
+    /// --concurrent-tasks; sorts and aggregations spill to --work-dir past it (default: a
+    /// fraction of the machine's or cgroup's memory).
+    #[arg(long, value_name = "SIZE")]
+    memory_limit: Option<String>,
+    /// The largest .npy header this executor reads, whatever a table's options ask for.
+    #[arg(long, value_name = "BYTES")]
+    max_header_size: Option<u64>,
+    /// The largest array data per file this executor reads, whatever a table's options ask
+    /// for (default: the table's limit).
+    #[arg(long, value_name = "BYTES")]
+    max_data_size: Option<u64>,
+    /// Print a line per task to stderr: which job, stage and task this executor ran.
+    #[arg(long)]
+    log_tasks: bool,
+}
+
+fn main() -> ExitCode {
+    let a = Args::parse();
+    match run(a) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("npy-executor: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let (scheduler_host, scheduler_port) = a
+        .scheduler
+        .rsplit_once(':')
+        .ok_or_else(|| format!("--scheduler {}: expected HOST:PORT", a.scheduler))?;
+    let scheduler_port: u16 = scheduler_port
+        .parse()
+        .map_err(|e| format!("--scheduler {}: {e}", a.scheduler))?;
+    let memory = match &a.memory_limit {
+        Some(text) => Some(
+            text.parse::<MemoryLimit>()
+                .map_err(|e| format!("--memory-limit: {e}"))?
+                .bytes() as u64,
+        ),
+        None => None,
+    };
+    let mut config = ExecutorProcessConfig {
+        bind_host: a.bind.clone(),
+        external_host: a.external_host.clone(),
+        port: a.port,
+        grpc_port: a.grpc_port,
+        scheduler_host: scheduler_host.to_string(),
+        scheduler_port,
+        work_dir: a.work_dir.clone(),
+        executor_heartbeat_interval_seconds: a.heartbeat_interval.max(1),
+        memory_pool_size: memory,
+        ..Default::default()
+    };
+    if let Some(n) = a.concurrent_tasks {
+        config.vcores = n.max(1);
+    }
+    if a.log_tasks {
+        config.override_execution_engine = Some(Arc::new(TaskLog {
+            executor: config.executor_id.clone(),
+            tasks: AtomicU64::new(0),
+            inner: DefaultExecutionEngine::new(),
+        }));
+    }
+    let mut config = npy_serde::ballista::executor_config(config);
+    if a.max_header_size.is_some() || a.max_data_size.is_some() {
+        let codec =
+            NpyPhysicalCodec::default().with_read_ceiling(a.max_header_size, a.max_data_size);
+        config.override_physical_codec = Some(Arc::new(codec));
+    }
+    eprintln!(
+        "npy-executor {}: flight {}:{}, grpc {}:{}, scheduler {}",
+        config.executor_id, a.bind, a.port, a.bind, a.grpc_port, a.scheduler
+    );
+    let rt = tokio::runtime::Runtime::new()?;
+    rt.block_on(start_executor_process(Arc::new(config)))?;
+    Ok(())
+}
+
+/// Ballista's execution engine, printing each task it is given (`--log-tasks`). Without
+/// Ballista's connection pool for shuffle fetches (each fetch opens its own connection).
+struct TaskLog {
+    executor: String,
+    tasks: AtomicU64,
+    inner: DefaultExecutionEngine,
+}
+
+impl ExecutionEngine for TaskLog {
+    fn create_query_stage_exec(
+        &self,
+        job_id: ballista_core::JobId,
+        stage_id: usize,
+        task_id: usize,
+        partitions: Vec<usize>,
+        plan: Arc<dyn ExecutionPlan>,
+        work_dir: &str,
+        config: &SessionConfig,
+    ) -> DfResult<Arc<dyn QueryStageExecutor>> {
+        let n = self.tasks.fetch_add(1, Ordering::Relaxed) + 1;
+        eprintln!(
+            "npy-executor {}: task {job_id}/{stage_id}/{task_id} partitions {partitions:?} \
+             (task {n} of this executor)",
+            self.executor
+        );
+        self.inner.create_query_stage_exec(
+            job_id, stage_id, task_id, partitions, plan, work_dir, config,
+        )
+    }
+}

@@ -1,0 +1,82 @@
+//! `npy-scheduler`: a Ballista scheduler that plans SQL over `.npy` tables (feature
+//! `ballista`): Ballista's scheduler with npy-serde's codecs
+//! (`npy_serde::ballista::scheduler_config`). Clients connect with
+//! `npy_serde::ballista::remote("df://HOST:PORT", ...)`; executors (`npy-executor`) register
+//! with it. The deployment guide is in the `npy_serde::ballista` docs.
+//!
+//! ```text
+//! npy-scheduler --bind 0.0.0.0 --port 50050 --external-host sched.example
+//! ```
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use ballista_scheduler::cluster::BallistaCluster;
+use ballista_scheduler::config::SchedulerConfig;
+use ballista_scheduler::scheduler_process::start_server;
+use clap::Parser;
+
+/// A Ballista scheduler for SQL over .npy tables (npy-serde's codecs). Executors
+/// (npy-executor --scheduler HOST:PORT) register with it; clients connect to df://HOST:PORT.
+#[derive(Parser, Debug)]
+#[command(version)]
+struct Args {
+    /// The address to listen on (0.0.0.0 for every interface).
+    #[arg(long, default_value = "127.0.0.1", value_name = "ADDR")]
+    bind: String,
+    /// The gRPC port clients and executors connect to.
+    #[arg(long, default_value_t = 50050)]
+    port: u16,
+    /// The host name executors and clients reach this scheduler at (default: --bind).
+    #[arg(long, value_name = "HOST")]
+    external_host: Option<String>,
+    /// An executor whose last heartbeat is older than this is dead: its tasks, and the
+    /// stages whose output it held, run again on the others (longer than the executors'
+    /// --heartbeat-interval).
+    #[arg(long, default_value_t = 180, value_name = "SECS")]
+    executor_timeout: u64,
+    /// How often to look for executors past --executor-timeout.
+    #[arg(long, default_value_t = 15, value_name = "SECS")]
+    expire_interval: u64,
+    /// With no executor left, fail the running jobs after this long (default:
+    /// --executor-timeout).
+    #[arg(long, value_name = "SECS")]
+    no_executors_grace: Option<u64>,
+    /// Attempts of one task before its job fails.
+    #[arg(long, default_value_t = 4)]
+    task_max_failures: usize,
+}
+
+fn main() -> ExitCode {
+    let a = Args::parse();
+    match run(a) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("npy-scheduler: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let addr: SocketAddr = format!("{}:{}", a.bind, a.port)
+        .parse()
+        .map_err(|e| format!("--bind {} --port {}: {e}", a.bind, a.port))?;
+    let mut config = SchedulerConfig::default()
+        .with_hostname(a.external_host.clone().unwrap_or_else(|| a.bind.clone()))
+        .with_port(a.port)
+        .with_no_executors_grace_period_seconds(a.no_executors_grace.unwrap_or(a.executor_timeout));
+    config.bind_host = a.bind.clone();
+    config.executor_timeout_seconds = a.executor_timeout;
+    config.expire_dead_executor_interval_seconds = a.expire_interval.max(1);
+    config.task_max_failures = a.task_max_failures.max(1);
+    let config = npy_serde::ballista::scheduler_config(config);
+    let rt = tokio::runtime::Runtime::new()?;
+    rt.block_on(async {
+        let cluster = BallistaCluster::new_from_config(&config).await?;
+        eprintln!("npy-scheduler: listening on {addr}");
+        start_server(cluster, addr, Arc::new(config)).await
+    })?;
+    Ok(())
+}

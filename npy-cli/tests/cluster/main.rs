@@ -1,0 +1,359 @@
+//! The Ballista cluster as it is deployed (feature `ballista`): `npy-scheduler` and two
+//! `npy-executor` processes on 127.0.0.1 (ports picked at run time), a client in this test
+//! (`npy_serde::ballista::remote`), and faults:
+//!
+//! 1. SQL over a directory of shards answers as single-process DataFusion does, and both
+//!    executors ran tasks: each executor runs with `--log-tasks` and prints a line per task
+//!    it was given (Ballista's scheduler in this build has no REST API or metrics; the
+//!    executor's own count is what it ran, whichever scheduler policy sent it).
+//! 2. One executor is SIGKILLed while a query of several stages runs on both: with a 1 s
+//!    heartbeat and a 3 s executor timeout checked every second, the scheduler declares it
+//!    dead within ~4 s and runs its lost tasks (and the stages whose shuffle output it held)
+//!    on the other; the answer is the single-process one, within 60 s of the kill. The next
+//!    query succeeds; an executor started afterwards takes tasks.
+//! 3. A table with one hostile shard (a bool byte that is neither 0 nor 1) among good ones:
+//!    the client gets this crate's error naming the file and the record.
+//! 4. The scheduler is SIGKILLed while a query runs: the client's query fails within 10 s
+//!    with the scheduler's connection error.
+//!
+//! Every process is killed by its guard when the test ends or fails, and by the kernel
+//! (`PR_SET_PDEATHSIG`) if the test process dies; a watchdog aborts the test after 150 s.
+
+mod procs;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use datafusion::arrow::util::pretty::pretty_format_batches;
+use datafusion::error::Result as DfResult;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use npy_serde::datafusion::{NpyReadOptions, NpySessionExt};
+use npy_serde_tests::TempDir;
+use procs::{free_port, watchdog, Proc};
+use tokio::runtime::Runtime;
+
+#[derive(serde::Serialize, npy_serde::NpyRecord)]
+struct Row {
+    id: i64,
+    key: i64,
+    /// Multiples of 1/4: sums are exact in any order, so every partitioning agrees.
+    x: f64,
+    flag: u8,
+}
+
+/// Rows in 8 shards (1 empty); keys 0..KEYS, each several times.
+const ROWS: i64 = 1_200_000;
+const KEYS: i64 = 300_000;
+
+fn write_table(dir: &Path) {
+    let sizes = [200_000, 0, 1, 150_000, 299_999, 250_000, 100_000, 200_000];
+    assert_eq!(sizes.iter().sum::<i64>(), ROWS);
+    let mut next = 0;
+    for (k, n) in sizes.into_iter().enumerate() {
+        let rows: Vec<Row> = (next..next + n)
+            .map(|id| Row {
+                id,
+                key: (id * 7919) % KEYS,
+                x: (id % 13) as f64 * 0.25 - 1.0,
+                flag: (id % 5) as u8,
+            })
+            .collect();
+        next += n;
+        npy_serde::to_path(dir.join(format!("shard{k:02}.npy")), &rows).unwrap();
+    }
+}
+
+/// The test queries: a GROUP BY, a filter, ORDER BY with LIMIT, a LIMIT below a count, a join
+/// of the table with itself (as in `tests/tests/it/ballista.rs`, over this table).
+const QUERIES: [&str; 5] = [
+    "SELECT flag, count(*), sum(id), avg(x), min(key), max(key) FROM t GROUP BY flag ORDER BY flag",
+    "SELECT count(*), sum(x), sum(id) FROM t WHERE id % 7 = 0 AND flag <> 1",
+    "SELECT id, key, x FROM t ORDER BY key DESC, id ASC LIMIT 5",
+    "SELECT count(*) FROM (SELECT id FROM t LIMIT 17)",
+    "SELECT a.flag, count(*) FROM t a JOIN t b ON a.id = b.key WHERE b.flag = 2 \
+     GROUP BY a.flag ORDER BY a.flag",
+];
+
+/// Several stages with shuffles between them: a GROUP BY over every key, grouped again,
+/// sorted.
+const STAGES: &str = "SELECT c, count(*) AS keys, sum(s) AS total FROM \
+                      (SELECT key, count(*) AS c, sum(x) AS s FROM t GROUP BY key) \
+                      GROUP BY c ORDER BY c";
+
+fn config() -> SessionConfig {
+    // Eight partitions, and files of any size split into byte ranges.
+    npy_serde::ballista::session_config()
+        .with_target_partitions(8)
+        .set_usize("datafusion.optimizer.repartition_file_min_size", 1)
+}
+
+async fn run(ctx: &SessionContext, q: &str) -> DfResult<String> {
+    let batches = ctx.sql(q).await?.collect().await?;
+    Ok(pretty_format_batches(&batches)?.to_string())
+}
+
+fn answer(rt: &Runtime, ctx: &SessionContext, q: &str) -> String {
+    rt.block_on(run(ctx, q))
+        .unwrap_or_else(|e| panic!("{q}: {e}"))
+}
+
+struct Cluster {
+    exe_scheduler: &'static str,
+    exe_executor: &'static str,
+    dir: std::path::PathBuf,
+    scheduler_port: u16,
+}
+
+impl Cluster {
+    fn scheduler(&self) -> Proc {
+        let args = [
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            &self.scheduler_port.to_string(),
+            "--executor-timeout",
+            "3",
+            "--expire-interval",
+            "1",
+        ];
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let mut p = Proc::start("scheduler", self.exe_scheduler, &args, &self.dir);
+        p.wait_listening(self.scheduler_port, Duration::from_secs(20));
+        p
+    }
+
+    fn executor(&self, name: &str) -> Proc {
+        let (port, grpc) = (free_port(), free_port());
+        let work = self.dir.join(format!("{name}-work"));
+        std::fs::create_dir_all(&work).unwrap();
+        let args = [
+            "--scheduler",
+            &format!("127.0.0.1:{}", self.scheduler_port),
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+            "--grpc-port",
+            &grpc.to_string(),
+            "--work-dir",
+            work.to_str().unwrap(),
+            "--concurrent-tasks",
+            "2",
+            "--heartbeat-interval",
+            "1",
+            "--log-tasks",
+        ];
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let mut p = Proc::start(name, self.exe_executor, &args, &self.dir);
+        p.wait_listening(port, Duration::from_secs(20));
+        p.wait_listening(grpc, Duration::from_secs(20));
+        p
+    }
+}
+
+/// Runs `q` on the cluster until `until()` holds (each answer checked against `want`), at
+/// most for `within`.
+fn until(
+    rt: &Runtime,
+    ctx: &SessionContext,
+    q: &str,
+    want: &str,
+    within: Duration,
+    what: &str,
+    done: impl Fn() -> bool,
+) {
+    let end = Instant::now() + within;
+    while !done() {
+        assert!(Instant::now() < end, "{what} within {within:?}");
+        assert_eq!(answer(rt, ctx, q), want, "{q}");
+    }
+}
+
+#[test]
+fn a_scheduler_and_two_executor_processes_under_faults() {
+    watchdog(Duration::from_secs(150));
+    let started = Instant::now();
+    let tmp = TempDir::new("npy-cluster");
+    let data = tmp.path().join("t");
+    std::fs::create_dir_all(&data).unwrap();
+    write_table(&data);
+    let table = data.to_str().unwrap();
+    let cluster = Cluster {
+        exe_scheduler: env!("CARGO_BIN_EXE_npy-scheduler"),
+        exe_executor: env!("CARGO_BIN_EXE_npy-executor"),
+        dir: tmp.path().to_path_buf(),
+        scheduler_port: free_port(),
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+
+    let mut scheduler = cluster.scheduler();
+    let a = cluster.executor("executor-a");
+    let mut b = cluster.executor("executor-b");
+    let url = format!("df://127.0.0.1:{}", cluster.scheduler_port);
+    let ctx = rt
+        .block_on(npy_serde::ballista::remote(&url, config()))
+        .unwrap();
+    let local = SessionContext::new_with_config(
+        SessionConfig::new()
+            .with_target_partitions(8)
+            .set_usize("datafusion.optimizer.repartition_file_min_size", 1),
+    );
+    for c in [&ctx, &local] {
+        rt.block_on(c.register_npy("t", table, NpyReadOptions::new()))
+            .unwrap();
+    }
+
+    // 1. The single-process answers, with tasks on both executors.
+    let wants: Vec<String> = QUERIES.iter().map(|q| answer(&rt, &local, q)).collect();
+    let t = Instant::now();
+    for (q, want) in QUERIES.iter().zip(&wants) {
+        assert_eq!(&answer(&rt, &ctx, q), want, "{q}");
+    }
+    eprintln!("the test queries: {:?} on the cluster", t.elapsed());
+    // An executor registers with its first heartbeat: run again until both took tasks.
+    until(
+        &rt,
+        &ctx,
+        QUERIES[0],
+        &wants[0],
+        Duration::from_secs(20),
+        "both executors ran tasks",
+        || a.tasks() > 0 && b.tasks() > 0,
+    );
+    eprintln!(
+        "tasks run: executor a {}, executor b {}",
+        a.tasks(),
+        b.tasks()
+    );
+    // The answer itself, from the rows: each flag holds every fifth id.
+    assert!(
+        wants[0].contains(&format!("| 0    | {}", ROWS / 5)),
+        "{}",
+        wants[0]
+    );
+
+    // The SQL bench's two queries (benches/sql.rs) over this table: the cluster against one
+    // process, same run, same answers (timings printed for the record, not asserted).
+    for q in [
+        "SELECT flag, count(*), avg(x), max(key) FROM t GROUP BY flag ORDER BY flag",
+        "SELECT sum(x) FROM t WHERE id % 7 = 0",
+    ] {
+        let t = Instant::now();
+        let here = answer(&rt, &local, q);
+        let one = t.elapsed();
+        let t = Instant::now();
+        assert_eq!(answer(&rt, &ctx, q), here, "{q}");
+        eprintln!("{q}: one process {one:?}, the cluster {:?}", t.elapsed());
+    }
+
+    // 2. SIGKILL executor b while a query of several stages runs.
+    let want = answer(&rt, &local, STAGES);
+    let before = b.tasks();
+    let query = {
+        let ctx = ctx.clone();
+        rt.spawn(async move { run(&ctx, STAGES).await })
+    };
+    let wait_end = Instant::now() + Duration::from_secs(30);
+    while b.tasks() == before {
+        assert!(
+            Instant::now() < wait_end && !query.is_finished(),
+            "executor b took no task of the query:\n{}",
+            b.log()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    b.kill();
+    let killed = Instant::now();
+    let got = rt.block_on(async { tokio::time::timeout(Duration::from_secs(60), query).await });
+    let got = got
+        .expect("the query ends within 60 s of the kill")
+        .unwrap();
+    let recovery = killed.elapsed();
+    assert_eq!(
+        got.unwrap_or_else(|e| panic!("after the kill: {e}\n{}", a.log())),
+        want
+    );
+    eprintln!("killed executor b mid-query: the query ended {recovery:?} after the kill");
+    assert!(want.contains(&format!("| {} ", ROWS / KEYS)), "{want}");
+    assert_eq!(answer(&rt, &ctx, QUERIES[4]), wants[4]);
+
+    // An executor started afterwards takes tasks.
+    let c = cluster.executor("executor-c");
+    until(
+        &rt,
+        &ctx,
+        QUERIES[0],
+        &wants[0],
+        Duration::from_secs(20),
+        "the restarted executor took tasks",
+        || c.tasks() > 0,
+    );
+
+    // 3. One hostile shard among good ones: this crate's error, naming the file and record.
+    let bools = tmp.path().join("bools");
+    std::fs::create_dir_all(&bools).unwrap();
+    for k in 0..4 {
+        let mut bytes = npy_serde::to_vec(&vec![true; 1000]).unwrap();
+        if k == 2 {
+            let at = bytes.len() - 1000 + 321;
+            bytes[at] = 7;
+        }
+        std::fs::write(bools.join(format!("b{k}.npy")), bytes).unwrap();
+    }
+    rt.block_on(ctx.register_npy("b", bools.to_str().unwrap(), NpyReadOptions::new()))
+        .unwrap();
+    let err = rt
+        .block_on(run(&ctx, "SELECT count(*) FROM b WHERE value"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("b2.npy") && err.contains("record 321"),
+        "{err}"
+    );
+    assert!(!err.contains("panic"), "{err}");
+
+    // 4. SIGKILL the scheduler while a query runs: a clear error, soon.
+    let before = a.tasks() + c.tasks();
+    let query = {
+        let ctx = ctx.clone();
+        rt.spawn(async move { run(&ctx, STAGES).await })
+    };
+    let wait_end = Instant::now() + Duration::from_secs(30);
+    while a.tasks() + c.tasks() == before && !query.is_finished() {
+        assert!(
+            Instant::now() < wait_end,
+            "no task of the last query started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    scheduler.kill();
+    let killed = Instant::now();
+    let got = rt.block_on(async { tokio::time::timeout(Duration::from_secs(10), query).await });
+    let got = got
+        .expect("the client fails within 10 s of the scheduler's death")
+        .unwrap();
+    // Had the query ended just before the kill, the next one meets the dead scheduler.
+    let got = match got {
+        Ok(_) => rt
+            .block_on(async {
+                tokio::time::timeout(Duration::from_secs(10), run(&ctx, QUERIES[0])).await
+            })
+            .expect("the client fails within 10 s of the scheduler's death"),
+        err => err,
+    };
+    let err = got.expect_err("no scheduler, no answer").to_string();
+    eprintln!(
+        "killed the scheduler: the client failed after {:?}: {err}",
+        killed.elapsed()
+    );
+    assert!(
+        err.contains("Unavailable") || err.contains("connect") || err.contains("transport"),
+        "{err}"
+    );
+    drop((a, c, scheduler));
+    eprintln!("the cluster test took {:?}", started.elapsed());
+}

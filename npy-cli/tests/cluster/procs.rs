@@ -1,0 +1,113 @@
+//! The processes of the test cluster: free ports, children that die with the test (a guard
+//! that kills them on drop, and `PR_SET_PDEATHSIG` should the test process itself be killed),
+//! their output in a log file each, and a watchdog that aborts a test running past its bound.
+
+use std::fs::File;
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A port nobody listens on now (the OS's pick; it could be taken again before it is used,
+/// which the test would report as a process failing to start).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port on 127.0.0.1")
+        .port()
+}
+
+/// A child process, its output in `log`; killed (SIGKILL) and reaped on drop.
+pub struct Proc {
+    pub name: String,
+    child: Option<Child>,
+    log: PathBuf,
+}
+
+impl Proc {
+    /// Starts `exe args` with stdout and stderr into `dir/name.log`. The child gets SIGKILL
+    /// when the thread that started it (this test's) exits, even if the test process is
+    /// killed without unwinding.
+    pub fn start(name: &str, exe: &str, args: &[String], dir: &Path) -> Proc {
+        let log = dir.join(format!("{name}.log"));
+        let out = File::create(&log).expect("a log file");
+        let err = out.try_clone().expect("a log file");
+        let mut cmd = Command::new(exe);
+        cmd.args(args).stdin(Stdio::null()).stdout(out).stderr(err);
+        // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().unwrap_or_else(|e| panic!("{exe}: {e}"));
+        Proc {
+            name: name.to_string(),
+            child: Some(child),
+            log,
+        }
+    }
+
+    /// What the process printed so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// The tasks it logged (`npy-executor --log-tasks`).
+    pub fn tasks(&self) -> usize {
+        self.log().matches(": task ").count()
+    }
+
+    /// SIGKILL, and reaps it.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Waits until something accepts connections on `port`, failing with the log if the
+    /// process exits or `within` passes first.
+    pub fn wait_listening(&mut self, port: u16, within: Duration) {
+        let end = Instant::now() + within;
+        loop {
+            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return;
+            }
+            if let Some(status) = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+            {
+                panic!("{} exited ({status}):\n{}", self.name, self.log());
+            }
+            assert!(
+                Instant::now() < end,
+                "{} not listening on {port} after {within:?}:\n{}",
+                self.name,
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Aborts the test process (its children die with it: `PR_SET_PDEATHSIG`) if it is still
+/// running after `bound`.
+pub fn watchdog(bound: Duration) {
+    std::thread::spawn(move || {
+        std::thread::sleep(bound);
+        eprintln!("the cluster test ran past its bound of {bound:?}: aborting");
+        std::process::abort();
+    });
+}
