@@ -126,7 +126,7 @@ pub mod datafusion;
 pub mod ballista;
 
 // ---- Object stores (feature `remote`): .npy/.npz over S3 and HTTP by byte ranges ----
-#[cfg(feature = "remote")]
+#[cfg(feature = "remote-core")]
 pub mod remote;
 
 // ---- npz (feature `npz`, default): archives of `.npy` members through the doors above ----

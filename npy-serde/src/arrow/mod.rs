@@ -164,7 +164,7 @@ pub use reader::{
     read_batch, read_batches, schema_of_path, to_arrow, BatchReaderBuilder, NpyBatchReader,
     DEFAULT_BATCH_SIZE, MAX_BATCH_BYTES,
 };
-#[cfg(any(feature = "datafusion", feature = "remote"))]
+#[cfg(any(feature = "datafusion", feature = "remote-core"))]
 pub(crate) use rows::RowDecoder;
 #[cfg(feature = "datafusion")]
 pub(crate) use rows::{needs_gather, rows_of};

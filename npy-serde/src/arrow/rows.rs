@@ -8,18 +8,18 @@ use arrow_schema::SchemaRef;
 use super::decode::{self, arrow_err, At, Pre, Slots};
 use super::foreign::restore;
 use super::schema::{Layout, Node};
-#[cfg(any(feature = "datafusion", feature = "remote"))]
+#[cfg(any(feature = "datafusion", feature = "remote-core"))]
 use crate::error::Error;
 use crate::error::Result;
 use crate::header::Header;
-#[cfg(any(feature = "datafusion", feature = "remote"))]
+#[cfg(any(feature = "datafusion", feature = "remote-core"))]
 use std::sync::Arc;
 
 /// Batches with at least this many record bytes decode their columns on all cores.
 const PARALLEL_BYTES: usize = 1 << 20;
 
 /// Decodes runs of whole rows of one array into record batches of some of its columns.
-#[cfg(any(feature = "datafusion", feature = "remote"))]
+#[cfg(any(feature = "datafusion", feature = "remote-core"))]
 #[derive(Clone, Debug)]
 pub(crate) struct RowDecoder {
     pub(crate) layout: Layout,
@@ -28,7 +28,7 @@ pub(crate) struct RowDecoder {
     parallel: bool,
 }
 
-#[cfg(any(feature = "datafusion", feature = "remote"))]
+#[cfg(any(feature = "datafusion", feature = "remote-core"))]
 impl RowDecoder {
     /// A decoder of the columns at `selected` (all of them for `None`) of `header`'s array.
     /// Refuses arrays whose stored order is not the rows' order (Fortran order with more

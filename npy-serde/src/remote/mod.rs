@@ -1,6 +1,7 @@
 //! `.npy` and `.npz` files on object stores (S3-compatible stores, HTTP(S) servers, or any
 //! [`object_store::ObjectStore`]), read by byte ranges: only the bytes asked for are fetched
-//! (feature `remote`).
+//! (feature `remote`; feature `remote-core` has the doors over a store you build, without the
+//! S3 and HTTP clients and without URLs).
 //!
 //! - [`RemoteNpy::open`]: one ranged GET of the first 64 KiB (its response carries the
 //!   object's size), a second only if the header is longer; the header is checked against the
@@ -16,7 +17,7 @@
 //!   by row ranges like a `.npy` ([`RemoteNpz::member`]), a deflated one is fetched in one GET
 //!   and inflated, its CRC-32 checked ([`RemoteNpz::read`]). Locating and opening a member
 //!   takes at most 3 requests.
-//! - [`store_for_url`]: an `ObjectStore` and a path for `s3://bucket/key` (credentials and
+//! - (feature `remote`) [`store_for_url`]: an `ObjectStore` and a path for `s3://bucket/key` (credentials and
 //!   endpoint from the standard AWS environment variables) or `http(s)://host/path`, with the
 //!   timeouts and retries of [`RemoteOptions`]; [`RemoteFile`]: a blocking `Read + Seek` over
 //!   ranged GETs of one object, which the `npy` tool and the blocking doors read through.
@@ -51,16 +52,20 @@ mod batches;
 mod count;
 mod fault;
 mod fetch;
+#[cfg(feature = "remote")]
 mod file;
 mod npy;
 mod npz;
+#[cfg(feature = "remote")]
 mod store;
 mod zipdir;
 
 pub use count::{CountingStore, Counts};
 pub use fault::{Fault, FaultStore};
 pub use fetch::{FetchOptions, DEFAULT_CHUNK_BYTES, DEFAULT_CONCURRENCY, DEFAULT_PROBE_BYTES};
+#[cfg(feature = "remote")]
 pub use file::RemoteFile;
 pub use npy::RemoteNpy;
 pub use npz::{RemoteNpz, MAX_DIRECTORY_BYTES};
+#[cfg(feature = "remote")]
 pub use store::*;
