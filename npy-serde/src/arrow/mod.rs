@@ -149,6 +149,8 @@ mod decode;
 mod encode;
 mod foreign;
 mod fortran;
+mod object_writer;
+mod objects;
 #[cfg(unix)]
 mod pread;
 mod reader;
