@@ -18,6 +18,7 @@ mod foreign;
 mod hostile;
 mod manifest;
 mod object;
+mod objects;
 #[cfg(all(feature = "datafusion", feature = "parquet"))]
 mod sql;
 mod text_csv;

@@ -22,8 +22,9 @@ use crate::error::{Error, Result};
 /// Which columns the caller asked to write as object arrays.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ObjectChoice {
-    /// Every string column.
-    pub(crate) all: bool,
+    /// Every string column (`Some(true)`), none (`Some(false)`: not even those whose metadata
+    /// says they were objects), or as the metadata says (`None`).
+    pub(crate) all: Option<bool>,
     /// These columns.
     pub(crate) columns: Vec<String>,
 }
@@ -54,10 +55,15 @@ pub(crate) fn object_column(
     choice: &ObjectChoice,
     ignore_metadata: bool,
 ) -> Result<Option<usize>> {
-    let asked = |f: &Field| choice.all || choice.columns.iter().any(|c| c == f.name());
+    let all = choice.all == Some(true);
+    let asked = |f: &Field| all || choice.columns.iter().any(|c| c == f.name());
+    // A column read from an object array, unless the caller said otherwise.
+    let tagged = |f: &Field| {
+        choice.all.is_none() && !ignore_metadata && was_object(f) && is_string(f.data_type())
+    };
     if let [i] = kept {
         let f = schema.field(*i);
-        if is_string(f.data_type()) && (asked(f) || (!ignore_metadata && was_object(f))) {
+        if is_string(f.data_type()) && (asked(f) || tagged(f)) {
             return Ok(Some(*i));
         }
         if choice.columns.iter().any(|c| c == f.name()) {
@@ -73,12 +79,12 @@ pub(crate) fn object_column(
     for &i in kept {
         let f = schema.field(i);
         let named = choice.columns.iter().any(|c| c == f.name());
-        if named || (choice.all && is_string(f.data_type())) {
+        if named || tagged(f) || (all && is_string(f.data_type())) {
             return Err(Error::write(format!(
                 "column {:?}: strings are written as an object array only for a batch of that \
                  one column (this writer writes no record array with an object field): write \
                  the column alone (BatchWriterBuilder::columns), or its strings as U<n> \
-                 (without strings_as_objects)",
+                 (strings_as_objects(false); npy convert --strings fixed)",
                 f.name()
             )));
         }
@@ -150,7 +156,7 @@ mod tests {
         let s = Field::new("s", DataType::Utf8, true);
         let i = Field::new("i", DataType::Int32, false);
         let all = ObjectChoice {
-            all: true,
+            all: Some(true),
             columns: vec![],
         };
         let none = ObjectChoice::default();
@@ -161,12 +167,22 @@ mod tests {
         let tagged = Schema::new(vec![s.clone().with_metadata(meta)]);
         assert_eq!(object_column(&tagged, &[0], &none, false).unwrap(), Some(0));
         assert_eq!(object_column(&tagged, &[0], &none, true).unwrap(), None);
+        let fixed = ObjectChoice {
+            all: Some(false),
+            columns: vec![],
+        };
+        assert_eq!(object_column(&tagged, &[0], &fixed, false).unwrap(), None);
+        let i32s = Field::new("n", DataType::Int32, false);
+        let rec = Schema::new(vec![i32s, tagged.field(0).clone()]);
+        let e = object_column(&rec, &[0, 1], &none, false).unwrap_err();
+        assert!(e.to_string().contains("--strings fixed"), "{e}");
+        assert_eq!(object_column(&rec, &[0, 1], &fixed, false).unwrap(), None);
         let two = Schema::new(vec![i, s]);
         let e = object_column(&two, &[0, 1], &all, false).unwrap_err();
         assert!(e.to_string().contains("column \"s\""), "{e}");
         assert_eq!(object_column(&two, &[0], &all, false).unwrap(), None);
         let named = ObjectChoice {
-            all: false,
+            all: None,
             columns: vec!["i".into()],
         };
         let e = object_column(&two, &[0], &named, false).unwrap_err();

@@ -192,9 +192,9 @@ impl BatchReaderBuilder {
         err: Error,
         bytes: impl FnOnce() -> Result<Vec<u8>>,
     ) -> Result<NpyBatchReader<'static>> {
-        if !self.reader.allow_pickle_data
-            || !matches!(err.kind(), crate::ErrorKind::UnsupportedDType(_))
-        {
+        let pickled =
+            matches!(err.kind(), crate::ErrorKind::UnsupportedDType(m) if m.contains("pickle"));
+        if !self.reader.allow_pickle_data || !pickled {
             return Err(err);
         }
         self.objects_from(&bytes()?).map(|r| r.ok_or(err))?

@@ -243,7 +243,9 @@ impl BatchWriterBuilder {
     /// no record array with an object field. The strings are kept in memory until
     /// [`finish`](NpyBatchWriter::finish) (the pickle states the count first). A column whose
     /// `numpy.descr` metadata is `'|O'` (read from an object array) is written so without
-    /// asking, unless [`ignore_metadata`](Self::ignore_metadata).
+    /// asking, unless [`ignore_metadata`](Self::ignore_metadata) or `strings_as_objects(false)`
+    /// (which writes every string column as `U<n>`); such a column beside others is refused
+    /// unless one of them is set, rather than becoming `U<n>` silently.
     ///
     /// ```
     /// # use std::sync::Arc;
@@ -263,7 +265,7 @@ impl BatchWriterBuilder {
     /// # Ok::<(), npy_serde::Error>(())
     /// ```
     pub fn strings_as_objects(mut self, yes: bool) -> Self {
-        self.objects.all = yes;
+        self.objects.all = Some(yes);
         self
     }
 

@@ -16,6 +16,7 @@ use datafusion::physical_plan::PhysicalExpr;
 use object_store::ObjectStore;
 
 use super::member::MemberOpener;
+use super::objects::ObjectFileOpener;
 use super::opener::{ErrorMap, ScanFiles};
 use super::options::NpyReadOptions;
 use super::rows::RowFileOpener;
@@ -95,6 +96,7 @@ impl FileSource for NpySource {
             map_err: self.map_err,
         });
         let opener: Arc<dyn FileOpener> = match self.options.member() {
+            None if self.options.reader.allow_pickle_data => Arc::new(ObjectFileOpener(scan)),
             None => Arc::new(RowFileOpener(scan)),
             Some(key) => Arc::new(MemberOpener {
                 scan,
