@@ -365,7 +365,7 @@ fn written_object_arrays_load_in_numpy_with_equal_values() {
 mod sql {
     use super::*;
     use npy_serde::datafusion::{NpyReadOptions, NpySessionExt};
-    use npy_serde_tests::sql::{rows, rt, session, sql, sql_err};
+    use npy_serde_tests::sql::{rt, session, sql, sql_err};
 
     fn allowed() -> NpyReadOptions {
         NpyReadOptions::new()
@@ -434,7 +434,6 @@ mod sql {
             .unwrap_err()
             .to_string();
         assert!(e.contains("mixed.npy") && e.contains("is a Python"), "{e}");
-        let _ = rows;
     }
 }
 
