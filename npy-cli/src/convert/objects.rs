@@ -11,7 +11,6 @@
 use std::io::Write;
 
 use npy_serde::pickle::{ObjectArray, PyValue};
-use npy_serde::ReaderBuilder;
 use serde_json::Value as Json;
 
 use crate::failure::{CliResult, Failure};
