@@ -286,6 +286,7 @@ mod tests {
             exclude: exclude.iter().map(|s| s.to_string()).collect(),
             nulls: nulls.iter().map(|s| s.to_string()).collect(),
             decimals: decimals.iter().map(|s| s.to_string()).collect(),
+            strings: None,
         }
     }
 
