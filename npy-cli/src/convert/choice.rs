@@ -46,6 +46,21 @@ pub struct ChoiceArgs {
     /// (int64 holding the unscaled value; a value that does not fit is an error).
     #[arg(long, value_name = "[COLUMN:]POLICY", requires = "output")]
     pub decimals: Vec<String>,
+    /// .npy/.npz output: how a string column is written: `fixed` (the default: NumPy's
+    /// fixed-width U<n>, as wide as the widest value) or `objects` (an object array of str,
+    /// None for null, which np.load(allow_pickle=True) reads in NumPy 1.x and 2.x; only a
+    /// table of one string column: choose it with --columns).
+    #[arg(long, value_enum, value_name = "fixed|objects", requires = "output")]
+    pub strings: Option<StringsChoice>,
+}
+
+/// `--strings`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum StringsChoice {
+    /// Fixed-width `U<n>`.
+    Fixed,
+    /// An object array (`'|O'`).
+    Objects,
 }
 
 /// A `--nulls` policy (the grammar of `npy_serde::arrow::NullPolicy`).
@@ -115,6 +130,8 @@ pub struct TableChoice {
     pub exclude: Vec<String>,
     pub nulls: Vec<For<NullChoice>>,
     pub decimals: Vec<For<DecimalChoice>>,
+    /// `--strings`: `Some(true)` for `objects`, `Some(false)` for `fixed`.
+    pub strings: Option<bool>,
 }
 
 /// Parses `[COLUMN:]POLICY` for the flag `flag`: the whole text if it is a policy, else split
@@ -156,6 +173,7 @@ impl ChoiceArgs {
             || !self.exclude.is_empty()
             || !self.nulls.is_empty()
             || !self.decimals.is_empty()
+            || self.strings.is_some()
     }
 
     /// The flags parsed (a policy given twice for the run or for one column is an error).
@@ -188,6 +206,7 @@ impl ChoiceArgs {
             exclude: self.exclude.clone(),
             nulls,
             decimals,
+            strings: self.strings.map(|s| s == StringsChoice::Objects),
         })
     }
 }
@@ -245,9 +264,10 @@ impl TableChoice {
         self.columns.is_some() || !self.exclude.is_empty()
     }
 
-    /// True if a null or decimal policy was given (they apply to `.npy` and `.npz` output).
+    /// True if a null or decimal policy or `--strings` was given (they apply to `.npy`
+    /// and `.npz` output).
     pub fn has_policies(&self) -> bool {
-        !self.nulls.is_empty() || !self.decimals.is_empty()
+        !self.nulls.is_empty() || !self.decimals.is_empty() || self.strings.is_some()
     }
 }
 
@@ -266,6 +286,7 @@ mod tests {
             exclude: exclude.iter().map(|s| s.to_string()).collect(),
             nulls: nulls.iter().map(|s| s.to_string()).collect(),
             decimals: decimals.iter().map(|s| s.to_string()).collect(),
+            strings: None,
         }
     }
 

@@ -10,6 +10,7 @@ mod columns;
 #[cfg_attr(not(feature = "arrow"), allow(dead_code))]
 pub mod choice;
 mod npy;
+mod objects;
 #[cfg(feature = "arrow")]
 mod tables;
 #[cfg(feature = "remote")]
@@ -71,6 +72,13 @@ pub struct Args {
     /// Parquet output: most rows per row group (default 1048576).
     #[arg(long, value_name = "ROWS")]
     row_group_size: Option<usize>,
+    /// Read an object array input (dtype O, NumPy 2 StringDType) by interpreting its pickle as
+    /// data: nothing is imported or run (unlike NumPy's allow_pickle=True). To .parquet,
+    /// .arrow or .npy: a column of str becomes a string column (of bytes a binary one, None a
+    /// null; any other element is an error naming it); to .json or .csv: every element as
+    /// JSON (`cat --allow-pickle-data`).
+    #[arg(long)]
+    allow_pickle_data: bool,
     /// Conversions with a table on either side: the columns, and what nulls and decimals
     /// become in .npy output.
     #[command(flatten)]
@@ -186,8 +194,9 @@ fn convert(g: &Global, a: Args) -> CliResult {
         Some(t) => t,
         None => target_from_name(&a.output)?,
     };
-    // A column choice from a .npy file to a .npy file goes through Arrow batches too.
-    let chosen = a.choice.is_set() && target == Target::Npy;
+    // A column choice from a .npy file to a .npy file goes through Arrow batches too, and so
+    // does an object array read as data.
+    let chosen = (a.choice.is_set() || a.allow_pickle_data) && target == Target::Npy;
     if matches!(target, Target::Parquet | Target::Arrow) || is_table(&a.input) || chosen {
         return tables(g, &a, &enc, target);
     }
@@ -223,6 +232,12 @@ fn convert(g: &Global, a: Args) -> CliResult {
         return archive::run(g, &spec, zip, &a.output, a.align);
     }
     let mut sink = Sink::create(&a.output)?;
+    if a.allow_pickle_data
+        && spec.member.is_none()
+        && objects::write(g, &spec, target, &mut sink.writer, &a.output)?
+    {
+        return sink.commit();
+    }
     match target {
         // Returned above: tables by `tables`, archives by `archive`.
         Target::Npz | Target::Parquet | Target::Arrow => unreachable!("handled above"),
@@ -291,7 +306,14 @@ fn tables(g: &Global, a: &Args, enc: &Encoding, target: Target) -> CliResult {
             row_group_size: a.row_group_size,
         };
         let choice = a.choice.parse()?;
-        tables::run(g, &a.input, a.member.as_deref(), &out, &choice)
+        tables::run(
+            g,
+            &a.input,
+            a.member.as_deref(),
+            &out,
+            &choice,
+            a.allow_pickle_data,
+        )
     }
     #[cfg(not(feature = "arrow"))]
     {

@@ -22,13 +22,15 @@ use crate::table::select::Select;
 use crate::table::write::write_with;
 
 /// Converts IN (a table file, or a `.npy` file or archive member named by `member` or
-/// `ARCHIVE:KEY`) into the table output `o`, with the columns and policies of `choice`.
+/// `ARCHIVE:KEY`) into the table output `o`, with the columns and policies of `choice`; an
+/// object array of a `.npy` file read as data with `allow_pickle_data`.
 pub fn run(
     g: &Global,
     input: &str,
     member: Option<&str>,
     o: &TableOut<'_>,
     choice: &TableChoice,
+    allow_pickle_data: bool,
 ) -> CliResult {
     if is_table(input) {
         if member.is_some() {
@@ -41,7 +43,9 @@ pub fn run(
     // A .npy file or an archive member.
     let spec = resolve(input, member)?;
     let zip = is_zip(g, &spec.path).map_err(|e| Failure::file(&spec.display, e))?;
-    let builder = BatchReaderBuilder::new().reader_options(g.reader_options());
+    let builder = BatchReaderBuilder::new()
+        .reader_options(g.reader_options())
+        .allow_pickle_data(allow_pickle_data);
     if zip {
         let archive_name = spec.path.display().to_string();
         let Some(key) = spec.member.as_deref() else {

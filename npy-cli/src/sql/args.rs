@@ -15,6 +15,12 @@ pub struct Args {
     /// format and options (see below).
     #[arg(short = 't', long = "table", value_name = "NAME=SPEC")]
     pub tables: Vec<String>,
+    /// Read object arrays (dtype O, NumPy 2 StringDType) among the FILEs by interpreting their
+    /// pickle as data: nothing is imported or run (unlike NumPy's allow_pickle=True). A
+    /// column of str becomes a string column, of bytes a binary one, None a NULL; any other
+    /// element is an error. For -t SPEC tables: the option allow_pickle_data=true.
+    #[arg(long)]
+    pub allow_pickle_data: bool,
     /// Print CSV (a header row, then one line per row).
     #[arg(long, conflicts_with_all = ["json", "output"])]
     pub csv: bool,

@@ -39,15 +39,23 @@ pub fn run(g: &Global, a: &Args) -> CliResult {
     let ctx = session(a)?;
     register_npy_format(&ctx).map_err(query_failure)?;
     let options = NpyReadOptions::new().reader_options(g.reader_options());
-    let mut named: Vec<(String, String)> = Vec::new();
+    // FILEs take --allow-pickle-data; -t specs their own allow_pickle_data=true.
+    let mut files = options.clone();
+    if a.allow_pickle_data {
+        files = files
+            .set("allow_pickle_data", "true")
+            .map_err(query_failure)?;
+    }
+    let mut named: Vec<(String, String, &NpyReadOptions)> = Vec::new();
     for file in &a.files {
-        named.push((stem(file)?, file.clone()));
+        named.push((stem(file)?, file.clone(), &files));
     }
     for t in &a.tables {
-        named.push(table_arg(t)?);
+        let (name, spec) = table_arg(t)?;
+        named.push((name, spec, &options));
     }
-    for (name, path) in &named {
-        let spec = table_spec(path, &options)?;
+    for (name, path, options) in &named {
+        let spec = table_spec(path, options)?;
         #[cfg(feature = "remote")]
         npy_serde::datafusion::register_store_for(&ctx, spec.location(), &g.remote_options())
             .map_err(|e| Failure::file(path, flat(&e)))?;

@@ -83,7 +83,10 @@ impl TableChoice {
                 None => wb.decimals(policy),
             };
         }
-        Ok(wb)
+        Ok(match self.strings {
+            Some(objects) => wb.strings_as_objects(objects),
+            None => wb,
+        })
     }
 }
 

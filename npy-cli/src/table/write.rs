@@ -100,7 +100,7 @@ pub fn write_with<R: RecordBatchReader>(
     if choice.has_policies() && !matches!(target, Target::Npy | Target::Npz) {
         return Err(Failure::usage(
             "--nulls and --decimals apply to .npy and .npz output (Parquet and Arrow keep \
-             nulls and decimals as they are)",
+             nulls and decimals as they are), as does --strings",
         ));
     }
     let schema: SchemaRef = schema.unwrap_or_else(|| reader.schema());

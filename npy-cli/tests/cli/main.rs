@@ -19,6 +19,7 @@ mod foreign;
 mod hostile;
 mod manifest;
 mod object;
+mod objects;
 #[cfg(feature = "remote")]
 mod remote;
 #[cfg(all(feature = "datafusion", feature = "parquet"))]

@@ -50,6 +50,7 @@
 //! | NaT | null | datetime columns are the only nullable ones (and the fields restored below) |
 //! | record | `Struct` | nested records; a field's NumPy title in its `numpy.title` metadata |
 //! | subarray `(base, (a, b))` | `FixedSizeList<FixedSizeList<base, b>, a>` | the shape is the list sizes |
+//! | `O` (object), `StringDType` | `Utf8` / `Binary` | only with [`BatchReaderBuilder::allow_pickle_data`]: the pickle read as data, every element a `str` (`bytes`), `None` a null; any other element an error naming it (`objects.rs`) |
 //!
 //! Every field carries its exact NumPy descr in the metadata key `numpy.descr` (`'>f4'`,
 //! `('<i2', (3,))`, a nested record's list); the schema carries the whole element's descr, the
@@ -93,6 +94,7 @@
 //! |---|---|---|
 //! | `Boolean`, `Int8`..`Int64`, `UInt8`..`UInt64`, `Float16/32/64` | `b1`, `i1`..`i8`, `u1`..`u8`, `f2/f4/f8` | exact |
 //! | `Utf8`, `Utf8View` | `U<n>` | exact; the view decoded |
+//! | a lone `Utf8`, `LargeUtf8`, `Utf8View` column | `O` | with [`BatchWriterBuilder::strings_as_objects`], or a `numpy.descr` of `'|O'`: an object array of `str`, `None` for null (`object_writer.rs`) |
 //! | `LargeUtf8` | `U<n>` | reversible |
 //! | `Binary`, `BinaryView` / `LargeBinary` | `S<n>` | exact; decoded / reversible |
 //! | `FixedSizeBinary(n)` | `V<n>` | exact |
@@ -149,6 +151,8 @@ mod decode;
 mod encode;
 mod foreign;
 mod fortran;
+mod object_writer;
+mod objects;
 #[cfg(unix)]
 mod pread;
 mod reader;

@@ -16,6 +16,7 @@ use arrow_buffer::Buffer;
 use arrow_schema::{ArrowError, Schema, SchemaRef};
 
 use super::decode::{arrow_err, fixed_array, At};
+use super::objects::object_columns;
 #[cfg(unix)]
 use super::pread::FileData;
 use super::rows::Columns;
@@ -114,6 +115,32 @@ impl BatchReaderBuilder {
         self
     }
 
+    /// Reads object arrays (`descr '|O'`, a record dtype with an `O` field, NumPy 2's
+    /// `StringDType`) by interpreting their pickle as data, nothing imported or run (see
+    /// [`ReaderBuilder::allow_pickle_data`]): a column whose elements are all `str` (or all
+    /// `bytes`) becomes `Utf8` (`Binary`), `None` a null; any other element is an error naming
+    /// its index and Python type (see `objects.rs` in the [module docs](crate::arrow)). Without
+    /// it (the default) such a file is refused with an error naming this option. Object arrays
+    /// are read whole (the pickle holds the whole array) from a path or a slice; a stream or an
+    /// `.npz` member is refused.
+    ///
+    /// ```
+    /// use arrow_array::{cast::AsArray, Array};
+    /// use npy_serde::arrow::BatchReaderBuilder;
+    /// let file = npy_serde::pickle::strings_to_vec([Some("a"), None].into_iter());
+    /// let e = BatchReaderBuilder::new().from_slice(&file).unwrap_err();
+    /// assert!(e.to_string().contains("allow_pickle_data"), "{e}");
+    /// let mut r = BatchReaderBuilder::new().allow_pickle_data(true).from_slice(&file)?;
+    /// let batch = r.next_batch()?.unwrap();
+    /// assert_eq!(batch.column(0).as_string::<i32>().value(0), "a");
+    /// assert!(batch.column(0).is_null(1));
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
+    pub fn allow_pickle_data(mut self, yes: bool) -> Self {
+        self.reader = self.reader.allow_pickle_data(yes);
+        self
+    }
+
     /// Whether [`from_mmap_arc`](Self::from_mmap_arc) may hand out the map's own bytes as the
     /// column buffer (default true; see there).
     pub fn zero_copy(mut self, yes: bool) -> Self {
@@ -125,7 +152,10 @@ impl BatchReaderBuilder {
     /// first). On Unix the batches decoded ahead on all cores also read their bytes there,
     /// each thread by position into a buffer of its own.
     pub fn open<P: AsRef<Path>>(&self, path: P) -> Result<NpyBatchReader<'static>> {
-        let (file, header) = open_checked(path.as_ref(), &self.reader)?;
+        let (file, header) = match open_checked(path.as_ref(), &self.reader) {
+            Ok(v) => v,
+            Err(e) => return self.or_objects(e, || Ok(std::fs::read(path.as_ref())?)),
+        };
         #[cfg(unix)]
         if !needs_gather(&header) {
             let (_, len) = self.reader.check(&header.header)?;
@@ -147,9 +177,84 @@ impl BatchReaderBuilder {
 
     /// Reads the `.npy` file held in `bytes`.
     pub fn from_slice<'a>(&self, bytes: &'a [u8]) -> Result<NpyBatchReader<'a>> {
-        let header = parse_header(bytes, &self.reader.limits)?;
+        let header = match parse_header(bytes, &self.reader.limits) {
+            Ok(h) => h,
+            Err(e) => return self.or_objects(e, || Ok(bytes.to_vec())),
+        };
         let data = data_of(bytes, &header, &self.reader)?;
         self.in_memory(Bytes::Slice(data), header)
+    }
+
+    /// After a header error `err`: the object array in the file's `bytes` when `err` is the
+    /// refusal of one and [`allow_pickle_data`](Self::allow_pickle_data) is set, else `err`.
+    fn or_objects(
+        &self,
+        err: Error,
+        bytes: impl FnOnce() -> Result<Vec<u8>>,
+    ) -> Result<NpyBatchReader<'static>> {
+        let pickled =
+            matches!(err.kind(), crate::ErrorKind::UnsupportedDType(m) if m.contains("pickle"));
+        if !self.reader.allow_pickle_data || !pickled {
+            return Err(err);
+        }
+        self.objects_from(&bytes()?).map(|r| r.ok_or(err))?
+    }
+
+    /// The object array in the whole `.npy` file `bytes` as batches; `None` if its dtype holds
+    /// no object (then the other doors read it).
+    pub(crate) fn objects_from(&self, bytes: &[u8]) -> Result<Option<NpyBatchReader<'static>>> {
+        let array = match self.reader.read_objects_slice(bytes) {
+            Ok(a) => a,
+            Err(e) if e.kind().code() == "type_mismatch" => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let cols = object_columns(&array)?;
+        let rows = cols.rows;
+        // The dtype model has no object dtype: the header is the shape's, of an empty record.
+        let elem = crate::DType::Record(crate::dtype::Record::packed(Vec::<(String, _)>::new())?);
+        let header = ParsedHeader {
+            header: crate::Header::new(elem.clone(), array.shape.clone()),
+            version: crate::Version::V1_0,
+            data_offset: 0,
+        };
+        let names: Vec<&str> = cols
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect();
+        let selected = self.select(&names)?;
+        let fields: Vec<_> = selected
+            .iter()
+            .map(|&i| cols.schema.fields()[i].clone())
+            .collect();
+        let schema = Arc::new(Schema::new_with_metadata(
+            fields,
+            cols.schema.metadata().clone(),
+        ));
+        let layout = Layout {
+            columns: Vec::new(),
+            per_row: 1,
+            row_bytes: 0,
+            rows,
+            elem,
+            shape: array.shape,
+            meta: Default::default(),
+        };
+        Ok(Some(NpyBatchReader {
+            schema,
+            selected,
+            batch_rows: self.batch_size,
+            next_row: 0,
+            source: Source::Objects(cols.columns),
+            header,
+            layout,
+            zero_copy: None,
+            parallel: false,
+            done: false,
+            ahead: Default::default(),
+            ahead_err: None,
+        }))
     }
 
     /// Reads a memory-mapped file (batches copy their values out of the map).
@@ -238,7 +343,12 @@ impl BatchReaderBuilder {
                 "a Fortran-order array whose dtype is a subarray".into(),
             )));
         }
-        let selected = self.select(&layout)?;
+        let names: Vec<&str> = layout
+            .columns
+            .iter()
+            .map(|c| c.field.name().as_str())
+            .collect();
+        let selected = self.select(&names)?;
         let schema = Arc::new(layout.schema(&selected));
         let rows_cap = (MAX_BATCH_BYTES / layout.row_bytes.max(1)).max(1);
         let zero_copy = match &source {
@@ -265,8 +375,8 @@ impl BatchReaderBuilder {
         })
     }
 
-    fn select(&self, layout: &Layout) -> Result<Vec<usize>> {
-        let n = layout.columns.len();
+    fn select(&self, all: &[&str]) -> Result<Vec<usize>> {
+        let n = all.len();
         if let Some(idx) = &self.indices {
             for &i in idx {
                 if i >= n {
@@ -281,20 +391,11 @@ impl BatchReaderBuilder {
             return names
                 .iter()
                 .map(|name| {
-                    layout
-                        .columns
-                        .iter()
-                        .position(|c| c.field.name() == name)
-                        .ok_or_else(|| {
-                            let all: Vec<&str> = layout
-                                .columns
-                                .iter()
-                                .map(|c| c.field.name().as_str())
-                                .collect();
-                            Error::invalid_value(format!(
-                                "no column named {name:?}: the columns are {all:?}"
-                            ))
-                        })
+                    all.iter().position(|c| c == name).ok_or_else(|| {
+                        Error::invalid_value(format!(
+                            "no column named {name:?}: the columns are {all:?}"
+                        ))
+                    })
                 })
                 .collect();
         }
@@ -389,6 +490,8 @@ enum Source<'a> {
         fortran: bool,
         scratch: Vec<u8>,
     },
+    /// An object array's columns, whole (`objects.rs`): batches are slices of them.
+    Objects(Vec<ArrayRef>),
 }
 
 /// An array's rows as Arrow record batches; see the [module docs](crate::arrow).
@@ -479,7 +582,10 @@ impl<'a> NpyBatchReader<'a> {
         &self.schema
     }
 
-    /// The array's header.
+    /// The array's header. For an object array (read with
+    /// [`BatchReaderBuilder::allow_pickle_data`]) it has the array's shape but, as the dtype
+    /// model has no object dtype, an empty record as its dtype: the schema's `numpy.descr`
+    /// metadata holds the pickled dtype (`'|O'`, `StringDType()`).
     pub fn header(&self) -> &crate::Header {
         &self.header.header
     }
@@ -517,6 +623,17 @@ impl<'a> NpyBatchReader<'a> {
             return Ok(None);
         }
         let rows = (self.batch_rows as u64).min(left) as usize;
+        if let Source::Objects(cols) = &self.source {
+            let first = self.next_row as usize;
+            let cols = self
+                .selected
+                .iter()
+                .map(|&i| cols[i].slice(first, rows))
+                .collect();
+            let batch = self.batch(cols, rows)?;
+            self.next_row += rows as u64;
+            return Ok(Some(batch));
+        }
         if let Some(k) = self.batches_ahead(left)
             && self.decode_ahead(k)
         {
@@ -723,6 +840,9 @@ fn contiguous<'s>(
         Source::Stream(s) => s.next(len),
         #[cfg(unix)]
         Source::File(f) => f.get(first * row_bytes as u64, len),
+        Source::Objects(_) => Err(Error::invalid_value(
+            "an object array's batches are slices of its columns, not bytes",
+        )),
         Source::Memory { bytes, .. } => {
             let start = (first as usize) * row_bytes;
             let data = bytes.get();

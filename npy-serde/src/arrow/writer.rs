@@ -23,6 +23,7 @@ use super::foreign::normalize::{Choices, Prep};
 use super::foreign::policy::{DecimalPolicy, NullPolicy};
 use super::foreign::title::is_marker;
 use super::fortran::FortranWriter;
+use super::object_writer::{object_column, ObjectChoice, ObjectSink};
 use super::schema::{Layout, DESCR_KEY, FORTRAN_KEY, SHAPE_KEY, TITLE_KEY};
 use crate::dtype::{ByteOrder, DType, Record, Scalar, TimeUnit};
 use crate::error::{Error, Result};
@@ -59,6 +60,7 @@ pub struct BatchWriterBuilder {
     foreign: Choices,
     ignore_metadata: bool,
     version: Option<Version>,
+    objects: ObjectChoice,
 }
 
 impl BatchWriterBuilder {
@@ -233,6 +235,47 @@ impl BatchWriterBuilder {
         self
     }
 
+    /// Writes a string column (`Utf8`, `LargeUtf8`, `Utf8View`) as an object array (`descr
+    /// '|O'`, nulls as `None`) instead of fixed-width `U<n>`: the file that
+    /// `np.load(path, allow_pickle=True)` reads into the same `str` values in NumPy 1.x and
+    /// 2.x. Only a batch of that one column is written so (see [`columns`](Self::columns)):
+    /// with other columns beside a string column the writer refuses, naming it, as it writes
+    /// no record array with an object field. The strings are kept in memory until
+    /// [`finish`](NpyBatchWriter::finish) (the pickle states the count first). A column whose
+    /// `numpy.descr` metadata is `'|O'` (read from an object array) is written so without
+    /// asking, unless [`ignore_metadata`](Self::ignore_metadata) or `strings_as_objects(false)`
+    /// (which writes every string column as `U<n>`); such a column beside others is refused
+    /// unless one of them is set, rather than becoming `U<n>` silently.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use arrow_array::{ArrayRef, RecordBatch, StringArray};
+    /// use npy_serde::arrow::BatchWriterBuilder;
+    /// let batch = RecordBatch::try_from_iter([
+    ///     ("name", Arc::new(StringArray::from(vec![Some("ab"), None])) as ArrayRef),
+    /// ]).unwrap();
+    /// let mut w = BatchWriterBuilder::new()
+    ///     .strings_as_objects(true)
+    ///     .writer(std::io::Cursor::new(Vec::new()), &batch.schema())?;
+    /// w.write(&batch)?;
+    /// let file = w.finish()?.into_inner();
+    /// let back: Vec<Option<String>> =
+    ///     npy_serde::ReaderBuilder::new().allow_pickle_data(true).from_slice_serde(&file)?;
+    /// assert_eq!(back, [Some("ab".to_string()), None]);
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
+    pub fn strings_as_objects(mut self, yes: bool) -> Self {
+        self.objects.all = Some(yes);
+        self
+    }
+
+    /// [`strings_as_objects`](Self::strings_as_objects) for the column `column` only (an
+    /// error when the batches are written if it is not a string column or not alone).
+    pub fn strings_as_objects_for(mut self, column: &str) -> Self {
+        self.objects.columns.push(column.to_string());
+        self
+    }
+
     /// A writer of batches with `schema` into `inner` (a file, a `Cursor`), from its current
     /// position.
     pub fn writer<W: Write + Seek>(&self, inner: W, schema: &Schema) -> Result<NpyBatchWriter<W>> {
@@ -310,6 +353,12 @@ enum State<W: Write + Seek> {
         inner: W,
         bytes: Option<Vec<u8>>,
     },
+    /// One string column written as an object array (`object_writer.rs`).
+    Objects {
+        inner: W,
+        sink: ObjectSink,
+        column: usize,
+    },
     Done,
 }
 
@@ -356,7 +405,8 @@ impl<W: Write + Seek> NpyBatchWriter<W> {
         self.rows
     }
 
-    /// The element dtype, once the first batch settled it.
+    /// The element dtype, once the first batch settled it (`None` for an object array: the
+    /// dtype model has no object dtype).
     pub fn dtype(&self) -> Option<&DType> {
         self.target.as_ref().map(|t| &t.layout.elem)
     }
@@ -369,6 +419,14 @@ impl<W: Write + Seek> NpyBatchWriter<W> {
                 batch.num_columns(),
                 self.schema.fields().len()
             )));
+        }
+        if self.target.is_none() && matches!(self.state, State::Pending(_)) {
+            self.start_objects()?;
+        }
+        if let State::Objects { sink, column, .. } = &mut self.state {
+            sink.push(batch.column(*column))?;
+            self.rows = sink.rows();
+            return Ok(());
         }
         if self.target.is_none() {
             self.start(Some(batch))?;
@@ -431,11 +489,38 @@ impl<W: Write + Seek> NpyBatchWriter<W> {
                 }
                 *bytes = Some(self.scratch.clone());
             }
-            State::Pending(_) | State::Done => {
+            State::Pending(_) | State::Done | State::Objects { .. } => {
                 return Err(Error::write("the writer is finished"));
             }
         }
         self.rows += rows as u64;
+        Ok(())
+    }
+
+    /// Switches to writing an object array if the caller asked for one (or the column's
+    /// metadata says it was one); see `object_writer.rs`.
+    fn start_objects(&mut self) -> Result<()> {
+        let schema = &self.schema;
+        let o = &self.opts;
+        let mut kept: Vec<usize> = match &o.foreign.columns {
+            Some(names) => names
+                .iter()
+                .filter_map(|n| schema.index_of(n).ok())
+                .collect(),
+            None => (0..schema.fields().len()).collect(),
+        };
+        kept.retain(|&i| !o.foreign.exclude.contains(schema.field(i).name()));
+        let Some(column) = object_column(schema, &kept, &o.objects, o.ignore_metadata)? else {
+            return Ok(());
+        };
+        let State::Pending(inner) = std::mem::replace(&mut self.state, State::Done) else {
+            return Err(Error::write("the writer is finished"));
+        };
+        self.state = State::Objects {
+            inner,
+            sink: ObjectSink::default(),
+            column,
+        };
         Ok(())
     }
 
@@ -502,10 +587,20 @@ impl<W: Write + Seek> NpyBatchWriter<W> {
     /// it fails here unless exactly that many rows were written (see `fortran.rs`: runs of
     /// rows written at their offsets, at most 16 MiB of rows buffered).
     pub fn finish(mut self) -> Result<W> {
-        if self.target.is_none() {
+        if self.target.is_none() && matches!(self.state, State::Pending(_)) {
+            self.start_objects()?;
+        }
+        if self.target.is_none() && matches!(self.state, State::Pending(_)) {
             self.start(None)?;
         }
         match std::mem::replace(&mut self.state, State::Done) {
+            State::Objects {
+                mut inner, sink, ..
+            } => {
+                inner.write_all(&sink.file())?;
+                inner.flush()?;
+                Ok(inner)
+            }
             State::Stream(w) => w.finish(),
             State::Fortran(w) => w.finish(),
             State::Scalar { mut inner, bytes } => {

@@ -25,6 +25,7 @@ use super::archive::member_header;
 use super::error::{df_err, df_err_in};
 use super::extent::{data_extent, held_extent};
 use super::header::fetch_header;
+use super::objects::{is_object_refusal, name_the_option, object_schema};
 use super::options::NpyReadOptions;
 use super::schema::{check_same, table_schema};
 use super::source::NpySource;
@@ -132,9 +133,18 @@ impl FileFormat for NpyFormat {
         }
         let mut table: Option<(Schema, String)> = None;
         for object in objects {
-            let (header, size) = self.header(store, object).await?;
-            held_extent(&header, size).map_err(|e| df_err_in(e, object, self.options.member()))?;
-            let schema = table_schema(&header).map_err(|e| df_err(e, object))?;
+            let schema = match object_schema(store, object, &self.options).await? {
+                Some(schema) => schema,
+                None => {
+                    let (header, size) = self
+                        .header(store, object)
+                        .await
+                        .map_err(|e| name_the_option(e, object))?;
+                    held_extent(&header, size)
+                        .map_err(|e| df_err_in(e, object, self.options.member()))?;
+                    table_schema(&header).map_err(|e| df_err(e, object))?
+                }
+            };
             match &table {
                 None => table = Some((schema, object.location.to_string())),
                 Some((first, first_path)) => check_same(first, first_path, &schema, object)?,
@@ -153,7 +163,13 @@ impl FileFormat for NpyFormat {
     ) -> DfResult<Statistics> {
         // The exact row count answers `count(*)` without a scan: it is the header's only for
         // a file (member) that holds the data the header declares.
-        let (header, size) = self.header(store, object).await?;
+        let (header, size) = match self.header(store, object).await {
+            // An object array's rows are known once its pickle is read: not here.
+            Err(e) if self.options.reader.allow_pickle_data && is_object_refusal(&e) => {
+                return Ok(Statistics::new_unknown(&table_schema));
+            }
+            r => r?,
+        };
         let (start, end) = data_extent(&self.options, &header, size)
             .map_err(|e| df_err_in(e, object, self.options.member()))?;
         let data_len = end - start;

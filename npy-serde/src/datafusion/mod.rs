@@ -86,6 +86,11 @@
 //! Fortran-order array with more than one axis longer than 1 is read whole by one partition
 //! (its rows are not contiguous).
 //!
+//! Object arrays (`'|O'`, NumPy 2's `StringDType`) are tables only with the table option
+//! `allow_pickle_data` (off by default; carried to Ballista's executors with the other
+//! options): their pickle is read as data, nothing imported or run, and a column of `str`
+//! becomes `Utf8` (see `objects`).
+//!
 //! ```
 //! use datafusion::prelude::SessionContext;
 //! use npy_serde::datafusion::{NpyReadOptions, NpySessionExt};
@@ -115,7 +120,7 @@
 //! headers), `source` ([`NpySource`], which picks the opener of the scan's access path when
 //! the scan is planned, and takes pushed filters), `filter` (a pushed filter, and the decoder
 //! of row chunks under it), `rows` and `member` (the openers of row files and `.npz` members),
-//! `opener` (what the openers share), `options` ([`NpyReadOptions`] and the table options,
+//! `objects` (object arrays, read whole), `opener` (what the openers share), `options` ([`NpyReadOptions`] and the table options,
 //! declared once), `spec` ([`TableSpec`]), `formats` (the other formats' listing options and
 //! [`CsvOptions`]), `listing` (a spec's listing table, and the format of a directory from its
 //! files), `session` ([`NpySessionExt`]), and below them `header`, `archive`, `schema` and
@@ -135,6 +140,7 @@ mod header;
 mod listing;
 mod member;
 mod memory;
+mod objects;
 mod opener;
 mod options;
 #[cfg(feature = "remote")]

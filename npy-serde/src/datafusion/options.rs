@@ -166,6 +166,18 @@ pub(crate) static OPTIONS: &[TableOption] = &[
         },
     },
     TableOption {
+        key: "allow_pickle_data",
+        value: "true|false",
+        help: "read object arrays (dtype O, NumPy 2 StringDType) by interpreting their pickle \
+               as data, nothing imported or run (default false): a column of str becomes \
+               Utf8, of bytes Binary, None a null",
+        get: |o| o.reader.allow_pickle_data.then(|| "true".to_string()),
+        set: |o, v| {
+            o.reader.allow_pickle_data = flag(v)?;
+            Ok(())
+        },
+    },
+    TableOption {
         key: "layout",
         value: "rows|columns",
         help: "how the values lie in the files: rows (each file an array of rows; the \
@@ -452,7 +464,15 @@ mod tests {
             .filter(|e| e.value.is_none())
             .map(|e| e.key.as_str())
             .collect();
-        assert_eq!(unset, ["member", "max_data_size", "file_extension"]);
+        assert_eq!(
+            unset,
+            [
+                "member",
+                "max_data_size",
+                "file_extension",
+                "allow_pickle_data"
+            ]
+        );
     }
 
     #[test]
@@ -461,8 +481,8 @@ mod tests {
         assert_eq!(
             o.apply("nope", "1").unwrap_err(),
             "unknown npy option \"nope\": the options are member, max_header_size, \
-             max_data_size, max_depth, max_dims, max_empty_items, file_extension, layout, \
-             verify_crc, access and filter_pushdown"
+             max_data_size, max_depth, max_dims, max_empty_items, file_extension, \
+             allow_pickle_data, layout, verify_crc, access and filter_pushdown"
         );
         assert_eq!(
             o.apply("max_header_size", "big").unwrap_err(),

@@ -23,6 +23,7 @@ use object_store::ObjectStore;
 
 use super::filter::{pushable, ScanFilter};
 use super::member::MemberOpener;
+use super::objects::ObjectFileOpener;
 use super::opener::{ErrorMap, ScanFiles};
 use super::options::NpyReadOptions;
 use super::rows::RowFileOpener;
@@ -122,6 +123,7 @@ impl FileSource for NpySource {
             map_err: self.map_err,
         });
         let opener: Arc<dyn FileOpener> = match self.options.member() {
+            None if self.options.reader.allow_pickle_data => Arc::new(ObjectFileOpener(scan)),
             None => Arc::new(RowFileOpener(scan)),
             Some(key) => Arc::new(MemberOpener {
                 scan,

@@ -45,6 +45,8 @@ mod npz_mmap;
 #[cfg(target_endian = "little")]
 mod npz_numpy;
 mod npz_roundtrip;
+#[cfg(feature = "arrow")]
+mod objects;
 mod parallel;
 mod pickle;
 mod read_doors;
