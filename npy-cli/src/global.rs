@@ -39,8 +39,7 @@ impl Global {
     }
 
     /// The library's reader options for these limits (the Arrow readers': `convert` to a
-    /// table, `sql`).
-    #[cfg(feature = "arrow")]
+    /// table, `sql`; and object arrays converted to JSON or CSV).
     pub fn reader_options(&self) -> npy_serde::ReaderBuilder {
         npy_serde::ReaderBuilder::new()
             .with_limits(self.limits())

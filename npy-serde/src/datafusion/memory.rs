@@ -273,7 +273,7 @@ mod tests {
     fn an_exhausted_pool_names_the_limit() {
         let pool: Arc<dyn MemoryPool> =
             Arc::new(NamedLimitPool::new(MemoryLimit::new(1000).unwrap()));
-        let mut r = MemoryConsumer::new("the test's hash table").register(&pool);
+        let r = MemoryConsumer::new("the test's hash table").register(&pool);
         r.try_grow(600).unwrap();
         let err = r.try_grow(600).unwrap_err().to_string();
         assert!(err.contains("Resources exhausted"), "{err}");
