@@ -44,30 +44,13 @@ use super::columns::{
 };
 use super::errors::as_text;
 use super::table::NpyTable;
+use super::wire::{malformed, options_from_proto, options_to_proto, OptionsProto};
 use crate::datafusion::{NpyFormatFactory, NpyReadOptions, NpySource};
 
 /// The tags our buffers start with (a zero byte first: see the module docs).
 const TABLE_TAG: &[u8] = b"\0npy-serde/table/2\0";
 const FORMAT_TAG: &[u8] = b"\0npy-serde/format/2\0";
 const SCAN_TAG: &[u8] = b"\0npy-serde/scan/2\0";
-
-/// One table option on the wire: its key and value ([`NpyReadOptions::entries`], set again
-/// with [`NpyReadOptions::set`] on the other side), so that a new table option needs nothing
-/// here.
-#[derive(Clone, PartialEq, Message)]
-struct OptionProto {
-    #[prost(string, tag = "1")]
-    key: String,
-    #[prost(string, tag = "2")]
-    value: String,
-}
-
-/// [`NpyReadOptions`] on the wire: every option that has a value.
-#[derive(Clone, PartialEq, Message)]
-pub(super) struct OptionsProto {
-    #[prost(message, repeated, tag = "1")]
-    entries: Vec<OptionProto>,
-}
 
 /// An [`NpyTable`]: its URLs, the extension of the files a directory's table reads, and
 /// the read options (the schema travels in datafusion-proto's own message).
@@ -93,32 +76,6 @@ struct ScanProto {
     /// The filter pushed into the scan, over the table's columns.
     #[prost(message, optional, tag = "4")]
     predicate: Option<PhysicalExprNode>,
-}
-
-pub(super) fn options_to_proto(o: &NpyReadOptions) -> OptionsProto {
-    let entries = o.entries().into_iter();
-    OptionsProto {
-        entries: entries
-            .filter_map(|e| {
-                Some(OptionProto {
-                    value: e.value?,
-                    key: e.key,
-                })
-            })
-            .collect(),
-    }
-}
-
-pub(super) fn options_from_proto(p: Option<OptionsProto>) -> DfResult<NpyReadOptions> {
-    let p = p.ok_or_else(|| malformed("the read options are missing"))?;
-    p.entries
-        .iter()
-        .try_fold(NpyReadOptions::new(), |o, e| o.set(&e.key, &e.value))
-        .map_err(|e| malformed(&e.to_string()))
-}
-
-pub(super) fn malformed(what: &str) -> DataFusionError {
-    DataFusionError::Internal(format!("npy-serde codec: malformed message: {what}"))
 }
 
 fn encode(tag: &[u8], message: &impl Message, buf: &mut Vec<u8>) -> DfResult<()> {

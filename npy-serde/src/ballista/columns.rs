@@ -24,7 +24,7 @@ pub(super) struct ColumnTableProto {
     #[prost(string, tag = "1")]
     location: String,
     #[prost(message, optional, tag = "2")]
-    options: Option<super::codec::OptionsProto>,
+    options: Option<super::wire::OptionsProto>,
 }
 
 #[derive(Clone, PartialEq, Message)]
@@ -32,7 +32,7 @@ pub(super) struct ColumnScanProto {
     #[prost(string, tag = "1")]
     location: String,
     #[prost(message, optional, tag = "2")]
-    options: Option<super::codec::OptionsProto>,
+    options: Option<super::wire::OptionsProto>,
     #[prost(message, optional, tag = "3")]
     schema: Option<protobuf::Schema>,
     /// Projected column indices, when `projected`.
@@ -55,7 +55,7 @@ pub(super) fn table_proto(node: &Arc<dyn TableProvider>) -> Option<ColumnTablePr
     let table = node.downcast_ref::<ColumnTable>()?;
     Some(ColumnTableProto {
         location: table.location().to_string(),
-        options: Some(super::codec::options_to_proto(table.options())),
+        options: Some(super::wire::options_to_proto(table.options())),
     })
 }
 
@@ -64,7 +64,7 @@ pub(super) fn table_from(
     proto: ColumnTableProto,
     schema: SchemaRef,
 ) -> DfResult<Arc<dyn TableProvider>> {
-    let options = super::codec::options_from_proto(proto.options)?;
+    let options = super::wire::options_from_proto(proto.options)?;
     Ok(Arc::new(ColumnTable::from_parts(
         proto.location,
         options,
@@ -73,7 +73,7 @@ pub(super) fn table_from(
 }
 
 fn number(n: u64, what: &str) -> DfResult<usize> {
-    usize::try_from(n).map_err(|_| super::codec::malformed(what))
+    usize::try_from(n).map_err(|_| super::wire::malformed(what))
 }
 
 /// The message of `node`, if it is a column table's scan.
@@ -86,7 +86,7 @@ pub(super) fn scan_proto(node: &dyn ExecutionPlan) -> DfResult<Option<ColumnScan
         .map_err(|e| DataFusionError::Internal(format!("npy-serde codec: {e}")))?;
     Ok(Some(ColumnScanProto {
         location: scan.location.clone(),
-        options: Some(super::codec::options_to_proto(&scan.options)),
+        options: Some(super::wire::options_to_proto(&scan.options)),
         schema: Some(schema),
         projection: scan
             .projection
@@ -107,10 +107,10 @@ pub(super) fn scan_from(proto: ColumnScanProto) -> DfResult<Arc<dyn ExecutionPla
     let schema = proto
         .schema
         .as_ref()
-        .ok_or_else(|| super::codec::malformed("the column table's schema is missing"))?;
+        .ok_or_else(|| super::wire::malformed("the column table's schema is missing"))?;
     let table: Schema = schema
         .try_into()
-        .map_err(|e| super::codec::malformed(&format!("the column table's schema: {e}")))?;
+        .map_err(|e| super::wire::malformed(&format!("the column table's schema: {e}")))?;
     let projection = if proto.projected {
         let p = proto.projection.iter();
         Some(
@@ -122,7 +122,7 @@ pub(super) fn scan_from(proto: ColumnScanProto) -> DfResult<Arc<dyn ExecutionPla
     };
     let scan = ColumnScan {
         location: proto.location,
-        options: super::codec::options_from_proto(proto.options)?,
+        options: super::wire::options_from_proto(proto.options)?,
         table: Arc::new(table),
         projection,
         limit: proto.limit.map(|l| number(l, "the limit")).transpose()?,

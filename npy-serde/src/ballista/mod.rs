@@ -97,6 +97,7 @@ mod codec;
 mod columns;
 mod errors;
 mod table;
+mod wire;
 
 use std::sync::Arc;
 use std::time::Duration;
