@@ -63,6 +63,7 @@ impl RowDecoder {
     }
 
     /// The schema of its batches.
+    #[cfg_attr(not(feature = "datafusion"), allow(dead_code))]
     pub(crate) fn schema(&self) -> SchemaRef {
         self.schema.clone()
     }
