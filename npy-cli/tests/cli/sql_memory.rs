@@ -1,6 +1,6 @@
 //! `npy sql --memory-limit` (features `datafusion` and `parquet`), run as the real binary: a
 //! sort and a GROUP BY over 200 000 rows answer inside a limit smaller than their data
-//! (10 and 6 MiB: they spill, as EXPLAIN ANALYZE shows), as they do without one; a limit too small to spill fails with exit status 1
+//! (12 and 6 MiB: they spill, as EXPLAIN ANALYZE shows), as they do without one; a limit too small to spill fails with exit status 1
 //! and "Resources exhausted" naming the limit; a malformed size is a usage error.
 
 use crate::harness::{npy, npy_ok, Dir};
@@ -37,7 +37,7 @@ fn a_limit_below_the_data_spills_and_answers_as_without_one() {
     let d = Dir::new("sql-memory");
     let t = table(&d);
     // Each limit below what the query holds in memory without one.
-    for (query, limit) in [(SORT, "10MiB"), (GROUP, "6MiB")] {
+    for (query, limit) in [(SORT, "12MiB"), (GROUP, "6MiB")] {
         let free = npy_ok(["sql", query, "-t", &t, "--csv"]);
         let limited = npy_ok(["sql", query, "-t", &t, "--csv", "--memory-limit", limit]);
         assert_eq!(limited, free, "{query}");
@@ -56,7 +56,7 @@ fn a_limit_below_the_data_spills_and_answers_as_without_one() {
         assert!(spills > 0, "{plan}");
     }
     // keys 49 999 down: 4 ids each (id * 7919 ≡ key mod 50 000 for one id in each shard).
-    let sorted = npy_ok(["sql", SORT, "-t", &t, "--csv", "--memory-limit", "10MiB"]);
+    let sorted = npy_ok(["sql", SORT, "-t", &t, "--csv", "--memory-limit", "12MiB"]);
     assert_eq!(sorted.lines().count(), 200_001);
     assert!(
         sorted.lines().nth(1).unwrap().contains(",49999,"),
