@@ -47,7 +47,7 @@ pub struct ChoiceArgs {
     #[arg(long, value_name = "[COLUMN:]POLICY", requires = "output")]
     pub decimals: Vec<String>,
     /// .npy/.npz output: how a string column is written: `fixed` (the default: NumPy's
-    /// fixed-width U<n>, as wide as the widest value) or `objects` (an object array of str,
+    /// fixed-width `U<n>`, as wide as the widest value) or `objects` (an object array of str,
     /// None for null, which np.load(allow_pickle=True) reads in NumPy 1.x and 2.x; only a
     /// table of one string column: choose it with --columns).
     #[arg(long, value_enum, value_name = "fixed|objects", requires = "output")]

@@ -2,30 +2,6 @@
 //! sorts, aggregations and joins take their memory from one pool of a fixed size
 //! ([`MemoryLimit`]), and spill to a temporary directory when it is full.
 //!
-//! - **The pool**: DataFusion's `FairSpillPool`, not its `GreedyMemoryPool`. A query runs one
-//!   sort or aggregation per partition at once (`target_partitions` of them); the fair pool
-//!   gives each spilling consumer an equal share, so every partition spills a little rather
-//!   than the first ones taking everything and the later ones failing. Consumers that cannot
-//!   spill (a hash join's build side, a `GROUP BY`'s final merge of partial results) take what
-//!   is left over.
-//! - **Sorts** set aside part of their share for merging what they spilled
-//!   (`datafusion.execution.sort_spill_reservation_bytes`, 10 MiB by default): at most a
-//!   quarter of each partition's share of the limit here.
-//! - **Spilling**: DataFusion's disk manager, in a directory it creates under the OS's
-//!   temporary directory (`$TMPDIR`) and removes when the session ends.
-//! - **Where it cannot spill**: the query fails with DataFusion's "Resources exhausted" error,
-//!   prefixed by this pool with the limit (`memory limit 256.0 MiB exceeded: ...`) and the
-//!   largest consumers.
-//!
-//! # What the pool does not count
-//! The pool counts what operators reserve, not every allocation. A `.npy` scan holds, per
-//! partition, the batch being decoded and up to
-//! 2 ranged reads (its prefetch) of `batch_size` records in flight:
-//! at most `3 * batch_size * record_size` bytes, i.e. 1.5 MiB per partition for 64-byte records
-//! at the default `batch_size` of 8192, and `target_partitions` times that in all.
-//! [`memory_limited_context`] leaves `batch_size` and `target_partitions` as `config` sets them;
-//! lower them to shrink this further.
-//!
 //! ```
 //! use datafusion::prelude::SessionConfig;
 //! use npy_serde::datafusion::{memory_limited_context, MemoryLimit};
@@ -139,10 +115,32 @@ impl FromStr for MemoryLimit {
 }
 
 /// A `SessionContext` with `config` whose operators share a memory pool of `limit` bytes
-/// (DataFusion's `FairSpillPool`) and spill to a temporary directory (see the [module
-/// docs](self) for what spills, what fails and what the pool does not count). The `NPY`
-/// format is not registered: call [`register_npy_format`](super::register_npy_format) for
-/// `STORED AS NPY`.
+/// (DataFusion's `FairSpillPool`) and spill to a temporary directory. The `NPY` format is not
+/// registered: call [`register_npy_format`](super::register_npy_format) for `STORED AS NPY`.
+///
+/// - **The pool**: DataFusion's `FairSpillPool`, not its `GreedyMemoryPool`. A query runs one
+///   sort or aggregation per partition at once (`target_partitions` of them); the fair pool
+///   gives each spilling consumer an equal share, so every partition spills a little rather
+///   than the first ones taking everything and the later ones failing. Consumers that cannot
+///   spill (a hash join's build side, a `GROUP BY`'s final merge of partial results) take what
+///   is left over.
+/// - **Sorts** set aside part of their share for merging what they spilled
+///   (`datafusion.execution.sort_spill_reservation_bytes`, 10 MiB by default): at most a
+///   quarter of each partition's share of the limit here.
+/// - **Spilling**: DataFusion's disk manager, in a directory it creates under the OS's
+///   temporary directory (`$TMPDIR`) and removes when the session ends.
+/// - **Where it cannot spill**: the query fails with DataFusion's "Resources exhausted" error,
+///   prefixed by this pool with the limit (`memory limit 256.0 MiB exceeded: ...`) and the
+///   largest consumers.
+///
+/// # What the pool does not count
+/// The pool counts what operators reserve, not every allocation. A `.npy` scan holds, per
+/// partition, the batch being decoded and up to
+/// 2 ranged reads (its prefetch) of `batch_size` records in flight:
+/// at most `3 * batch_size * record_size` bytes, i.e. 1.5 MiB per partition for 64-byte records
+/// at the default `batch_size` of 8192, and `target_partitions` times that in all.
+/// This function leaves `batch_size` and `target_partitions` as `config` sets them;
+/// lower them to shrink this further.
 ///
 /// ```
 /// use datafusion::prelude::SessionConfig;
