@@ -374,8 +374,16 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
         buf: &mut Vec<u8>,
         proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> DfResult<()> {
-        if let Some(proto) = scan_proto(node.as_ref())? {
-            return encode(COLUMN_SCAN_TAG, &proto, buf);
+        if scan_proto(node.as_ref())?.is_some() {
+            // Ballista's scheduler restricts only `DataSourceExec` leaves to a task's
+            // partitions; sent whole, this scan would have every task read rows that other
+            // tasks read too (a wrong answer), so it is refused until it is planned as one.
+            return Err(DataFusionError::NotImplemented(
+                "npy-serde: column tables (layout=columns) cannot run on a Ballista cluster yet \
+                 (its tasks would read the same rows more than once): query them with a local \
+                 SessionContext, such as npy sql's"
+                    .to_string(),
+            ));
         }
         let Some((config, source)) = npy_scan(node.as_ref()) else {
             return self.inner.try_encode(node, buf, proto_converter);

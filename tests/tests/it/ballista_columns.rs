@@ -1,18 +1,16 @@
 //! Column tables on Ballista (feature `ballista`): the logical codec carries a column table
 //! (an `.npz` archive of columns, a directory of per-column `.npy` files) to the scheduler and
-//! the physical codec its scan to the executors; the answers equal single-process
-//! DataFusion's, and a corrupt member fails the query with this crate's message.
+//! the physical codec refuses its scan (Ballista would send it to every task whole, a wrong
+//! answer), so a query over one fails saying so.
 
-use std::sync::Arc;
-
-use datafusion::physical_plan::{displayable, ExecutionPlan};
+use datafusion::physical_plan::displayable;
 use datafusion::prelude::SessionConfig;
 use datafusion_proto::physical_plan::AsExecutionPlan;
 use datafusion_proto::protobuf::PhysicalPlanNode;
 use npy_serde::ballista::{session_config, standalone, NpyPhysicalCodec};
 use npy_serde::datafusion::{NpySessionExt, TableSpec};
-use npy_serde::npz::{MmapNpz, NpzWriter};
-use npy_serde_tests::sql::{rows, rt, session, sql, sql_err};
+use npy_serde::npz::NpzWriter;
+use npy_serde_tests::sql::{rt, session, sql, sql_err};
 use npy_serde_tests::TempDir;
 
 const ROWS: i64 = 5_000;
@@ -46,13 +44,16 @@ const QUERIES: [&str; 3] = [
     "SELECT count(*) FROM (SELECT id FROM t LIMIT 17)",
 ];
 
-// Known bug, left for the integrator: on a standalone cluster the answers of a GROUP BY over a
-// column table came out 3x the single-process ones (every row counted three times) in the one
-// run this branch had time for; the codec round trip below is exact, so the duplication is in
-// how Ballista plans or runs the decoded scan's partitions.
+/// What the physical codec answers for a column scan.
+const REFUSED: &str = "column tables (layout=columns) cannot run on a Ballista cluster yet";
+
+/// Ballista's scheduler restricts only `DataSourceExec` leaves to a task's partitions: sent
+/// whole, the column scan would have every task read rows other tasks read (a GROUP BY counted
+/// each row 3 times on this cluster). Until the scan is planned as a `DataSourceExec`, the
+/// codec refuses it, so a query fails with a message saying so instead of a wrong answer; the
+/// table itself still registers (the logical codec carries it).
 #[test]
-#[ignore = "column tables on a Ballista cluster count rows 3x: a known bug (see the comment)"]
-fn column_tables_on_the_cluster_equal_single_process_datafusion() {
+fn column_tables_on_the_cluster_are_refused_not_answered_wrongly() {
     let dir = TempDir::new("ballista-columns");
     let (archive, directory) = tables(&dir);
     let rt = rt();
@@ -66,29 +67,23 @@ fn column_tables_on_the_cluster_equal_single_process_datafusion() {
             ctx.deregister_table("t").unwrap();
             rt.block_on(ctx.register_spec("t", spec)).unwrap();
         }
-        for q in QUERIES {
-            assert_eq!(sql(&ballista, &rt, q), sql(&local, &rt, q), "{q}");
+        // Queries that scan are refused; one DataFusion answers from the exact row count
+        // (`count(*)` over a `LIMIT`) runs no scan and answers right.
+        for q in &QUERIES[..2] {
+            let err = sql_err(&ballista, &rt, q);
+            assert!(err.contains(REFUSED), "{q}: {err}");
+            assert!(!sql(&local, &rt, q).is_empty(), "{q}");
         }
+        assert_eq!(
+            sql(&ballista, &rt, QUERIES[2]),
+            sql(&local, &rt, QUERIES[2])
+        );
     }
-    assert_eq!(sql(&ballista, &rt, QUERIES[2]), [["17"]]);
-
-    // A corrupt member fails the query on the executors with this crate's message.
-    let path = dir.join("t.npz");
-    let offset = MmapNpz::open(&path).unwrap().data_offset("x").unwrap();
-    let mut bytes = std::fs::read(&path).unwrap();
-    bytes[offset as usize + 3] ^= 0x10;
-    std::fs::write(&path, &bytes).unwrap();
-    ballista.deregister_table("t").unwrap();
-    rt.block_on(ballista.register_spec("t", &archive)).unwrap();
-    let err = sql_err(&ballista, &rt, "SELECT sum(x) FROM t");
-    assert!(
-        err.contains("member x of file") && err.contains("CRC"),
-        "{err}"
-    );
+    assert_eq!(sql(&local, &rt, QUERIES[2]), [["17"]]);
 }
 
 #[test]
-fn the_physical_codec_round_trips_a_column_scan() {
+fn the_physical_codec_refuses_a_column_scan() {
     let dir = TempDir::new("ballista-columns-codec");
     let (archive, _) = tables(&dir);
     let rt = rt();
@@ -104,27 +99,9 @@ fn the_physical_codec_round_trips_a_column_scan() {
             .unwrap();
         let text = displayable(plan.as_ref()).indent(true).to_string();
         assert!(text.contains("ColumnScanExec"), "{text}");
-        let node = PhysicalPlanNode::try_from_physical_plan(plan.clone(), &codec).unwrap();
-        let mut bytes = Vec::new();
-        node.try_encode(&mut bytes).unwrap();
-        let back = PhysicalPlanNode::try_decode(&bytes)
-            .unwrap()
-            .try_into_physical_plan(&ctx.task_ctx(), &codec)
-            .unwrap();
-        assert_eq!(displayable(back.as_ref()).indent(true).to_string(), text);
-        let run = |p: Arc<dyn ExecutionPlan>| {
-            let batches = rt
-                .block_on(datafusion::physical_plan::collect(p, ctx.task_ctx()))
-                .unwrap();
-            let mut r = rows(&batches);
-            r.sort();
-            r
-        };
-        if q.contains("LIMIT") {
-            assert!(text.contains("limit=7"), "{text}");
-            assert_eq!(run(back).len(), 7, "{q}");
-        } else {
-            assert_eq!(run(back), run(plan), "{q}");
-        }
+        let err = PhysicalPlanNode::try_from_physical_plan(plan.clone(), &codec)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(REFUSED), "{q}: {err}");
     }
 }
