@@ -42,6 +42,12 @@ pub struct Args {
     /// spill fails with "Resources exhausted" naming the limit (exit status 1).
     #[arg(long, value_name = "SIZE")]
     pub memory_limit: Option<String>,
+    /// Run the query on a Ballista cluster: its scheduler's URL (df://HOST:PORT), started
+    /// with `npy-scheduler`, with `npy-executor`s. Every node reads the tables itself: local
+    /// paths must be the same files on every node, object stores reachable from each.
+    #[cfg(feature = "ballista")]
+    #[arg(long, value_name = "URL", conflicts_with = "memory_limit")]
+    pub cluster: Option<String>,
     /// -o: the result's columns, and what nulls and decimals become in .npy output
     /// (`write_with` takes `choice.parse()?`; the columns through `table::select::Select`).
     #[command(flatten)]

@@ -36,7 +36,7 @@ pub fn run(g: &Global, a: &Args) -> CliResult {
         .enable_all()
         .build()
         .map_err(|e| Failure::input(format!("cannot start the query runtime: {e}")))?;
-    let ctx = session(a)?;
+    let ctx = session(a, &rt)?;
     register_npy_format(&ctx).map_err(query_failure)?;
     let options = NpyReadOptions::new().reader_options(g.reader_options());
     // FILEs take --allow-pickle-data; -t specs their own allow_pickle_data=true.
@@ -124,8 +124,18 @@ pub fn run(g: &Global, a: &Args) -> CliResult {
     }
 }
 
-/// The query's session: inside `--memory-limit` (spilling) if given, unbounded otherwise.
-fn session(a: &Args) -> CliResult<SessionContext> {
+/// The query's session: on the `--cluster`'s scheduler, inside `--memory-limit` (spilling)
+/// if given, unbounded otherwise.
+fn session(a: &Args, rt: &tokio::runtime::Runtime) -> CliResult<SessionContext> {
+    #[cfg(feature = "ballista")]
+    if let Some(url) = &a.cluster {
+        let config = npy_serde::ballista::session_config();
+        return rt
+            .block_on(npy_serde::ballista::remote(url, config))
+            .map_err(|e| Failure::input(format!("--cluster {url}: {}", flat(&e))));
+    }
+    #[cfg(not(feature = "ballista"))]
+    let _ = rt;
     let Some(text) = &a.memory_limit else {
         return Ok(SessionContext::new());
     };

@@ -14,7 +14,8 @@
 //! 3. A table with one hostile shard (a bool byte that is neither 0 nor 1) among good ones:
 //!    the client gets this crate's error naming the file and the record.
 //! 4. The scheduler is SIGKILLed while a query runs: the client's query fails within 10 s
-//!    with the scheduler's connection error.
+//!    (in practice at its next 50 ms status poll) with an error naming the scheduler's URL
+//!    and saying that the job is lost with it.
 //!
 //! Every process is killed by its guard when the test ends or fails, and by the kernel
 //! (`PR_SET_PDEATHSIG`) if the test process dies; a watchdog aborts the test after 150 s.
@@ -250,6 +251,25 @@ fn a_scheduler_and_two_executor_processes_under_faults() {
         eprintln!("{q}: one process {one:?}, the cluster {:?}", t.elapsed());
     }
 
+    // The tool on the cluster: `npy sql --cluster URL` prints what `npy sql` prints.
+    let tool = |cluster: Option<&str>| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_npy"));
+        cmd.args(["sql", "--csv", QUERIES[0], "-t", &format!("t={table}")]);
+        if let Some(url) = cluster {
+            cmd.args(["--cluster", url]);
+        }
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success(),
+            "npy sql --cluster {cluster:?}: {stderr}"
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let printed = tool(None);
+    assert_eq!(tool(Some(&url)), printed);
+    assert_eq!(printed.lines().count(), 6, "{printed}");
+
     // 2. SIGKILL executor b while a query of several stages runs.
     let want = answer(&rt, &local, STAGES);
     let before = b.tasks();
@@ -351,8 +371,26 @@ fn a_scheduler_and_two_executor_processes_under_faults() {
         killed.elapsed()
     );
     assert!(
-        err.contains("Unavailable") || err.contains("connect") || err.contains("transport"),
+        err.contains(&format!("lost the Ballista scheduler at {url}"))
+            && err.contains("run the query again"),
         "{err}"
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_npy"))
+        .args([
+            "sql",
+            "--cluster",
+            &url,
+            QUERIES[0],
+            "-t",
+            &format!("t={table}"),
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("lost the Ballista scheduler at {url}")),
+        "{stderr}"
     );
     drop((a, c, scheduler));
     eprintln!("the cluster test took {:?}", started.elapsed());

@@ -59,8 +59,10 @@
 //!   checks every `--expire-interval` seconds for executors silent for longer than
 //!   `--executor-timeout`, declares them dead and runs their lost tasks, and the stages whose
 //!   shuffle output they held, on the others (a task fails the job after
-//!   `--task-max-failures` attempts). A client whose scheduler dies gets a connection error
-//!   at its next status poll (every 50 ms).
+//!   `--task-max-failures` attempts). A client whose scheduler dies fails at its next status
+//!   poll (every 50 ms) with an error that names the scheduler's URL and says the job is lost
+//!   with it (a client from [`remote`] checks, when a query fails, whether its scheduler
+//!   still accepts connections).
 //! - **The shards**: the scheduler lists a table's files and each executor reads its byte
 //!   ranges itself, through its own DataFusion `ObjectStore` registry. Local paths
 //!   (`/data/shards/`) must be the same files at the same paths on the scheduler and every
@@ -93,6 +95,7 @@
 //! # }
 //! ```
 
+mod client;
 mod codec;
 mod columns;
 mod errors;
@@ -174,6 +177,7 @@ fn ballista_err(e: impl std::error::Error + Send + Sync + 'static) -> DataFusion
 /// ```
 pub async fn remote(url: &str, config: SessionConfig) -> DfResult<SessionContext> {
     let ctx = SessionContext::remote_with_state(url, session_state(config)).await?;
+    let ctx = client::watch_scheduler(ctx, url);
     prepare(&ctx)?;
     Ok(ctx)
 }

@@ -1,0 +1,240 @@
+//! The client's view of a lost scheduler: a query whose scheduler dies fails with an error
+//! that says so.
+//!
+//! Ballista's client polls its scheduler for the job's status every 50 ms; when the scheduler
+//! is gone, that poll fails with the transport's own words, in the `Debug` form of a gRPC
+//! status (`Status { code: Unknown, message: "h2 protocol error: ..." }`), which names neither
+//! the scheduler nor what happened to the job. [`watch_scheduler`] wraps Ballista's query
+//! planner so that each distributed query's stream checks, when it fails, whether the
+//! scheduler still accepts connections, and if it does not, says that the scheduler at its
+//! URL is gone and the job with it. Errors of a scheduler that is still there (a failed task,
+//! a refused plan) pass through unchanged.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use datafusion::catalog::Session;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::execution::context::QueryPlanner;
+use datafusion::execution::{SendableRecordBatchStream, SessionStateBuilder, TaskContext};
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
+use datafusion::prelude::SessionContext;
+use futures::StreamExt;
+
+/// How long the check for a live scheduler waits for a TCP connection.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// `ctx` (a Ballista client session on the scheduler at `url`, `df://host:port`) with its
+/// query planner wrapped: a distributed query that fails because its scheduler is gone says
+/// so (see the module docs). The session keeps its id, config and tables.
+pub(crate) fn watch_scheduler(ctx: SessionContext, url: &str) -> SessionContext {
+    let state = ctx.state();
+    let scheduler = Scheduler {
+        url: url.to_string(),
+        addr: url
+            .strip_prefix("df://")
+            .unwrap_or(url)
+            .trim_end_matches('/')
+            .to_string(),
+    };
+    let planner = Arc::new(WatchPlanner {
+        inner: Arc::clone(state.query_planner()),
+        scheduler: Arc::new(scheduler),
+    });
+    let state = SessionStateBuilder::new_from_existing(state.clone())
+        .with_session_id(state.session_id().to_string())
+        .with_query_planner(planner)
+        .build();
+    SessionContext::new_with_state(state)
+}
+
+/// The scheduler a client talks to.
+#[derive(Debug)]
+struct Scheduler {
+    /// As the user gave it (`df://host:port`).
+    url: String,
+    /// `host:port`, for the connection check.
+    addr: String,
+}
+
+impl Scheduler {
+    /// `e` as it is, if the scheduler still accepts connections; else an error saying that
+    /// the scheduler is gone, with `e` after it.
+    async fn explain(&self, e: DataFusionError) -> DataFusionError {
+        let probe = tokio::time::timeout(PROBE_TIMEOUT, tokio::net::TcpStream::connect(&self.addr));
+        let why = match probe.await {
+            Ok(Ok(_)) => return e,
+            Ok(Err(io)) => io.to_string(),
+            Err(_) => format!("no answer to a connection within {PROBE_TIMEOUT:?}"),
+        };
+        DataFusionError::Execution(format!(
+            "lost the Ballista scheduler at {}: it does not accept connections ({why}), and a \
+             job it was running is lost with it: run the query again once a scheduler is back \
+             (Ballista's error: {e})",
+            self.url
+        ))
+    }
+}
+
+/// Ballista's query planner, with each distributed query wrapped in a [`WatchExec`].
+struct WatchPlanner {
+    inner: Arc<dyn QueryPlanner + Send + Sync>,
+    scheduler: Arc<Scheduler>,
+}
+
+impl fmt::Debug for WatchPlanner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WatchPlanner")
+            .field("scheduler", &self.scheduler.url)
+            .finish_non_exhaustive()
+    }
+}
+
+#[async_trait::async_trait]
+impl QueryPlanner for WatchPlanner {
+    async fn create_physical_plan(
+        &self,
+        logical_plan: &LogicalPlan,
+        session_state: &dyn Session,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let plan = self
+            .inner
+            .create_physical_plan(logical_plan, session_state)
+            .await?;
+        // Plans run on the client (information_schema, an empty relation) need no watch.
+        if plan.name() != "DistributedQueryExec" {
+            return Ok(plan);
+        }
+        Ok(Arc::new(WatchExec {
+            properties: plan.properties().clone(),
+            input: plan,
+            scheduler: Arc::clone(&self.scheduler),
+        }))
+    }
+}
+
+/// A distributed query whose stream's errors go through [`Scheduler::explain`].
+#[derive(Debug)]
+struct WatchExec {
+    input: Arc<dyn ExecutionPlan>,
+    properties: Arc<PlanProperties>,
+    scheduler: Arc<Scheduler>,
+}
+
+impl DisplayAs for WatchExec {
+    fn fmt_as(&self, _: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "WatchSchedulerExec: scheduler={}", self.scheduler.url)
+    }
+}
+
+impl ExecutionPlan for WatchExec {
+    fn name(&self) -> &str {
+        "WatchSchedulerExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
+    ) -> DfResult<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.input]
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        mut children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        if children.len() != 1 {
+            return Err(DataFusionError::Internal(format!(
+                "WatchSchedulerExec has one child, got {}",
+                children.len()
+            )));
+        }
+        let input = children.remove(0);
+        Ok(Arc::new(WatchExec {
+            properties: input.properties().clone(),
+            input,
+            scheduler: Arc::clone(&self.scheduler),
+        }))
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> DfResult<SendableRecordBatchStream> {
+        let stream = self.input.execute(partition, context)?;
+        let schema = stream.schema();
+        let scheduler = Arc::clone(&self.scheduler);
+        let stream = stream.then(move |item| {
+            let scheduler = Arc::clone(&scheduler);
+            async move {
+                match item {
+                    Err(e) => Err(scheduler.explain(e).await),
+                    ok => ok,
+                }
+            }
+        });
+        Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scheduler(addr: String) -> Scheduler {
+        Scheduler {
+            url: format!("df://{addr}"),
+            addr,
+        }
+    }
+
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn a_live_scheduler_keeps_the_error() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let s = scheduler(listener.local_addr().unwrap().to_string());
+        let e = block_on(s.explain(DataFusionError::Execution("task failed".into())));
+        assert_eq!(e.to_string(), "Execution error: task failed");
+    }
+
+    #[test]
+    fn a_gone_scheduler_is_named() {
+        // A port that was free a moment ago: nothing listens there.
+        let addr = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().to_string()
+        };
+        let s = scheduler(addr.clone());
+        let e = block_on(s.explain(DataFusionError::Execution(
+            "Status { h2 protocol error }".into(),
+        )))
+        .to_string();
+        assert!(
+            e.contains(&format!("lost the Ballista scheduler at df://{addr}")),
+            "{e}"
+        );
+        assert!(e.contains("run the query again"), "{e}");
+        assert!(e.contains("h2 protocol error"), "{e}");
+    }
+}
