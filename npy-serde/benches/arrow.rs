@@ -17,9 +17,12 @@
 //! Run: `cargo build --release -p npy-cli --features parquet` (the binary whose memory is
 //! measured), then `NPY_PYTHON=.venv/bin/python NPY_BENCH_SCALE=0.25 cargo bench -p npy-serde --features parquet --bench arrow`
 
+#[cfg(feature = "parquet")]
 use std::fs::File;
+#[cfg(feature = "parquet")]
 use std::io::{BufWriter, Write};
 use std::path::Path;
+#[cfg(feature = "parquet")]
 use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;

@@ -15,7 +15,8 @@ use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions, RecordBatchReader};
 use arrow_buffer::Buffer;
 use arrow_schema::{ArrowError, Schema, SchemaRef};
 
-use super::decode::{arrow_err, fixed_array, At};
+use super::decode::{arrow_err, At};
+use super::fixed_array;
 use super::objects::object_columns;
 #[cfg(unix)]
 use super::pread::FileData;

@@ -123,6 +123,36 @@ impl NpyLogicalCodec {
     }
 }
 
+/// The user-defined function methods of a codec trait (the same in the logical and the
+/// physical one), handed to `self.inner`: this crate adds no functions.
+macro_rules! delegate_functions {
+    () => {
+        fn try_decode_udf(&self, name: &str, buf: &[u8]) -> DfResult<Arc<ScalarUDF>> {
+            self.inner.try_decode_udf(name, buf)
+        }
+
+        fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> DfResult<()> {
+            self.inner.try_encode_udf(node, buf)
+        }
+
+        fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> DfResult<Arc<AggregateUDF>> {
+            self.inner.try_decode_udaf(name, buf)
+        }
+
+        fn try_encode_udaf(&self, node: &AggregateUDF, buf: &mut Vec<u8>) -> DfResult<()> {
+            self.inner.try_encode_udaf(node, buf)
+        }
+
+        fn try_decode_udwf(&self, name: &str, buf: &[u8]) -> DfResult<Arc<WindowUDF>> {
+            self.inner.try_decode_udwf(name, buf)
+        }
+
+        fn try_encode_udwf(&self, node: &WindowUDF, buf: &mut Vec<u8>) -> DfResult<()> {
+            self.inner.try_encode_udwf(node, buf)
+        }
+    };
+}
+
 impl LogicalExtensionCodec for NpyLogicalCodec {
     fn try_decode(
         &self,
@@ -220,29 +250,7 @@ impl LogicalExtensionCodec for NpyLogicalCodec {
         encode(FORMAT_TAG, &options_to_proto(factory.options()), buf)
     }
 
-    fn try_decode_udf(&self, name: &str, buf: &[u8]) -> DfResult<Arc<ScalarUDF>> {
-        self.inner.try_decode_udf(name, buf)
-    }
-
-    fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> DfResult<()> {
-        self.inner.try_encode_udf(node, buf)
-    }
-
-    fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> DfResult<Arc<AggregateUDF>> {
-        self.inner.try_decode_udaf(name, buf)
-    }
-
-    fn try_encode_udaf(&self, node: &AggregateUDF, buf: &mut Vec<u8>) -> DfResult<()> {
-        self.inner.try_encode_udaf(node, buf)
-    }
-
-    fn try_decode_udwf(&self, name: &str, buf: &[u8]) -> DfResult<Arc<WindowUDF>> {
-        self.inner.try_decode_udwf(name, buf)
-    }
-
-    fn try_encode_udwf(&self, node: &WindowUDF, buf: &mut Vec<u8>) -> DfResult<()> {
-        self.inner.try_encode_udwf(node, buf)
-    }
+    delegate_functions!();
 }
 
 /// Ballista's physical codec, plus the `.npy` scan: a `DataSourceExec` over a
@@ -405,29 +413,7 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
         encode(SCAN_TAG, &proto, buf)
     }
 
-    fn try_decode_udf(&self, name: &str, buf: &[u8]) -> DfResult<Arc<ScalarUDF>> {
-        self.inner.try_decode_udf(name, buf)
-    }
-
-    fn try_encode_udf(&self, node: &ScalarUDF, buf: &mut Vec<u8>) -> DfResult<()> {
-        self.inner.try_encode_udf(node, buf)
-    }
-
-    fn try_decode_udaf(&self, name: &str, buf: &[u8]) -> DfResult<Arc<AggregateUDF>> {
-        self.inner.try_decode_udaf(name, buf)
-    }
-
-    fn try_encode_udaf(&self, node: &AggregateUDF, buf: &mut Vec<u8>) -> DfResult<()> {
-        self.inner.try_encode_udaf(node, buf)
-    }
-
-    fn try_decode_udwf(&self, name: &str, buf: &[u8]) -> DfResult<Arc<WindowUDF>> {
-        self.inner.try_decode_udwf(name, buf)
-    }
-
-    fn try_encode_udwf(&self, node: &WindowUDF, buf: &mut Vec<u8>) -> DfResult<()> {
-        self.inner.try_encode_udwf(node, buf)
-    }
+    delegate_functions!();
 }
 
 #[cfg(test)]

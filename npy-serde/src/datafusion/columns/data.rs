@@ -17,18 +17,14 @@
 
 use std::sync::Arc;
 
-use arrow_array::types::{
-    Float16Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type,
-    UInt32Type, UInt64Type, UInt8Type,
-};
-use arrow_array::{ArrayRef, PrimitiveArray, StructArray};
-use arrow_buffer::{Buffer, ScalarBuffer};
+use arrow_array::{ArrayRef, StructArray};
+use arrow_buffer::Buffer;
 use arrow_schema::DataType;
 use datafusion::error::Result as DfResult;
 
 use super::super::options::NpyReadOptions;
 use super::survey::{in_column, Column, Place, Source};
-use crate::arrow::RowDecoder;
+use crate::arrow::{fixed_array, RowDecoder};
 use crate::error::{Error, Result};
 use crate::header::{parse_header, ParsedHeader};
 use crate::npz::MmapNpz;
@@ -190,7 +186,11 @@ impl ColumnData {
                 )
             })?;
         if let Some(dt) = &self.in_place {
-            return Ok(primitive(dt, self.data.slice_with_length(start, len), rows));
+            return Ok(fixed_array(
+                dt,
+                self.data.slice_with_length(start, len),
+                rows,
+            ));
         }
         let chunk = &self.data.as_slice()[start..end];
         let batch = self
@@ -200,31 +200,6 @@ impl ColumnData {
             return Ok(Arc::new(StructArray::from(batch)));
         }
         Ok(batch.column(0).clone())
-    }
-}
-
-/// The primitive array of `n` values of type `dt` in `buf`.
-fn primitive(dt: &DataType, buf: Buffer, n: usize) -> ArrayRef {
-    macro_rules! p {
-        ($t:ty) => {
-            Arc::new(PrimitiveArray::<$t>::new(
-                ScalarBuffer::new(buf, 0, n),
-                None,
-            ))
-        };
-    }
-    match dt {
-        DataType::Int8 => p!(Int8Type),
-        DataType::Int16 => p!(Int16Type),
-        DataType::Int32 => p!(Int32Type),
-        DataType::Int64 => p!(Int64Type),
-        DataType::UInt8 => p!(UInt8Type),
-        DataType::UInt16 => p!(UInt16Type),
-        DataType::UInt32 => p!(UInt32Type),
-        DataType::UInt64 => p!(UInt64Type),
-        DataType::Float16 => p!(Float16Type),
-        DataType::Float32 => p!(Float32Type),
-        _ => p!(Float64Type),
     }
 }
 
