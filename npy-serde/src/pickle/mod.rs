@@ -35,6 +35,7 @@
 //! | `text.rs` | protocol-0 strings, big integers |
 //! | `limits.rs`, `expand.rs` | the graph expanded into [`PyValue`]s under the budget |
 //! | `elements.rs` | an array's elements one at a time, leaves moved out of the graph (the fast door into `Vec<T>`) |
+//! | `stream.rs` | the common data list of `str`/`bytes`/`None` walked from the bytes, no graph node per element |
 //! | `options.rs` | [`PickleOptions`], [`Encoding`] |
 //! | `value.rs` | [`PyValue`], [`PyArray`], [`ObjectArray`] |
 //! | `write.rs` | strings written as an object array NumPy 1.x and 2.x load: [`strings_to_vec`], [`strings_to_path`] |
@@ -66,6 +67,7 @@ mod machine;
 mod npdtype;
 mod numpy;
 mod options;
+mod stream;
 mod text;
 mod value;
 mod write;
