@@ -137,4 +137,6 @@ pub fn scan(bytes: &[u8]) -> PickleScan {
 }
 
 #[cfg(test)]
+mod stream_props;
+#[cfg(test)]
 mod tests;

@@ -99,7 +99,8 @@ impl MmapArray {
         rb: &ReaderBuilder,
     ) -> Result<MmapArray> {
         let bytes = map.get(file.clone()).unwrap_or(&[]);
-        let header = parse_header(bytes, &rb.limits)?;
+        let header =
+            parse_header(bytes, &rb.limits).map_err(|e| super::objects::not_mappable(e, rb))?;
         let data_len = data_of(bytes, &header, rb)?.len();
         let data_start = file.start + header.data_offset as usize;
         Ok(MmapArray {

@@ -203,6 +203,64 @@ fn object_arrays_read_through_serde() {
 }
 
 #[test]
+fn object_arrays_read_through_the_stream_mmap_and_archive_doors() {
+    let rb = ReaderBuilder::new().allow_pickle_data(true);
+    let named = |e: npy_serde::Error| assert!(e.to_string().contains("allow_pickle_data"), "{e}");
+    for sub in ["np1", "np2"] {
+        let p = dir(sub).join("strings.npy");
+        let bytes = std::fs::read(&p).unwrap();
+        let want: Vec<String> = rb.from_slice_serde(&bytes).unwrap();
+        assert_eq!(want[..3], ["a", "優良", ""]);
+        // Any `Read`: the header read from the stream, then the pickle read whole.
+        let v: Vec<String> = rb
+            .from_reader_serde(std::fs::File::open(&p).unwrap())
+            .unwrap();
+        assert_eq!(v, want, "{sub}");
+        let v: Vec<String> = rb.deserialize_reader(&bytes[..]).unwrap();
+        assert_eq!(v, want, "{sub}");
+        named(
+            ReaderBuilder::new()
+                .from_reader_serde::<_, String>(&bytes[..])
+                .unwrap_err(),
+        );
+        named(
+            ReaderBuilder::new()
+                .deserialize_reader::<_, Vec<String>>(&bytes[..])
+                .unwrap_err(),
+        );
+        // A truncated stream: an error, not a panic.
+        assert!(rb
+            .from_reader_serde::<_, String>(&bytes[..bytes.len() - 3])
+            .is_err());
+        // Memory-mapped: refused with the reason (no element lies in place); without the
+        // option the refusal still names it.
+        let e = npy_serde::MmapArray::open_with(&p, &rb).unwrap_err();
+        assert!(e.to_string().contains("cannot be memory-mapped"), "{e}");
+        named(npy_serde::MmapArray::open(&p).unwrap_err());
+        // `.npz` members by name: NumPy's np.savez of object arrays.
+        let npz = dir(sub).join("objects.npz");
+        let opts = npy_serde::NpzReaderBuilder::new().reader_options(rb.clone());
+        let mut a = opts.open(&npz).unwrap();
+        let exp = expected(sub);
+        let v: Vec<Option<String>> = a.deserialize("strings").unwrap();
+        let want: Vec<Option<String>> =
+            serde_json::from_value(exp["objects.npz/strings"]["values"].clone()).unwrap();
+        assert_eq!(v, want, "{sub}");
+        let ragged: Vec<Json> = a.deserialize("ragged").unwrap();
+        assert_eq!(
+            ragged,
+            [json!([0.0, 1.0, 2.0]), json!([1, 2]), json!(["ab", "c"])]
+        );
+        named(
+            NpzArchive::open(&npz)
+                .unwrap()
+                .deserialize::<Vec<Option<String>>>("strings")
+                .unwrap_err(),
+        );
+    }
+}
+
+#[test]
 fn python2_pickles_follow_the_encoding_choice() {
     let p = dir("np2").join("python2_strings.npy");
     let e = ReaderBuilder::new()
