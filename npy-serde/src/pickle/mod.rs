@@ -38,7 +38,7 @@
 //! | `stream.rs` | the common data list of `str`/`bytes`/`None` walked from the bytes, no graph node per element |
 //! | `options.rs` | [`PickleOptions`], [`Encoding`] |
 //! | `value.rs` | [`PyValue`], [`PyArray`], [`ObjectArray`] |
-//! | `write.rs` | strings written as an object array NumPy 1.x and 2.x load: [`strings_to_vec`], [`strings_to_path`] |
+//! | `write.rs` | strings written as an object array NumPy 1.x and 2.x load: [`strings_to_vec`], [`strings_to_path`]; as a `StringDType` array NumPy >= 2 loads: [`strings_to_vec_stringdtype`], [`strings_to_path_stringdtype`] |
 //! | `de.rs` | serde: a [`PyValue`] as a `Deserializer`, and `Serialize` |
 //!
 //! ```
@@ -74,7 +74,9 @@ mod write;
 
 pub use options::{Encoding, PickleOptions};
 pub use value::{ObjectArray, PyArray, PyValue};
-pub use write::{strings_to_path, strings_to_vec};
+pub use write::{
+    strings_to_path, strings_to_path_stringdtype, strings_to_vec, strings_to_vec_stringdtype,
+};
 
 pub(crate) use elements::{array_elements, not_an_array};
 

@@ -346,3 +346,73 @@ fn written_string_arrays_read_back_here_and_in_numpy() {
     let numpy: Vec<Option<String>> = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(numpy, values);
 }
+
+#[test]
+fn written_stringdtype_arrays_read_back_here_and_in_numpy_2() {
+    use npy_serde::pickle::{strings_to_path_stringdtype, strings_to_vec_stringdtype};
+    let rb = ReaderBuilder::new().allow_pickle_data(true);
+    // The bytes are those of the committed fixtures (NumPy 2 loads them: the live part below),
+    // and they read back as NumPy's own StringDType files read.
+    let with_na = [Some("a"), None, Some("c")];
+    let file = strings_to_vec_stringdtype(with_na.iter().copied(), true).unwrap();
+    assert_eq!(
+        file,
+        std::fs::read(dir("written").join("stringdtype_na_none.npy")).unwrap()
+    );
+    let back: Vec<Option<String>> = rb.from_slice_serde(&file).unwrap();
+    let numpy_made: Vec<Option<String>> = rb
+        .from_path_serde(dir("np2").join("stringdtype_na_none.npy"))
+        .unwrap();
+    assert_eq!(back, numpy_made);
+    let plain = ["a", "bb", "", &"é".repeat(40)];
+    let file = strings_to_vec_stringdtype(plain.iter().map(|s| Some(*s)), false).unwrap();
+    assert_eq!(
+        file,
+        std::fs::read(dir("written").join("stringdtype.npy")).unwrap()
+    );
+    let back: Vec<String> = rb.from_slice_serde(&file).unwrap();
+    let numpy_made: Vec<String> = rb
+        .from_path_serde(dir("np2").join("stringdtype.npy"))
+        .unwrap();
+    assert_eq!(back, numpy_made);
+    let a = rb.read_objects_slice(&file).unwrap();
+    assert_eq!(
+        a.descr,
+        rb.read_objects_path(dir("np2").join("stringdtype.npy"))
+            .unwrap()
+            .descr
+    );
+    // None without na_object: refused, naming the element.
+    let e = strings_to_vec_stringdtype(with_na.iter().copied(), false).unwrap_err();
+    assert_eq!(e.position().record, Some(1), "{e}");
+    assert!(e.to_string().contains("na_object"), "{e}");
+    if npy_serde_tests::live_python().is_none() {
+        return;
+    }
+    let values = strings_to_write();
+    for na in [true, false] {
+        let vals: Vec<Option<&str>> = values
+            .iter()
+            .map(|s| s.as_deref())
+            .filter(|s| na || s.is_some())
+            .collect();
+        let path =
+            std::env::temp_dir().join(format!("npy-pickle-T-{na}-{}.npy", std::process::id()));
+        strings_to_path_stringdtype(&path, vals.iter().copied(), na).unwrap();
+        let out = npy_serde_tests::run_python(
+            "import sys, json, numpy as np, warnings\n\
+             warnings.simplefilter('error')\n\
+             a = np.load(sys.argv[1], allow_pickle=True)\n\
+             na = sys.argv[2] == 'true'\n\
+             want = np.dtypes.StringDType(na_object=None) if na else np.dtypes.StringDType()\n\
+             assert a.dtype == want, a.dtype\n\
+             assert a.ndim == 1\n\
+             print(json.dumps([None if na and x is None else str(x) for x in a.tolist()]))",
+            &[path.as_os_str(), std::ffi::OsStr::new(&na.to_string())],
+        );
+        std::fs::remove_file(&path).ok();
+        let numpy: Vec<Option<String>> = serde_json::from_str(out.trim()).unwrap();
+        let want: Vec<Option<String>> = vals.iter().map(|s| s.map(String::from)).collect();
+        assert_eq!(numpy, want, "na_object {na}");
+    }
+}
