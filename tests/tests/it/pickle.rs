@@ -13,11 +13,13 @@ use npy_serde::{NpzArchive, ReaderBuilder, Value};
 use npy_serde_tests::fixtures_dir;
 use serde_json::{json, Value as Json};
 
-fn dir(sub: &str) -> PathBuf {
+/// A directory of pickle fixtures (`np1`, `np2`, `hostile`, `written`).
+pub(crate) fn dir(sub: &str) -> PathBuf {
     fixtures_dir().join("pickle").join(sub)
 }
 
-fn expected(sub: &str) -> serde_json::Map<String, Json> {
+/// A directory's `expected.json`: what `np.load(allow_pickle=True)` gave for each fixture.
+pub(crate) fn expected(sub: &str) -> serde_json::Map<String, Json> {
     let text = std::fs::read_to_string(dir(sub).join("expected.json")).unwrap();
     match serde_json::from_str(&text).unwrap() {
         Json::Object(m) => m,
@@ -37,7 +39,7 @@ fn float(f: f64) -> Json {
     }
 }
 
-fn hex(b: &[u8]) -> String {
+pub(crate) fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
