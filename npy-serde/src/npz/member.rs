@@ -207,7 +207,9 @@ impl<'a, R: Read> NpzMember<'a, R> {
     }
 
     /// Reads the array into `T` (see [`crate::read`] for the mapping), then checks the rest of
-    /// the member (its length and CRC-32).
+    /// the member (its length and CRC-32). An object array, with the archive's reader options'
+    /// [`allow_pickle_data`](crate::ReaderBuilder::allow_pickle_data), is read whole through
+    /// the data-only pickle reader (as `ndarray.tolist()`).
     pub fn deserialize<T: DeserializeOwned>(mut self) -> Result<T> {
         let options = self.options;
         let header = match self.at_data() {

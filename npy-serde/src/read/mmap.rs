@@ -77,6 +77,11 @@ impl MmapArray {
     }
 
     /// Maps the file at `path` with the given reading options.
+    ///
+    /// An object array (`descr '|O'`) is refused even with
+    /// [`allow_pickle_data`](ReaderBuilder::allow_pickle_data): its data is one Python pickle,
+    /// no element lies in place to view; the error says so and names the doors that read it
+    /// ([`ReaderBuilder::from_path_serde`], [`ReaderBuilder::read_objects_path`]).
     pub fn open_with<P: AsRef<Path>>(path: P, rb: &ReaderBuilder) -> Result<MmapArray> {
         let file = File::open(path.as_ref())?;
         // SAFETY: `Mmap::map` is unsafe because the mapped memory can change under us: another

@@ -300,7 +300,9 @@ pub fn deserialize_path<P: AsRef<Path>, T: DeserializeOwned>(path: P) -> Result<
 }
 
 impl ReaderBuilder {
-    /// [`deserialize_reader`] with these options.
+    /// [`deserialize_reader`] with these options. An object array (with
+    /// [`allow_pickle_data`](ReaderBuilder::allow_pickle_data)) is read to the stream's end:
+    /// its data is one pickle, read whole.
     pub fn deserialize_reader<R: Read, T: DeserializeOwned>(&self, mut reader: R) -> Result<T> {
         let mut rec = objects::Recorder::new(&mut reader, self.allow_pickle_data);
         let header = match read_header(&mut rec, &self.limits) {
@@ -325,7 +327,9 @@ impl ReaderBuilder {
         self.read_data(reader, header, Whole::<T>(PhantomData), false)
     }
 
-    /// [`from_reader_serde`] with these options.
+    /// [`from_reader_serde`] with these options. An object array (with
+    /// [`allow_pickle_data`](ReaderBuilder::allow_pickle_data)) is read to the stream's end:
+    /// its data is one pickle, read whole.
     pub fn from_reader_serde<R: Read, T: DeserializeOwned>(&self, mut reader: R) -> Result<Vec<T>> {
         let mut rec = objects::Recorder::new(&mut reader, self.allow_pickle_data);
         let header = match read_header(&mut rec, &self.limits) {
