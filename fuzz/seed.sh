@@ -40,7 +40,8 @@ add npz "${npz[@]}"
 add mmap_npz "${npz[@]}" "$fixtures"/sparse/*.npz
 # pickle reads object arrays (.npy) and bare pickles: the NumPy 1.x/2.x and hostile fixtures,
 # and the pickles inside them alone.
-add pickle "$fixtures"/pickle/np1/*.npy "$fixtures"/pickle/np2/*.npy "$fixtures"/pickle/hostile/*.npy
+add pickle "$fixtures"/pickle/np1/*.npy "$fixtures"/pickle/np2/*.npy "$fixtures"/pickle/hostile/*.npy \
+    "$fixtures"/pickle/written/*.npy
 # roundtrip interprets its input through `arbitrary`; any bytes make a start.
 add roundtrip "${npy[@]:0:20}"
 

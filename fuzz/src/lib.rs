@@ -1390,7 +1390,13 @@ pub fn pickle(data: &[u8]) {
         // The element door moves strings out of the graph one at a time: when both doors read
         // the file, the same values (a file of another dtype, such as an empty '|G' array,
         // reads through the element door's other paths: fuzz-regressions/pickle-1.bin).
-        if let (Ok(fast), Ok(a)) = (rb.from_slice_serde::<Option<String>>(data), &first) {
+        // The streaming door over any `Read` gives the slice door's elements (both take the
+        // streaming path of a NumPy-made array of strings: stream.rs).
+        let fast = rb.from_slice_serde::<Option<String>>(data);
+        if let (Ok(f), Ok(r)) = (&fast, rb.from_reader_serde::<_, Option<String>>(data)) {
+            assert_eq!(*f, r, "the Read door differs from the slice door");
+        }
+        if let (Ok(fast), Ok(a)) = (fast, &first) {
             if let Ok(slow) = a
                 .values
                 .iter()

@@ -17,6 +17,13 @@
 //! write).
 //!
 //! Run: `NPY_PYTHON=/work/venv/bin/python cargo bench -p npy-serde --bench pickle`
+//!
+//! Recorded on a shared 2-core machine (10M strings, 139 MB file, one run each):
+//!
+//! | | `from_path_serde::<String>` | `::<Option<String>>` | `strings_to_path` |
+//! |---|---|---|---|
+//! | elements moved out of the graph | 0.58x `np.load` | 0.47x | 22.75x `np.save` |
+//! | streamed (`pickle/stream.rs`) | 1.06x | 0.88x | 22.63x |
 
 use std::path::Path;
 use std::time::Duration;

@@ -207,10 +207,26 @@ impl<'a, R: Read> NpzMember<'a, R> {
     }
 
     /// Reads the array into `T` (see [`crate::read`] for the mapping), then checks the rest of
-    /// the member (its length and CRC-32).
+    /// the member (its length and CRC-32). An object array, with the archive's reader options'
+    /// [`allow_pickle_data`](crate::ReaderBuilder::allow_pickle_data), is read whole through
+    /// the data-only pickle reader (as `ndarray.tolist()`).
     pub fn deserialize<T: DeserializeOwned>(mut self) -> Result<T> {
-        let header = self.at_data()?;
         let options = self.options;
+        let header = match self.at_data() {
+            Ok(h) => h,
+            // An object array allowed as data: its header and pickle, read whole.
+            Err(e) if crate::read::objects::readable(&e, options) && self.reader.pos > 0 => {
+                let seen = std::mem::take(&mut self.header_bytes);
+                return crate::read::objects::or_objects_stream(
+                    seen,
+                    &mut self,
+                    options,
+                    e,
+                    crate::read::objects::whole,
+                );
+            }
+            Err(e) => return Err(e),
+        };
         let value = options
             .from_reader_with_header(&mut self, &header)
             .map_err(lift)?;

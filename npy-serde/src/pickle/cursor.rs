@@ -24,6 +24,17 @@ impl<'a> Cursor<'a> {
         self.pos
     }
 
+    /// The next byte, not taken; `None` at the end.
+    pub(crate) fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    /// Moves back to `pos`, an offset this cursor has been at.
+    pub(crate) fn seek(&mut self, pos: usize) {
+        debug_assert!(pos <= self.bytes.len());
+        self.pos = pos.min(self.bytes.len());
+    }
+
     /// The next `n` bytes, checked against the bytes present before anything is taken.
     pub(crate) fn take(&mut self, n: u64, what: &'static str) -> Result<&'a [u8]> {
         let left = (self.bytes.len() - self.pos) as u64;

@@ -11,10 +11,12 @@
 //! data list is referenced elsewhere, no array at all) is expanded whole first. The elements,
 //! their order and the errors are those of [`load`](super::load).
 
+use super::cursor::{bad, Cursor};
 use super::expand::{array_parts, expand, is_missing, leaf_bytes, Expander};
 use super::graph::{Graph, Id, Node};
 use super::limits::Budget;
 use super::npdtype::{resolve, shape_of, NpDType};
+use super::stream::{walk, Run};
 use super::value::PyValue;
 use super::PickleOptions;
 use crate::error::{Error, ErrorKind, Result};
@@ -68,8 +70,9 @@ fn references(nodes: &[Node]) -> Vec<u8> {
 }
 
 /// The plan when the root is a 1-level object or `StringDType` array whose data list only the
-/// array refers to; `None` for anything else (expanded whole).
-fn plan(g: &Graph, refs: &[u8], max_depth: usize) -> Option<Plan> {
+/// array refers to; `None` for anything else (expanded whole). With a streamed `run`, the data
+/// must be the run's list (left empty in the graph) and nothing may refer to its items.
+fn plan(g: &Graph, refs: &[u8], max_depth: usize, run: Option<&Run>) -> Option<Plan> {
     if max_depth == 0 {
         return None;
     }
@@ -82,9 +85,17 @@ fn plan(g: &Graph, refs: &[u8], max_depth: usize) -> Option<Plan> {
     };
     let shape = shape_of(&g.nodes, parts.shape).ok()?;
     let count = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d))?;
-    match &g.nodes[parts.data] {
-        Node::List(items) if items.len() as u64 == count && refs[parts.data] == 1 => {}
+    let len = match (&g.nodes[parts.data], run) {
+        (Node::List(items), None) => items.len() as u64,
+        (Node::List(items), Some(r))
+            if r.list == parts.data && items.is_empty() && refs[r.taken] == 0 =>
+        {
+            r.count
+        }
         _ => return None,
+    };
+    if len != count || refs[parts.data] != 1 {
+        return None;
     }
     Some(Plan {
         descr: dt.descr(&g.nodes),
@@ -97,16 +108,117 @@ fn plan(g: &Graph, refs: &[u8], max_depth: usize) -> Option<Plan> {
 /// Interprets the pickle of an array, calls `head` with its dtype (as NumPy's `descr`) and
 /// shape, then `each` with every element in logical C order, each exactly as
 /// [`load`](super::load) would give it (a `StringDType`'s missing value as `None`).
+///
+/// The common array of `str`, `bytes` and `None` is streamed (`stream.rs`): its elements are
+/// decoded from the bytes, no graph node each. Any other pickle (or a streamed one whose graph
+/// turns out not to be a plain array of that list) is interpreted again from its start by the
+/// general machine, so values and errors are always the general path's.
 pub(crate) fn array_elements(
     bytes: &[u8],
     options: &PickleOptions,
     head: impl FnOnce(&str, &[u64]) -> Result<()>,
+    each: impl FnMut(PyValue) -> Result<()>,
+) -> Result<()> {
+    let g = match super::machine::run_streaming(bytes, options.encoding) {
+        Ok((g, Some(run))) => {
+            let refs = references(&g.nodes);
+            if g.root != run.taken
+                && let Some(plan) = plan(&g, &refs, options.max_depth, Some(&run))
+            {
+                return streamed(bytes, &g, &run, plan, options, head, each);
+            }
+            super::machine::run(bytes, options.encoding)?
+        }
+        Ok((g, None)) => g,
+        Err(_) => super::machine::run(bytes, options.encoding)?,
+    };
+    general(bytes, g, options, head, each)
+}
+
+/// An expansion of one node of `nodes` under the budget, tracking the nodes on the path from
+/// the root (`on_path` empty: a first call, the root on it).
+fn expand_one(
+    options: &PickleOptions,
+    root: Id,
+    budget: &mut Budget,
+    on_path: &mut Vec<bool>,
+    nodes: &[Node],
+    id: Id,
+) -> Result<PyValue> {
+    let mut e = Expander {
+        nodes,
+        budget: std::mem::replace(budget, Budget::new(0, 0)),
+        on_path: std::mem::take(on_path),
+        depth_left: options.max_depth - 1,
+        max_depth: options.max_depth,
+    };
+    if e.on_path.is_empty() {
+        e.on_path = vec![false; nodes.len()];
+        e.on_path[root] = true;
+    }
+    let v = e.value(id);
+    (*budget, *on_path) = (e.budget, e.on_path);
+    v
+}
+
+/// The elements of a streamed run, decoded by a second walk of its bytes, charged to the
+/// budget and handed over as the general path hands them.
+fn streamed(
+    bytes: &[u8],
+    g: &Graph,
+    run: &Run,
+    plan: Plan,
+    options: &PickleOptions,
+    head: impl FnOnce(&str, &[u64]) -> Result<()>,
     mut each: impl FnMut(PyValue) -> Result<()>,
 ) -> Result<()> {
-    let mut g = super::machine::run(bytes, options.encoding)?;
+    let mut budget = super::budget(bytes.len(), options);
+    let mut on_path = Vec::new();
+    // What the expansion of the root array costs before its items.
+    budget.values(1)?;
+    let na = match plan.na {
+        Some(id) => Some(expand_one(
+            options,
+            g.root,
+            &mut budget,
+            &mut on_path,
+            &g.nodes,
+            id,
+        )?),
+        None => None,
+    };
+    head(&plan.descr, &plan.shape)?;
+    let mut cur = Cursor::new(bytes);
+    cur.seek(run.start);
+    let walked = walk(&mut cur, run.first_key, |it| {
+        budget.values(1)?;
+        budget.bytes(it.cost())?;
+        let v = it.value();
+        match &na {
+            Some(na) if is_missing(&v, na) => each(PyValue::None),
+            _ => each(v),
+        }
+    })?;
+    match walked {
+        Some(w) if w.count == run.count && cur.pos() == run.end => Ok(()),
+        _ => Err(bad(
+            "the data list read differently the second time (an internal error)",
+            run.start,
+        )),
+    }
+}
+
+/// The elements of an interpreted graph: planned ones moved out, others expanded.
+fn general(
+    bytes: &[u8],
+    mut g: Graph,
+    options: &PickleOptions,
+    head: impl FnOnce(&str, &[u64]) -> Result<()>,
+    mut each: impl FnMut(PyValue) -> Result<()>,
+) -> Result<()> {
     let mut budget = super::budget(bytes.len(), options);
     let refs = references(&g.nodes);
-    let Some(plan) = plan(&g, &refs, options.max_depth) else {
+    let Some(plan) = plan(&g, &refs, options.max_depth, None) else {
         let v = expand(&g, budget, options.max_depth)?;
         let PyValue::Array(a) = v else {
             return Err(not_an_array(&v));
@@ -122,27 +234,15 @@ pub(crate) fn array_elements(
     };
     let mut on_path = Vec::new();
     let root = g.root;
-    let expander = |budget: Budget, on_path: Vec<bool>, nodes: &[Node], id: Id| {
-        let mut e = Expander {
-            nodes,
-            budget,
-            on_path,
-            depth_left: options.max_depth - 1,
-            max_depth: options.max_depth,
-        };
-        if e.on_path.is_empty() {
-            e.on_path = vec![false; nodes.len()];
-            e.on_path[root] = true;
-        }
-        let v = e.value(id);
-        (v, e.budget, e.on_path)
-    };
     let na = match plan.na {
-        Some(id) => {
-            let (v, b, p) = expander(budget, on_path, &g.nodes, id);
-            (budget, on_path) = (b, p);
-            Some(v?)
-        }
+        Some(id) => Some(expand_one(
+            options,
+            root,
+            &mut budget,
+            &mut on_path,
+            &g.nodes,
+            id,
+        )?),
         None => None,
     };
     head(&plan.descr, &plan.shape)?;
@@ -156,11 +256,7 @@ pub(crate) fn array_elements(
                     _ => unreachable!("matched a leaf above"),
                 }
             }
-            _ => {
-                let (v, b, p) = expander(budget, on_path, &g.nodes, id);
-                (budget, on_path) = (b, p);
-                v?
-            }
+            _ => expand_one(options, root, &mut budget, &mut on_path, &g.nodes, id)?,
         };
         match &na {
             Some(na) if is_missing(&v, na) => each(PyValue::None)?,

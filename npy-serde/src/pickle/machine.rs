@@ -11,6 +11,7 @@
 use super::cursor::{bad, Cursor};
 use super::globals::known_global;
 use super::graph::{Graph, Id, Node};
+use super::stream::{walk, Run};
 use super::text::{decode_py2_string, decode_raw_unicode_escape, int_from_le_bytes, int_from_text};
 use super::value::PyValue;
 use super::Encoding;
@@ -28,33 +29,73 @@ struct Machine<'a> {
     /// Scanning (for tools): every global is recorded, and what would be refused leaves a
     /// placeholder instead, so the whole stream is seen. Still nothing is called.
     scan: Option<Scan>,
+    /// Streaming (`stream.rs`): whether to walk the first array data list met, and the run
+    /// walked.
+    stream: bool,
+    run: Option<Run>,
 }
 
 /// The memo: keys 0, 1, 2.. (what MEMOIZE and NumPy's pickles use) in a vector, any other
-/// key in a map; `len` is the number of keys, as Python's `len(memo)`.
+/// key in a map; `len` is the number of keys, as Python's `len(memo)`. A streamed run's keys
+/// (`stream.rs`) are one `block` (first key, count, node) instead of a vector entry each; keys
+/// after it go on in `dense`, shifted down by the block's count.
 #[derive(Default)]
 struct Memo {
     dense: Vec<Id>,
     sparse: HashMap<u64, Id>,
+    block: Option<(u64, u64, Id)>,
 }
 
 impl Memo {
-    fn get(&self, key: u64) -> Option<Id> {
-        match usize::try_from(key).ok().and_then(|k| self.dense.get(k)) {
-            Some(&id) => Some(id),
-            None => self.sparse.get(&key).copied(),
+    /// The number of keys 0, 1, 2.. held in order.
+    fn dense_len(&self) -> u64 {
+        self.dense.len() as u64 + self.block.map_or(0, |(_, n, _)| n)
+    }
+
+    /// Where dense key `key` is in `dense` (`Err(id)` if it is in the block).
+    fn slot(&self, key: u64) -> std::result::Result<u64, Id> {
+        match self.block {
+            Some((first, n, id)) if key >= first => match key - first {
+                k if k < n => Err(id),
+                _ => Ok(key - n),
+            },
+            _ => Ok(key),
         }
     }
 
+    fn get(&self, key: u64) -> Option<Id> {
+        if key < self.dense_len() {
+            return match self.slot(key) {
+                Ok(i) => Some(self.dense[i as usize]),
+                Err(id) => Some(id),
+            };
+        }
+        self.sparse.get(&key).copied()
+    }
+
     fn insert(&mut self, key: u64, id: Id) {
-        let n = self.dense.len() as u64;
+        let n = self.dense_len();
         if key < n {
-            self.dense[key as usize] = id;
+            match self.slot(key) {
+                Ok(i) => self.dense[i as usize] = id,
+                // A key of the block set again: the block ends before it, the keys after it
+                // move into `dense` (at most the block's count, once: a streamed pickle's
+                // suffix never does this, a hostile one pays linear work).
+                Err(_) => {
+                    let (first, count, taken) = self.block.take().expect("the key is in it");
+                    // The block was set at the end of `dense`: it starts at `first` there.
+                    let at = first as usize;
+                    let tail: Vec<Id> = (first..first + count)
+                        .map(|k| if k == key { id } else { taken })
+                        .collect();
+                    self.dense.splice(at..at, tail);
+                }
+            }
         } else if key == n {
             self.sparse.remove(&key);
             self.dense.push(id);
             // Keys stored sparse that now follow on move over, so no key is in both.
-            while let Some(next) = self.sparse.remove(&(self.dense.len() as u64)) {
+            while let Some(next) = self.sparse.remove(&self.dense_len()) {
                 self.dense.push(next);
             }
         } else {
@@ -62,8 +103,17 @@ impl Memo {
         }
     }
 
+    /// Keys `dense_len()..dense_len() + n` all pointing to `id` (a streamed run's items).
+    fn add_block(&mut self, n: u64, id: Id) -> bool {
+        if self.block.is_some() || !self.sparse.is_empty() {
+            return false;
+        }
+        self.block = Some((self.dense.len() as u64, n, id));
+        true
+    }
+
     fn len(&self) -> usize {
-        self.dense.len() + self.sparse.len()
+        self.dense_len() as usize + self.sparse.len()
     }
 }
 
@@ -78,6 +128,17 @@ pub(crate) struct Scan {
 pub(crate) fn run(bytes: &[u8], encoding: Encoding) -> Result<Graph> {
     let mut m = Machine::new(bytes, encoding, None);
     m.go()
+}
+
+/// [`run`], except that the first array data list of the streaming shape (`stream.rs`) is
+/// walked, not built: its place is returned beside the graph, where it stays an empty list
+/// whose items' memo keys all point to [`Run::taken`]. A run not of that shape is interpreted
+/// as [`run`] does, so errors are [`run`]'s.
+pub(crate) fn run_streaming(bytes: &[u8], encoding: Encoding) -> Result<(Graph, Option<Run>)> {
+    let mut m = Machine::new(bytes, encoding, None);
+    m.stream = true;
+    let g = m.go()?;
+    Ok((g, m.run))
 }
 
 /// Scans `bytes` for the globals it names and its protocol, up to `STOP` or the first
@@ -98,6 +159,8 @@ impl<'a> Machine<'a> {
             marks: Vec::new(),
             memo: Memo::default(),
             scan,
+            stream: false,
+            run: None,
         }
     }
 
@@ -118,7 +181,59 @@ impl<'a> Machine<'a> {
                 continue;
             }
             m.step(op, at)?;
+            if op == b']' && m.stream && m.run.is_none() && m.at_array_data() {
+                m.walk_data()?;
+            }
         }
+    }
+
+    /// Whether the list just pushed is an array's data: the fifth item of a state tuple being
+    /// built right above a `_reconstruct` array without state.
+    fn at_array_data(&self) -> bool {
+        let Some(&mark) = self.marks.last() else {
+            return false;
+        };
+        mark >= 1
+            && self.stack.len() == mark + 5
+            && matches!(
+                self.nodes[self.stack[mark - 1]],
+                Node::Array { state: None }
+            )
+    }
+
+    /// Walks the data list's items (`stream.rs`) after the list's own memo put, if it has
+    /// one; a run not of the streaming shape is left to the opcode loop.
+    fn walk_data(&mut self) -> Result<()> {
+        let list = *self.stack.last().expect("the list was just pushed");
+        if let Some(op @ (b'q' | b'r' | 0x94)) = self.cur.peek() {
+            let at = self.cur.pos();
+            self.cur.u8("an opcode")?;
+            self.step(op, at)?;
+        }
+        if !self.memo.sparse.is_empty() {
+            return Ok(());
+        }
+        let start = self.cur.pos();
+        let first_key = self.memo.len() as u64;
+        let Some(w) = walk(&mut self.cur, first_key, |_| Ok(()))? else {
+            self.cur.seek(start);
+            return Ok(());
+        };
+        let taken = self.nodes.len();
+        if !self.memo.add_block(w.puts, taken) {
+            self.cur.seek(start);
+            return Ok(());
+        }
+        self.nodes.push(Node::Leaf(PyValue::None));
+        self.run = Some(Run {
+            start,
+            end: self.cur.pos(),
+            count: w.count,
+            list,
+            taken,
+            first_key,
+        });
+        Ok(())
     }
 
     /// A refused opcode, when scanning: its arguments taken, a placeholder left.
@@ -570,4 +685,32 @@ fn pairs(items: Vec<Id>, at: usize) -> Result<Vec<(Id, Id)>> {
         ));
     }
     Ok(items.chunks_exact(2).map(|c| (c[0], c[1])).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Memo;
+
+    #[test]
+    fn a_block_of_keys_reads_and_is_overwritten_as_single_keys() {
+        let mut m = Memo::default();
+        m.insert(0, 10);
+        assert!(m.add_block(3, 99));
+        m.insert(4, 11);
+        assert_eq!(m.len(), 5);
+        let got: Vec<_> = (0..6).map(|k| m.get(k)).collect();
+        assert_eq!(
+            got,
+            [Some(10), Some(99), Some(99), Some(99), Some(11), None]
+        );
+        // Setting a key of the block again: the others keep pointing to the block's node.
+        m.insert(2, 12);
+        let got: Vec<_> = (0..5).map(|k| m.get(k).unwrap()).collect();
+        assert_eq!(got, [10, 99, 12, 99, 11]);
+        m.insert(7, 13);
+        m.insert(5, 14);
+        m.insert(6, 15);
+        assert_eq!(m.len(), 8);
+        assert_eq!(m.get(7), Some(13));
+    }
 }

@@ -35,9 +35,10 @@
 //! | `text.rs` | protocol-0 strings, big integers |
 //! | `limits.rs`, `expand.rs` | the graph expanded into [`PyValue`]s under the budget |
 //! | `elements.rs` | an array's elements one at a time, leaves moved out of the graph (the fast door into `Vec<T>`) |
+//! | `stream.rs` | the common data list of `str`/`bytes`/`None` walked from the bytes, no graph node per element |
 //! | `options.rs` | [`PickleOptions`], [`Encoding`] |
 //! | `value.rs` | [`PyValue`], [`PyArray`], [`ObjectArray`] |
-//! | `write.rs` | strings written as an object array NumPy 1.x and 2.x load: [`strings_to_vec`], [`strings_to_path`] |
+//! | `write.rs` | strings written as an object array NumPy 1.x and 2.x load: [`strings_to_vec`], [`strings_to_path`]; as a `StringDType` array NumPy >= 2 loads: [`strings_to_vec_stringdtype`], [`strings_to_path_stringdtype`] |
 //! | `de.rs` | serde: a [`PyValue`] as a `Deserializer`, and `Serialize` |
 //!
 //! ```
@@ -66,13 +67,16 @@ mod machine;
 mod npdtype;
 mod numpy;
 mod options;
+mod stream;
 mod text;
 mod value;
 mod write;
 
 pub use options::{Encoding, PickleOptions};
 pub use value::{ObjectArray, PyArray, PyValue};
-pub use write::{strings_to_path, strings_to_vec};
+pub use write::{
+    strings_to_path, strings_to_path_stringdtype, strings_to_vec, strings_to_vec_stringdtype,
+};
 
 pub(crate) use elements::{array_elements, not_an_array};
 
@@ -134,5 +138,7 @@ pub fn scan(bytes: &[u8]) -> PickleScan {
     }
 }
 
+#[cfg(test)]
+mod stream_props;
 #[cfg(test)]
 mod tests;

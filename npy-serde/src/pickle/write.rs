@@ -3,11 +3,16 @@
 //! 1.x and 2.x alike. The pickle names `numpy.core.multiarray._reconstruct`: NumPy 2 still
 //! loads that name (and NumPy before 1.26 knows no `numpy._core`). Protocol 3, as NumPy 1.x's
 //! `np.save` writes; the bytes are built here, nothing of Python is needed.
+//!
+//! Or, where the caller asks, as a NumPy 2 `StringDType` array (dtype `'T'`, with or without
+//! `na_object=None`): the same pickle with the dtype
+//! `numpy._core._internal._convert_to_stringdtype_kwargs(1[, None])`, as NumPy 2's `np.save`
+//! writes it. Only NumPy >= 2 loads such a file (the name does not exist before).
 
 use std::io::Write;
 use std::path::Path;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// The pickle opcodes before the element count.
 const PREFIX: &[u8] =
@@ -18,6 +23,27 @@ const DTYPE: &[u8] = b"\x85cnumpy\ndtype\nX\x02\x00\x00\x00O8\x89\x88\x87R(K\x03
 
 /// After the elements: the list closed, the state tuple closed and set, the end.
 const SUFFIX: &[u8] = b"etb.";
+
+/// The `StringDType` prefix: as [`PREFIX`] under NumPy 2's module name.
+const PREFIX_T: &[u8] =
+    b"\x80\x03cnumpy._core.multiarray\n_reconstruct\ncnumpy\nndarray\nK\x00\x85C\x01b\x87R(K\x01";
+
+/// After the count: `StringDType()` as NumPy 2 pickles it (`coerce=True`), then `(` and the
+/// rest as in [`DTYPE`]; [`DTYPE_T_NA`] with `na_object=None`.
+const DTYPE_T: &[u8] =
+    b"\x85cnumpy._core._internal\n_convert_to_stringdtype_kwargs\nK\x01\x85R\x89](";
+const DTYPE_T_NA: &[u8] =
+    b"\x85cnumpy._core._internal\n_convert_to_stringdtype_kwargs\nK\x01N\x86R\x89](";
+
+/// Which dtype the written array has.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Object,
+    /// NumPy 2's `StringDType`, with `na_object=None` or without (no `None` element then).
+    Strings {
+        na: bool,
+    },
+}
 
 /// The `.npy` header of a 1-D object array of `n` elements (format 1.0, padded to 64 bytes as
 /// `np.save` pads it).
@@ -39,10 +65,15 @@ fn header(n: usize) -> Vec<u8> {
 fn write_to<'a, W: Write>(
     mut w: W,
     values: impl ExactSizeIterator<Item = Option<&'a str>>,
-) -> std::io::Result<()> {
+    kind: Kind,
+) -> Result<()> {
     let n = values.len();
     w.write_all(&header(n))?;
-    w.write_all(PREFIX)?;
+    w.write_all(if kind == Kind::Object {
+        PREFIX
+    } else {
+        PREFIX_T
+    })?;
     match i32::try_from(n) {
         Ok(n) => {
             w.write_all(b"J")?;
@@ -54,9 +85,21 @@ fn write_to<'a, W: Write>(
             w.write_all(&(n as u64).to_le_bytes())?;
         }
     }
-    w.write_all(DTYPE)?;
-    for v in values {
+    w.write_all(match kind {
+        Kind::Object => DTYPE,
+        Kind::Strings { na: false } => DTYPE_T,
+        Kind::Strings { na: true } => DTYPE_T_NA,
+    })?;
+    for (i, v) in values.enumerate() {
         match v {
+            None if kind == (Kind::Strings { na: false }) => {
+                return Err(Error::mismatch(
+                    "a string (a StringDType without na_object holds no missing value: \
+                     write with na_object to store None)",
+                    "None",
+                )
+                .at_record(i as u64));
+            }
             None => w.write_all(b"N")?,
             Some(s) => {
                 if s.len() < 256 {
@@ -72,7 +115,8 @@ fn write_to<'a, W: Write>(
             }
         }
     }
-    w.write_all(SUFFIX)
+    w.write_all(SUFFIX)?;
+    Ok(())
 }
 
 /// A whole `.npy` file holding `values` as a 1-D object array of `str` and `None`, which
@@ -94,7 +138,7 @@ fn write_to<'a, W: Write>(
 /// ```
 pub fn strings_to_vec<'a>(values: impl ExactSizeIterator<Item = Option<&'a str>>) -> Vec<u8> {
     let mut out = Vec::new();
-    write_to(&mut out, values).expect("writing to a Vec does not fail");
+    write_to(&mut out, values, Kind::Object).expect("writing to a Vec does not fail");
     out
 }
 
@@ -109,11 +153,62 @@ pub fn strings_to_path<'a, P: AsRef<Path>>(
     path: P,
     values: impl ExactSizeIterator<Item = Option<&'a str>>,
 ) -> Result<()> {
+    to_path(path.as_ref(), values, Kind::Object)
+}
+
+fn to_path<'a>(
+    path: &Path,
+    values: impl ExactSizeIterator<Item = Option<&'a str>>,
+    kind: Kind,
+) -> Result<()> {
     let f = std::fs::File::create(path)?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-    write_to(&mut w, values)?;
+    write_to(&mut w, values, kind)?;
     w.flush()?;
     Ok(())
+}
+
+/// A whole `.npy` file holding `values` as a NumPy 2 `StringDType` array (dtype `'T'`), which
+/// `np.load(path, allow_pickle=True)` reads in **NumPy >= 2 only** (older NumPy has no
+/// `StringDType` and fails to load it; write [`strings_to_vec`] for them). With `na_object`
+/// the dtype is `StringDType(na_object=None)` and a `None` element is its missing value;
+/// without it, a `None` element is an error naming its index.
+///
+/// ```
+/// use npy_serde::{pickle, ReaderBuilder};
+/// let v = [Some("a"), None, Some("優良")];
+/// let file = pickle::strings_to_vec_stringdtype(v.iter().copied(), true)?;
+/// let back: Vec<Option<String>> =
+///     ReaderBuilder::new().allow_pickle_data(true).from_slice_serde(&file)?;
+/// assert_eq!(back, [Some("a".into()), None, Some("優良".into())]);
+/// let e = pickle::strings_to_vec_stringdtype(v.iter().copied(), false).unwrap_err();
+/// assert_eq!(e.position().record, Some(1));
+/// # Ok::<(), npy_serde::Error>(())
+/// ```
+pub fn strings_to_vec_stringdtype<'a>(
+    values: impl ExactSizeIterator<Item = Option<&'a str>>,
+    na_object: bool,
+) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    write_to(&mut out, values, Kind::Strings { na: na_object })?;
+    Ok(out)
+}
+
+/// [`strings_to_vec_stringdtype`] into the file at `path` (created or truncated; NumPy >= 2
+/// only). On a `None` without `na_object` the file is left incomplete and the error names
+/// the element.
+///
+/// ```no_run
+/// let v = vec![Some("a"), None];
+/// npy_serde::pickle::strings_to_path_stringdtype("names.npy", v.into_iter(), true)?;
+/// # Ok::<(), npy_serde::Error>(())
+/// ```
+pub fn strings_to_path_stringdtype<'a, P: AsRef<Path>>(
+    path: P,
+    values: impl ExactSizeIterator<Item = Option<&'a str>>,
+    na_object: bool,
+) -> Result<()> {
+    to_path(path.as_ref(), values, Kind::Strings { na: na_object })
 }
 
 #[cfg(test)]

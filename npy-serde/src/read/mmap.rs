@@ -77,6 +77,11 @@ impl MmapArray {
     }
 
     /// Maps the file at `path` with the given reading options.
+    ///
+    /// An object array (`descr '|O'`) is refused even with
+    /// [`allow_pickle_data`](ReaderBuilder::allow_pickle_data): its data is one Python pickle,
+    /// no element lies in place to view; the error says so and names the doors that read it
+    /// ([`ReaderBuilder::from_path_serde`], [`ReaderBuilder::read_objects_path`]).
     pub fn open_with<P: AsRef<Path>>(path: P, rb: &ReaderBuilder) -> Result<MmapArray> {
         let file = File::open(path.as_ref())?;
         // SAFETY: `Mmap::map` is unsafe because the mapped memory can change under us: another
@@ -99,7 +104,8 @@ impl MmapArray {
         rb: &ReaderBuilder,
     ) -> Result<MmapArray> {
         let bytes = map.get(file.clone()).unwrap_or(&[]);
-        let header = parse_header(bytes, &rb.limits)?;
+        let header =
+            parse_header(bytes, &rb.limits).map_err(|e| super::objects::not_mappable(e, rb))?;
         let data_len = data_of(bytes, &header, rb)?.len();
         let data_start = file.start + header.data_offset as usize;
         Ok(MmapArray {

@@ -138,7 +138,7 @@ mod entry;
 mod exact;
 mod general;
 mod mmap;
-mod objects;
+pub(crate) mod objects;
 mod options;
 mod parallel;
 mod plan;
@@ -300,9 +300,18 @@ pub fn deserialize_path<P: AsRef<Path>, T: DeserializeOwned>(path: P) -> Result<
 }
 
 impl ReaderBuilder {
-    /// [`deserialize_reader`] with these options.
+    /// [`deserialize_reader`] with these options. An object array (with
+    /// [`allow_pickle_data`](ReaderBuilder::allow_pickle_data)) is read to the stream's end:
+    /// its data is one pickle, read whole.
     pub fn deserialize_reader<R: Read, T: DeserializeOwned>(&self, mut reader: R) -> Result<T> {
-        let header = read_header(&mut reader, &self.limits)?;
+        let mut rec = objects::Recorder::new(&mut reader, self.allow_pickle_data);
+        let header = match read_header(&mut rec, &self.limits) {
+            Ok(h) => h,
+            Err(e) => {
+                let seen = rec.seen;
+                return objects::or_objects_stream(seen, reader, self, e, objects::whole);
+            }
+        };
         self.from_reader_with_header(reader, &header)
     }
 
@@ -318,9 +327,18 @@ impl ReaderBuilder {
         self.read_data(reader, header, Whole::<T>(PhantomData), false)
     }
 
-    /// [`from_reader_serde`] with these options.
+    /// [`from_reader_serde`] with these options. An object array (with
+    /// [`allow_pickle_data`](ReaderBuilder::allow_pickle_data)) is read to the stream's end:
+    /// its data is one pickle, read whole.
     pub fn from_reader_serde<R: Read, T: DeserializeOwned>(&self, mut reader: R) -> Result<Vec<T>> {
-        let header = read_header(&mut reader, &self.limits)?;
+        let mut rec = objects::Recorder::new(&mut reader, self.allow_pickle_data);
+        let header = match read_header(&mut rec, &self.limits) {
+            Ok(h) => h,
+            Err(e) => {
+                let seen = rec.seen;
+                return objects::or_elements_stream(seen, reader, self, e);
+            }
+        };
         // The data may not exist: reserve only as elements arrive.
         self.read_data(reader, &header, Elements::<T>::plain(), false)
     }

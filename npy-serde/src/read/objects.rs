@@ -2,6 +2,7 @@
 //! the header read without the dtype model, the data read by the data-only pickle reader
 //! ([`crate::pickle`]) behind [`ReaderBuilder::allow_pickle_data`].
 
+use std::io::Read;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -215,6 +216,87 @@ pub(crate) fn or_objects_path<R>(
     }
     let bytes = std::fs::read(path)?;
     or_objects(&bytes, rb, err, read)
+}
+
+/// Whether a header error `err` is an object array's that `rb` allows reading as data.
+pub(crate) fn readable(err: &Error, rb: &ReaderBuilder) -> bool {
+    matches!(err.kind(), ErrorKind::UnsupportedDType(_)) && rb.allow_pickle_data
+}
+
+/// Keeps the bytes read through it while `on` (a header read by a streaming door, whose bytes
+/// an object array needs again: its data is one pickle, read whole).
+pub(crate) struct Recorder<R> {
+    pub(crate) inner: R,
+    pub(crate) seen: Vec<u8>,
+    on: bool,
+}
+
+impl<R: Read> Recorder<R> {
+    pub(crate) fn new(inner: R, on: bool) -> Self {
+        Recorder {
+            inner,
+            seen: Vec::new(),
+            on,
+        }
+    }
+}
+
+impl<R: Read> Read for Recorder<R> {
+    fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(b)?;
+        if self.on {
+            self.seen.extend_from_slice(&b[..n]);
+        }
+        Ok(n)
+    }
+}
+
+/// The whole file of a stream whose first bytes `seen` were read already: the rest read to its
+/// end (the buffer grows with the bytes that arrive, never from a declared size).
+fn whole_stream(mut seen: Vec<u8>, mut rest: impl Read) -> Result<Vec<u8>> {
+    rest.read_to_end(&mut seen)?;
+    Ok(seen)
+}
+
+/// [`or_objects`] for a stream after its header bytes `seen`: an object array is read whole.
+pub(crate) fn or_objects_stream<R, S: Read>(
+    seen: Vec<u8>,
+    rest: S,
+    rb: &ReaderBuilder,
+    err: Error,
+    read: impl FnOnce(ObjectArray) -> Result<R>,
+) -> Result<R> {
+    if !readable(&err, rb) {
+        return Err(err);
+    }
+    or_objects(&whole_stream(seen, rest)?, rb, err, read)
+}
+
+/// [`or_elements`] for a stream after its header bytes `seen`: an object array is read whole.
+pub(crate) fn or_elements_stream<T: serde::de::DeserializeOwned, S: Read>(
+    seen: Vec<u8>,
+    rest: S,
+    rb: &ReaderBuilder,
+    err: Error,
+) -> Result<Vec<T>> {
+    if !readable(&err, rb) {
+        return Err(err);
+    }
+    or_elements(&whole_stream(seen, rest)?, rb, err)
+}
+
+/// The error of a memory-mapping door for a header error `err`: an object array allowed as
+/// data still cannot be viewed in place, and the error says why and what reads it.
+pub(crate) fn not_mappable(err: Error, rb: &ReaderBuilder) -> Error {
+    if !readable(&err, rb) {
+        return err;
+    }
+    Error::new(ErrorKind::UnsupportedDType(
+        "an object array cannot be memory-mapped: its data is one Python pickle, not elements \
+         in place; read it (allow_pickle_data) with ReaderBuilder::from_path_serde, \
+         deserialize_path or read_objects_path"
+            .into(),
+    ))
 }
 
 impl ReaderBuilder {

@@ -16,20 +16,10 @@ use arrow_schema::DataType;
 use npy_serde::arrow::{BatchReaderBuilder, BatchWriterBuilder};
 use npy_serde::pickle::{Encoding, PickleOptions};
 use npy_serde::ReaderBuilder;
-use npy_serde_tests::{fixtures_dir, live_python, run_python, TempDir};
+use npy_serde_tests::{live_python, run_python, TempDir};
 use serde_json::{json, Value as Json};
 
-fn dir(sub: &str) -> PathBuf {
-    fixtures_dir().join("pickle").join(sub)
-}
-
-fn expected(sub: &str) -> serde_json::Map<String, Json> {
-    let text = std::fs::read_to_string(dir(sub).join("expected.json")).unwrap();
-    match serde_json::from_str(&text).unwrap() {
-        Json::Object(m) => m,
-        other => panic!("expected.json is {other}"),
-    }
-}
+use super::pickle::{dir, expected, hex};
 
 fn builder(encoding: &str) -> BatchReaderBuilder {
     let e = match encoding {
@@ -42,10 +32,6 @@ fn builder(encoding: &str) -> BatchReaderBuilder {
     BatchReaderBuilder::new()
         .reader_options(rb)
         .allow_pickle_data(true)
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// Every element of a column (nested lists flattened, C order) as `make_pickle.py` writes it.

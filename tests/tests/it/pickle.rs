@@ -13,11 +13,13 @@ use npy_serde::{NpzArchive, ReaderBuilder, Value};
 use npy_serde_tests::fixtures_dir;
 use serde_json::{json, Value as Json};
 
-fn dir(sub: &str) -> PathBuf {
+/// A directory of pickle fixtures (`np1`, `np2`, `hostile`, `written`).
+pub(crate) fn dir(sub: &str) -> PathBuf {
     fixtures_dir().join("pickle").join(sub)
 }
 
-fn expected(sub: &str) -> serde_json::Map<String, Json> {
+/// A directory's `expected.json`: what `np.load(allow_pickle=True)` gave for each fixture.
+pub(crate) fn expected(sub: &str) -> serde_json::Map<String, Json> {
     let text = std::fs::read_to_string(dir(sub).join("expected.json")).unwrap();
     match serde_json::from_str(&text).unwrap() {
         Json::Object(m) => m,
@@ -37,7 +39,7 @@ fn float(f: f64) -> Json {
     }
 }
 
-fn hex(b: &[u8]) -> String {
+pub(crate) fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
@@ -203,6 +205,64 @@ fn object_arrays_read_through_serde() {
 }
 
 #[test]
+fn object_arrays_read_through_the_stream_mmap_and_archive_doors() {
+    let rb = ReaderBuilder::new().allow_pickle_data(true);
+    let named = |e: npy_serde::Error| assert!(e.to_string().contains("allow_pickle_data"), "{e}");
+    for sub in ["np1", "np2"] {
+        let p = dir(sub).join("strings.npy");
+        let bytes = std::fs::read(&p).unwrap();
+        let want: Vec<String> = rb.from_slice_serde(&bytes).unwrap();
+        assert_eq!(want[..3], ["a", "優良", ""]);
+        // Any `Read`: the header read from the stream, then the pickle read whole.
+        let v: Vec<String> = rb
+            .from_reader_serde(std::fs::File::open(&p).unwrap())
+            .unwrap();
+        assert_eq!(v, want, "{sub}");
+        let v: Vec<String> = rb.deserialize_reader(&bytes[..]).unwrap();
+        assert_eq!(v, want, "{sub}");
+        named(
+            ReaderBuilder::new()
+                .from_reader_serde::<_, String>(&bytes[..])
+                .unwrap_err(),
+        );
+        named(
+            ReaderBuilder::new()
+                .deserialize_reader::<_, Vec<String>>(&bytes[..])
+                .unwrap_err(),
+        );
+        // A truncated stream: an error, not a panic.
+        assert!(rb
+            .from_reader_serde::<_, String>(&bytes[..bytes.len() - 3])
+            .is_err());
+        // Memory-mapped: refused with the reason (no element lies in place); without the
+        // option the refusal still names it.
+        let e = npy_serde::MmapArray::open_with(&p, &rb).unwrap_err();
+        assert!(e.to_string().contains("cannot be memory-mapped"), "{e}");
+        named(npy_serde::MmapArray::open(&p).unwrap_err());
+        // `.npz` members by name: NumPy's np.savez of object arrays.
+        let npz = dir(sub).join("objects.npz");
+        let opts = npy_serde::NpzReaderBuilder::new().reader_options(rb.clone());
+        let mut a = opts.open(&npz).unwrap();
+        let exp = expected(sub);
+        let v: Vec<Option<String>> = a.deserialize("strings").unwrap();
+        let want: Vec<Option<String>> =
+            serde_json::from_value(exp["objects.npz/strings"]["values"].clone()).unwrap();
+        assert_eq!(v, want, "{sub}");
+        let ragged: Vec<Json> = a.deserialize("ragged").unwrap();
+        assert_eq!(
+            ragged,
+            [json!([0.0, 1.0, 2.0]), json!([1, 2]), json!(["ab", "c"])]
+        );
+        named(
+            NpzArchive::open(&npz)
+                .unwrap()
+                .deserialize::<Vec<Option<String>>>("strings")
+                .unwrap_err(),
+        );
+    }
+}
+
+#[test]
 fn python2_pickles_follow_the_encoding_choice() {
     let p = dir("np2").join("python2_strings.npy");
     let e = ReaderBuilder::new()
@@ -287,4 +347,74 @@ fn written_string_arrays_read_back_here_and_in_numpy() {
     std::fs::remove_file(&path).ok();
     let numpy: Vec<Option<String>> = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(numpy, values);
+}
+
+#[test]
+fn written_stringdtype_arrays_read_back_here_and_in_numpy_2() {
+    use npy_serde::pickle::{strings_to_path_stringdtype, strings_to_vec_stringdtype};
+    let rb = ReaderBuilder::new().allow_pickle_data(true);
+    // The bytes are those of the committed fixtures (NumPy 2 loads them: the live part below),
+    // and they read back as NumPy's own StringDType files read.
+    let with_na = [Some("a"), None, Some("c")];
+    let file = strings_to_vec_stringdtype(with_na.iter().copied(), true).unwrap();
+    assert_eq!(
+        file,
+        std::fs::read(dir("written").join("stringdtype_na_none.npy")).unwrap()
+    );
+    let back: Vec<Option<String>> = rb.from_slice_serde(&file).unwrap();
+    let numpy_made: Vec<Option<String>> = rb
+        .from_path_serde(dir("np2").join("stringdtype_na_none.npy"))
+        .unwrap();
+    assert_eq!(back, numpy_made);
+    let plain = ["a", "bb", "", &"é".repeat(40)];
+    let file = strings_to_vec_stringdtype(plain.iter().map(|s| Some(*s)), false).unwrap();
+    assert_eq!(
+        file,
+        std::fs::read(dir("written").join("stringdtype.npy")).unwrap()
+    );
+    let back: Vec<String> = rb.from_slice_serde(&file).unwrap();
+    let numpy_made: Vec<String> = rb
+        .from_path_serde(dir("np2").join("stringdtype.npy"))
+        .unwrap();
+    assert_eq!(back, numpy_made);
+    let a = rb.read_objects_slice(&file).unwrap();
+    assert_eq!(
+        a.descr,
+        rb.read_objects_path(dir("np2").join("stringdtype.npy"))
+            .unwrap()
+            .descr
+    );
+    // None without na_object: refused, naming the element.
+    let e = strings_to_vec_stringdtype(with_na.iter().copied(), false).unwrap_err();
+    assert_eq!(e.position().record, Some(1), "{e}");
+    assert!(e.to_string().contains("na_object"), "{e}");
+    if npy_serde_tests::live_python().is_none() {
+        return;
+    }
+    let values = strings_to_write();
+    for na in [true, false] {
+        let vals: Vec<Option<&str>> = values
+            .iter()
+            .map(|s| s.as_deref())
+            .filter(|s| na || s.is_some())
+            .collect();
+        let path =
+            std::env::temp_dir().join(format!("npy-pickle-T-{na}-{}.npy", std::process::id()));
+        strings_to_path_stringdtype(&path, vals.iter().copied(), na).unwrap();
+        let out = npy_serde_tests::run_python(
+            "import sys, json, numpy as np, warnings\n\
+             warnings.simplefilter('error')\n\
+             a = np.load(sys.argv[1], allow_pickle=True)\n\
+             na = sys.argv[2] == 'true'\n\
+             want = np.dtypes.StringDType(na_object=None) if na else np.dtypes.StringDType()\n\
+             assert a.dtype == want, a.dtype\n\
+             assert a.ndim == 1\n\
+             print(json.dumps([None if na and x is None else str(x) for x in a.tolist()]))",
+            &[path.as_os_str(), std::ffi::OsStr::new(&na.to_string())],
+        );
+        std::fs::remove_file(&path).ok();
+        let numpy: Vec<Option<String>> = serde_json::from_str(out.trim()).unwrap();
+        let want: Vec<Option<String>> = vals.iter().map(|s| s.map(String::from)).collect();
+        assert_eq!(numpy, want, "na_object {na}");
+    }
 }
