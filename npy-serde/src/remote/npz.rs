@@ -8,7 +8,7 @@ use object_store::path::Path;
 use object_store::{GetRange, ObjectStore};
 use serde::de::DeserializeOwned;
 
-use super::fetch::{FetchOptions, Object};
+use super::fetch::{open_with_defaults, FetchOptions, Object};
 use super::npy::RemoteNpy;
 use super::zipdir::{self, Directory, Entry, Tail, LOCAL_LEN, ZIP64_EOCD_LEN};
 use crate::error::{Error, Result};
@@ -75,16 +75,11 @@ pub struct RemoteNpz {
 }
 
 impl RemoteNpz {
-    /// Opens the archive at `path` on `store` (`url` names it in errors) with the default
-    /// [`FetchOptions`]; `reader`'s limits apply to every member's header and data.
-    pub async fn open(
-        store: Arc<dyn ObjectStore>,
-        path: Path,
-        url: &str,
-        reader: &ReaderBuilder,
-    ) -> Result<RemoteNpz> {
-        Self::open_with(store, path, url, reader, &FetchOptions::default()).await
-    }
+    open_with_defaults!(
+        /// Opens the archive at `path` on `store` (`url` names it in errors) with the default
+        /// [`FetchOptions`]; `reader`'s limits apply to every member's header and data.
+        RemoteNpz
+    );
 
     /// [`open`](RemoteNpz::open) with these fetch options. The tail fetched is the larger of
     /// [`FetchOptions::probe_bytes`] and the longest a zip's end records can be (64 KiB and
