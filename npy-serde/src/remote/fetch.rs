@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore};
 
@@ -241,6 +241,32 @@ impl Object {
             .await
         };
         within(self.opts.request_bound(), &self.url, &what, get).await
+    }
+
+    /// Exactly the bytes `range` of the object, in GETs of at most
+    /// [`FetchOptions::chunk_bytes`] each, up to [`FetchOptions::concurrency`] in flight, into
+    /// one buffer (allocated once, from a length checked against the object's size).
+    pub(crate) async fn get_chunked(&self, range: Range<u64>) -> Result<Vec<u8>> {
+        if range.start > range.end || range.end > self.size {
+            return Err(self.error(format!(
+                "bytes {range:?} are past the end of the object ({} bytes)",
+                self.size
+            )));
+        }
+        let len = usize::try_from(range.end - range.start)
+            .map_err(|_| Error::overflow("a byte range"))?;
+        let chunk = self.opts.chunk;
+        let parts = (range.start..range.end)
+            .step_by(usize::try_from(chunk).unwrap_or(usize::MAX))
+            .map(|at| at..range.end.min(at.saturating_add(chunk)));
+        futures::stream::iter(parts)
+            .map(|r| self.get(r))
+            .buffered(self.opts.concurrency)
+            .try_fold(Vec::with_capacity(len), |mut all, part| async move {
+                all.extend_from_slice(&part);
+                Ok(all)
+            })
+            .await
     }
 
     /// An error naming this object's URL.

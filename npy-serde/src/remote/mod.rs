@@ -14,7 +14,7 @@
 //!   Arrow record batches of the projected columns, one GET per batch.
 //! - [`RemoteNpz::open`]: the zip's central directory from a ranged GET of the tail (zip64
 //!   too; a directory outside the tail costs one more), members by key; a stored member reads
-//!   by row ranges like a `.npy` ([`RemoteNpz::member`]), a deflated one is fetched in one GET
+//!   by row ranges like a `.npy` ([`RemoteNpz::member`]), a deflated one is fetched in chunks, concurrently,
 //!   and inflated, its CRC-32 checked ([`RemoteNpz::read`]). Locating and opening a member
 //!   takes at most 3 requests.
 //! - (feature `remote`) [`store_for_url`]: an `ObjectStore` and a path for `s3://bucket/key` (credentials and

@@ -345,17 +345,7 @@ impl RemoteNpy {
     /// All the data bytes, chunk by chunk, concurrently, into one buffer.
     async fn fetch_all(&self) -> Result<Vec<u8>> {
         let n = self.rows * self.per_row;
-        let len = usize::try_from(n * self.itemsize).map_err(|_| Error::overflow("the data"))?;
-        let chunks = self.chunks(0..n);
-        let parts = futures::stream::iter(chunks)
-            .map(|c| self.obj.get(self.byte_range(&c)))
-            .buffered(self.obj.opts.concurrency);
-        parts
-            .try_fold(Vec::with_capacity(len), |mut all, part| async move {
-                all.extend_from_slice(&part);
-                Ok(all)
-            })
-            .await
+        self.obj.get_chunked(self.byte_range(&(0..n))).await
     }
 
     /// A header for data of this dtype and `shape` starting at byte 0.

@@ -36,8 +36,13 @@ const MAX_RATIO: u64 = 1032;
 /// reads by row ranges; locating and opening it takes at most 3 requests (the tail, the member's
 /// local header with the start of its data, and the rest of a header longer than that), its
 /// CRC-32 checked when it is read whole. A deflated member (`np.savez_compressed`) is read
-/// whole ([`read`](RemoteNpz::read)): its compressed bytes in one GET, inflated on a blocking
-/// thread, its length and CRC-32 checked.
+/// whole ([`read`](RemoteNpz::read)): its compressed bytes (the length its directory entry
+/// declares, checked against the archive) fetched in chunks of
+/// [`FetchOptions::chunk_bytes`], concurrently, the first with its local header (a member of
+/// one chunk or less: one GET), then inflated on a blocking thread, its length and CRC-32
+/// checked. It is not inflated as its chunks arrive: the compressed bytes are held until the
+/// last one comes, so such a read holds the compressed and the inflated member at once (both
+/// bounded: 4 GiB inflated, at most 1032 times the compressed length).
 ///
 /// ```
 /// use std::sync::Arc;
@@ -267,13 +272,16 @@ impl RemoteNpz {
                 e.name, e.size, e.compressed
             )));
         }
-        let guess = (LOCAL_LEN as u64 + e.name.len() as u64 + 64).saturating_add(e.compressed);
+        // The local header and up to one chunk of data in the first GET; the rest in chunks,
+        // concurrently (a member of one chunk or less: one GET).
+        let first = e.compressed.min(self.obj.opts.chunk);
+        let guess = (LOCAL_LEN as u64 + e.name.len() as u64 + 64).saturating_add(first);
         let (local, start) = self.local(&e, guess).await?;
         let data_end = (start - e.local + e.compressed) as usize;
         let local = if local.len() < data_end {
             let more = self
                 .obj
-                .get(e.local + local.len() as u64..start + e.compressed)
+                .get_chunked(e.local + local.len() as u64..start + e.compressed)
                 .await?;
             let mut all = Vec::with_capacity(data_end);
             all.extend_from_slice(&local);
