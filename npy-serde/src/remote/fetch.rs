@@ -17,10 +17,10 @@ use crate::error::{Error, Result};
 pub const DEFAULT_PROBE_BYTES: u64 = 64 << 10;
 
 /// Bytes per GET when a row range is read: 8 MiB, large enough that a request's fixed cost
-/// is small beside its transfer on S3-like stores. Not yet tuned by measurement:
-/// `benches/remote.rs` sweeps 1-16 MiB, but its loopback server (`s3s-fs` 0.14) was found to
-/// spend on every ranged GET about what it spends on a whole GET of a 1 GB object, which
-/// makes many small GETs far slower there than on S3.
+/// is small beside its transfer on S3-like stores. `benches/remote.rs` sweeps 4-32 MiB and 4-8
+/// in flight on loopback (`s3s-fs` and nginx): no setting was more than about 1.4x faster
+/// than another there, and none the best on both servers. (An object written into `s3s-fs`'s
+/// directory by hand costs an MD5 of the whole object on every GET; uploaded objects do not.)
 pub const DEFAULT_CHUNK_BYTES: u64 = 8 << 20;
 
 /// GETs in flight at once while a row range is read.
