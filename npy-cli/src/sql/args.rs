@@ -59,7 +59,11 @@ pub struct Args {
 pub fn spec_help() -> String {
     #[cfg(feature = "datafusion")]
     {
-        npy_serde::datafusion::table_spec_help()
+        let mut text = npy_serde::datafusion::table_spec_help();
+        if cfg!(feature = "remote") {
+            text.push_str(REMOTE_HELP);
+        }
+        text
     }
     #[cfg(not(feature = "datafusion"))]
     {
@@ -69,3 +73,14 @@ pub fn spec_help() -> String {
         )
     }
 }
+
+/// The long help's part on tables over object stores (feature `remote`).
+#[cfg(feature = "datafusion")]
+const REMOTE_HELP: &str =
+    "\nTables on object stores: a LOCATION may be s3://bucket/key.npy, a prefix \
+s3://bucket/shards/ or a glob s3://bucket/shards/part-*.npy (listed under the prefix before the \
+first *, ? or [), and http(s)://host/path for one file (HTTP servers are not listed). For \
+s3:// the credentials, region and endpoint come from the environment: AWS_ACCESS_KEY_ID, \
+AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION, AWS_ENDPOINT_URL (an S3-compatible \
+server, e.g. http://127.0.0.1:9000, addressed path-style), and AWS_ALLOW_HTTP=true for a \
+plain-http endpoint; ~/.aws profiles are not read. --timeout and --retries bound every request.\n";

@@ -66,10 +66,27 @@
 //! - **The shards**: the scheduler lists a table's files and each executor reads its byte
 //!   ranges itself, through its own DataFusion `ObjectStore` registry. Local paths
 //!   (`/data/shards/`) must be the same files at the same paths on the scheduler and every
-//!   executor (a shared filesystem: NFS, a parallel filesystem, a read-only volume); for
-//!   `s3://` and the like, register the store in the scheduler's and executors' runtime
-//!   (`SchedulerConfig::override_session_builder`,
-//!   `ExecutorProcessConfig::override_runtime_producer`) as in any Ballista deployment.
+//!   executor (a shared filesystem: NFS, a parallel filesystem, a read-only volume). For
+//!   `s3://` and `http(s)://` tables (feature `remote`), the client, the scheduler and every
+//!   executor need the table's store registered in their runtime: the client's session with
+//!   `npy_serde::datafusion::register_store_for` (`npy sql` does it), the others with
+//!   `npy_serde::datafusion::register_store_in` on the
+//!   `RuntimeEnv` an executor's `ExecutorProcessConfig::override_runtime_producer` builds
+//!   and on the `runtime_env()` of the state a scheduler's
+//!   `SchedulerConfig::override_session_builder` returns, once per bucket or host (each
+//!   process takes its credentials and endpoint from its own `AWS_*` environment, as
+//!   `npy_serde::remote::store_for_url` says):
+//!
+//!   ```text
+//!   config.override_runtime_producer = Some(Arc::new(|_session_config| {
+//!       let runtime = RuntimeEnvBuilder::new().build()?;
+//!       register_store_in(&runtime, "s3://bucket/", &RemoteOptions::default())?;
+//!       Ok(Arc::new(runtime))
+//!   }));
+//!   ```
+//!
+//!   The `npy-scheduler` and `npy-executor` programs do not register stores yet: their
+//!   tables are local paths.
 //! - **Read limits**: a table's header and data limits
 //!   ([`NpyReadOptions`](crate::datafusion::NpyReadOptions)) are set by the client and travel
 //!   with its scan to every executor, which reads under them; an executor's

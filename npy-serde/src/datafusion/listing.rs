@@ -2,7 +2,8 @@
 //! [`NpyFormat`](super::NpyFormat) for `.npy` files and `.npz` members and DataFusion's own
 //! formats for Parquet, Arrow IPC and CSV files ([`formats`](super::formats)); and the format
 //! of a table spec that names none (a directory, a glob without an extension), from the
-//! extensions of the files it lists.
+//! extensions of the files it lists; and the [`table_url`] of a location, whose globs work
+//! over object stores too.
 
 use std::collections::BTreeSet;
 
@@ -24,7 +25,7 @@ pub(crate) async fn npy_table(
     path: &str,
     options: &NpyReadOptions,
 ) -> DfResult<ListingTable> {
-    let url = ListingTableUrl::parse(path)?;
+    let url = table_url(path)?;
     let listing = options.listing_options();
     listing_table(ctx, url, listing).await
 }
@@ -32,7 +33,7 @@ pub(crate) async fn npy_table(
 /// The listing table of `spec`, in its format (a format it does not name taken from the
 /// extensions of its files: [`listed_format`]).
 pub(crate) async fn spec_table(ctx: &SessionContext, spec: &TableSpec) -> DfResult<ListingTable> {
-    let url = ListingTableUrl::parse(spec.location())?;
+    let url = table_url(spec.location())?;
     let mut spec = spec.clone();
     let mut extension = spec.options().extension.clone();
     if !spec.format_is_known()
@@ -53,6 +54,39 @@ pub(crate) async fn spec_table(ctx: &SessionContext, spec: &TableSpec) -> DfResu
         listing_options(&ctx.state(), format, spec.csv_options(), &ext)?
     };
     listing_table(ctx, url, listing).await
+}
+
+/// The characters that start a glob, as DataFusion's `ListingTableUrl` knows them.
+const GLOB_START: [char; 3] = ['*', '?', '['];
+
+/// The listing URL of a table `location`: DataFusion's [`ListingTableUrl::parse`], except that
+/// a URL with a scheme (`s3://bucket/shards/s[01].npy`) keeps its glob as for a local path.
+/// (DataFusion takes globs only in paths without a scheme: a URL's `*` stays in the prefix
+/// the store lists, which then finds nothing, and its `?` starts the URL's query.) The URL is
+/// split at the last `/` before the first glob character: the part before is the prefix the
+/// store lists, the rest the pattern its files match (the first path segment under the
+/// prefix, as for local globs, unless `listing_table_ignore_subdirectory` is off).
+pub(crate) fn table_url(location: &str) -> DfResult<ListingTableUrl> {
+    let Some(scheme_end) = location.find("://") else {
+        return ListingTableUrl::parse(location);
+    };
+    let path_start = location[scheme_end + 3..]
+        .find('/')
+        .map_or(location.len(), |i| scheme_end + 3 + i);
+    let Some(glob_at) = location[path_start..]
+        .find(GLOB_START)
+        .map(|i| path_start + i)
+    else {
+        return ListingTableUrl::parse(location);
+    };
+    // `path_start` holds a '/' before `glob_at`, so `rfind` finds one.
+    let slash = location[..glob_at].rfind('/').unwrap_or(path_start);
+    let (base, pattern) = location.split_at(slash + 1);
+    ListingTableUrl::parse(base)?
+        .with_glob(pattern)
+        .map_err(|e| {
+            DataFusionError::Configuration(format!("{location}: the glob {pattern:?}: {e}"))
+        })
 }
 
 /// DataFusion's listing options for a table of `format` (Parquet, Arrow or CSV) whose files
@@ -144,4 +178,64 @@ async fn listed_format(
         )));
     }
     Ok(Some((TableFormat::ALL[rank], ext)))
+}
+
+#[cfg(test)]
+mod tests {
+    use object_store::path::Path;
+
+    use super::table_url;
+
+    #[test]
+    fn url_globs_list_their_prefix_and_match_their_pattern() {
+        for (location, hits, misses) in [
+            (
+                "s3://b/shards/s[01].npy",
+                &["s0.npy", "s1.npy"][..],
+                &["s2.npy", "s10.npy"][..],
+            ),
+            (
+                "s3://b/shards/s?.npy",
+                &["s0.npy", "s9.npy"],
+                &["s10.npy", "t0.npy"],
+            ),
+            (
+                "http://h:80/shards/*.npy",
+                &["a.npy"],
+                &["a.npz", "sub/a.npy"],
+            ),
+        ] {
+            let url = table_url(location).unwrap();
+            assert_eq!(url.prefix().as_ref(), "shards", "{location}");
+            assert!(url.is_collection(), "{location}");
+            for name in hits {
+                let path = Path::from(format!("shards/{name}"));
+                assert!(url.contains(&path, true), "{location} takes {name}");
+            }
+            for name in misses {
+                let path = Path::from(format!("shards/{name}"));
+                assert!(!url.contains(&path, true), "{location} skips {name}");
+            }
+        }
+    }
+
+    #[test]
+    fn locations_without_url_globs_parse_as_datafusion_parses_them() {
+        for location in [
+            "s3://b/shards/",
+            "s3://b/x.npy",
+            "s3://b",
+            "/tmp/d/*.npy",
+            "d/x.npy",
+        ] {
+            let ours = table_url(location).unwrap();
+            let theirs = datafusion::datasource::listing::ListingTableUrl::parse(location).unwrap();
+            assert_eq!(ours, theirs, "{location}");
+        }
+        let bad = table_url("s3://b/shards/[.npy").unwrap_err().to_string();
+        assert!(
+            bad.contains("s3://b/shards/[.npy") && bad.contains("glob"),
+            "{bad}"
+        );
+    }
 }

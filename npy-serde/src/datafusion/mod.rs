@@ -156,7 +156,7 @@ pub use formats::CsvOptions;
 pub use memory::{memory_limited_context, MemoryLimit};
 pub use options::{NpyReadOptions, TableLayout};
 #[cfg(feature = "remote")]
-pub use remote::register_store_for;
+pub use remote::{register_store_for, register_store_in};
 pub use session::{register_npy_format, NpySessionExt};
 pub use source::NpySource;
 pub use spec::{table_spec_help, TableFormat, TableSpec, TableSpecError};

@@ -1,12 +1,15 @@
 //! Tables on object stores (features `datafusion` and `remote`): the store of an `s3://` or
-//! `http(s)://` table location registered in the session's `RuntimeEnv`, so that DataFusion
-//! lists (S3 prefixes; globs over S3 are not listed yet; over HTTP a table is one file, the HTTP store lists only
-//! through WebDAV) and reads the table's files with the same ranged reads as local ones.
+//! `http(s)://` table location registered in a session's `RuntimeEnv`, so that DataFusion
+//! lists (S3 prefixes and globs, see `listing::table_url`; over HTTP a table is one file, the
+//! HTTP store lists only through WebDAV) and reads the table's files with the same ranged reads
+//! as local ones. [`register_store_in`] does it for any `RuntimeEnv` (a Ballista executor's
+//! or scheduler's), [`register_store_for`] for a `SessionContext`.
 
-use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::prelude::SessionContext;
 
+use super::listing::table_url;
 use crate::remote::{is_url, store_for_url, RemoteOptions};
 
 /// Registers in `ctx` the object store a table at `location` needs: for `s3://bucket/...` the
@@ -29,13 +32,37 @@ pub fn register_store_for(
     location: &str,
     options: &RemoteOptions,
 ) -> DfResult<bool> {
+    register_store_in(&ctx.runtime_env(), location, options)
+}
+
+/// [`register_store_for`] on a `RuntimeEnv`: what a process that builds its runtime itself
+/// calls, such as a Ballista executor (in `ExecutorProcessConfig::override_runtime_producer`)
+/// or scheduler (on the `runtime_env()` of the state its `override_session_builder` returns),
+/// once per bucket or host its tables live in (see [`crate::ballista`]'s deployment notes).
+///
+/// ```
+/// use datafusion::execution::runtime_env::RuntimeEnv;
+/// use datafusion::execution::object_store::ObjectStoreUrl;
+/// use npy_serde::datafusion::register_store_in;
+/// use npy_serde::remote::RemoteOptions;
+///
+/// let runtime = RuntimeEnv::default();
+/// assert!(register_store_in(&runtime, "s3://bucket/", &RemoteOptions::default())?);
+/// let url = ObjectStoreUrl::parse("s3://bucket")?;
+/// assert!(runtime.object_store(&url).is_ok());
+/// # Ok::<(), datafusion::error::DataFusionError>(())
+/// ```
+pub fn register_store_in(
+    runtime: &RuntimeEnv,
+    location: &str,
+    options: &RemoteOptions,
+) -> DfResult<bool> {
     if !is_url(location) {
         return Ok(false);
     }
-    let table_url = ListingTableUrl::parse(location)?;
-    let root = table_url.object_store();
+    let root = table_url(location)?.object_store();
     let (store, _) = store_for_url(root.as_str(), options)
         .map_err(|e| DataFusionError::External(Box::new(e)))?;
-    ctx.register_object_store(root.as_ref(), store);
+    runtime.register_object_store(root.as_ref(), store);
     Ok(true)
 }

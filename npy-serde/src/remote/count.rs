@@ -137,6 +137,24 @@ pub(crate) enum Call {
 /// `ObjectStore` is an `#[async_trait]` trait; its methods are written out here as the macro
 /// would expand them (boxed futures), so this crate needs no `async-trait` dependency.
 macro_rules! forward_store {
+    // A method from one path to another (copy, rename), counted as `Call::Other`.
+    (@two_paths $hook:ident, $method:ident, $options:ty) => {
+        fn $method<'a, 'b, 'c, 'd>(
+            &'a self,
+            from: &'b Path,
+            to: &'c Path,
+            options: $options,
+        ) -> BoxFuture<'d, Result<()>>
+        where
+            'a: 'd,
+            'b: 'd,
+            'c: 'd,
+            Self: 'd,
+        {
+            self.$hook(Call::Other);
+            self.inner.$method(from, to, options)
+        }
+    };
     ($hook:ident) => {
         fn put_opts<'a, 'b, 'c>(
             &'a self,
@@ -231,37 +249,8 @@ macro_rules! forward_store {
             self.inner.list_with_delimiter(prefix)
         }
 
-        fn copy_opts<'a, 'b, 'c, 'd>(
-            &'a self,
-            from: &'b Path,
-            to: &'c Path,
-            options: CopyOptions,
-        ) -> BoxFuture<'d, Result<()>>
-        where
-            'a: 'd,
-            'b: 'd,
-            'c: 'd,
-            Self: 'd,
-        {
-            self.$hook(Call::Other);
-            self.inner.copy_opts(from, to, options)
-        }
-
-        fn rename_opts<'a, 'b, 'c, 'd>(
-            &'a self,
-            from: &'b Path,
-            to: &'c Path,
-            options: RenameOptions,
-        ) -> BoxFuture<'d, Result<()>>
-        where
-            'a: 'd,
-            'b: 'd,
-            'c: 'd,
-            Self: 'd,
-        {
-            self.$hook(Call::Other);
-            self.inner.rename_opts(from, to, options)
-        }
+        $crate::remote::count::forward_store!(@two_paths $hook, copy_opts, CopyOptions);
+        $crate::remote::count::forward_store!(@two_paths $hook, rename_opts, RenameOptions);
     };
 }
 pub(crate) use forward_store;

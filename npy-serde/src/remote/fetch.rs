@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore};
 
@@ -17,21 +17,31 @@ use crate::error::{Error, Result};
 pub const DEFAULT_PROBE_BYTES: u64 = 64 << 10;
 
 /// Bytes per GET when a row range is read: 8 MiB, large enough that a request's fixed cost
-/// is small beside its transfer on S3-like stores. Not yet tuned by measurement:
-/// `benches/remote.rs` sweeps 1-16 MiB, but its loopback server (`s3s-fs` 0.14) was found to
-/// spend on every ranged GET about what it spends on a whole GET of a 1 GB object, which
-/// makes many small GETs far slower there than on S3.
+/// is small beside its transfer on S3-like stores. `benches/remote.rs` sweeps 4-32 MiB and 4-8
+/// in flight on loopback (`s3s-fs` and nginx): no setting was more than about 1.4x faster
+/// than another there, and none the best on both servers. (An object written into `s3s-fs`'s
+/// directory by hand costs an MD5 of the whole object on every GET; uploaded objects do not.)
 pub const DEFAULT_CHUNK_BYTES: u64 = 8 << 20;
 
 /// GETs in flight at once while a row range is read.
 pub const DEFAULT_CONCURRENCY: usize = 4;
 
+/// The longest wait between two attempts of a retried request (the backoff starts at 50 ms
+/// and doubles up to this).
+pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(1);
+
 /// How the remote doors fetch: the size of the first GET, the chunk size and concurrency of
-/// row reads, and a timeout on each request (from sending it to its last byte).
+/// row reads, and how long a request may take: its [`timeout`](FetchOptions::timeout) (from
+/// sending it to its last byte) and its [`retries`](FetchOptions::retries).
 ///
-/// The timeout bounds every GET these doors make, whatever the store: a stalled server is an
-/// error naming the URL within `timeout`, never a hang. It is the outer bound: the store's own
-/// timeouts and retries (`object_store`'s `ClientOptions`, `RetryConfig`) apply inside it.
+/// This is the crate's one notion of a request's time: the stores `store_for_url` (feature
+/// `remote`) builds take their request timeout and retries from it (a `RemoteOptions` holds a
+/// `FetchOptions`), and the doors bound every GET
+/// they make by [`request_bound`](FetchOptions::request_bound): the timeout of each attempt,
+/// plus the backoff between them. A stalled server is an error naming the URL within that
+/// bound, never a hang, whatever the store; the store's own timeouts and retries apply inside
+/// it (for a store you build yourself, set `retries` to the retries you gave it, or the bound
+/// cuts them short).
 ///
 /// ```
 /// use npy_serde::remote::FetchOptions;
@@ -39,20 +49,26 @@ pub const DEFAULT_CONCURRENCY: usize = 4;
 ///
 /// let opts = FetchOptions::default().timeout(Duration::from_secs(2)).chunk_bytes(1 << 20);
 /// assert_eq!(opts.chunk_size(), 1 << 20);
+/// assert_eq!(opts.request_bound(), Duration::from_secs(2));
+/// let retried = opts.retries(2);
+/// assert_eq!(retried.request_bound(), Duration::from_secs(3 * 2 + 2));
 /// ```
 #[derive(Clone, Debug)]
 pub struct FetchOptions {
     pub(crate) timeout: Duration,
+    pub(crate) retries: usize,
     pub(crate) probe: u64,
     pub(crate) chunk: u64,
     pub(crate) concurrency: usize,
 }
 
 impl Default for FetchOptions {
-    /// A 30 s timeout per request, a 64 KiB first GET, 8 MiB chunks, 4 in flight.
+    /// A 30 s timeout per request (object_store's own default), no retries, a 64 KiB first
+    /// GET, 8 MiB chunks, 4 in flight.
     fn default() -> Self {
         FetchOptions {
             timeout: Duration::from_secs(30),
+            retries: 0,
             probe: DEFAULT_PROBE_BYTES,
             chunk: DEFAULT_CHUNK_BYTES,
             concurrency: DEFAULT_CONCURRENCY,
@@ -61,9 +77,17 @@ impl Default for FetchOptions {
 }
 
 impl FetchOptions {
-    /// The longest any one GET may take, from the request to its last byte (default 30 s).
+    /// The longest one request may take, from sending it to its last byte (default 30 s).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// How many times the store retries a failed request (default 0): the stores
+    /// `store_for_url` builds retry this often; the doors wait for every attempt
+    /// ([`request_bound`](FetchOptions::request_bound)).
+    pub fn retries(mut self, retries: usize) -> Self {
+        self.retries = retries;
         self
     }
 
@@ -91,7 +115,45 @@ impl FetchOptions {
     pub fn chunk_size(&self) -> u64 {
         self.chunk
     }
+
+    /// The timeout of one request.
+    pub fn get_timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The number of retries.
+    pub fn get_retries(&self) -> usize {
+        self.retries
+    }
+
+    /// The longest the doors wait for one GET: `(retries + 1) * timeout`, plus 1 s of backoff
+    /// per retry (the most object_store waits between attempts of the stores `store_for_url`
+    /// builds). With no retries, the timeout.
+    pub fn request_bound(&self) -> Duration {
+        let attempts = u32::try_from(self.retries.saturating_add(1)).unwrap_or(u32::MAX);
+        let backoff = MAX_BACKOFF.saturating_mul(attempts - 1);
+        self.timeout
+            .saturating_mul(attempts)
+            .saturating_add(backoff)
+    }
 }
+
+/// `pub async fn open(store, path, url, reader)` for a door type whose `open_with` takes
+/// [`FetchOptions`] too: `open_with` with the default options. The doc comment is the caller's.
+macro_rules! open_with_defaults {
+    ($(#[$doc:meta])* $door:ty) => {
+        $(#[$doc])*
+        pub async fn open(
+            store: Arc<dyn ObjectStore>,
+            path: Path,
+            url: &str,
+            reader: &ReaderBuilder,
+        ) -> Result<$door> {
+            Self::open_with(store, path, url, reader, &FetchOptions::default()).await
+        }
+    };
+}
+pub(crate) use open_with_defaults;
 
 /// An object: its store, path, URL (for messages), size and the fetch options.
 #[derive(Clone, Debug)]
@@ -134,7 +196,7 @@ impl Object {
             let bytes = collect(res.into_stream(), got.end - got.start, url, &got).await?;
             Ok((size, bytes))
         };
-        let (size, bytes) = within(opts.timeout, url, &what, get).await?;
+        let (size, bytes) = within(opts.request_bound(), url, &what, get).await?;
         let object = Object {
             store,
             path,
@@ -178,7 +240,33 @@ impl Object {
             )
             .await
         };
-        within(self.opts.timeout, &self.url, &what, get).await
+        within(self.opts.request_bound(), &self.url, &what, get).await
+    }
+
+    /// Exactly the bytes `range` of the object, in GETs of at most
+    /// [`FetchOptions::chunk_bytes`] each, up to [`FetchOptions::concurrency`] in flight, into
+    /// one buffer (allocated once, from a length checked against the object's size).
+    pub(crate) async fn get_chunked(&self, range: Range<u64>) -> Result<Vec<u8>> {
+        if range.start > range.end || range.end > self.size {
+            return Err(self.error(format!(
+                "bytes {range:?} are past the end of the object ({} bytes)",
+                self.size
+            )));
+        }
+        let len = usize::try_from(range.end - range.start)
+            .map_err(|_| Error::overflow("a byte range"))?;
+        let chunk = self.opts.chunk;
+        let parts = (range.start..range.end)
+            .step_by(usize::try_from(chunk).unwrap_or(usize::MAX))
+            .map(|at| at..range.end.min(at.saturating_add(chunk)));
+        futures::stream::iter(parts)
+            .map(|r| self.get(r))
+            .buffered(self.opts.concurrency)
+            .try_fold(Vec::with_capacity(len), |mut all, part| async move {
+                all.extend_from_slice(&part);
+                Ok(all)
+            })
+            .await
     }
 
     /// An error naming this object's URL.

@@ -14,7 +14,7 @@
 //!   Arrow record batches of the projected columns, one GET per batch.
 //! - [`RemoteNpz::open`]: the zip's central directory from a ranged GET of the tail (zip64
 //!   too; a directory outside the tail costs one more), members by key; a stored member reads
-//!   by row ranges like a `.npy` ([`RemoteNpz::member`]), a deflated one is fetched in one GET
+//!   by row ranges like a `.npy` ([`RemoteNpz::member`]), a deflated one is fetched in chunks, concurrently,
 //!   and inflated, its CRC-32 checked ([`RemoteNpz::read`]). Locating and opening a member
 //!   takes at most 3 requests.
 //! - (feature `remote`) [`store_for_url`]: an `ObjectStore` and a path for `s3://bucket/key` (credentials and
@@ -24,11 +24,15 @@
 //! - [`CountingStore`] and [`FaultStore`]: `ObjectStore` wrappers that count requests and
 //!   inject faults (short reads, errors, stalls), for tests.
 //!
-//! Every request is bounded by [`FetchOptions::timeout`]: a store that stops answering is an
-//! error naming the URL, never a hang. Failures of the store and of the object's structure
-//! (a header over the limit, sizes that lie, a short read) are
-//! [`ErrorKind::Remote`](crate::ErrorKind::Remote) errors naming the URL; an error decoding the
-//! data into `T` keeps its kind, with the record index and byte offset in the whole array.
+//! Every request is bounded by [`FetchOptions::request_bound`] (its timeout, times the
+//! attempts its retries allow): a store that stops answering is an error naming the URL, never
+//! a hang. [`RemoteOptions`] holds the [`FetchOptions`]: the timeout and retries the stores of
+//! [`store_for_url`] are built with are the ones the doors wait for.
+//!
+//! Failures of the store and of the object's structure (a header over the limit, sizes that
+//! lie, a short read) are [`ErrorKind::Remote`](crate::ErrorKind::Remote) errors naming the
+//! URL; an error decoding the data into `T` keeps its kind, with the record index and byte
+//! offset in the whole array.
 //!
 //! The doors are `async` and run on a tokio runtime (the one `object_store`'s HTTP clients
 //! need).
@@ -42,8 +46,8 @@
 //! | `batches.rs` | `RemoteNpy::batches` (feature `arrow`) | `npy`, `crate::arrow` |
 //! | `npz.rs` | [`RemoteNpz`]: the directory, members by key, deflated members inflated | `zipdir`, `npy`, `fetch`, `zip` |
 //! | `zipdir.rs` | the end of central directory (zip64 too) and the directory's entries, parsed from bytes with limits | |
-//! | `fetch.rs` | [`FetchOptions`]; one object's ranged GETs, timed out and checked for short reads | |
-//! | `store.rs` | [`RemoteOptions`] (timeouts, retries), [`store_for_url`] and [`is_url`] | `object_store`'s S3 and HTTP builders |
+//! | `fetch.rs` | [`FetchOptions`] (chunks, timeout, retries); one object's ranged GETs, timed out and checked for short reads | |
+//! | `store.rs` | [`RemoteOptions`] (a `FetchOptions` and a connect timeout), [`store_for_url`] and [`is_url`] | `fetch`, `object_store`'s S3 and HTTP builders |
 //! | `file.rs` | [`RemoteFile`]: a blocking `Read + Seek` over ranged GETs | `store` |
 //! | `count.rs`, `fault.rs` | [`CountingStore`], [`FaultStore`] | |
 

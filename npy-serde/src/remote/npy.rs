@@ -10,7 +10,7 @@ use object_store::path::Path;
 use object_store::{GetRange, ObjectStore};
 use serde::de::DeserializeOwned;
 
-use super::fetch::{FetchOptions, Object};
+use super::fetch::{open_with_defaults, FetchOptions, Object};
 use crate::error::{Error, Result};
 use crate::header::{parse_header, Header, ParsedHeader, Version, MAGIC};
 use crate::{NpyRecord, ReaderBuilder};
@@ -63,19 +63,14 @@ pub struct RemoteNpy {
 }
 
 impl RemoteNpy {
-    /// Opens the `.npy` object at `path` on `store` (`url` names it in errors) with the
-    /// default [`FetchOptions`]: one ranged GET of its first 64 KiB, whose response also
-    /// carries the object's size, and a second only if the header is longer. The header is
-    /// checked against `reader`'s limits (`max_header_size` before anything more is fetched)
-    /// and its declared data against the object's size.
-    pub async fn open(
-        store: Arc<dyn ObjectStore>,
-        path: Path,
-        url: &str,
-        reader: &ReaderBuilder,
-    ) -> Result<RemoteNpy> {
-        Self::open_with(store, path, url, reader, &FetchOptions::default()).await
-    }
+    open_with_defaults!(
+        /// Opens the `.npy` object at `path` on `store` (`url` names it in errors) with the
+        /// default [`FetchOptions`]: one ranged GET of its first 64 KiB, whose response also
+        /// carries the object's size, and a second only if the header is longer. The header is
+        /// checked against `reader`'s limits (`max_header_size` before anything more is fetched)
+        /// and its declared data against the object's size.
+        RemoteNpy
+    );
 
     /// [`open`](RemoteNpy::open) with these fetch options (timeout, first GET's size, chunk
     /// size and concurrency of the row reads).
@@ -350,17 +345,7 @@ impl RemoteNpy {
     /// All the data bytes, chunk by chunk, concurrently, into one buffer.
     async fn fetch_all(&self) -> Result<Vec<u8>> {
         let n = self.rows * self.per_row;
-        let len = usize::try_from(n * self.itemsize).map_err(|_| Error::overflow("the data"))?;
-        let chunks = self.chunks(0..n);
-        let parts = futures::stream::iter(chunks)
-            .map(|c| self.obj.get(self.byte_range(&c)))
-            .buffered(self.obj.opts.concurrency);
-        parts
-            .try_fold(Vec::with_capacity(len), |mut all, part| async move {
-                all.extend_from_slice(&part);
-                Ok(all)
-            })
-            .await
+        self.obj.get_chunked(self.byte_range(&(0..n))).await
     }
 
     /// A header for data of this dtype and `shape` starting at byte 0.

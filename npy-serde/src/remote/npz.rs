@@ -8,7 +8,7 @@ use object_store::path::Path;
 use object_store::{GetRange, ObjectStore};
 use serde::de::DeserializeOwned;
 
-use super::fetch::{FetchOptions, Object};
+use super::fetch::{open_with_defaults, FetchOptions, Object};
 use super::npy::RemoteNpy;
 use super::zipdir::{self, Directory, Entry, Tail, LOCAL_LEN, ZIP64_EOCD_LEN};
 use crate::error::{Error, Result};
@@ -36,8 +36,13 @@ const MAX_RATIO: u64 = 1032;
 /// reads by row ranges; locating and opening it takes at most 3 requests (the tail, the member's
 /// local header with the start of its data, and the rest of a header longer than that), its
 /// CRC-32 checked when it is read whole. A deflated member (`np.savez_compressed`) is read
-/// whole ([`read`](RemoteNpz::read)): its compressed bytes in one GET, inflated on a blocking
-/// thread, its length and CRC-32 checked.
+/// whole ([`read`](RemoteNpz::read)): its compressed bytes (the length its directory entry
+/// declares, checked against the archive) fetched in chunks of
+/// [`FetchOptions::chunk_bytes`], concurrently, the first with its local header (a member of
+/// one chunk or less: one GET), then inflated on a blocking thread, its length and CRC-32
+/// checked. It is not inflated as its chunks arrive: the compressed bytes are held until the
+/// last one comes, so such a read holds the compressed and the inflated member at once (both
+/// bounded: 4 GiB inflated, at most 1032 times the compressed length).
 ///
 /// ```
 /// use std::sync::Arc;
@@ -75,16 +80,11 @@ pub struct RemoteNpz {
 }
 
 impl RemoteNpz {
-    /// Opens the archive at `path` on `store` (`url` names it in errors) with the default
-    /// [`FetchOptions`]; `reader`'s limits apply to every member's header and data.
-    pub async fn open(
-        store: Arc<dyn ObjectStore>,
-        path: Path,
-        url: &str,
-        reader: &ReaderBuilder,
-    ) -> Result<RemoteNpz> {
-        Self::open_with(store, path, url, reader, &FetchOptions::default()).await
-    }
+    open_with_defaults!(
+        /// Opens the archive at `path` on `store` (`url` names it in errors) with the default
+        /// [`FetchOptions`]; `reader`'s limits apply to every member's header and data.
+        RemoteNpz
+    );
 
     /// [`open`](RemoteNpz::open) with these fetch options. The tail fetched is the larger of
     /// [`FetchOptions::probe_bytes`] and the longest a zip's end records can be (64 KiB and
@@ -272,13 +272,16 @@ impl RemoteNpz {
                 e.name, e.size, e.compressed
             )));
         }
-        let guess = (LOCAL_LEN as u64 + e.name.len() as u64 + 64).saturating_add(e.compressed);
+        // The local header and up to one chunk of data in the first GET; the rest in chunks,
+        // concurrently (a member of one chunk or less: one GET).
+        let first = e.compressed.min(self.obj.opts.chunk);
+        let guess = (LOCAL_LEN as u64 + e.name.len() as u64 + 64).saturating_add(first);
         let (local, start) = self.local(&e, guess).await?;
         let data_end = (start - e.local + e.compressed) as usize;
         let local = if local.len() < data_end {
             let more = self
                 .obj
-                .get(e.local + local.len() as u64..start + e.compressed)
+                .get_chunked(e.local + local.len() as u64..start + e.compressed)
                 .await?;
             let mut all = Vec::with_capacity(data_end);
             all.extend_from_slice(&local);

@@ -17,39 +17,45 @@ use object_store::http::HttpBuilder;
 use object_store::path::Path;
 use object_store::{BackoffConfig, ClientConfigKey, ClientOptions, ObjectStore, RetryConfig};
 
+use super::fetch::{FetchOptions, MAX_BACKOFF};
 use crate::{Error, Result};
 
-/// How requests to an object store are timed and retried.
+/// How requests to an object store are timed and retried: the [`FetchOptions`] of the doors
+/// (the timeout and retries of a request among them: one notion, held once) and the connect
+/// timeout of the stores [`store_for_url`] builds.
 ///
 /// The defaults suit a person waiting at a terminal, not object_store's (30 s per request,
 /// 10 retries over up to 3 minutes): **10 s** per request (from connecting to the last byte of
 /// the body), **5 s** to connect, **2 retries** of a failed request (a connection error, a 5xx
 /// answer, a timeout) after 50 ms, then 100 ms (the backoff doubles, at most 1 s). A missing
 /// object or refused credentials are not retried. The worst case for one request is about
-/// `(retries + 1) * timeout`.
+/// `(retries + 1) * timeout` ([`FetchOptions::request_bound`]).
 ///
 /// ```
 /// use std::time::Duration;
-/// use npy_serde::remote::RemoteOptions;
+/// use npy_serde::remote::{FetchOptions, RemoteOptions};
 ///
 /// let options = RemoteOptions::default().timeout(Duration::from_secs(2)).retries(0);
 /// assert_eq!(options.get_timeout(), Duration::from_secs(2));
 /// assert_eq!(options.get_retries(), 0);
 /// assert_eq!(RemoteOptions::default().get_connect_timeout(), Duration::from_secs(5));
+/// // The doors over a store built with these options wait as long as its retries take.
+/// let fetch: &FetchOptions = options.fetch_options();
+/// assert_eq!(fetch.request_bound(), Duration::from_secs(2));
 /// ```
 #[derive(Clone, Debug)]
 pub struct RemoteOptions {
-    timeout: Duration,
+    fetch: FetchOptions,
     connect_timeout: Duration,
-    retries: usize,
 }
 
 impl Default for RemoteOptions {
     fn default() -> Self {
         RemoteOptions {
-            timeout: Duration::from_secs(10),
+            fetch: FetchOptions::default()
+                .timeout(Duration::from_secs(10))
+                .retries(2),
             connect_timeout: Duration::from_secs(5),
-            retries: 2,
         }
     }
 }
@@ -57,7 +63,7 @@ impl Default for RemoteOptions {
 impl RemoteOptions {
     /// The longest one request may take, from connecting to its body's last byte (default 10 s).
     pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
+        self.fetch.timeout = timeout;
         self
     }
 
@@ -69,13 +75,27 @@ impl RemoteOptions {
 
     /// How many times a failed request is retried (default 2; 0 for none).
     pub fn retries(mut self, retries: usize) -> Self {
-        self.retries = retries;
+        self.fetch.retries = retries;
         self
+    }
+
+    /// The doors' fetch options, the timeout and retries included (these replace what
+    /// [`timeout`](RemoteOptions::timeout) and [`retries`](RemoteOptions::retries) set).
+    pub fn with_fetch_options(mut self, fetch: FetchOptions) -> Self {
+        self.fetch = fetch;
+        self
+    }
+
+    /// The fetch options for the doors ([`RemoteNpy::open_with`](crate::remote::RemoteNpy::open_with),
+    /// [`RemoteNpz::open_with`](crate::remote::RemoteNpz::open_with)) over a store built with
+    /// these options: their bound on a GET covers the store's retries.
+    pub fn fetch_options(&self) -> &FetchOptions {
+        &self.fetch
     }
 
     /// The request timeout.
     pub fn get_timeout(&self) -> Duration {
-        self.timeout
+        self.fetch.timeout
     }
 
     /// The connect timeout.
@@ -85,7 +105,7 @@ impl RemoteOptions {
 
     /// The number of retries.
     pub fn get_retries(&self) -> usize {
-        self.retries
+        self.fetch.retries
     }
 
     /// object_store's retry configuration for these options: `retries` retries, a backoff from
@@ -96,15 +116,15 @@ impl RemoteOptions {
     /// assert_eq!(retry.max_retries, 1);
     /// ```
     pub fn retry_config(&self) -> RetryConfig {
-        let attempts = u32::try_from(self.retries.saturating_add(1)).unwrap_or(u32::MAX);
+        let attempts = u32::try_from(self.fetch.retries.saturating_add(1)).unwrap_or(u32::MAX);
         RetryConfig {
             backoff: BackoffConfig {
                 init_backoff: Duration::from_millis(50),
-                max_backoff: Duration::from_secs(1),
+                max_backoff: MAX_BACKOFF,
                 base: 2.0,
             },
-            max_retries: self.retries,
-            retry_timeout: (self.timeout + Duration::from_secs(1)).saturating_mul(attempts),
+            max_retries: self.fetch.retries,
+            retry_timeout: (self.fetch.timeout + MAX_BACKOFF).saturating_mul(attempts),
         }
     }
 
@@ -116,7 +136,7 @@ impl RemoteOptions {
     /// ```
     pub fn client_options(&self) -> ClientOptions {
         ClientOptions::new()
-            .with_timeout(self.timeout)
+            .with_timeout(self.fetch.timeout)
             .with_connect_timeout(self.connect_timeout)
             .with_allow_http(true)
     }
@@ -187,7 +207,7 @@ pub fn store_for_url(url: &str, options: &RemoteOptions) -> Result<(Arc<dyn Obje
             .with_bucket_name(authority)
             .with_config(
                 AmazonS3ConfigKey::Client(ClientConfigKey::Timeout),
-                ms(options.timeout),
+                ms(options.fetch.timeout),
             )
             .with_config(
                 AmazonS3ConfigKey::Client(ClientConfigKey::ConnectTimeout),
@@ -250,5 +270,22 @@ mod tests {
         assert_eq!(r.max_retries, 3);
         assert_eq!(r.retry_timeout, Duration::from_secs(6));
         assert_eq!(r.backoff.init_backoff, Duration::from_millis(50));
+        // The doors wait for every attempt and the backoff between them, within the budget.
+        assert_eq!(
+            o.fetch_options().request_bound(),
+            Duration::from_millis(4 * 500 + 3000)
+        );
+        assert!(o.fetch_options().request_bound() <= r.retry_timeout);
+        let d = RemoteOptions::default();
+        assert_eq!(
+            d.fetch_options().request_bound(),
+            Duration::from_secs(3 * 10 + 2)
+        );
+        let replaced = d.with_fetch_options(FetchOptions::default().chunk_bytes(1 << 20));
+        assert_eq!(
+            replaced.get_timeout(),
+            FetchOptions::default().get_timeout()
+        );
+        assert_eq!(replaced.fetch_options().chunk_size(), 1 << 20);
     }
 }

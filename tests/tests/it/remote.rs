@@ -342,6 +342,22 @@ fn npz_deflated_member_inflated_whole() {
         assert!(c.counts().requests() <= 3, "{:?}", c.counts());
         let err = archive.member("recs").await.unwrap_err();
         assert!(err.to_string().contains("RemoteNpz::read"), "{err}");
+        // In chunks: the compressed bytes fetched in GETs of at most 1000 bytes.
+        let (c, path) = counted("z.npz", npz(true)).await;
+        let opts = FetchOptions::default().chunk_bytes(1000).concurrency(3);
+        let archive = RemoteNpz::open_with(dyn_store(&c), path, URL, &rb, &opts)
+            .await
+            .unwrap();
+        c.reset();
+        assert_eq!(archive.read::<Rec>("recs").await.unwrap(), recs(5000));
+        let counts = c.counts();
+        // The first GET holds the local header and about a chunk; the rest 1000 bytes each.
+        assert!(counts.bytes > 3000, "{counts:?}");
+        let chunks = counts.bytes / 1000;
+        assert!(
+            counts.gets >= chunks && counts.gets <= chunks + 2,
+            "{counts:?}"
+        );
     });
 }
 
