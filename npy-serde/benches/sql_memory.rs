@@ -11,7 +11,7 @@
 //! and with the limit, in the same run.
 //!
 //! Run: `cargo build --release -p npy-cli --features datafusion && cargo bench -p npy-serde
-//! --features datafusion --bench sql_memory` (`NPY_BENCH_SCALE`, default 1).
+//! --bench sql_memory` (`NPY_BENCH_SCALE`, default 1).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
