@@ -161,7 +161,8 @@ mod schema;
 mod writer;
 
 #[cfg(feature = "datafusion")]
-pub(crate) use decode::{arrow_err, fixed_array};
+pub(crate) use decode::arrow_err;
+pub(crate) use decode::fixed_array;
 pub use foreign::policy::{DecimalPolicy, NullPolicy};
 pub use foreign::title::MASK_KEY;
 pub use reader::{
