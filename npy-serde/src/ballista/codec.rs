@@ -62,6 +62,10 @@ struct TableProto {
     file_extension: String,
     #[prost(message, optional, tag = "3")]
     options: Option<OptionsProto>,
+    /// Each path's glob (`""` for none): a `ListingTableUrl`'s text is its prefix alone, so
+    /// without them a glob's table read every file under its prefix.
+    #[prost(string, repeated, tag = "4")]
+    globs: Vec<String>,
 }
 
 /// The scan node: datafusion-proto's `FileScanExecConf`, our options and the batch size.
@@ -184,10 +188,15 @@ impl LogicalExtensionCodec for NpyLogicalCodec {
         };
         let proto: TableProto = decode(bytes)?;
         let options = options_from_proto(proto.options)?;
+        let globs = proto.globs.iter().map(Some).chain(std::iter::repeat(None));
         let paths = proto
             .paths
             .iter()
-            .map(ListingTableUrl::parse)
+            .zip(globs)
+            .map(|(path, glob)| match glob.filter(|g| !g.is_empty()) {
+                Some(glob) => ListingTableUrl::parse(path)?.with_glob(glob),
+                None => ListingTableUrl::parse(path),
+            })
             .collect::<DfResult<Vec<_>>>()?;
         // The scheduler's session decides the file groups (`target_partitions`), as for
         // the listing tables datafusion-proto decodes.
@@ -221,6 +230,13 @@ impl LogicalExtensionCodec for NpyLogicalCodec {
         };
         let proto = TableProto {
             paths: table.paths().iter().map(|u| u.to_string()).collect(),
+            globs: (table.paths().iter())
+                .map(|u| {
+                    u.get_glob()
+                        .as_ref()
+                        .map_or(String::new(), |g| g.to_string())
+                })
+                .collect(),
             file_extension: table.file_extension().to_string(),
             options: Some(options_to_proto(table.options())),
         };

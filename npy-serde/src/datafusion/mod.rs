@@ -67,13 +67,20 @@
 //! - The table is its own `TableProvider` and scan: the rows are split into one run per
 //!   partition (`target_partitions`); each reads only the projected columns, and no more rows
 //!   than the `LIMIT` needs. Filters stay in DataFusion's `FilterExec` above the scan.
-//! - Files are memory-mapped (local files only). A 1-D column of native-order numbers whose
+//! - Local files are memory-mapped. A 1-D column of native-order numbers whose
 //!   data is aligned for its type (`np.save` writes files so, `npy convert --layout columns`
 //!   and [`NpzWriter::align`](crate::npz::NpzWriter::align) archives) is handed to DataFusion
 //!   in place, without a copy; other columns (`np.savez` does not align members) are decoded
 //!   from the mapped bytes of the rows read. A deflated member is inflated once per scan.
 //!   As for [`MmapArray`](crate::MmapArray), a file truncated by another process while a
 //!   query maps it can raise SIGBUS.
+//! - On an object store (`npz('s3://bucket/t.npz', layout=columns)`, a prefix
+//!   `npy('s3://bucket/t/', layout=columns)`, any store registered in the session's
+//!   `RuntimeEnv`): an archive if the object exists, a prefix of `.npy` objects otherwise. A
+//!   survey reads the archive's central directory (or lists the prefix) and each column's
+//!   header with a small ranged GET; a scan fetches, for each column it reads and no other,
+//!   the data bytes of the rows it reads (every row, or the first `LIMIT`), in concurrent
+//!   chunks shared by its partitions. A deflated member is fetched and inflated whole.
 //! - Integrity: every query surveys the table again as it is planned (each header against the
 //!   limits and against the bytes present, as for row files), so `count(*)`, answered from
 //!   the exact row count, fails like any other query over a column cut short. A scan that

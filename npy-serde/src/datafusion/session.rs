@@ -95,7 +95,9 @@ async fn npy_provider(
     options: &NpyReadOptions,
 ) -> DfResult<Arc<dyn TableProvider>> {
     Ok(match options.layout() {
-        TableLayout::Columns => Arc::new(ColumnTable::open(path, options).await?),
+        TableLayout::Columns => {
+            Arc::new(ColumnTable::open(&ctx.runtime_env(), path, options).await?)
+        }
         TableLayout::Rows => Arc::new(npy_table(ctx, path, options).await?),
     })
 }
@@ -103,7 +105,9 @@ async fn npy_provider(
 /// The table of `spec`.
 async fn spec_provider(ctx: &SessionContext, spec: &TableSpec) -> DfResult<Arc<dyn TableProvider>> {
     Ok(match spec.options().layout() {
-        TableLayout::Columns => Arc::new(ColumnTable::open(spec.location(), spec.options()).await?),
+        TableLayout::Columns => {
+            Arc::new(ColumnTable::open(&ctx.runtime_env(), spec.location(), spec.options()).await?)
+        }
         TableLayout::Rows => Arc::new(spec_table(ctx, spec).await?),
     })
 }
@@ -174,9 +178,10 @@ impl TableProviderFactory for NpyTableFactory {
         };
         let schema: Schema = cmd.schema.as_arrow().clone();
         let table = if schema.fields().is_empty() {
-            ColumnTable::open(location, &options).await?
+            ColumnTable::open(&state.runtime_env(), location, &options).await?
         } else {
-            ColumnTable::with_schema(location, &options, Arc::new(schema)).await?
+            ColumnTable::with_schema(&state.runtime_env(), location, &options, Arc::new(schema))
+                .await?
         };
         Ok(Arc::new(table))
     }

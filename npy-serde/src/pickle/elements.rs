@@ -176,17 +176,9 @@ fn streamed(
     let mut on_path = Vec::new();
     // What the expansion of the root array costs before its items.
     budget.values(1)?;
-    let na = match plan.na {
-        Some(id) => Some(expand_one(
-            options,
-            g.root,
-            &mut budget,
-            &mut on_path,
-            &g.nodes,
-            id,
-        )?),
-        None => None,
-    };
+    let na = (plan.na)
+        .map(|id| expand_one(options, g.root, &mut budget, &mut on_path, &g.nodes, id))
+        .transpose()?;
     head(&plan.descr, &plan.shape)?;
     let mut cur = Cursor::new(bytes);
     cur.seek(run.start);
@@ -234,17 +226,9 @@ fn general(
     };
     let mut on_path = Vec::new();
     let root = g.root;
-    let na = match plan.na {
-        Some(id) => Some(expand_one(
-            options,
-            root,
-            &mut budget,
-            &mut on_path,
-            &g.nodes,
-            id,
-        )?),
-        None => None,
-    };
+    let na = (plan.na)
+        .map(|id| expand_one(options, root, &mut budget, &mut on_path, &g.nodes, id))
+        .transpose()?;
     head(&plan.descr, &plan.shape)?;
     for id in items {
         let v = match &g.nodes[id] {

@@ -342,6 +342,35 @@ impl RemoteNpy {
         start + elems.start * self.itemsize..start + elems.end * self.itemsize
     }
 
+    /// The data bytes of rows `rows` (checked against the array), fetched chunk by chunk,
+    /// concurrently, into one buffer: what a column table's scan decodes. A member's CRC-32
+    /// is checked, over its header and data, when every row is fetched and `check_crc` asks.
+    #[cfg(feature = "datafusion")]
+    pub(crate) async fn fetch_rows(&self, rows: Range<u64>, check_crc: bool) -> Result<Vec<u8>> {
+        let whole = rows == (0..self.rows);
+        let elems = self.elements(&rows)?;
+        let data = self.obj.get_chunked(self.byte_range(&elems)).await?;
+        if let (true, true, Some(want)) = (whole, check_crc, self.crc) {
+            let mut c = super::zipdir::Crc::new();
+            c.update(&self.head);
+            c.update(&data);
+            self.check_crc(Some((c, want)))?;
+        }
+        Ok(data)
+    }
+
+    /// The parsed header (with where the data starts in the `.npy` stream).
+    #[cfg(feature = "datafusion")]
+    pub(crate) fn parsed_header(&self) -> &ParsedHeader {
+        &self.header
+    }
+
+    /// Where the data starts in the object.
+    #[cfg(feature = "datafusion")]
+    pub(crate) fn data_start(&self) -> u64 {
+        self.base + self.header.data_offset
+    }
+
     /// All the data bytes, chunk by chunk, concurrently, into one buffer.
     async fn fetch_all(&self) -> Result<Vec<u8>> {
         let n = self.rows * self.per_row;

@@ -256,8 +256,48 @@ impl RemoteNpz {
         }
     }
 
+    /// The keys of the members whose names end in `.npy`, each with whether it is deflated
+    /// (any method but stored): a column table's columns.
+    #[cfg(feature = "datafusion")]
+    pub(crate) fn npy_members(&self) -> impl Iterator<Item = (&str, bool)> {
+        self.entries.iter().filter_map(|e| {
+            let key = e.name.strip_suffix(".npy")?;
+            Some((key, e.method != 0))
+        })
+    }
+
+    /// A deflated member's header, from its first chunk of compressed bytes inflated only as
+    /// far as the header (one GET), and its inflated length; the data is neither inflated nor
+    /// checked here.
+    #[cfg(all(feature = "datafusion", feature = "npz"))]
+    pub(crate) async fn deflated_header(
+        &self,
+        key: &str,
+    ) -> Result<(crate::header::ParsedHeader, u64)> {
+        let e = self.find(key)?.clone();
+        if e.method != 8 {
+            return Err(self.unsupported(&e, e.method));
+        }
+        let first = e.compressed.min(self.obj.opts.probe.max(zipdir::MAX_TAIL));
+        let guess = (LOCAL_LEN as u64 + e.name.len() as u64 + 64).saturating_add(first);
+        let (local, start) = self.local(&e, guess).await?;
+        let end = ((start - e.local).saturating_add(first) as usize).min(local.len());
+        let local = local.slice(..end);
+        // The magic, version and length field, and at most the longest header allowed.
+        let want = self
+            .rb
+            .limits
+            .max_header_size
+            .saturating_add(12)
+            .min(e.size);
+        let head = inflate_prefix(&local, &e, want).map_err(|x| self.obj.error(x))?;
+        let header =
+            crate::header::parse_header(&head, &self.rb.limits).map_err(|x| self.named(key, x))?;
+        Ok((header, e.size))
+    }
+
     /// A deflated member's whole `.npy` bytes, checked; `None` for a stored member.
-    async fn inflated(&self, key: &str) -> Result<Option<Vec<u8>>> {
+    pub(crate) async fn inflated(&self, key: &str) -> Result<Option<Vec<u8>>> {
         let e = self.find(key)?.clone();
         match e.method {
             0 => return Ok(None),
@@ -360,6 +400,31 @@ fn inflate(local: &[u8], e: &Entry) -> Result<Vec<u8>> {
             crc.value(),
             e.crc32
         ))));
+    }
+    Ok(out)
+}
+
+/// The first `want` inflated bytes of the member whose local header and first compressed
+/// bytes (perhaps not all of them) are `local`; fewer if the bytes present end sooner.
+#[cfg(all(feature = "datafusion", feature = "npz"))]
+fn inflate_prefix(local: &[u8], e: &Entry, want: u64) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let zip_err = |m: String| Error::new(crate::ErrorKind::Zip(m));
+    let mut cursor = std::io::Cursor::new(local);
+    let file = zip::read::read_zipfile_from_stream_with_compressed_size(&mut cursor, e.compressed)
+        .map_err(|z| zip_err(z.to_string()))?
+        .ok_or_else(|| zip_err(format!("member {:?} has no local header", e.name)))?;
+    let mut out = Vec::new();
+    let mut file = file.take(want);
+    // A prefix of the compressed bytes ends the stream early: keep what was inflated.
+    let mut buf = [0u8; 8192];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => break,
+            Err(io) => return Err(zip_err(format!("member {:?}: {io}", e.name))),
+        }
     }
     Ok(out)
 }

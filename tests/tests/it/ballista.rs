@@ -126,6 +126,19 @@ fn queries_on_the_cluster_equal_single_process_datafusion_and_numpy() {
         [[all.len().to_string()]]
     );
 
+    // A glob's table reads the files it matches, on the cluster too (the codec once sent
+    // the glob's prefix alone, and the executors read every shard under it).
+    let glob = format!("{path}/shard0[03]*.npy");
+    for ctx in [&ballista, &local] {
+        rt.block_on(ctx.register_npy("g", &glob, NpyReadOptions::new()))
+            .unwrap();
+    }
+    let q = "SELECT count(*), sum(id) FROM g";
+    let ids: Vec<i64> = (0..997).chain(998..1248).collect();
+    let matched = [[ids.len().to_string(), ids.iter().sum::<i64>().to_string()]];
+    assert_eq!(sql(&local, &rt, q), matched);
+    assert_eq!(sql(&ballista, &rt, q), matched);
+
     if let Some(np) = numpy(
         "out = []\n\
          for f in range(5):\n\

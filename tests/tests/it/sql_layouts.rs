@@ -225,6 +225,12 @@ fn answers(
     let ctx = ctx(partitions);
     rt.block_on(ctx.register_spec("t", &tables.spec(layout, extra)))
         .unwrap();
+    answers_of(&ctx, rt)
+}
+
+/// The answers to [`QUERIES`] and [`UNORDERED_LIMITS`] over the table `t` of `ctx`.
+fn answers_of(ctx: &SessionContext, rt: &Runtime) -> Vec<Vec<Vec<String>>> {
+    let ctx = ctx.clone();
     let mut out = Vec::new();
     for q in QUERIES {
         out.push(sql(&ctx, rt, q));
@@ -267,6 +273,98 @@ fn every_layout_gives_the_same_answers_on_1_to_16_partitions() {
                 }
             }
         }
+    }
+}
+
+/// Column tables on an object store (an in-memory one, its requests counted): the answers of
+/// the local files, and a query fetches the data bytes of the columns it reads and of no
+/// other (beyond the headers every survey reads), and of only the rows a `LIMIT` reads.
+#[test]
+fn column_tables_on_an_object_store_fetch_only_the_columns_a_query_reads() {
+    use datafusion::execution::object_store::ObjectStoreUrl;
+    use datafusion::object_store::{memory::InMemory, path::Path as ObjPath};
+    use datafusion::object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+    use npy_serde::remote::CountingStore;
+
+    let tables = Tables::new("sql-layout-remote");
+    let rt = rt();
+    let mem = Arc::new(InMemory::new());
+    let put = |key: String, local: &Path| {
+        let bytes = PutPayload::from(std::fs::read(local).unwrap());
+        rt.block_on(mem.put(&ObjPath::from(key), bytes)).unwrap();
+    };
+    for file in ["archive.npz", "aligned.npz", "deflated.npz"] {
+        put(format!("t/{file}"), &tables.dir.join(file));
+    }
+    for entry in std::fs::read_dir(tables.dir.join("columns")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap();
+        put(format!("t/columns/{name}"), &path);
+    }
+    // Not a column: a sub-prefix's object is not one of the directory's files.
+    put(
+        "t/columns/more/z.npy".into(),
+        &tables.dir.join("columns/id.npy"),
+    );
+    let counting = Arc::new(CountingStore::new(mem as Arc<dyn ObjectStore>));
+    let url = ObjectStoreUrl::parse("memory://").unwrap();
+    let remote_ctx = |partitions: usize, location: &str| {
+        let ctx = ctx(partitions);
+        ctx.register_object_store(url.as_ref(), counting.clone());
+        let format = if location.ends_with(".npz") {
+            "npz"
+        } else {
+            "npy"
+        };
+        let spec: TableSpec = format!("{format}('memory:///t/{location}', layout=columns)")
+            .parse()
+            .unwrap();
+        rt.block_on(ctx.register_spec("t", &spec)).unwrap();
+        ctx
+    };
+
+    let want = answers(&tables, &rt, Layout::Rows, 1, &[]);
+    for location in ["archive.npz", "aligned.npz", "deflated.npz", "columns"] {
+        for partitions in [1, 3] {
+            let got = answers_of(&remote_ctx(partitions, location), &rt);
+            assert_eq!(got, want, "{location} on {partitions} partitions");
+        }
+    }
+
+    // The bytes a query fetches: one survey as it is planned and one as the scan opens, each
+    // reading the directory (or the listing) and every column's header; then, for each column
+    // read, its header again (one small GET) and the data of the rows read.
+    let probe = 4096 + 512;
+    let rows = ROWS as u64;
+    for location in ["archive.npz", "aligned.npz", "columns"] {
+        let ctx = remote_ctx(4, location);
+        let fetched = |q: &str| {
+            counting.reset();
+            sql(&ctx, &rt, q);
+            counting.counts().bytes
+        };
+        // Answered from the statistics: the planning survey alone.
+        let survey = fetched("SELECT count(*) FROM t");
+        let x = fetched("SELECT sum(x) FROM t") - 2 * survey;
+        assert!(
+            (rows * 8..rows * 8 + probe).contains(&x),
+            "{location}: sum(x) fetched {x} bytes past its surveys, x holds {}",
+            rows * 8
+        );
+        let x_id = fetched("SELECT sum(x), sum(id) FROM t") - 2 * survey;
+        assert!(
+            (rows * 8..rows * 8 + probe).contains(&(x_id - x)),
+            "{location}: adding id fetched {} bytes, id holds {}",
+            x_id - x,
+            rows * 8
+        );
+        let flag = fetched("SELECT sum(flag) FROM t") - 2 * survey;
+        assert!((rows..rows + probe).contains(&flag), "{location}: {flag}");
+        let limited = fetched("SELECT x FROM t LIMIT 10") - 2 * survey;
+        assert!(
+            limited < 80 + probe,
+            "{location}: LIMIT 10 fetched {limited} bytes"
+        );
     }
 }
 

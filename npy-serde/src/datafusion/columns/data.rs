@@ -23,7 +23,7 @@ use arrow_schema::DataType;
 use datafusion::error::Result as DfResult;
 
 use super::super::options::NpyReadOptions;
-use super::survey::{in_column, Column, Place, Source};
+use super::survey::{in_column, Column, Place, Source, Survey};
 use crate::arrow::{fixed_array, RowDecoder};
 use crate::error::{Error, Result};
 use crate::header::{parse_header, ParsedHeader};
@@ -60,28 +60,38 @@ pub(crate) type OpenArchive = Arc<MmapNpz>;
 /// it against the survey's header and row count; `whole` when the scan reads every row (then a
 /// stored member's CRC-32 is checked, unless the options say not to).
 pub(crate) fn open_column(
-    place: &Place,
+    survey: &Survey,
     archive: Option<&OpenArchive>,
     column: &Column,
     options: &NpyReadOptions,
+    rows: u64,
     whole: bool,
 ) -> DfResult<ColumnData> {
+    let place = &survey.place;
     let err = |e| in_column(e, place, &column.source);
-    let (header, data, offset) = match (&column.source, archive) {
-        (Source::File(path), _) => {
-            let map = MmapArray::open_with(path, &options.reader).map_err(err)?;
-            mapped(Arc::new(map))
-        }
-        (Source::Member(key), Some(npz)) if !column.deflated => {
-            let map = npz.array(key).map_err(err)?;
-            if whole && options.verifies_crc() {
-                npz.verify(key).map_err(err)?;
+    let (header, data, offset) = if let Place::Remote(remote) = place {
+        // On a blocking thread of the runtime (the scan's partitions run there).
+        let fetch = remote.column_data(survey.npz.as_ref(), column, options, rows, whole);
+        tokio::runtime::Handle::current()
+            .block_on(fetch)
+            .map_err(err)?
+    } else {
+        match (&column.source, archive) {
+            (Source::File(path), _) => {
+                let map = MmapArray::open_with(path, &options.reader).map_err(err)?;
+                mapped(Arc::new(map))
             }
-            mapped(Arc::new(map))
-        }
-        (Source::Member(key), Some(npz)) => inflate(npz, key, options).map_err(err)?,
-        (Source::Member(_), None) => {
-            return Err(err(Error::invalid_value("the archive is not open")));
+            (Source::Member(key), Some(npz)) if !column.deflated => {
+                let map = npz.array(key).map_err(err)?;
+                if whole && options.verifies_crc() {
+                    npz.verify(key).map_err(err)?;
+                }
+                mapped(Arc::new(map))
+            }
+            (Source::Member(key), Some(npz)) => inflate(npz, key, options).map_err(err)?,
+            (Source::Member(_), None) | (Source::Object(..), _) => {
+                return Err(err(Error::invalid_value("the archive is not open")));
+            }
         }
     };
     if header.header != column.header.header {
@@ -205,7 +215,7 @@ impl ColumnData {
 
 #[cfg(test)]
 mod tests {
-    use super::super::survey::{Place, Survey};
+    use super::super::survey::Place;
     use super::*;
     use arrow_array::cast::AsArray;
     use arrow_array::types::Float64Type;
@@ -231,7 +241,7 @@ mod tests {
         let survey = Survey::take(Place::Archive(path.clone()), &options).unwrap();
         let npz = Arc::new(MmapNpz::open(&path).unwrap());
         let column = survey.column("x").unwrap();
-        let data = open_column(&survey.place, Some(&npz), column, &options, true).unwrap();
+        let data = open_column(&survey, Some(&npz), column, &options, 1000, true).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         (data, xs)
     }

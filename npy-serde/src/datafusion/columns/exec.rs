@@ -12,6 +12,7 @@ use datafusion::common::stats::Precision;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::Statistics;
 use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::execution::TaskContext;
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
@@ -192,7 +193,7 @@ impl ExecutionPlan for ColumnScanExec {
     fn execute(
         &self,
         partition: usize,
-        _context: Arc<TaskContext>,
+        context: Arc<TaskContext>,
     ) -> DfResult<SendableRecordBatchStream> {
         let (first, end) = self.range(partition);
         let part = Partition {
@@ -200,7 +201,9 @@ impl ExecutionPlan for ColumnScanExec {
             projected: self.projected.clone(),
             indices: self.indices.clone(),
             opened: self.opened.clone(),
+            rows: self.rows(),
             whole: self.scan.limit.is_none(),
+            runtime: context.runtime_env(),
             partition,
             first,
             end,
@@ -242,7 +245,10 @@ struct Partition {
     projected: SchemaRef,
     indices: Vec<usize>,
     opened: Arc<Opened>,
+    /// The rows of the whole scan (all partitions).
+    rows: u64,
     whole: bool,
+    runtime: Arc<RuntimeEnv>,
     partition: usize,
     first: u64,
     end: u64,
@@ -287,7 +293,7 @@ impl Partition {
     fn open(&self) -> DfResult<Vec<Arc<ColumnData>>> {
         let scan = &self.scan;
         let survey = shared(&self.opened.survey, || {
-            let survey = Survey::take(Place::of(&scan.location)?, &scan.options)?;
+            let survey = Survey::take_blocking(&scan.location, &self.runtime, &scan.options)?;
             survey.check_columns(&self.projected)?;
             if survey.rows != scan.rows {
                 return Err(
@@ -296,7 +302,7 @@ impl Partition {
                          changed during the query",
                         survey.rows, scan.rows
                     ))))
-                    .context(format!("file {}", survey.place.path().display())),
+                    .context(format!("file {}", survey.place)),
                 );
             }
             Ok(Arc::new(survey))
@@ -308,7 +314,7 @@ impl Partition {
                     DataFusionError::External(Box::new(e))
                         .context(format!("file {}", path.display()))
                 }),
-            Place::Directory(_) => Ok(None),
+            Place::Directory(_) | Place::Remote(_) => Ok(None),
         })?;
         let n = self.indices.len();
         let mut out: Vec<Option<Arc<ColumnData>>> = vec![None; n];
@@ -318,10 +324,11 @@ impl Partition {
             let column = survey.column(name)?;
             let data = shared(&self.opened.columns[j], || {
                 open_column(
-                    &survey.place,
+                    &survey,
                     archive.as_ref(),
                     column,
                     &scan.options,
+                    self.rows,
                     self.whole,
                 )
                 .map(Arc::new)

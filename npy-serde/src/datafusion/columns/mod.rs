@@ -9,10 +9,12 @@
 //! | `survey` | where the columns are, each header checked (limits, extent), one length |
 //! | `data` | one column's bytes in a scan: mapped (viewed in place when aligned) or inflated; CRC |
 //! | `exec` | [`ColumnScanExec`](exec::ColumnScanExec): row ranges over the partitions |
+//! | `remote` | an archive or a prefix on an object store: headers and column bytes by ranged GETs |
 //! | `table` | [`ColumnTable`], the `TableProvider` |
 
 mod data;
 mod exec;
+mod remote;
 mod survey;
 mod table;
 

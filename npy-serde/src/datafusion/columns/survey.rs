@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::execution::runtime_env::RuntimeEnv;
 
 use super::super::extent::data_extent;
 use super::super::options::NpyReadOptions;
@@ -19,6 +20,9 @@ use crate::error::{Error, Result};
 use crate::header::ParsedHeader;
 use crate::npz::{Compression, MmapNpz};
 use crate::read::MmapArray;
+use crate::remote::RemoteNpz;
+
+pub(crate) use super::remote::RemotePlace;
 
 /// Where a column table's columns are.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,20 +31,36 @@ pub(crate) enum Place {
     Archive(PathBuf),
     /// A directory: each `.npy` file is a column.
     Directory(PathBuf),
+    /// An archive (an object) or a directory (a prefix) on an object store.
+    Remote(Arc<RemotePlace>),
+}
+
+impl std::fmt::Display for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Place::Archive(p) | Place::Directory(p) => p.display().fmt(f),
+            Place::Remote(r) => f.write_str(&r.url),
+        }
+    }
 }
 
 impl Place {
-    /// The place of the column table at `location`: a local path or a `file://` URL, an
-    /// archive if it is a file, a directory otherwise.
+    /// The place of the column table at `location`: a local path or a `file://` URL (an
+    /// archive if it is a file, a directory otherwise), or an object store's URL whose store
+    /// `runtime` has (an archive if the object exists, a prefix otherwise).
+    pub(crate) async fn resolve(location: &str, runtime: &RuntimeEnv) -> DfResult<Place> {
+        if location.contains("://") && !location.starts_with("file://") {
+            return Ok(Place::Remote(Arc::new(
+                RemotePlace::resolve(location, runtime).await?,
+            )));
+        }
+        Place::of(location)
+    }
+
+    /// The place of the local column table at `location`.
     pub(crate) fn of(location: &str) -> DfResult<Place> {
         let path = match location.strip_prefix("file://") {
             Some(p) => PathBuf::from(p),
-            None if location.contains("://") => {
-                return Err(DataFusionError::NotImplemented(format!(
-                    "{location}: column tables (layout=columns) are read from local files \
-                     through a memory map; an object store's column table is not supported"
-                )))
-            }
             None => PathBuf::from(location),
         };
         let meta = std::fs::metadata(&path).map_err(|e| {
@@ -54,10 +74,12 @@ impl Place {
         })
     }
 
-    /// The file or directory.
-    pub(crate) fn path(&self) -> &Path {
+    /// True for an archive (local or remote), false for a directory or prefix.
+    pub(crate) fn is_archive(&self) -> bool {
         match self {
-            Place::Archive(p) | Place::Directory(p) => p,
+            Place::Archive(_) => true,
+            Place::Directory(_) => false,
+            Place::Remote(r) => r.archive,
         }
     }
 }
@@ -69,6 +91,8 @@ pub(crate) enum Source {
     Member(String),
     /// This `.npy` file.
     File(PathBuf),
+    /// This `.npy` object of a prefix on an object store (its path in the store, its URL).
+    Object(object_store::path::Path, String),
 }
 
 /// One column: its name, its array's header, where it is, and whether its bytes are stored
@@ -88,6 +112,8 @@ pub(crate) struct Survey {
     pub(crate) place: Place,
     pub(crate) columns: Vec<Column>,
     pub(crate) rows: u64,
+    /// A remote archive's directory, read once by the survey.
+    pub(crate) npz: Option<RemoteNpz>,
 }
 
 /// This crate's error about a column's member or file, as a DataFusion error naming it.
@@ -98,33 +124,82 @@ pub(crate) fn in_column(e: Error, place: &Place, source: &Source) -> DataFusionE
 /// `member K of file P` or `file P`.
 pub(crate) fn where_is(place: &Place, source: &Source) -> String {
     match source {
-        Source::Member(key) => format!("member {key} of file {}", place.path().display()),
+        Source::Member(key) => format!("member {key} of file {place}"),
         Source::File(path) => format!("file {}", path.display()),
+        Source::Object(_, url) => format!("file {url}"),
     }
 }
 
-fn in_table(e: Error, place: &Place) -> DataFusionError {
-    DataFusionError::External(Box::new(e)).context(format!("file {}", place.path().display()))
+pub(crate) fn in_table(e: Error, place: &Place) -> DataFusionError {
+    DataFusionError::External(Box::new(e)).context(format!("file {place}"))
 }
 
 impl Survey {
-    /// Surveys the column table at `place`.
+    /// Surveys the column table at `location` (local or on one of `runtime`'s object
+    /// stores): a local one on a blocking thread.
+    pub(crate) async fn take_at(
+        location: &str,
+        runtime: &RuntimeEnv,
+        options: &NpyReadOptions,
+    ) -> DfResult<Survey> {
+        match Place::resolve(location, runtime).await? {
+            Place::Remote(remote) => {
+                let (columns, npz) = remote.columns(options).await?;
+                Survey::of_columns(Place::Remote(remote), columns, npz)
+            }
+            place => {
+                let options = options.clone();
+                let task = tokio::task::spawn_blocking(move || Survey::take(place, &options));
+                match task.await {
+                    Ok(v) => v,
+                    Err(e) => std::panic::resume_unwind(e.into_panic()),
+                }
+            }
+        }
+    }
+
+    /// [`take_at`](Survey::take_at) from a blocking thread of the runtime (a scan's
+    /// partition).
+    pub(crate) fn take_blocking(
+        location: &str,
+        runtime: &RuntimeEnv,
+        options: &NpyReadOptions,
+    ) -> DfResult<Survey> {
+        if location.contains("://") && !location.starts_with("file://") {
+            let survey = Survey::take_at(location, runtime, options);
+            return tokio::runtime::Handle::current().block_on(survey);
+        }
+        Survey::take(Place::of(location)?, options)
+    }
+
+    /// Surveys the local column table at `place`.
     pub(crate) fn take(place: Place, options: &NpyReadOptions) -> DfResult<Survey> {
-        let mut columns = match &place {
+        let columns = match &place {
             Place::Archive(path) => archive_columns(&place, path, options)?,
             Place::Directory(path) => directory_columns(&place, path, options)?,
+            Place::Remote(_) => {
+                return Err(DataFusionError::Internal(format!(
+                    "{place}: a remote column table is surveyed by Survey::take_at"
+                )))
+            }
         };
+        Survey::of_columns(place, columns, None)
+    }
+
+    /// The survey of `columns` at `place`: there is one at least, all of one length.
+    fn of_columns(
+        place: Place,
+        mut columns: Vec<Column>,
+        npz: Option<RemoteNpz>,
+    ) -> DfResult<Survey> {
         if columns.is_empty() {
             return Err(in_table(
-                Error::invalid_value(match &place {
-                    Place::Archive(_) => {
-                        "the archive has no .npy member: a column table \
-                                          (layout=columns) has one member per column"
-                    }
-                    Place::Directory(_) => {
-                        "the directory has no .npy file: a column table \
-                                            (layout=columns) has one file per column"
-                    }
+                Error::invalid_value(if place.is_archive() {
+                    "the archive has no .npy member: a column table (layout=columns) has one \
+                     member per column"
+                } else {
+                    "the directory has no .npy file: a column table (layout=columns) has one \
+                     file per column"
                 }),
                 &place,
             ));
@@ -154,6 +229,7 @@ impl Survey {
             place,
             columns,
             rows,
+            npz,
         })
     }
 
@@ -167,10 +243,12 @@ impl Survey {
     /// The column named `name`, or an error naming it and where it was looked for.
     pub(crate) fn column(&self, name: &str) -> DfResult<&Column> {
         self.columns.iter().find(|c| c.name == name).ok_or_else(|| {
-            let (what, looked) = match &self.place {
-                Place::Archive(_) => ("member", format!("{name}.npy")),
-                Place::Directory(_) => ("file", format!("{name}.npy")),
+            let what = if self.place.is_archive() {
+                "member"
+            } else {
+                "file"
             };
+            let looked = format!("{name}.npy");
             let names: Vec<&str> = self.columns.iter().map(|c| c.name.as_str()).collect();
             in_table(
                 Error::invalid_value(format!(
@@ -208,7 +286,7 @@ impl Survey {
 
 /// The column a header makes: its one field renamed (a plain array's `value`, with a
 /// fixed-size list for each axis after the first), or a struct of a record array's fields.
-fn column_field(name: &str, header: &ParsedHeader) -> Result<Arc<Field>> {
+pub(crate) fn column_field(name: &str, header: &ParsedHeader) -> Result<Arc<Field>> {
     RowDecoder::new(&header.header, None, false)?;
     let schema = table_schema(header)?;
     let field = match schema.fields().len() {

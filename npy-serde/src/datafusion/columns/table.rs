@@ -1,5 +1,6 @@
 //! [`ColumnTable`]: a column table as DataFusion's `TableProvider`. Registering it surveys
-//! the table (its schema, its row count); each query surveys it again as it is planned, so a
+//! the table (its schema, its row count; a local one on a blocking thread, one on an object
+//! store by ranged GETs, see `remote`); each query surveys it again as it is planned, so a
 //! file cut short or rewritten since fails the query naming it, and plans a
 //! [`ColumnScanExec`] of the columns the query uses. Filters stay above the scan, in
 //! DataFusion's own `FilterExec` (the table answers `Unsupported` for every filter).
@@ -11,12 +12,13 @@ use async_trait::async_trait;
 use datafusion::catalog::Session;
 use datafusion::datasource::{TableProvider, TableType};
 use datafusion::error::Result as DfResult;
+use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::logical_expr::Expr;
 use datafusion::physical_plan::ExecutionPlan;
 
 use super::super::options::NpyReadOptions;
 use super::exec::{ColumnScan, ColumnScanExec};
-use super::survey::{Place, Survey};
+use super::survey::Survey;
 
 /// A column table: an `.npz` archive whose `.npy` members are its columns, or a directory
 /// whose `.npy` files are; see the [`datafusion` module docs](super::super).
@@ -28,9 +30,14 @@ pub(crate) struct ColumnTable {
 }
 
 impl ColumnTable {
-    /// The column table at `location` (a local archive or directory), surveyed.
-    pub(crate) async fn open(location: &str, options: &NpyReadOptions) -> DfResult<ColumnTable> {
-        let survey = survey(location, options).await?;
+    /// The column table at `location` (a local archive or directory, or one on an object
+    /// store `runtime` has), surveyed.
+    pub(crate) async fn open(
+        runtime: &RuntimeEnv,
+        location: &str,
+        options: &NpyReadOptions,
+    ) -> DfResult<ColumnTable> {
+        let survey = Survey::take_at(location, runtime, options).await?;
         Ok(ColumnTable {
             location: location.to_string(),
             options: options.clone(),
@@ -41,11 +48,12 @@ impl ColumnTable {
     /// The column table at `location` with the columns of `schema` (SQL's `CREATE EXTERNAL
     /// TABLE t (a BIGINT, ...)`): each must be a column of the table, of the same type.
     pub(crate) async fn with_schema(
+        runtime: &RuntimeEnv,
         location: &str,
         options: &NpyReadOptions,
         schema: SchemaRef,
     ) -> DfResult<ColumnTable> {
-        let survey = survey(location, options).await?;
+        let survey = Survey::take_at(location, runtime, options).await?;
         survey.check_columns(&schema)?;
         Ok(ColumnTable {
             location: location.to_string(),
@@ -82,17 +90,6 @@ impl ColumnTable {
     }
 }
 
-/// Surveys the table off the async threads.
-async fn survey(location: &str, options: &NpyReadOptions) -> DfResult<Survey> {
-    let location = location.to_string();
-    let options = options.clone();
-    let task = tokio::task::spawn_blocking(move || Survey::take(Place::of(&location)?, &options));
-    match task.await {
-        Ok(v) => v,
-        Err(e) => std::panic::resume_unwind(e.into_panic()),
-    }
-}
-
 #[async_trait]
 impl TableProvider for ColumnTable {
     fn schema(&self) -> SchemaRef {
@@ -110,7 +107,7 @@ impl TableProvider for ColumnTable {
         _filters: &[Expr],
         limit: Option<usize>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        let survey = survey(&self.location, &self.options).await?;
+        let survey = Survey::take_at(&self.location, &state.runtime_env(), &self.options).await?;
         survey.check_columns(&self.schema)?;
         let config = state.config();
         let scan = ColumnScan {

@@ -1,0 +1,250 @@
+//! Column tables on object stores: an `.npz` object whose `.npy` members are the columns, or a
+//! prefix whose `.npy` objects are, on a store registered in the session's `RuntimeEnv`
+//! ([`register_store_for`](crate::datafusion::register_store_for) does it for `s3://` and
+//! `http(s)://` locations). They are read with the ranged GETs of [`crate::remote`]:
+//!
+//! - the survey reads the archive's central directory (one GET of its tail) and each
+//!   column's header (one small GET of a stored member's local header and `.npy` header, or
+//!   of a deflated member's first compressed bytes, inflated only as far as its header; for
+//!   a prefix, one LIST and a GET of each object's header);
+//! - a scan fetches, for each column it reads and for nothing else, the data bytes of the
+//!   rows it reads (every row, or the first `LIMIT` ones), in chunks fetched concurrently,
+//!   once per scan (its partitions share them); a deflated member is fetched and inflated
+//!   whole. A stored member read whole has its CRC-32 checked unless `verify_crc=false`.
+
+use std::sync::Arc;
+
+use arrow_buffer::Buffer;
+use datafusion::datasource::listing::ListingTableUrl;
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::execution::runtime_env::RuntimeEnv;
+use futures::TryStreamExt;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt};
+
+use super::super::extent::data_extent;
+use super::super::options::NpyReadOptions;
+use super::survey::{column_field, in_column, in_table, Column, Place, Source};
+use crate::error::{Error, Result};
+use crate::header::{parse_header, ParsedHeader};
+use crate::remote::{FetchOptions, RemoteNpy, RemoteNpz};
+
+/// The first GET of a column's header: most `.npy` headers are 128 bytes, a wide record's a
+/// few KiB (a longer one takes a second GET). The default 64 KiB would fetch as many bytes of
+/// every column's data whenever a table is surveyed.
+const HEADER_PROBE: u64 = 4 << 10;
+
+/// A column table on an object store.
+pub(crate) struct RemotePlace {
+    /// The location as the table names it.
+    pub(crate) url: String,
+    pub(crate) store: Arc<dyn ObjectStore>,
+    /// The archive's path, or the prefix's, in the store.
+    pub(crate) path: Path,
+    /// An archive (the object exists), or a prefix.
+    pub(crate) archive: bool,
+}
+
+impl std::fmt::Debug for RemotePlace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemotePlace")
+            .field("url", &self.url)
+            .field("archive", &self.archive)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for RemotePlace {
+    fn eq(&self, other: &Self) -> bool {
+        self.url == other.url && self.archive == other.archive
+    }
+}
+
+impl Eq for RemotePlace {}
+
+impl RemotePlace {
+    /// The column table at `location`, a URL whose store `runtime` has: an archive if the
+    /// object exists (one HEAD), a prefix otherwise (or when `location` ends in `/`).
+    pub(crate) async fn resolve(location: &str, runtime: &RuntimeEnv) -> DfResult<RemotePlace> {
+        let url = ListingTableUrl::parse(location)?;
+        let store = runtime.object_store(url.object_store()).map_err(|e| {
+            e.context(format!(
+                "column table {location}: no object store is registered for it (register_store_for \
+                 registers the store of an s3:// or http(s):// URL)"
+            ))
+        })?;
+        let path = url.prefix().clone();
+        let archive = if location.ends_with('/') {
+            false
+        } else {
+            match store.head(&path).await {
+                Ok(_) => true,
+                Err(object_store::Error::NotFound { .. }) => false,
+                Err(e) => {
+                    return Err(DataFusionError::External(Box::new(Error::remote(
+                        location, e,
+                    ))))
+                }
+            }
+        };
+        Ok(RemotePlace {
+            url: location.to_string(),
+            store,
+            path,
+            archive,
+        })
+    }
+
+    fn fetch(&self) -> FetchOptions {
+        FetchOptions::default().probe_bytes(HEADER_PROBE)
+    }
+
+    /// The table's columns, each header checked, and the archive's directory.
+    pub(crate) async fn columns(
+        self: &Arc<Self>,
+        options: &NpyReadOptions,
+    ) -> DfResult<(Vec<Column>, Option<RemoteNpz>)> {
+        let place = Place::Remote(self.clone());
+        if self.archive {
+            let npz = RemoteNpz::open_with(
+                self.store.clone(),
+                self.path.clone(),
+                &self.url,
+                &options.reader,
+                &self.fetch(),
+            )
+            .await
+            .map_err(|e| in_table(e, &place))?;
+            let mut columns = Vec::new();
+            for (key, deflated) in npz.npy_members() {
+                let source = Source::Member(key.to_string());
+                let err = |e| in_column(e, &place, &source);
+                let (header, size) = if deflated {
+                    npz.deflated_header(key).await.map_err(err)?
+                } else {
+                    let m = npz.member(key).await.map_err(err)?;
+                    let header = m.parsed_header().clone();
+                    // `member` checked that it holds exactly its header and declared data.
+                    let size = declared_end(&header, options).map_err(err)?;
+                    (header, size)
+                };
+                data_extent(options, &header, size).map_err(err)?;
+                let field = column_field(key, &header).map_err(err)?;
+                columns.push(Column {
+                    name: key.to_string(),
+                    header,
+                    source,
+                    deflated,
+                    field,
+                });
+            }
+            return Ok((columns, Some(npz)));
+        }
+        let ext = options.extension.as_deref().unwrap_or(".npy");
+        let ext = format!(".{}", ext.trim_start_matches('.'));
+        let depth = self.path.parts().count() + 1;
+        let mut objects: Vec<Path> = self
+            .store
+            .list(Some(&self.path))
+            .map_ok(|meta| meta.location)
+            .try_collect()
+            .await
+            .map_err(|e| in_table(Error::remote(&self.url, e), &place))?;
+        // The prefix's own `.npy` objects, not those of its sub-prefixes.
+        objects.retain(|p| p.parts().count() == depth && p.as_ref().ends_with(&ext));
+        objects.sort();
+        let mut columns = Vec::new();
+        for path in objects {
+            let file = path.filename().unwrap_or_default();
+            let name = file.strip_suffix(&ext).unwrap_or(file).to_string();
+            let url = self.object_url(&path);
+            let source = Source::Object(path.clone(), url.clone());
+            let err = |e| in_column(e, &place, &source);
+            let npy = self.open_object(&path, &url, options).await.map_err(err)?;
+            let header = npy.parsed_header().clone();
+            let size = declared_end(&header, options).map_err(err)?;
+            data_extent(options, &header, size).map_err(err)?;
+            let field = column_field(&name, &header).map_err(err)?;
+            columns.push(Column {
+                name,
+                header,
+                source,
+                deflated: false,
+                field,
+            });
+        }
+        Ok((columns, None))
+    }
+
+    /// The URL of the object at `path` (for messages).
+    fn object_url(&self, path: &Path) -> String {
+        let base = self.url.trim_end_matches('/');
+        match path.filename() {
+            Some(name) => format!("{base}/{name}"),
+            None => base.to_string(),
+        }
+    }
+
+    async fn open_object(
+        &self,
+        path: &Path,
+        url: &str,
+        options: &NpyReadOptions,
+    ) -> Result<RemoteNpy> {
+        RemoteNpy::open_with(
+            self.store.clone(),
+            path.clone(),
+            url,
+            &options.reader,
+            &self.fetch(),
+        )
+        .await
+    }
+
+    /// One column's header and the data bytes of its first `rows` rows (where they start in
+    /// their object, for error positions), for a scan; `whole` when that is every row (a
+    /// stored member's CRC-32 is then checked, unless the options say not to).
+    pub(crate) async fn column_data(
+        &self,
+        npz: Option<&RemoteNpz>,
+        column: &Column,
+        options: &NpyReadOptions,
+        rows: u64,
+        whole: bool,
+    ) -> Result<(ParsedHeader, Buffer, u64)> {
+        let npy = match (&column.source, npz) {
+            (Source::Member(key), Some(npz)) if column.deflated => {
+                let Some(bytes) = npz.inflated(key).await? else {
+                    return Err(Error::invalid_value("the member is no longer deflated"));
+                };
+                let header = parse_header(&bytes, &options.reader.limits)?;
+                let (start, end) = data_extent(options, &header, bytes.len() as u64)?;
+                let buffer = Buffer::from_vec(bytes)
+                    .slice_with_length(start as usize, (end - start) as usize);
+                return Ok((header, buffer, start));
+            }
+            (Source::Member(key), Some(npz)) => npz.member(key).await?,
+            (Source::Object(path, url), _) => self.open_object(path, url, options).await?,
+            _ => return Err(Error::invalid_value("the archive is not open")),
+        };
+        let header = npy.parsed_header().clone();
+        if header.header != column.header.header {
+            // The caller names both headers.
+            return Ok((header, Buffer::from_vec(Vec::<u8>::new()), 0));
+        }
+        let rows = rows.min(npy.len());
+        let data = npy
+            .fetch_rows(0..rows, whole && options.verifies_crc())
+            .await?;
+        Ok((header, Buffer::from_vec(data), npy.data_start()))
+    }
+}
+
+/// Where the data a header declares ends in its `.npy` stream (checked arithmetic).
+fn declared_end(header: &ParsedHeader, options: &NpyReadOptions) -> Result<u64> {
+    let (_, data_len) = options.reader.check(&header.header)?;
+    header
+        .data_offset
+        .checked_add(data_len)
+        .ok_or_else(|| Error::overflow("the array's end"))
+}
