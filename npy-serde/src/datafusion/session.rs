@@ -178,9 +178,9 @@ impl TableProviderFactory for NpyTableFactory {
         };
         let schema: Schema = cmd.schema.as_arrow().clone();
         let table = if schema.fields().is_empty() {
-            ColumnTable::open(&state.runtime_env(), location, &options).await?
+            ColumnTable::open(state.runtime_env(), location, &options).await?
         } else {
-            ColumnTable::with_schema(&state.runtime_env(), location, &options, Arc::new(schema))
+            ColumnTable::with_schema(state.runtime_env(), location, &options, Arc::new(schema))
                 .await?
         };
         Ok(Arc::new(table))

@@ -26,6 +26,7 @@ use tokio::sync::mpsc::Sender;
 
 use super::super::options::NpyReadOptions;
 use super::data::{open_column, ColumnData, OpenArchive};
+use super::remote;
 use super::survey::{in_column, Place, Survey};
 use crate::arrow::arrow_err;
 use crate::error::Error;
@@ -293,7 +294,7 @@ impl Partition {
     fn open(&self) -> DfResult<Vec<Arc<ColumnData>>> {
         let scan = &self.scan;
         let survey = shared(&self.opened.survey, || {
-            let survey = Survey::take_blocking(&scan.location, &self.runtime, &scan.options)?;
+            let survey = remote::survey_blocking(&scan.location, &self.runtime, &scan.options)?;
             survey.check_columns(&self.projected)?;
             if survey.rows != scan.rows {
                 return Err(

@@ -20,11 +20,13 @@ use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::runtime_env::RuntimeEnv;
 use futures::TryStreamExt;
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt};
+use object_store::ObjectStoreExt;
 
 use super::super::extent::data_extent;
 use super::super::options::NpyReadOptions;
-use super::survey::{column_field, in_column, in_table, Column, Place, Source};
+use super::survey::{
+    column_field, in_column, in_table, Column, Place, RemotePlace, Source, Survey,
+};
 use crate::error::{Error, Result};
 use crate::header::{parse_header, ParsedHeader};
 use crate::remote::{FetchOptions, RemoteNpy, RemoteNpz};
@@ -34,67 +36,78 @@ use crate::remote::{FetchOptions, RemoteNpy, RemoteNpz};
 /// every column's data whenever a table is surveyed.
 const HEADER_PROBE: u64 = 4 << 10;
 
-/// A column table on an object store.
-pub(crate) struct RemotePlace {
-    /// The location as the table names it.
-    pub(crate) url: String,
-    pub(crate) store: Arc<dyn ObjectStore>,
-    /// The archive's path, or the prefix's, in the store.
-    pub(crate) path: Path,
-    /// An archive (the object exists), or a prefix.
-    pub(crate) archive: bool,
-}
-
-impl std::fmt::Debug for RemotePlace {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RemotePlace")
-            .field("url", &self.url)
-            .field("archive", &self.archive)
-            .finish_non_exhaustive()
+/// Surveys the column table at `location`: a local one (a path or a `file://` URL) on a
+/// blocking thread, one on an object store `runtime` has by ranged GETs.
+pub(crate) async fn survey(
+    location: &str,
+    runtime: &RuntimeEnv,
+    options: &NpyReadOptions,
+) -> DfResult<Survey> {
+    if is_remote(location) {
+        let place = Arc::new(resolve(location, runtime).await?);
+        let (columns, npz) = place.columns(options).await?;
+        return Survey::of_columns(Place::Remote(place), columns, npz);
+    }
+    let place = Place::of(location)?;
+    let options = options.clone();
+    let task = tokio::task::spawn_blocking(move || Survey::take(place, &options));
+    match task.await {
+        Ok(v) => v,
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
     }
 }
 
-impl PartialEq for RemotePlace {
-    fn eq(&self, other: &Self) -> bool {
-        self.url == other.url && self.archive == other.archive
+/// [`survey`] from a blocking thread of the runtime (a scan's partition).
+pub(crate) fn survey_blocking(
+    location: &str,
+    runtime: &RuntimeEnv,
+    options: &NpyReadOptions,
+) -> DfResult<Survey> {
+    if is_remote(location) {
+        let survey = survey(location, runtime, options);
+        return tokio::runtime::Handle::current().block_on(survey);
     }
+    Survey::take(Place::of(location)?, options)
 }
 
-impl Eq for RemotePlace {}
+/// A URL other than `file://`.
+fn is_remote(location: &str) -> bool {
+    location.contains("://") && !location.starts_with("file://")
+}
+
+/// The column table at `location`, a URL whose store `runtime` has: an archive if the object
+/// exists (one HEAD), a prefix otherwise (or when `location` ends in `/`).
+async fn resolve(location: &str, runtime: &RuntimeEnv) -> DfResult<RemotePlace> {
+    let url = ListingTableUrl::parse(location)?;
+    let store = runtime.object_store(url.object_store()).map_err(|e| {
+        e.context(format!(
+            "column table {location}: no object store is registered for it (register_store_for \
+             registers the store of an s3:// or http(s):// URL)"
+        ))
+    })?;
+    let path = url.prefix().clone();
+    let archive = if location.ends_with('/') {
+        false
+    } else {
+        match store.head(&path).await {
+            Ok(_) => true,
+            Err(object_store::Error::NotFound { .. }) => false,
+            Err(e) => {
+                return Err(DataFusionError::External(Box::new(Error::remote(
+                    location, e,
+                ))))
+            }
+        }
+    };
+    Ok(RemotePlace {
+        url: location.to_string(),
+        store,
+        path,
+        archive,
+    })
+}
 
 impl RemotePlace {
-    /// The column table at `location`, a URL whose store `runtime` has: an archive if the
-    /// object exists (one HEAD), a prefix otherwise (or when `location` ends in `/`).
-    pub(crate) async fn resolve(location: &str, runtime: &RuntimeEnv) -> DfResult<RemotePlace> {
-        let url = ListingTableUrl::parse(location)?;
-        let store = runtime.object_store(url.object_store()).map_err(|e| {
-            e.context(format!(
-                "column table {location}: no object store is registered for it (register_store_for \
-                 registers the store of an s3:// or http(s):// URL)"
-            ))
-        })?;
-        let path = url.prefix().clone();
-        let archive = if location.ends_with('/') {
-            false
-        } else {
-            match store.head(&path).await {
-                Ok(_) => true,
-                Err(object_store::Error::NotFound { .. }) => false,
-                Err(e) => {
-                    return Err(DataFusionError::External(Box::new(Error::remote(
-                        location, e,
-                    ))))
-                }
-            }
-        };
-        Ok(RemotePlace {
-            url: location.to_string(),
-            store,
-            path,
-            archive,
-        })
-    }
-
     fn fetch(&self) -> FetchOptions {
         FetchOptions::default().probe_bytes(HEADER_PROBE)
     }

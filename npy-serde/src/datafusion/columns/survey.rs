@@ -10,7 +10,6 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 use datafusion::error::{DataFusionError, Result as DfResult};
-use datafusion::execution::runtime_env::RuntimeEnv;
 
 use super::super::extent::data_extent;
 use super::super::options::NpyReadOptions;
@@ -22,7 +21,33 @@ use crate::npz::{Compression, MmapNpz};
 use crate::read::MmapArray;
 use crate::remote::RemoteNpz;
 
-pub(crate) use super::remote::RemotePlace;
+/// A column table on an object store (`remote` surveys and reads it).
+pub(crate) struct RemotePlace {
+    /// The location as the table names it.
+    pub(crate) url: String,
+    pub(crate) store: Arc<dyn object_store::ObjectStore>,
+    /// The archive's path, or the prefix's, in the store.
+    pub(crate) path: object_store::path::Path,
+    /// An archive (the object exists), or a prefix.
+    pub(crate) archive: bool,
+}
+
+impl std::fmt::Debug for RemotePlace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemotePlace")
+            .field("url", &self.url)
+            .field("archive", &self.archive)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for RemotePlace {
+    fn eq(&self, other: &Self) -> bool {
+        self.url == other.url && self.archive == other.archive
+    }
+}
+
+impl Eq for RemotePlace {}
 
 /// Where a column table's columns are.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,18 +70,6 @@ impl std::fmt::Display for Place {
 }
 
 impl Place {
-    /// The place of the column table at `location`: a local path or a `file://` URL (an
-    /// archive if it is a file, a directory otherwise), or an object store's URL whose store
-    /// `runtime` has (an archive if the object exists, a prefix otherwise).
-    pub(crate) async fn resolve(location: &str, runtime: &RuntimeEnv) -> DfResult<Place> {
-        if location.contains("://") && !location.starts_with("file://") {
-            return Ok(Place::Remote(Arc::new(
-                RemotePlace::resolve(location, runtime).await?,
-            )));
-        }
-        Place::of(location)
-    }
-
     /// The place of the local column table at `location`.
     pub(crate) fn of(location: &str) -> DfResult<Place> {
         let path = match location.strip_prefix("file://") {
@@ -135,43 +148,6 @@ pub(crate) fn in_table(e: Error, place: &Place) -> DataFusionError {
 }
 
 impl Survey {
-    /// Surveys the column table at `location` (local or on one of `runtime`'s object
-    /// stores): a local one on a blocking thread.
-    pub(crate) async fn take_at(
-        location: &str,
-        runtime: &RuntimeEnv,
-        options: &NpyReadOptions,
-    ) -> DfResult<Survey> {
-        match Place::resolve(location, runtime).await? {
-            Place::Remote(remote) => {
-                let (columns, npz) = remote.columns(options).await?;
-                Survey::of_columns(Place::Remote(remote), columns, npz)
-            }
-            place => {
-                let options = options.clone();
-                let task = tokio::task::spawn_blocking(move || Survey::take(place, &options));
-                match task.await {
-                    Ok(v) => v,
-                    Err(e) => std::panic::resume_unwind(e.into_panic()),
-                }
-            }
-        }
-    }
-
-    /// [`take_at`](Survey::take_at) from a blocking thread of the runtime (a scan's
-    /// partition).
-    pub(crate) fn take_blocking(
-        location: &str,
-        runtime: &RuntimeEnv,
-        options: &NpyReadOptions,
-    ) -> DfResult<Survey> {
-        if location.contains("://") && !location.starts_with("file://") {
-            let survey = Survey::take_at(location, runtime, options);
-            return tokio::runtime::Handle::current().block_on(survey);
-        }
-        Survey::take(Place::of(location)?, options)
-    }
-
     /// Surveys the local column table at `place`.
     pub(crate) fn take(place: Place, options: &NpyReadOptions) -> DfResult<Survey> {
         let columns = match &place {
@@ -179,7 +155,7 @@ impl Survey {
             Place::Directory(path) => directory_columns(&place, path, options)?,
             Place::Remote(_) => {
                 return Err(DataFusionError::Internal(format!(
-                    "{place}: a remote column table is surveyed by Survey::take_at"
+                    "{place}: a remote column table is surveyed by remote::survey"
                 )))
             }
         };
@@ -187,7 +163,7 @@ impl Survey {
     }
 
     /// The survey of `columns` at `place`: there is one at least, all of one length.
-    fn of_columns(
+    pub(crate) fn of_columns(
         place: Place,
         mut columns: Vec<Column>,
         npz: Option<RemoteNpz>,

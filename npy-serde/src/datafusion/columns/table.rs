@@ -18,7 +18,7 @@ use datafusion::physical_plan::ExecutionPlan;
 
 use super::super::options::NpyReadOptions;
 use super::exec::{ColumnScan, ColumnScanExec};
-use super::survey::Survey;
+use super::remote;
 
 /// A column table: an `.npz` archive whose `.npy` members are its columns, or a directory
 /// whose `.npy` files are; see the [`datafusion` module docs](super::super).
@@ -37,7 +37,7 @@ impl ColumnTable {
         location: &str,
         options: &NpyReadOptions,
     ) -> DfResult<ColumnTable> {
-        let survey = Survey::take_at(location, runtime, options).await?;
+        let survey = remote::survey(location, runtime, options).await?;
         Ok(ColumnTable {
             location: location.to_string(),
             options: options.clone(),
@@ -53,7 +53,7 @@ impl ColumnTable {
         options: &NpyReadOptions,
         schema: SchemaRef,
     ) -> DfResult<ColumnTable> {
-        let survey = Survey::take_at(location, runtime, options).await?;
+        let survey = remote::survey(location, runtime, options).await?;
         survey.check_columns(&schema)?;
         Ok(ColumnTable {
             location: location.to_string(),
@@ -107,7 +107,7 @@ impl TableProvider for ColumnTable {
         _filters: &[Expr],
         limit: Option<usize>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        let survey = Survey::take_at(&self.location, &state.runtime_env(), &self.options).await?;
+        let survey = remote::survey(&self.location, state.runtime_env(), &self.options).await?;
         survey.check_columns(&self.schema)?;
         let config = state.config();
         let scan = ColumnScan {
