@@ -24,9 +24,7 @@ use object_store::ObjectStoreExt;
 
 use super::super::extent::data_extent;
 use super::super::options::NpyReadOptions;
-use super::survey::{
-    column_field, in_column, in_table, Column, Place, RemotePlace, Source, Survey,
-};
+use super::survey::{in_column, in_table, Column, Place, RemotePlace, Source, Survey};
 use crate::error::{Error, Result};
 use crate::header::{parse_header, ParsedHeader};
 use crate::remote::{FetchOptions, RemoteNpy, RemoteNpz};
@@ -142,14 +140,13 @@ impl RemotePlace {
                     (header, size)
                 };
                 data_extent(options, &header, size).map_err(err)?;
-                let field = column_field(key, &header).map_err(err)?;
-                columns.push(Column {
-                    name: key.to_string(),
+                columns.push(Column::new(
+                    &place,
+                    key.to_string(),
                     header,
                     source,
                     deflated,
-                    field,
-                });
+                )?);
             }
             return Ok((columns, Some(npz)));
         }
@@ -177,14 +174,7 @@ impl RemotePlace {
             let header = npy.parsed_header().clone();
             let size = declared_end(&header, options).map_err(err)?;
             data_extent(options, &header, size).map_err(err)?;
-            let field = column_field(&name, &header).map_err(err)?;
-            columns.push(Column {
-                name,
-                header,
-                source,
-                deflated: false,
-                field,
-            });
+            columns.push(Column::new(&place, name, header, source, false)?);
         }
         Ok((columns, None))
     }

@@ -119,6 +119,26 @@ pub(crate) struct Column {
     pub(crate) field: Arc<Field>,
 }
 
+impl Column {
+    /// The column `name` of the array whose header is `header`, at `source` of `place`.
+    pub(crate) fn new(
+        place: &Place,
+        name: String,
+        header: ParsedHeader,
+        source: Source,
+        deflated: bool,
+    ) -> DfResult<Column> {
+        let field = column_field(&name, &header).map_err(|e| in_column(e, place, &source))?;
+        Ok(Column {
+            name,
+            header,
+            source,
+            deflated,
+            field,
+        })
+    }
+}
+
 /// A surveyed column table.
 #[derive(Clone, Debug)]
 pub(crate) struct Survey {
@@ -262,7 +282,7 @@ impl Survey {
 
 /// The column a header makes: its one field renamed (a plain array's `value`, with a
 /// fixed-size list for each axis after the first), or a struct of a record array's fields.
-pub(crate) fn column_field(name: &str, header: &ParsedHeader) -> Result<Arc<Field>> {
+fn column_field(name: &str, header: &ParsedHeader) -> Result<Arc<Field>> {
     RowDecoder::new(&header.header, None, false)?;
     let schema = table_schema(header)?;
     let field = match schema.fields().len() {
@@ -302,14 +322,13 @@ fn archive_columns(place: &Place, path: &Path, options: &NpyReadOptions) -> DfRe
             (header, size)
         };
         data_extent(options, &header, size).map_err(err)?;
-        let field = column_field(&info.key, &header).map_err(err)?;
-        columns.push(Column {
-            name: info.key.clone(),
+        columns.push(Column::new(
+            place,
+            info.key.clone(),
             header,
             source,
             deflated,
-            field,
-        });
+        )?);
     }
     Ok(columns)
 }
@@ -335,14 +354,7 @@ fn directory_columns(place: &Place, dir: &Path, options: &NpyReadOptions) -> DfR
         let source = Source::File(path.clone());
         let err = |e| in_column(e, place, &source);
         let header = file_header(&path, options).map_err(err)?;
-        let field = column_field(&name, &header).map_err(err)?;
-        columns.push(Column {
-            name,
-            header,
-            source,
-            deflated: false,
-            field,
-        });
+        columns.push(Column::new(place, name, header, source, false)?);
     }
     Ok(columns)
 }
