@@ -1,7 +1,8 @@
 //! The extension codecs: [`NpyLogicalCodec`] carries [`NpyTable`]s (and the
 //! [`NpyFormatFactory`] of `COPY ... STORED AS NPY` plans) from the client to the scheduler;
-//! [`NpyPhysicalCodec`] carries the scan node (a `DataSourceExec` over a `FileScanConfig` with
-//! [`NpySource`]) from the scheduler to the executors. Every other node goes to Ballista's
+//! [`NpyPhysicalCodec`] carries the scan nodes (a `DataSourceExec` over a `FileScanConfig` with
+//! [`NpySource`], or with a column table's source, whose file groups are runs of rows) from the
+//! scheduler to the executors. Every other node goes to Ballista's
 //! own codecs.
 //!
 //! Our messages are protobuf (prost) behind a tag that starts with a zero byte, which no
@@ -40,7 +41,8 @@ use datafusion_proto::protobuf::{FileScanExecConf, PhysicalExprNode};
 use prost::Message;
 
 use super::columns::{
-    scan_from, scan_proto, table_from, table_proto, COLUMN_SCAN_TAG, COLUMN_TABLE_TAG,
+    column_scan, scan_options, scan_proto, scan_source, table_from, table_proto, ColumnScanProto,
+    COLUMN_SCAN_TAG, COLUMN_TABLE_TAG,
 };
 use super::errors::as_text;
 use super::table::NpyTable;
@@ -359,7 +361,16 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
         proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
         if let Some(bytes) = buf.strip_prefix(COLUMN_SCAN_TAG) {
-            return scan_from(decode(bytes)?);
+            let proto: ColumnScanProto = decode(bytes)?;
+            let conf = (proto.conf.as_ref())
+                .ok_or_else(|| malformed("the column scan's config is missing"))?;
+            let options = self.limit_options(scan_options(&proto)?)?;
+            let table = parse_table_schema_from_proto(conf)?.file_schema().clone();
+            let source = scan_source(&proto, table, options)?;
+            let decode_ctx = PhysicalPlanDecodeContext::new(ctx, self);
+            let config =
+                parse_protobuf_file_scan_config(conf, &decode_ctx, proto_converter, source)?;
+            return Ok(DataSourceExec::from_data_source(config));
         }
         let Some(bytes) = buf.strip_prefix(SCAN_TAG) else {
             return self.inner.try_decode(buf, inputs, ctx, proto_converter);
@@ -398,16 +409,9 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
         buf: &mut Vec<u8>,
         proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> DfResult<()> {
-        if scan_proto(node.as_ref())?.is_some() {
-            // Ballista's scheduler restricts only `DataSourceExec` leaves to a task's
-            // partitions; sent whole, this scan would have every task read rows that other
-            // tasks read too (a wrong answer), so it is refused until it is planned as one.
-            return Err(DataFusionError::NotImplemented(
-                "npy-serde: column tables (layout=columns) cannot run on a Ballista cluster yet \
-                 (its tasks would read the same rows more than once): query them with a local \
-                 SessionContext, such as npy sql's"
-                    .to_string(),
-            ));
+        if let Some((config, source)) = column_scan(node.as_ref()) {
+            let conf = serialize_file_scan_config(config, self, proto_converter)?;
+            return encode(COLUMN_SCAN_TAG, &scan_proto(source, conf), buf);
         }
         let Some((config, source)) = npy_scan(node.as_ref()) else {
             return self.inner.try_encode(node, buf, proto_converter);

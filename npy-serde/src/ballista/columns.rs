@@ -1,23 +1,28 @@
 //! The column tables in Ballista's codecs: a [`ColumnTable`] (its location and read options;
-//! the schema travels in the plan) and its scan, [`ColumnScanExec`] (location, options, the
-//! table's schema, projection, limit, row count, partitions and batch size). The decoded scan
-//! surveys the table again where it runs, and fails naming a file that changed.
+//! the schema travels in the plan) and its scan, a `DataSourceExec` over a `FileScanConfig`
+//! with [`ColumnSource`] (datafusion-proto's `FileScanExecConf`, whose file groups are the
+//! runs of rows Ballista's scheduler gives each task; the location, options, row counts and
+//! batch size beside it). The decoded scan surveys the table again where it runs, and fails
+//! naming a file that changed.
 
 use std::sync::Arc;
 
-use arrow_schema::{Schema, SchemaRef};
+use arrow_schema::SchemaRef;
 use datafusion::catalog::TableProvider;
-use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::datasource::physical_plan::{FileScanConfig, FileSource};
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::error::Result as DfResult;
 use datafusion::physical_plan::ExecutionPlan;
-use datafusion_proto::protobuf;
+use datafusion_proto::protobuf::FileScanExecConf;
 use prost::Message;
 
 use super::errors::as_text;
-use crate::datafusion::columns::{ColumnScan, ColumnScanExec, ColumnTable};
+use crate::datafusion::columns::{ColumnSource, ColumnTable};
+use crate::datafusion::NpyReadOptions;
 
 /// Tags of the column messages (after the codec's own tags are tried).
 pub(super) const COLUMN_TABLE_TAG: &[u8] = b"\0npy-serde/column-table/1\0";
-pub(super) const COLUMN_SCAN_TAG: &[u8] = b"\0npy-serde/column-scan/1\0";
+pub(super) const COLUMN_SCAN_TAG: &[u8] = b"\0npy-serde/column-scan/2\0";
 
 #[derive(Clone, PartialEq, Message)]
 pub(super) struct ColumnTableProto {
@@ -27,26 +32,22 @@ pub(super) struct ColumnTableProto {
     options: Option<super::wire::OptionsProto>,
 }
 
+/// A column table's scan: datafusion-proto's `FileScanExecConf` (its file groups are the runs
+/// of rows, each file's range the rows) and what the source holds besides.
 #[derive(Clone, PartialEq, Message)]
 pub(super) struct ColumnScanProto {
-    #[prost(string, tag = "1")]
+    #[prost(message, optional, tag = "1")]
+    pub(super) conf: Option<FileScanExecConf>,
+    #[prost(string, tag = "2")]
     location: String,
-    #[prost(message, optional, tag = "2")]
-    options: Option<super::wire::OptionsProto>,
     #[prost(message, optional, tag = "3")]
-    schema: Option<protobuf::Schema>,
-    /// Projected column indices, when `projected`.
-    #[prost(uint64, repeated, tag = "4")]
-    projection: Vec<u64>,
-    #[prost(bool, tag = "5")]
-    projected: bool,
-    #[prost(uint64, optional, tag = "6")]
-    limit: Option<u64>,
-    #[prost(uint64, tag = "7")]
+    options: Option<super::wire::OptionsProto>,
+    /// The table's rows when the scan was planned, and the rows it reads.
+    #[prost(uint64, tag = "4")]
     rows: u64,
-    #[prost(uint64, tag = "8")]
-    partitions: u64,
-    #[prost(uint64, tag = "9")]
+    #[prost(uint64, tag = "5")]
+    read: u64,
+    #[prost(uint64, tag = "6")]
     batch_size: u64,
 }
 
@@ -72,64 +73,44 @@ pub(super) fn table_from(
     )))
 }
 
-fn number(n: u64, what: &str) -> DfResult<usize> {
-    usize::try_from(n).map_err(|_| super::wire::malformed(what))
+/// The config and source of `node`, if it is a column table's scan.
+pub(super) fn column_scan(node: &dyn ExecutionPlan) -> Option<(&FileScanConfig, &ColumnSource)> {
+    let exec = node.downcast_ref::<DataSourceExec>()?;
+    let config = exec.data_source().downcast_ref::<FileScanConfig>()?;
+    let source = config.file_source().downcast_ref::<ColumnSource>()?;
+    Some((config, source))
 }
 
-/// The message of `node`, if it is a column table's scan.
-pub(super) fn scan_proto(node: &dyn ExecutionPlan) -> DfResult<Option<ColumnScanProto>> {
-    let Some(exec) = node.downcast_ref::<ColumnScanExec>() else {
-        return Ok(None);
-    };
-    let scan = &exec.scan;
-    let schema = protobuf::Schema::try_from(scan.table.as_ref())
-        .map_err(|e| DataFusionError::Internal(format!("npy-serde codec: {e}")))?;
-    Ok(Some(ColumnScanProto {
-        location: scan.location.clone(),
-        options: Some(super::wire::options_to_proto(&scan.options)),
-        schema: Some(schema),
-        projection: scan
-            .projection
-            .iter()
-            .flatten()
-            .map(|&i| i as u64)
-            .collect(),
-        projected: scan.projection.is_some(),
-        limit: scan.limit.map(|l| l as u64),
-        rows: scan.rows,
-        partitions: scan.partitions as u64,
-        batch_size: scan.batch_size as u64,
-    }))
+/// The message of a column table's scan whose config datafusion-proto wrote as `conf`.
+pub(super) fn scan_proto(source: &ColumnSource, conf: FileScanExecConf) -> ColumnScanProto {
+    let (rows, read) = source.rows();
+    ColumnScanProto {
+        conf: Some(conf),
+        location: source.location().to_string(),
+        options: Some(super::wire::options_to_proto(source.options())),
+        rows,
+        read,
+        batch_size: source.batch_size() as u64,
+    }
 }
 
-/// The scan of `proto`, its errors as text (see [`as_text`]).
-pub(super) fn scan_from(proto: ColumnScanProto) -> DfResult<Arc<dyn ExecutionPlan>> {
-    let schema = proto
-        .schema
-        .as_ref()
-        .ok_or_else(|| super::wire::malformed("the column table's schema is missing"))?;
-    let table: Schema = schema
-        .try_into()
-        .map_err(|e| super::wire::malformed(&format!("the column table's schema: {e}")))?;
-    let projection = if proto.projected {
-        let p = proto.projection.iter();
-        Some(
-            p.map(|&i| number(i, "a projected column"))
-                .collect::<DfResult<Vec<_>>>()?,
-        )
-    } else {
-        None
-    };
-    let scan = ColumnScan {
-        location: proto.location,
-        options: super::wire::options_from_proto(proto.options)?,
-        table: Arc::new(table),
-        projection,
-        limit: proto.limit.map(|l| number(l, "the limit")).transpose()?,
-        rows: proto.rows,
-        partitions: number(proto.partitions, "the partitions")?,
-        batch_size: number(proto.batch_size, "the batch size")?,
-        map_err: Some(as_text),
-    };
-    Ok(Arc::new(ColumnScanExec::new(scan)?))
+/// The source of `proto`'s scan over the table `table`, read with `options` (the executor's
+/// limits applied), its errors as text (see [`as_text`]).
+pub(super) fn scan_source(
+    proto: &ColumnScanProto,
+    table: SchemaRef,
+    options: NpyReadOptions,
+) -> DfResult<Arc<dyn FileSource>> {
+    let source = ColumnSource::new(&proto.location, options, table, proto.rows, proto.read)
+        .with_error_map(as_text);
+    let source: Arc<dyn FileSource> = Arc::new(source);
+    Ok(match usize::try_from(proto.batch_size) {
+        Ok(n) if n > 0 => source.with_batch_size(n),
+        _ => source,
+    })
+}
+
+/// The read options of `proto`.
+pub(super) fn scan_options(proto: &ColumnScanProto) -> DfResult<NpyReadOptions> {
+    super::wire::options_from_proto(proto.options.clone())
 }

@@ -64,9 +64,12 @@
 //!   has the same number of rows, or the table fails naming the column that differs; a column
 //!   the table was registered with (or a statement declared) that is not there fails the
 //!   query naming its member or file.
-//! - The table is its own `TableProvider` and scan: the rows are split into one run per
-//!   partition (`target_partitions`); each reads only the projected columns, and no more rows
-//!   than the `LIMIT` needs. Filters stay in DataFusion's `FilterExec` above the scan.
+//! - The table is its own `TableProvider`; its scan is DataFusion's `DataSourceExec` over a
+//!   `FileScanConfig` whose file groups are runs of rows, one per partition
+//!   (`target_partitions`); each reads only the projected columns, and no more rows than the
+//!   `LIMIT` needs. Filters stay in DataFusion's `FilterExec` above the scan. On a Ballista
+//!   cluster, the scheduler gives each task the runs of its partitions, as it does a file
+//!   scan's file groups.
 //! - Local files are memory-mapped. A 1-D column of native-order numbers whose
 //!   data is aligned for its type (`np.save` writes files so, `npy convert --layout columns`
 //!   and [`NpzWriter::align`](crate::npz::NpzWriter::align) archives) is handed to DataFusion
@@ -133,7 +136,7 @@
 //! files), `session` ([`NpySessionExt`]), and below them `header`, `archive`, `schema` and
 //! `extent` (a header fetched through the object store, an archive opened through it, the
 //! table schema a header maps to, the check that a file holds its data) over `error`, the
-//! ground floor. `columns` holds the column tables (their own `TableProvider` and scan, over
+//! ground floor. `columns` holds the column tables (their own `TableProvider` and file source, over
 //! `options`, `schema` and `extent`).
 
 mod archive;

@@ -8,16 +8,16 @@
 //! |---|---|
 //! | `survey` | where the columns are, each header checked (limits, extent), one length |
 //! | `data` | one column's bytes in a scan: mapped (viewed in place when aligned) or inflated; CRC |
-//! | `exec` | [`ColumnScanExec`](exec::ColumnScanExec): row ranges over the partitions |
 //! | `remote` | an archive or a prefix on an object store: headers and column bytes by ranged GETs |
+//! | `scan` | the scan: a `DataSourceExec` whose file groups are runs of rows, and [`ColumnSource`](scan::ColumnSource) |
 //! | `table` | [`ColumnTable`], the `TableProvider` |
 
 mod data;
-mod exec;
 mod remote;
+mod scan;
 mod survey;
 mod table;
 
 #[cfg(feature = "ballista")]
-pub(crate) use exec::{ColumnScan, ColumnScanExec};
+pub(crate) use scan::ColumnSource;
 pub(crate) use table::ColumnTable;

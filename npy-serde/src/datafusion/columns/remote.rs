@@ -17,10 +17,11 @@ use std::sync::Arc;
 use arrow_buffer::Buffer;
 use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::execution::runtime_env::RuntimeEnv;
 use futures::TryStreamExt;
 use object_store::path::Path;
-use object_store::ObjectStoreExt;
+use object_store::{ObjectStore, ObjectStoreExt};
 
 use super::super::extent::data_extent;
 use super::super::options::NpyReadOptions;
@@ -42,9 +43,13 @@ pub(crate) async fn survey(
     options: &NpyReadOptions,
 ) -> DfResult<Survey> {
     if is_remote(location) {
-        let place = Arc::new(resolve(location, runtime).await?);
-        let (columns, npz) = place.columns(options).await?;
-        return Survey::of_columns(Place::Remote(place), columns, npz);
+        let store = runtime.object_store(store_url(location)?).map_err(|e| {
+            e.context(format!(
+                "column table {location}: no object store is registered for it \
+                 (register_store_for registers the store of an s3:// or http(s):// URL)"
+            ))
+        })?;
+        return survey_remote(location, store, options).await;
     }
     let place = Place::of(location)?;
     let options = options.clone();
@@ -55,35 +60,47 @@ pub(crate) async fn survey(
     }
 }
 
-/// [`survey`] from a blocking thread of the runtime (a scan's partition).
+/// [`survey`] from a blocking thread of the runtime (a scan's partition), a remote table on
+/// `store`.
 pub(crate) fn survey_blocking(
     location: &str,
-    runtime: &RuntimeEnv,
+    store: &Arc<dyn ObjectStore>,
     options: &NpyReadOptions,
 ) -> DfResult<Survey> {
     if is_remote(location) {
-        let survey = survey(location, runtime, options);
+        let survey = survey_remote(location, store.clone(), options);
         return tokio::runtime::Handle::current().block_on(survey);
     }
     Survey::take(Place::of(location)?, options)
 }
 
+async fn survey_remote(
+    location: &str,
+    store: Arc<dyn ObjectStore>,
+    options: &NpyReadOptions,
+) -> DfResult<Survey> {
+    let place = Arc::new(resolve(location, store).await?);
+    let (columns, npz) = place.columns(options).await?;
+    Survey::of_columns(Place::Remote(place), columns, npz)
+}
+
 /// A URL other than `file://`.
-fn is_remote(location: &str) -> bool {
+pub(crate) fn is_remote(location: &str) -> bool {
     location.contains("://") && !location.starts_with("file://")
 }
 
-/// The column table at `location`, a URL whose store `runtime` has: an archive if the object
-/// exists (one HEAD), a prefix otherwise (or when `location` ends in `/`).
-async fn resolve(location: &str, runtime: &RuntimeEnv) -> DfResult<RemotePlace> {
-    let url = ListingTableUrl::parse(location)?;
-    let store = runtime.object_store(url.object_store()).map_err(|e| {
-        e.context(format!(
-            "column table {location}: no object store is registered for it (register_store_for \
-             registers the store of an s3:// or http(s):// URL)"
-        ))
-    })?;
-    let path = url.prefix().clone();
+/// The object store URL of a column table's location (`file://` for a local one).
+pub(crate) fn store_url(location: &str) -> DfResult<ObjectStoreUrl> {
+    if is_remote(location) {
+        return Ok(ListingTableUrl::parse(location)?.object_store());
+    }
+    Ok(ObjectStoreUrl::local_filesystem())
+}
+
+/// The column table at `location` on `store`: an archive if the object exists (one HEAD), a
+/// prefix otherwise (or when `location` ends in `/`).
+async fn resolve(location: &str, store: Arc<dyn ObjectStore>) -> DfResult<RemotePlace> {
+    let path = ListingTableUrl::parse(location)?.prefix().clone();
     let archive = if location.ends_with('/') {
         false
     } else {

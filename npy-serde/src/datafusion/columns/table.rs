@@ -2,7 +2,8 @@
 //! the table (its schema, its row count; a local one on a blocking thread, one on an object
 //! store by ranged GETs, see `remote`); each query surveys it again as it is planned, so a
 //! file cut short or rewritten since fails the query naming it, and plans a
-//! [`ColumnScanExec`] of the columns the query uses. Filters stay above the scan, in
+//! scan of the columns the query uses (`scan`: a `DataSourceExec` whose file groups are runs
+//! of rows). Filters stay above the scan, in
 //! DataFusion's own `FilterExec` (the table answers `Unsupported` for every filter).
 
 use std::sync::Arc;
@@ -17,8 +18,8 @@ use datafusion::logical_expr::Expr;
 use datafusion::physical_plan::ExecutionPlan;
 
 use super::super::options::NpyReadOptions;
-use super::exec::{ColumnScan, ColumnScanExec};
 use super::remote;
+use super::scan;
 
 /// A column table: an `.npz` archive whose `.npy` members are its columns, or a directory
 /// whose `.npy` files are; see the [`datafusion` module docs](super::super).
@@ -109,18 +110,15 @@ impl TableProvider for ColumnTable {
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
         let survey = remote::survey(&self.location, state.runtime_env(), &self.options).await?;
         survey.check_columns(&self.schema)?;
-        let config = state.config();
-        let scan = ColumnScan {
-            location: self.location.clone(),
-            options: self.options.clone(),
-            table: self.schema.clone(),
-            projection: projection.cloned(),
+        let exec = scan::plan(
+            &self.location,
+            &self.options,
+            self.schema.clone(),
+            &survey,
+            projection.cloned(),
             limit,
-            rows: survey.rows,
-            partitions: config.target_partitions().max(1),
-            batch_size: config.batch_size(),
-            map_err: None,
-        };
-        Ok(Arc::new(ColumnScanExec::new(scan)?))
+            state.config().target_partitions(),
+        )?;
+        Ok(exec)
     }
 }
