@@ -171,7 +171,11 @@ impl ColumnSource {
             metrics: ExecutionPlanMetricsSet::new(),
         }
     }
+}
 
+/// What Ballista's physical codec reads and sets.
+#[cfg(feature = "ballista")]
+impl ColumnSource {
     /// The scan with every error passed through `f` (Ballista's executors send them as text).
     pub(crate) fn with_error_map(mut self, f: ErrorMap) -> Self {
         self.map_err = Some(f);
