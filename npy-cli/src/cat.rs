@@ -1,12 +1,10 @@
 //! `npy cat`: print the values of a file, an archive, or one member, as text, JSON or CSV.
 
-use std::io::{self, BufWriter, Read, Write};
-
-use npy_serde::ReaderBuilder;
+use std::io::{self, BufWriter, Write};
 
 use crate::failure::{CliResult, Failure};
 use crate::global::Global;
-use crate::input::source::{url_of, Source};
+use crate::input::objects;
 use crate::input::spec::resolve;
 use crate::print::arrays::Style;
 use crate::print::printable::Range;
@@ -36,9 +34,9 @@ pub struct Args {
     /// Only the last N elements along the first axis.
     #[arg(long, value_name = "N")]
     tail: Option<u64>,
-    /// Read an object array (dtype O, NumPy 2 StringDType) of a .npy file by interpreting its
-    /// pickle as data: nothing is imported or run (unlike NumPy's allow_pickle=True). Prints
-    /// one element per line as JSON, in C order.
+    /// Read an object array (dtype O, NumPy 2 StringDType), a .npy file or an .npz member, by
+    /// interpreting its pickle as data: nothing is imported or run (unlike NumPy's
+    /// allow_pickle=True). Prints one element per line as JSON, in C order.
     #[arg(long, conflicts_with = "csv")]
     allow_pickle_data: bool,
 }
@@ -62,42 +60,25 @@ pub fn run(g: &Global, a: Args) -> CliResult {
     let spec = resolve(&a.file, a.member.as_deref())?;
     let stdout = io::stdout().lock();
     let mut out = BufWriter::with_capacity(1 << 16, stdout);
-    if a.allow_pickle_data && spec.member.is_none() {
-        let rb = ReaderBuilder::new()
-            .with_limits(g.limits())
-            .allow_pickle_data(true);
-        let objects = match url_of(&spec.path) {
-            // The whole object: a pickle is read at once anyway.
-            Some(_) => {
-                let mut bytes = Vec::new();
-                Source::open(g, &spec.path, &spec.display)?
-                    .read_to_end(&mut bytes)
-                    .map_err(|e| Failure::file(&spec.display, e))?;
-                rb.read_objects_slice(&bytes)
-            }
-            None => rb.read_objects_path(&spec.path),
+    // Not an object array: printed as any other.
+    let array = match a.allow_pickle_data {
+        true => objects::read(g, &spec)?,
+        false => None,
+    };
+    if let Some(array) = array {
+        let n = array.values.len();
+        let (from, to) = match range {
+            Range::Head(k) => (0, n.min(k as usize)),
+            Range::Tail(k) => (n.saturating_sub(k as usize), n),
+            Range::All => (0, n),
         };
-        match objects {
-            Ok(array) => {
-                let n = array.values.len();
-                let (from, to) = match range {
-                    Range::Head(k) => (0, n.min(k as usize)),
-                    Range::Tail(k) => (n.saturating_sub(k as usize), n),
-                    Range::All => (0, n),
-                };
-                for v in &array.values[from..to] {
-                    let line =
-                        serde_json::to_string(v).map_err(|e| Failure::file(&spec.display, e))?;
-                    writeln!(out, "{line}").map_err(|e| Failure::write("standard output", e))?;
-                }
-                return out
-                    .flush()
-                    .map_err(|e| Failure::write("standard output", e));
-            }
-            // Not an object array: printed as any other.
-            Err(e) if e.kind().code() == "type_mismatch" => {}
-            Err(e) => return Err(Failure::file(&spec.display, e)),
+        for v in &array.values[from..to] {
+            let line = serde_json::to_string(v).map_err(|e| Failure::file(&spec.display, e))?;
+            writeln!(out, "{line}").map_err(|e| Failure::write("standard output", e))?;
         }
+        return out
+            .flush()
+            .map_err(|e| Failure::write("standard output", e));
     }
     write_input(g, &spec, style, range, &mut out, "standard output", false)?;
     out.flush()

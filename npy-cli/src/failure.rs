@@ -33,7 +33,11 @@ impl Failure {
     /// An error about `file`. An error that names its URL already (an object store's,
     /// `URL: message`, for a `file` that is that URL or a member of it) is not prefixed twice.
     pub fn file(file: &str, err: impl fmt::Display) -> Failure {
-        let text = err.to_string();
+        // The library names its own option; the tool's is a flag.
+        let text = err.to_string().replace(
+            "with ReaderBuilder::allow_pickle_data(true)",
+            "with --allow-pickle-data (npy cat, convert, sql)",
+        );
         let named = text
             .split_once(": ")
             .is_some_and(|(head, _)| head.contains("://") && file.starts_with(head));

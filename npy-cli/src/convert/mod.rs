@@ -232,10 +232,7 @@ fn convert(g: &Global, a: Args) -> CliResult {
         return archive::run(g, &spec, zip, &a.output, a.align);
     }
     let mut sink = Sink::create(&a.output)?;
-    if a.allow_pickle_data
-        && spec.member.is_none()
-        && objects::write(g, &spec, target, &mut sink.writer, &a.output)?
-    {
+    if a.allow_pickle_data && objects::write(g, &spec, target, &mut sink.writer, &a.output)? {
         return sink.commit();
     }
     match target {

@@ -27,11 +27,8 @@ pub fn write(
     out: &mut dyn Write,
     out_name: &str,
 ) -> CliResult<bool> {
-    let rb = g.reader_options().allow_pickle_data(true);
-    let array = match rb.read_objects_path(&spec.path) {
-        Ok(a) => a,
-        Err(e) if e.kind().code() == "type_mismatch" => return Ok(false),
-        Err(e) => return Err(Failure::file(&spec.display, e)),
+    let Some(array) = crate::input::objects::read(g, spec)? else {
+        return Ok(false);
     };
     let text = match target {
         Target::Csv => csv(&array).map_err(|e| Failure::file(&spec.display, e))?,

@@ -1,8 +1,9 @@
 //! `npy info` on an array of Python objects: a dtype of `'|O'`, or a record with such a field.
 //! NumPy pickles such data (`allow_pickle=True`), which this tool never unpickles; the header
 //! is a plain dict, so `info` shows it and says so, and the pickle is scanned (never run) for
-//! its protocol and the globals it names. `cat`, `convert` and `check` refuse
-//! such files, as the library does.
+//! its protocol and the globals it names. `cat`, `convert` and `sql` read their data with
+//! `--allow-pickle-data` (the data-only pickle reader: nothing is imported or run), and refuse
+//! them without it, as the library does.
 
 use std::fs::File;
 use std::io::Read;
@@ -18,8 +19,8 @@ use crate::info::literal;
 use crate::input::layout::shape_text;
 
 /// What `info` says about the data of an object array.
-pub const DATA_NOTE: &str =
-    "pickled Python objects (NumPy's allow_pickle=True), which this tool does not read";
+pub const DATA_NOTE: &str = "pickled Python objects (NumPy's allow_pickle=True), never \
+     unpickled: --allow-pickle-data reads them as data";
 
 /// `info --json` for an object array: the keys of an array's info, `itemsize` null (pickled
 /// data has none), and `data` saying what the data is.

@@ -8,5 +8,6 @@ pub mod elements;
 pub mod file;
 pub mod header;
 pub mod layout;
+pub mod objects;
 pub mod source;
 pub mod spec;

@@ -58,7 +58,7 @@ fn info_shows_object_headers_and_the_rest_refuses() {
         json!({
             "version": [1, 0], "descr": "|O", "shape": [2], "fortran_order": false,
             "data_offset": 128, "itemsize": null, "count": 2,
-            "data": "pickled Python objects (NumPy's allow_pickle=True), which this tool does not read",
+            "data": "pickled Python objects (NumPy's allow_pickle=True), never unpickled: --allow-pickle-data reads them as data",
             "pickle_protocol": null, "pickle_globals": [],
             "pickle_error": "pickle: unknown opcode 0x00 (at byte 0)"
         })

@@ -81,6 +81,50 @@ fn convert_writes_json_and_csv_of_the_elements() {
 }
 
 #[test]
+fn archive_members_read_as_files_do() {
+    let dir = Dir::new("objects-members");
+    for sub in ["np1", "np2"] {
+        let archive = fixture(sub, "objects.npz");
+        let exp = expected(sub, "objects.npz/strings");
+        // Without the option: refused, naming the tool's flag.
+        let out = npy(["cat", &format!("{archive}:strings")]);
+        assert_eq!(out.status.code(), Some(1), "{}", said(&out));
+        assert!(said(&out).contains("--allow-pickle-data"), "{}", said(&out));
+        // cat: one JSON element per line, for ARCHIVE:KEY and --member alike.
+        for args in [
+            vec![
+                "cat",
+                "--allow-pickle-data",
+                "--member",
+                "strings",
+                &archive,
+            ],
+            vec!["cat", "--allow-pickle-data", &format!("{archive}:strings")],
+        ] {
+            let out = npy(args);
+            assert!(out.status.success(), "{}", said(&out));
+            let lines: Vec<Json> = String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            assert_eq!(Json::Array(lines), exp["values"], "{sub}");
+        }
+        // convert to JSON: the values np.load gives, a ragged member too.
+        let json = dir.file(&format!("{sub}-ragged.json"));
+        let out = npy([
+            "convert",
+            "--allow-pickle-data",
+            &format!("{archive}:ragged"),
+            json.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", said(&out));
+        let got: Json = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(got[2], serde_json::json!(["ab", "c"]), "{sub}: {got}");
+        assert_eq!(got.as_array().map(Vec::len), Some(3), "{sub}: {got}");
+    }
+}
+
+#[test]
 fn hostile_pickles_are_refused_naming_the_file() {
     let dir = Dir::new("objects-hostile");
     let out_json = dir.file("h.json");
@@ -136,12 +180,36 @@ fn parquet_and_back_into_an_object_array() {
         .from_path_serde(&again)
         .unwrap();
     assert_eq!(got, [Some("a".to_string()), None, Some("ccc".to_string())]);
+    // An archive's object member to Parquet and back: the same values.
+    let member_pq = dir.file("m.parquet");
+    let member = format!("{}:strings", fixture("np1", "objects.npz"));
+    let out = npy([
+        "convert",
+        "--allow-pickle-data",
+        &member,
+        member_pq.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", said(&out));
+    let member_back = dir.file("m.npy");
+    let out = npy([
+        "convert",
+        "--strings",
+        "objects",
+        member_pq.to_str().unwrap(),
+        member_back.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", said(&out));
+    let got: Vec<Option<String>> = npy_serde::ReaderBuilder::new()
+        .allow_pickle_data(true)
+        .from_path_serde(&member_back)
+        .unwrap();
+    assert_eq!(got, [Some("a".to_string()), None, Some("ccc".to_string())]);
     // A mixed object array is no column: the element and its type are named.
     let out = npy([
         "convert",
         "--allow-pickle-data",
         &fixture("np2", "mixed.npy"),
-        dir.file("m.parquet").to_str().unwrap(),
+        dir.file("mixed.parquet").to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(said(&out).contains("is a Python"), "{}", said(&out));
@@ -173,6 +241,23 @@ fn sql_reads_object_arrays_only_when_asked() {
         String::from_utf8_lossy(&out.stdout),
         "value\na\nccc\n\"\"\n"
     );
+    // An archive's object member, as ARCHIVE:KEY and as a spec.
+    let archive = fixture("np2", "objects.npz");
+    let q = "SELECT count(*) AS n, count(value) AS v FROM strings";
+    let out = npy([
+        "sql",
+        "--csv",
+        "--allow-pickle-data",
+        q,
+        &format!("{archive}:strings"),
+    ]);
+    assert!(out.status.success(), "{}", said(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "n,v\n3,2\n");
+    let spec = format!("t=npz({archive}, member=stringdtype, allow_pickle_data=true)");
+    let out = npy(["sql", "--csv", "SELECT value FROM t", "-t", &spec]);
+    assert!(out.status.success(), "{}", said(&out));
+    // A NULL in a row of one field is written `""`, as above.
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "value\na\n\"\"\nc\n");
     // A hostile pickle: this crate's error, naming the file.
     let evil = fixture("hostile", "os_system.npy");
     let out = npy([

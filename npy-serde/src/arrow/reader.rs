@@ -274,13 +274,17 @@ impl BatchReaderBuilder {
 
     /// Reads an `.npz` member (see [`NpzArchive::by_key`](crate::NpzArchive::by_key)),
     /// streamed as it is decompressed; its length and CRC-32 are checked when the last batch is
-    /// read. Feature `npz` (default).
+    /// read. An object array, with [`allow_pickle_data`](Self::allow_pickle_data), is read
+    /// whole (CRC-checked) as [`open`](Self::open) reads one. Feature `npz` (default).
     #[cfg(feature = "npz")]
     pub fn from_npz_member<'a, R: Read + Send>(
         &self,
         mut member: NpzMember<'a, R>,
     ) -> Result<NpyBatchReader<'a>> {
-        let header = member.header()?.clone();
+        let header = match member.header() {
+            Ok(h) => h.clone(),
+            Err(e) => return self.or_objects(e, || member.whole_bytes()),
+        };
         if member.position() != header.data_offset {
             return Err(Error::invalid_value(format!(
                 "the member's data was already partly read ({} bytes)",

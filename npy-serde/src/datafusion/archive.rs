@@ -8,6 +8,7 @@ use datafusion::error::Result as DfResult;
 use object_store::{GetResultPayload, ObjectMeta, ObjectStore, ObjectStoreExt};
 
 use super::error::df_err;
+use super::header::fetch_header;
 use super::options::NpyReadOptions;
 use crate::header::ParsedHeader;
 use crate::npz::NpzArchive;
@@ -37,6 +38,19 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
     match tokio::task::spawn_blocking(f).await {
         Ok(v) => v,
         Err(e) => std::panic::resume_unwind(e.into_panic()),
+    }
+}
+
+/// The header a table reads from `object`: the file's, or its member's (the table option
+/// `member`), with the size it is checked against.
+pub(crate) async fn table_header(
+    store: &Arc<dyn ObjectStore>,
+    object: &ObjectMeta,
+    options: &NpyReadOptions,
+) -> DfResult<(ParsedHeader, u64)> {
+    match options.member() {
+        None => fetch_header(store, object, options).await,
+        Some(key) => member_header(store, object, options, key).await,
     }
 }
 

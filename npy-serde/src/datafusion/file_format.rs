@@ -21,10 +21,9 @@ use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::physical_plan::ExecutionPlan;
 use object_store::{ObjectMeta, ObjectStore};
 
-use super::archive::member_header;
+use super::archive::table_header;
 use super::error::{df_err, df_err_in};
 use super::extent::{data_extent, held_extent};
-use super::header::fetch_header;
 use super::objects::{is_object_refusal, name_the_option, object_schema};
 use super::options::NpyReadOptions;
 use super::schema::{check_same, table_schema};
@@ -139,7 +138,7 @@ impl FileFormat for NpyFormat {
                     let (header, size) = self
                         .header(store, object)
                         .await
-                        .map_err(|e| name_the_option(e, object))?;
+                        .map_err(|e| name_the_option(e, object, self.options.member()))?;
                     held_extent(&header, size)
                         .map_err(|e| df_err_in(e, object, self.options.member()))?;
                     table_schema(&header).map_err(|e| df_err(e, object))?
@@ -214,10 +213,7 @@ impl NpyFormat {
         store: &Arc<dyn ObjectStore>,
         object: &ObjectMeta,
     ) -> DfResult<(ParsedHeader, u64)> {
-        match &self.options.member {
-            None => fetch_header(store, object, &self.options).await,
-            Some(key) => member_header(store, object, &self.options, key).await,
-        }
+        table_header(store, object, &self.options).await
     }
 }
 

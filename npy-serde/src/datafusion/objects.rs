@@ -8,8 +8,9 @@
 //! The header is fetched first as for any file; only a header refused for its object dtype
 //! leads here, so a table of plain files reads as before with the option set. An object file
 //! is fetched whole at registration (its schema depends on its values), and again by the
-//! partition that owns its first byte; its statistics are unknown. `.npz` members of object
-//! arrays are not read as tables. Without the option, the refusal names it.
+//! partition that owns its first byte; its statistics are unknown. A table of `.npz` members
+//! (`member=KEY`) fetches each archive whole and reads the member out of it (CRC-checked).
+//! Without the option, the refusal names it.
 
 use std::sync::Arc;
 
@@ -20,8 +21,9 @@ use datafusion::error::{DataFusionError, Result as DfResult};
 use futures::stream::{self, StreamExt};
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
 
-use super::error::df_err;
-use super::header::fetch_header;
+use super::archive::table_header;
+use super::error::{df_err, df_err_in};
+use super::member::MemberOpener;
 use super::opener::ScanFiles;
 use super::options::NpyReadOptions;
 use super::rows::RowFileOpener;
@@ -42,11 +44,15 @@ pub(crate) fn is_object_refusal(e: &DataFusionError) -> bool {
 
 /// `e`, or for the refusal of an object dtype without the option, the refusal naming the
 /// table option that reads it.
-pub(crate) fn name_the_option(e: DataFusionError, object: &ObjectMeta) -> DataFusionError {
+pub(crate) fn name_the_option(
+    e: DataFusionError,
+    object: &ObjectMeta,
+    member: Option<&str>,
+) -> DataFusionError {
     if !is_object_refusal(&e) {
         return e;
     }
-    df_err(
+    df_err_in(
         Error::new(ErrorKind::UnsupportedDType(
             "an object array ('|O'): its data is a Python pickle; read it as data (nothing is \
              imported or run) with the table option allow_pickle_data (SQL OPTIONS \
@@ -55,6 +61,7 @@ pub(crate) fn name_the_option(e: DataFusionError, object: &ObjectMeta) -> DataFu
                 .into(),
         )),
         object,
+        member,
     )
 }
 
@@ -77,14 +84,23 @@ async fn read_whole(
         return Err(df_err(e, object));
     }
     let bytes = store.get(&object.location).await?.bytes().await?;
-    let reader = builder
-        .allow_pickle_data(true)
-        .objects_from(&bytes)
-        .map_err(|e| df_err(e, object))?;
-    reader.ok_or_else(|| {
-        let e = Error::invalid_value("the file changed: its header names no object dtype now");
-        df_err(e, object)
-    })
+    let member = options.member();
+    let builder = builder.allow_pickle_data(true);
+    let reader = match member {
+        None => builder.objects_from(&bytes),
+        // The member's bytes out of the archive (CRC-checked, within the member limit).
+        Some(key) => options
+            .npz_options()
+            .from_bytes(&bytes)
+            .and_then(|mut npz| npz.read_raw(key))
+            .and_then(|npy| builder.objects_from(&npy)),
+    };
+    reader
+        .map_err(|e| df_err_in(e, object, member))?
+        .ok_or_else(|| {
+            let e = Error::invalid_value("the file changed: its header names no object dtype now");
+            df_err_in(e, object, member)
+        })
 }
 
 /// The table schema of `object` when it is an object array and the options allow reading it
@@ -94,10 +110,10 @@ pub(crate) async fn object_schema(
     object: &ObjectMeta,
     options: &NpyReadOptions,
 ) -> DfResult<Option<Schema>> {
-    if !options.reader.allow_pickle_data || options.member.is_some() {
+    if !options.reader.allow_pickle_data {
         return Ok(None);
     }
-    match fetch_header(store, object, options).await {
+    match table_header(store, object, options).await {
         Err(e) if is_object_refusal(&e) => {}
         _ => return Ok(None),
     }
@@ -113,8 +129,8 @@ fn table_schema(schema: &Schema) -> Schema {
     Schema::new_with_metadata(schema.fields().clone(), meta)
 }
 
-/// The opener of a table that allows object arrays: an object file is read whole by the
-/// partition that owns its first byte, any other file by [`RowFileOpener`].
+/// The opener of a table that allows object arrays: an object file (member) is read whole by
+/// the partition that owns its first byte, any other by [`RowFileOpener`] ([`MemberOpener`]).
 pub(crate) struct ObjectFileOpener(pub(crate) Arc<ScanFiles>);
 
 impl FileOpener for ObjectFileOpener {
@@ -122,9 +138,17 @@ impl FileOpener for ObjectFileOpener {
         let scan = self.0.clone();
         Ok(Box::pin(async move {
             let object = file.object_meta.clone();
-            match fetch_header(&scan.store, &object, &scan.options).await {
+            match table_header(&scan.store, &object, &scan.options).await {
                 Err(e) if is_object_refusal(&e) => {}
-                _ => return RowFileOpener(scan).open(file)?.await,
+                _ => {
+                    return match scan.options.member() {
+                        None => RowFileOpener(scan).open(file)?.await,
+                        Some(key) => {
+                            let key = key.to_string();
+                            MemberOpener { scan, key }.open(file)?.await
+                        }
+                    };
+                }
             }
             let owns_start = file
                 .range

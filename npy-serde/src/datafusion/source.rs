@@ -123,7 +123,7 @@ impl FileSource for NpySource {
             map_err: self.map_err,
         });
         let opener: Arc<dyn FileOpener> = match self.options.member() {
-            None if self.options.reader.allow_pickle_data => Arc::new(ObjectFileOpener(scan)),
+            _ if self.options.reader.allow_pickle_data => Arc::new(ObjectFileOpener(scan)),
             None => Arc::new(RowFileOpener(scan)),
             Some(key) => Arc::new(MemberOpener {
                 scan,

@@ -234,6 +234,33 @@ impl<'a, R: Read> NpzMember<'a, R> {
         Ok(value)
     }
 
+    /// Reads an object array (dtype `O`, a record with an `O` field, NumPy 2's `StringDType`)
+    /// through the data-only pickle reader, with the archive's reader options'
+    /// [`allow_pickle_data`](crate::ReaderBuilder::allow_pickle_data); see
+    /// [`crate::NpzArchive::read_objects`]. The member is read whole and CRC-checked.
+    pub fn read_objects(self) -> Result<crate::pickle::ObjectArray> {
+        let options = self.options;
+        let bytes = self.whole_bytes()?;
+        options.read_objects_slice(&bytes).map_err(lift)
+    }
+
+    /// The member's whole decompressed bytes, CRC-checked: those a failed
+    /// [`header`](Self::header) read already, then the rest (what an object array, refused by
+    /// the header parser, is read from).
+    pub(crate) fn whole_bytes(mut self) -> Result<Vec<u8>> {
+        let mut out = std::mem::take(&mut self.header_bytes);
+        if out.len() as u64 != self.reader.pos || self.header.is_some() {
+            return Err(zip_error(format!(
+                "cannot read member {} whole: {} of its bytes were already read",
+                quote(&self.info.name),
+                self.reader.pos
+            )));
+        }
+        // No reservation from the declared size: the buffer grows with the decoded bytes.
+        self.read_to_end(&mut out).map_err(unwrap_io)?;
+        Ok(out)
+    }
+
     /// Reads the array as a dynamically typed [`Array`], then checks the rest of the member.
     pub fn read_array(mut self) -> Result<Array> {
         let header = self.at_data()?;

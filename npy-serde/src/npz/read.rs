@@ -387,6 +387,35 @@ impl<R: Read + Seek> NpzArchive<R> {
         self.by_key(key)?.deserialize()
     }
 
+    /// Reads the object array of the member for `key` (dtype `O`, a record with an `O` field,
+    /// NumPy 2's `StringDType`: `np.savez` pickles them) as Python values, through the
+    /// data-only pickle reader: nothing is imported or run. It needs
+    /// [`allow_pickle_data`](crate::ReaderBuilder::allow_pickle_data) in the archive's
+    /// [`reader_options`](NpzReaderBuilder::reader_options); without it, and for a member
+    /// without objects, the error says so. The member is read whole (at most
+    /// [`NpzReaderBuilder::max_member_size`] bytes) and CRC-checked.
+    ///
+    /// ```
+    /// use npy_serde::pickle::{strings_to_vec, PyValue};
+    /// use npy_serde::{NpzArchive, NpzWriter, ReaderBuilder};
+    ///
+    /// // An object array of str and None, as np.save writes it, in an archive.
+    /// let npy = strings_to_vec([Some("a"), None].into_iter());
+    /// let mut w = NpzWriter::new(std::io::Cursor::new(Vec::new()));
+    /// w.add_raw("names.npy", &npy)?;
+    /// let bytes = w.finish()?.into_inner();
+    ///
+    /// let allowed = ReaderBuilder::new().allow_pickle_data(true);
+    /// let mut npz = NpzArchive::builder().reader_options(allowed).from_bytes(&bytes)?;
+    /// let names = npz.read_objects("names")?;
+    /// assert_eq!(names.values, [PyValue::Str("a".into()), PyValue::None]);
+    /// assert!(NpzArchive::from_bytes(&bytes)?.read_objects("names").is_err());
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
+    pub fn read_objects(&mut self, key: &str) -> Result<crate::pickle::ObjectArray> {
+        self.by_key(key)?.read_objects()
+    }
+
     /// Reads the array of the member for `key` as a dynamically typed [`Array`].
     pub fn read_array(&mut self, key: &str) -> Result<Array> {
         self.by_key(key)?.read_array()
