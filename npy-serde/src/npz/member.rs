@@ -193,6 +193,14 @@ impl<'a, R: Read> NpzMember<'a, R> {
         self.header.as_ref().map(|_| self.header_bytes.as_slice())
     }
 
+    /// [`at_data`](Self::at_data) for the doors that stream elements: an object array is
+    /// refused naming the doors that read it whole.
+    fn element_wise(&mut self) -> Result<ParsedHeader> {
+        let options = self.options;
+        self.at_data()
+            .map_err(|e| crate::read::objects::not_element_wise(e, options, "streamed"))
+    }
+
     /// Reads the header if needed and checks the member is positioned at its first data byte.
     fn at_data(&mut self) -> Result<ParsedHeader> {
         let header = self.header()?.clone();
@@ -288,7 +296,7 @@ impl<'a, R: Read> NpzMember<'a, R> {
     /// Streams the array's elements (logical C order), decoding the member as they are
     /// read; see [`crate::NpzArchive::records_serde`].
     pub fn records_serde<T: DeserializeOwned>(mut self) -> Result<NpzRecords<'a, R, T, General>> {
-        let header = self.at_data()?;
+        let header = self.element_wise()?;
         let options = self.options;
         let inner = RecordReader::from_parts_with(self, header, options).map_err(lift)?;
         Ok(NpzRecords { inner })
@@ -298,7 +306,7 @@ impl<'a, R: Read> NpzMember<'a, R> {
     pub fn records<T: DeserializeOwned + NpyRecord>(
         mut self,
     ) -> Result<NpzRecords<'a, R, T, Exact<T>>> {
-        let header = self.at_data()?;
+        let header = self.element_wise()?;
         let options = self.options;
         let inner = RecordReader::records_from_parts_with(self, header, options).map_err(lift)?;
         Ok(NpzRecords { inner })

@@ -288,15 +288,22 @@ pub(crate) fn or_elements_stream<T: serde::de::DeserializeOwned, S: Read>(
 /// The error of a memory-mapping door for a header error `err`: an object array allowed as
 /// data still cannot be viewed in place, and the error says why and what reads it.
 pub(crate) fn not_mappable(err: Error, rb: &ReaderBuilder) -> Error {
+    not_element_wise(err, rb, "memory-mapped")
+}
+
+/// The error of a door that reads elements where they lie (`how`: memory-mapped, streamed)
+/// for a header error `err`: an object array allowed as data is one pickle, so the error says
+/// so and names the doors that read it whole.
+pub(crate) fn not_element_wise(err: Error, rb: &ReaderBuilder, how: &str) -> Error {
     if !readable(&err, rb) {
         return err;
     }
-    Error::new(ErrorKind::UnsupportedDType(
-        "an object array cannot be memory-mapped: its data is one Python pickle, not elements \
-         in place; read it (allow_pickle_data) with ReaderBuilder::from_path_serde, \
-         deserialize_path or read_objects_path"
-            .into(),
-    ))
+    Error::new(ErrorKind::UnsupportedDType(format!(
+        "an object array cannot be {how}: its data is one Python pickle, not elements in \
+         place; read it whole (allow_pickle_data) with ReaderBuilder::from_path_serde, \
+         deserialize_path or read_objects_path (an .npz member with NpzArchive::deserialize \
+         or read_objects)"
+    )))
 }
 
 impl ReaderBuilder {

@@ -109,7 +109,8 @@ impl<R: Read, T: DeserializeOwned> RecordReader<R, T> {
 
 impl<R: Read, T: DeserializeOwned> RecordReader<R, T, General> {
     pub(crate) fn with_builder(mut reader: R, rb: &ReaderBuilder) -> Result<Self> {
-        let header = read_header(&mut reader, &rb.limits)?;
+        let header = read_header(&mut reader, &rb.limits)
+            .map_err(|e| super::objects::not_element_wise(e, rb, "streamed"))?;
         Self::build(reader, header, rb)
     }
 
@@ -190,7 +191,8 @@ impl<R: Read, T: DeserializeOwned + NpyRecord> RecordReader<R, T, Exact<T>> {
 
     /// [`new`](Self::new) with reading options.
     pub fn new_with(mut reader: R, rb: &ReaderBuilder) -> Result<Self> {
-        let header = read_header(&mut reader, &rb.limits)?;
+        let header = read_header(&mut reader, &rb.limits)
+            .map_err(|e| super::objects::not_element_wise(e, rb, "streamed"))?;
         Self::records_from_parts_with(reader, header, rb)
     }
 

@@ -254,6 +254,20 @@ fn object_arrays_read_through_the_stream_mmap_and_archive_doors() {
         let e = npy_serde::MmapArray::open_with(&p, &rb).unwrap_err();
         assert!(e.to_string().contains("cannot be memory-mapped"), "{e}");
         named(npy_serde::MmapArray::open(&p).unwrap_err());
+        // Streamed element by element: refused the same way, naming the doors that read it.
+        let streamed = |e: npy_serde::Error| {
+            let e = e.to_string();
+            assert!(
+                e.contains("cannot be streamed") && e.contains("read_objects"),
+                "{e}"
+            );
+        };
+        streamed(rb.records_serde::<_, String>(&bytes[..]).unwrap_err());
+        named(
+            ReaderBuilder::new()
+                .records_serde::<_, String>(&bytes[..])
+                .unwrap_err(),
+        );
         // `.npz` members by name: NumPy's np.savez of object arrays.
         let npz = dir(sub).join("objects.npz");
         let opts = npy_serde::NpzReaderBuilder::new().reader_options(rb.clone());
@@ -268,6 +282,12 @@ fn object_arrays_read_through_the_stream_mmap_and_archive_doors() {
             ragged,
             [json!([0.0, 1.0, 2.0]), json!([1, 2]), json!(["ab", "c"])]
         );
+        streamed(a.records_serde::<String>("strings").unwrap_err());
+        let e = npy_serde::npz::MmapNpz::open_with(&npz, &opts)
+            .unwrap()
+            .array("strings")
+            .unwrap_err();
+        assert!(e.to_string().contains("NpzArchive::deserialize"), "{e}");
         named(
             NpzArchive::open(&npz)
                 .unwrap()
