@@ -113,6 +113,11 @@ pub struct Cli {
     )]
     max_empty_items: u64,
 
+    /// With --allow-pickle-data: how the str values of Python 2 pickles are read, as
+    /// np.load's encoding: ascii (the default: a non-ASCII byte is an error), latin1 or bytes.
+    #[arg(long, global = true, value_name = "ENC", default_value = "ascii")]
+    pickle_encoding: npy_serde::pickle::Encoding,
+
     /// Seconds one request to an object store (s3://, http(s)://) may take, from connecting
     /// to the last byte of its answer (connecting: at most 5 s, or this if shorter).
     #[arg(long, global = true, value_name = "SECS", default_value_t = 10.0)]
@@ -134,6 +139,7 @@ impl Cli {
         Global {
             max_header_size: self.max_header_size,
             max_empty_items: self.max_empty_items,
+            pickle_encoding: self.pickle_encoding,
             timeout: std::time::Duration::try_from_secs_f64(self.timeout)
                 .unwrap_or(std::time::Duration::from_secs(10)),
             retries: self.retries,

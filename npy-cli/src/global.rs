@@ -1,5 +1,5 @@
 //! The options every command shares (`npy --max-header-size N --max-empty-items N
-//! --timeout SECS --retries N COMMAND`).
+//! --pickle-encoding ENC --timeout SECS --retries N COMMAND`).
 
 use std::time::Duration;
 
@@ -15,6 +15,8 @@ pub struct Global {
     /// `--timeout`: one object-store request's limit (read with feature `remote`).
     #[cfg_attr(not(feature = "remote"), allow(dead_code))]
     pub timeout: Duration,
+    /// `--pickle-encoding`: how Python 2 `str` values of object arrays are read.
+    pub pickle_encoding: npy_serde::pickle::Encoding,
     /// `--retries`: how often a failed object-store request is retried.
     #[cfg_attr(not(feature = "remote"), allow(dead_code))]
     pub retries: usize,
@@ -41,8 +43,10 @@ impl Global {
     /// The library's reader options for these limits (the Arrow readers': `convert` to a
     /// table, `sql`; and object arrays converted to JSON or CSV).
     pub fn reader_options(&self) -> npy_serde::ReaderBuilder {
+        let pickle = npy_serde::pickle::PickleOptions::default().encoding(self.pickle_encoding);
         npy_serde::ReaderBuilder::new()
             .with_limits(self.limits())
             .max_empty_items(self.max_empty_items)
+            .pickle_options(pickle)
     }
 }

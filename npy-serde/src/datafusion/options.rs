@@ -178,6 +178,21 @@ pub(crate) static OPTIONS: &[TableOption] = &[
         },
     },
     TableOption {
+        key: "pickle_encoding",
+        value: "ascii|latin1|bytes",
+        help: "with allow_pickle_data, how the str values of Python 2 pickles are read, as \
+               np.load's encoding (default ascii: a non-ASCII byte is an error)",
+        get: |o| {
+            let e = o.reader.pickle.get_encoding();
+            (e != Default::default()).then(|| e.name().to_string())
+        },
+        set: |o, v| {
+            let e: crate::pickle::Encoding = v.parse()?;
+            o.reader.pickle = o.reader.pickle.encoding(e);
+            Ok(())
+        },
+    },
+    TableOption {
         key: "layout",
         value: "rows|columns",
         help: "how the values lie in the files: rows (each file an array of rows; the \
@@ -434,7 +449,12 @@ mod tests {
                 ReaderBuilder::new()
                     .max_depth(7)
                     .max_dims(3)
-                    .max_empty_items(9),
+                    .max_empty_items(9)
+                    .allow_pickle_data(true)
+                    .pickle_options(
+                        crate::pickle::PickleOptions::default()
+                            .encoding(crate::pickle::Encoding::Latin1),
+                    ),
             )
             .max_header_size(123)
             .max_data_size(456)
@@ -454,6 +474,10 @@ mod tests {
         );
         assert_eq!(back.reader.limits.max_depth, 7);
         assert_eq!(back.reader.max_empty_items, 9);
+        assert_eq!(
+            back.reader.pickle.get_encoding(),
+            crate::pickle::Encoding::Latin1
+        );
         assert_eq!(back.member(), Some("x"));
         assert_eq!(back.extension(), ".zip");
         assert!(back.read_access && back.keep_filters);
@@ -470,7 +494,8 @@ mod tests {
                 "member",
                 "max_data_size",
                 "file_extension",
-                "allow_pickle_data"
+                "allow_pickle_data",
+                "pickle_encoding"
             ]
         );
     }
@@ -482,7 +507,8 @@ mod tests {
             o.apply("nope", "1").unwrap_err(),
             "unknown npy option \"nope\": the options are member, max_header_size, \
              max_data_size, max_depth, max_dims, max_empty_items, file_extension, \
-             allow_pickle_data, layout, verify_crc, access and filter_pushdown"
+             allow_pickle_data, pickle_encoding, layout, verify_crc, access and \
+             filter_pushdown"
         );
         assert_eq!(
             o.apply("max_header_size", "big").unwrap_err(),

@@ -387,7 +387,8 @@ impl<'a> Machine<'a> {
                 if !b.is_ascii() {
                     return Err(bad(
                         "a Python 2 str holds non-ASCII bytes: read it with the encoding \
-                         Latin1 (NumPy's encoding='latin1') or Bytes",
+                         latin1 (NumPy's encoding='latin1') or bytes (PickleOptions::encoding, \
+                         the table option pickle_encoding, npy --pickle-encoding)",
                         at,
                     ));
                 }

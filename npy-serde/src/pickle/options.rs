@@ -25,6 +25,43 @@ pub enum Encoding {
     Bytes,
 }
 
+impl Encoding {
+    /// The name [`FromStr`](std::str::FromStr) reads: `ascii`, `latin1` or `bytes` (NumPy's
+    /// `encoding=` values).
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::Ascii => "ascii",
+            Encoding::Latin1 => "latin1",
+            Encoding::Bytes => "bytes",
+        }
+    }
+}
+
+/// `ascii`, `latin1` (or `latin-1`) or `bytes`, in any case, as `np.load(encoding=...)` takes
+/// them.
+///
+/// ```
+/// use npy_serde::pickle::Encoding;
+/// assert_eq!("latin1".parse::<Encoding>(), Ok(Encoding::Latin1));
+/// assert_eq!("ASCII".parse::<Encoding>(), Ok(Encoding::Ascii));
+/// assert!("utf8".parse::<Encoding>().unwrap_err().contains("latin1"));
+/// ```
+impl std::str::FromStr for Encoding {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "ascii" => Ok(Encoding::Ascii),
+            "latin1" | "latin-1" => Ok(Encoding::Latin1),
+            "bytes" => Ok(Encoding::Bytes),
+            _ => Err(format!(
+                "unknown encoding {s:?}: the encodings of Python 2 str values are ascii (the \
+                 default), latin1 and bytes"
+            )),
+        }
+    }
+}
+
 /// The choices and limits of reading one pickle.
 ///
 /// ```
@@ -56,6 +93,11 @@ impl PickleOptions {
     pub fn encoding(mut self, e: Encoding) -> Self {
         self.encoding = e;
         self
+    }
+
+    /// The encoding set with [`encoding`](Self::encoding).
+    pub fn get_encoding(&self) -> Encoding {
+        self.encoding
     }
 
     /// The deepest nesting of containers and arrays (default 128).

@@ -137,7 +137,8 @@ fn every_error_names_the_bad_part_and_what_is_accepted() {
         err("npy(a.npy, 20000)"),
         "\"20000\" is not KEY=VALUE: after the location come options KEY=VALUE, whose keys \
          are member, max_header_size, max_data_size, max_depth, max_dims, max_empty_items, \
-         file_extension, allow_pickle_data, layout, verify_crc, access and filter_pushdown"
+         file_extension, allow_pickle_data, pickle_encoding, layout, verify_crc, access and \
+         filter_pushdown"
     );
     assert_eq!(
         err("npy(a.npy,)"),
@@ -151,7 +152,8 @@ fn every_error_names_the_bad_part_and_what_is_accepted() {
         err("npy(a.npy, colour=red)"),
         "unknown npy option \"colour\": the options are member, max_header_size, \
          max_data_size, max_depth, max_dims, max_empty_items, file_extension, \
-         allow_pickle_data, layout, verify_crc, access and filter_pushdown"
+         allow_pickle_data, pickle_encoding, layout, verify_crc, access and \
+         filter_pushdown"
     );
     assert_eq!(
         err("npy(a.npy, max_header_size=lots)"),
