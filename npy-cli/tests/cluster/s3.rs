@@ -161,8 +161,9 @@ fn a_cluster_started_with_store_reads_a_table_on_s3() {
         .to_string();
     eprintln!("a scheduler without --store: {err}");
     assert!(
-        err.contains(&format!("no object store for {store}"))
-            && err.contains(&format!("--store {store}")),
+        err.contains(&format!(
+            "the Ballista scheduler has no object store for {store}"
+        )) && err.contains(&format!("--store {store}")),
         "{err}"
     );
     drop(scheduler);
@@ -179,7 +180,8 @@ fn a_cluster_started_with_store_reads_a_table_on_s3() {
         .to_string();
     eprintln!("an executor without --store: {err}");
     assert!(
-        err.contains(&format!("no object store for {store}"))
+        err.contains("Ballista executor ")
+            && err.contains(&format!("has no object store for {store}"))
             && err.contains(&format!("--store {store}")),
         "{err}\n{}",
         executor.log()

@@ -95,8 +95,8 @@
 //!     does it for its `-t` tables).
 //!
 //!   A scheduler or executor without the table's store fails the query with an error that
-//!   names the store and `--store` (e.g. `this Ballista process has no object store for
-//!   s3://shards/: start the scheduler and every executor with --store s3://shards/ ...`).
+//!   names the process, the store and `--store` (`the Ballista scheduler has no object store
+//!   for s3://shards/: start the scheduler and every executor with --store s3://shards/ ...`).
 //! - **Read limits**: a table's header and data limits
 //!   ([`NpyReadOptions`](crate::datafusion::NpyReadOptions)) are set by the client and travel
 //!   with its scan to every executor, which reads under them; an executor's

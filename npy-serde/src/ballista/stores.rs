@@ -105,11 +105,17 @@ impl ClusterStores {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn runtime(&self, runtime: &RuntimeEnv) -> DfResult<Arc<RuntimeEnv>> {
+        self.runtime_of(runtime, "this Ballista process")
+    }
+
+    /// [`runtime`](ClusterStores::runtime), the error for a missing store naming `process`.
+    fn runtime_of(&self, runtime: &RuntimeEnv, process: &str) -> DfResult<Arc<RuntimeEnv>> {
         for (url, store) in &self.stores {
             runtime.register_object_store(url.as_ref(), Arc::clone(store));
         }
         let hinted = Hinted {
             inner: Arc::clone(&runtime.object_store_registry),
+            process: process.to_string(),
         };
         RuntimeEnvBuilder::from_runtime_env(runtime)
             .with_object_store_registry(Arc::new(hinted))
@@ -121,6 +127,8 @@ impl ClusterStores {
 /// (DataFusion's own error calls a missing store an internal error, a bug to report).
 struct Hinted {
     inner: Arc<dyn ObjectStoreRegistry>,
+    /// The process the registry is in, as its error names it.
+    process: String,
 }
 
 impl fmt::Debug for Hinted {
@@ -150,10 +158,11 @@ impl ObjectStoreRegistry for Hinted {
                 &url[url::Position::BeforeHost..url::Position::AfterPort]
             );
             DataFusionError::Configuration(format!(
-                "this Ballista process has no object store for {root}: start the scheduler \
+                "{} has no object store for {root}: start the scheduler \
                  and every executor with --store {root} (npy-scheduler, npy-executor; in \
                  code, npy_serde::ballista::ClusterStores), each with the AWS_* environment \
-                 of the store"
+                 of the store",
+                self.process
             ))
         })
     }
@@ -183,6 +192,7 @@ pub fn executor_config_with_stores(
     let mut config = executor_config(config);
     let base = config.override_runtime_producer.take();
     let work_dir = config.work_dir.clone();
+    let process = format!("Ballista executor {}", config.executor_id);
     config.override_runtime_producer = Some(Arc::new(move |session_config| {
         let runtime = match &base {
             Some(base) => base(session_config)?,
@@ -194,7 +204,7 @@ pub fn executor_config_with_stores(
                 builder.build_arc()?
             }
         };
-        stores.runtime(&runtime)
+        stores.runtime_of(&runtime, &process)
     }));
     config
 }
@@ -230,7 +240,7 @@ pub fn scheduler_config_with_stores(
             Some(base) => base(session_config)?,
             None => ballista_core::utils::default_session_builder(session_config)?,
         };
-        let runtime = stores.runtime(state.runtime_env())?;
+        let runtime = stores.runtime_of(state.runtime_env(), "the Ballista scheduler")?;
         let id = state.session_id().to_string();
         Ok(
             datafusion::execution::SessionStateBuilder::new_from_existing(state)
@@ -240,4 +250,91 @@ pub fn scheduler_config_with_stores(
         )
     }));
     config
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::execution::SessionStateBuilder;
+    use datafusion::prelude::SessionConfig;
+
+    fn url(s: &str) -> ObjectStoreUrl {
+        ObjectStoreUrl::parse(s).unwrap()
+    }
+
+    #[test]
+    fn stores_are_one_per_bucket_or_host() {
+        let o = RemoteOptions::default();
+        let stores = ClusterStores::new()
+            .with_store("S3://b/x/", &o)
+            .unwrap()
+            .with_store("http://h:8080/a/b.npy", &o)
+            .unwrap()
+            .with_store("s3://b/y/", &o)
+            .unwrap();
+        assert_eq!(
+            stores.urls().collect::<Vec<_>>(),
+            ["http://h:8080/", "s3://b/"]
+        );
+        let e = ClusterStores::new().with_store("s3:///x", &o).unwrap_err();
+        assert!(e.to_string().contains("no bucket"), "{e}");
+        let e = ClusterStores::new().with_store("gs://b/", &o).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("gs://b/: not an object-store URL"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_executor_keeps_its_runtime_producer_and_names_itself() {
+        let stores = ClusterStores::new()
+            .with_store("s3://b/", &RemoteOptions::default())
+            .unwrap();
+        let base = RuntimeEnvBuilder::new().build_arc().unwrap();
+        let from_base = Arc::clone(&base);
+        let config = ExecutorProcessConfig {
+            executor_id: "ex1".to_string(),
+            override_runtime_producer: Some(Arc::new(move |_| Ok(Arc::clone(&from_base)))),
+            ..Default::default()
+        };
+        let config = executor_config_with_stores(config, stores);
+        assert!(config.override_logical_codec.is_some());
+        let produce = config.override_runtime_producer.unwrap();
+        let runtime = produce(&SessionConfig::new()).unwrap();
+        assert!(Arc::ptr_eq(&runtime.disk_manager, &base.disk_manager));
+        assert!(Arc::ptr_eq(&runtime.memory_pool, &base.memory_pool));
+        assert!(runtime.object_store(url("s3://b")).is_ok());
+        assert!(runtime.object_store(url("file://")).is_ok());
+        let e = runtime.object_store(url("s3://c")).unwrap_err().to_string();
+        assert!(
+            e.contains("Ballista executor ex1 has no object store for s3://c/: ")
+                && e.contains("--store s3://c/"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_scheduler_keeps_its_session_builder_and_names_itself() {
+        let mut config = SchedulerConfig::default();
+        config.override_session_builder = Some(Arc::new(|config| {
+            Ok(SessionStateBuilder::new()
+                .with_config(config)
+                .with_session_id("s1".to_string())
+                .build())
+        }));
+        let config = scheduler_config_with_stores(config, ClusterStores::new());
+        let build = config.override_session_builder.unwrap();
+        let state = build(SessionConfig::new()).unwrap();
+        assert_eq!(state.session_id(), "s1");
+        let e = state
+            .runtime_env()
+            .object_store(url("https://h:9443"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("the Ballista scheduler has no object store for https://h:9443/"),
+            "{e}"
+        );
+    }
 }
