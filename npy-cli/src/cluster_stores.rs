@@ -11,12 +11,12 @@ use npy_serde::remote::RemoteOptions;
 /// The stores this process registers (each built from its own AWS_* environment).
 #[derive(Args, Debug)]
 pub struct StoreArgs {
-    /// An object store the cluster's tables live in, s3://BUCKET/ or http(s)://HOST[:PORT]/
-    /// (repeat for each). The scheduler and every executor need the same ones. For s3://
-    /// the credentials, region and endpoint come from this process's environment:
-    /// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION,
-    /// AWS_ENDPOINT_URL (an S3-compatible server, addressed path-style), AWS_ALLOW_HTTP=true
-    /// for a plain-http endpoint; ~/.aws profiles are not read.
+    /// An object store the cluster's tables live in, s3://BUCKET/ or http(s)://HOST/
+    /// (HOST:PORT/ with a port; repeat the flag for each). The scheduler and every executor
+    /// need the same ones. For s3:// the credentials, region and endpoint come from this
+    /// process's environment: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN,
+    /// AWS_REGION, AWS_ENDPOINT_URL (an S3-compatible server, addressed path-style),
+    /// AWS_ALLOW_HTTP=true for a plain-http endpoint; ~/.aws profiles are not read.
     #[arg(long = "store", value_name = "URL")]
     pub stores: Vec<String>,
     /// Seconds one request to a --store may take, from connecting to the last byte of its
