@@ -10,6 +10,17 @@
 //!
 //! `--log-tasks` prints a line per task to stderr (`npy-executor EXECUTOR_ID: task
 //! JOB/STAGE/TASK partitions [..]`): which executor ran what.
+//!
+//! Built with the tool's `remote` feature too, `--store URL` (repeatable) registers the
+//! object store of a bucket (`s3://BUCKET/`) or host (`http(s)://HOST/`) the cluster's
+//! tables live in, with credentials and endpoint from this process's `AWS_*` environment
+//! (`npy_serde::ballista::executor_config_with_stores`); the scheduler needs the same
+//! `--store`s, and so does every executor:
+//!
+//! ```text
+//! AWS_REGION=eu-west-1 AWS_ACCESS_KEY_ID=... AWS_SECRET_ACCESS_KEY=... \
+//!     npy-executor --scheduler sched.example:50050 --store s3://shards/
+//! ```
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,9 +37,14 @@ use datafusion::prelude::SessionConfig;
 use npy_serde::ballista::NpyPhysicalCodec;
 use npy_serde::datafusion::MemoryLimit;
 
+#[cfg(feature = "remote")]
+#[path = "../cluster_stores.rs"]
+mod cluster_stores;
+
 /// A Ballista executor for SQL over .npy tables (npy-serde's codecs): registers with the
 /// scheduler and runs the tasks it is given. Every executor must read a table's files at the
-/// same paths as the scheduler (a shared filesystem) or through the same object store.
+/// same paths as the scheduler (a shared filesystem) or through the same object stores
+/// (--store, in a build with the `remote` feature).
 #[derive(Parser, Debug)]
 #[command(version)]
 struct Args {
@@ -72,6 +88,9 @@ struct Args {
     /// Print a line per task to stderr: which job, stage and task this executor ran.
     #[arg(long)]
     log_tasks: bool,
+    #[cfg(feature = "remote")]
+    #[command(flatten)]
+    stores: cluster_stores::StoreArgs,
 }
 
 fn main() -> ExitCode {
@@ -123,6 +142,15 @@ fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
             inner: DefaultExecutionEngine::new(),
         }));
     }
+    #[cfg(feature = "remote")]
+    let mut config = {
+        let stores = a.stores.stores()?;
+        if !stores.is_empty() {
+            eprintln!("npy-executor: object stores {stores:?}");
+        }
+        npy_serde::ballista::executor_config_with_stores(config, stores)
+    };
+    #[cfg(not(feature = "remote"))]
     let mut config = npy_serde::ballista::executor_config(config);
     if a.max_header_size.is_some() || a.max_data_size.is_some() {
         let codec =

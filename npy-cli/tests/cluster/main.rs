@@ -17,12 +17,21 @@
 //!    (in practice at its next 50 ms status poll) with an error naming the scheduler's URL
 //!    and saying that the job is lost with it.
 //!
+//! With the tool's `remote` feature, `s3.rs`: the same SQL over shards on a live S3 server
+//! (`s3s-fs`), a cluster started with `--store`, and one without it failing with an error
+//! that names the store and `--store`.
+//!
 //! Every process is killed by its guard when the test ends or fails, and by the kernel
 //! (`PR_SET_PDEATHSIG`) if the test process dies; a watchdog aborts the test after 150 s.
+//! The tests run one at a time (their clusters would share the machine's cores, and the
+//! fault test's bounds assume they do not).
 
 mod procs;
+#[cfg(feature = "remote")]
+mod s3;
 
 use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use datafusion::arrow::util::pretty::pretty_format_batches;
@@ -81,6 +90,12 @@ const STAGES: &str = "SELECT c, count(*) AS keys, sum(s) AS total FROM \
                       (SELECT key, count(*) AS c, sum(x) AS s FROM t GROUP BY key) \
                       GROUP BY c ORDER BY c";
 
+/// Held by each test while it runs: one cluster at a time.
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static ONE: Mutex<()> = Mutex::new(());
+    ONE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn config() -> SessionConfig {
     // Eight partitions, and files of any size split into byte ranges.
     npy_serde::ballista::session_config()
@@ -103,6 +118,10 @@ struct Cluster {
     exe_executor: &'static str,
     dir: std::path::PathBuf,
     scheduler_port: u16,
+    /// Each process's `--store` flags (feature `remote`).
+    stores: Vec<String>,
+    /// Each process's `AWS_*` environment.
+    env: Vec<(String, String)>,
 }
 
 impl Cluster {
@@ -117,8 +136,8 @@ impl Cluster {
             "--expire-interval",
             "1",
         ];
-        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let mut p = Proc::start("scheduler", self.exe_scheduler, &args, &self.dir);
+        let args = self.with_stores(&args);
+        let mut p = Proc::start("scheduler", self.exe_scheduler, &args, &self.env, &self.dir);
         p.wait_listening(self.scheduler_port, Duration::from_secs(20));
         p
     }
@@ -144,11 +163,21 @@ impl Cluster {
             "1",
             "--log-tasks",
         ];
-        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let mut p = Proc::start(name, self.exe_executor, &args, &self.dir);
+        let args = self.with_stores(&args);
+        let mut p = Proc::start(name, self.exe_executor, &args, &self.env, &self.dir);
         p.wait_listening(port, Duration::from_secs(20));
         p.wait_listening(grpc, Duration::from_secs(20));
         p
+    }
+
+    /// `args` and a `--store URL` for each of the cluster's stores.
+    fn with_stores(&self, args: &[&str]) -> Vec<String> {
+        let stores = self.stores.iter().flat_map(|s| ["--store", s.as_str()]);
+        args.iter()
+            .copied()
+            .chain(stores)
+            .map(String::from)
+            .collect()
     }
 }
 
@@ -172,7 +201,8 @@ fn until(
 
 #[test]
 fn a_scheduler_and_two_executor_processes_under_faults() {
-    watchdog(Duration::from_secs(150));
+    let _one = one_at_a_time();
+    let _watchdog = watchdog(Duration::from_secs(150));
     let started = Instant::now();
     let tmp = TempDir::new("npy-cluster");
     let data = tmp.path().join("t");
@@ -184,6 +214,8 @@ fn a_scheduler_and_two_executor_processes_under_faults() {
         exe_executor: env!("CARGO_BIN_EXE_npy-executor"),
         dir: tmp.path().to_path_buf(),
         scheduler_port: free_port(),
+        stores: Vec::new(),
+        env: Vec::new(),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -26,15 +26,29 @@ pub struct Proc {
 }
 
 impl Proc {
-    /// Starts `exe args` with stdout and stderr into `dir/name.log`. The child gets SIGKILL
+    /// Starts `exe args` with stdout and stderr into `dir/name.log`, and `env` in its
+    /// environment in place of the test's own `AWS_*` variables. The child gets SIGKILL
     /// when the thread that started it (this test's) exits, even if the test process is
     /// killed without unwinding.
-    pub fn start(name: &str, exe: &str, args: &[String], dir: &Path) -> Proc {
+    pub fn start(
+        name: &str,
+        exe: &str,
+        args: &[String],
+        env: &[(String, String)],
+        dir: &Path,
+    ) -> Proc {
         let log = dir.join(format!("{name}.log"));
         let out = File::create(&log).expect("a log file");
         let err = out.try_clone().expect("a log file");
         let mut cmd = Command::new(exe);
-        cmd.args(args).stdin(Stdio::null()).stdout(out).stderr(err);
+        for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("AWS_")) {
+            cmd.env_remove(k);
+        }
+        cmd.args(args)
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err);
         // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
         unsafe {
             cmd.pre_exec(|| {
@@ -102,12 +116,21 @@ impl Drop for Proc {
     }
 }
 
-/// Aborts the test process (its children die with it: `PR_SET_PDEATHSIG`) if it is still
-/// running after `bound`.
-pub fn watchdog(bound: Duration) {
+/// Aborts the test process (its children die with it: `PR_SET_PDEATHSIG`) if the test is
+/// still running `bound` after this call; dropping the guard (the test's end) disarms it.
+#[must_use = "the watchdog is disarmed when its guard is dropped"]
+pub fn watchdog(bound: Duration) -> Watchdog {
+    let (disarm, armed) = std::sync::mpsc::channel::<()>();
     std::thread::spawn(move || {
-        std::thread::sleep(bound);
-        eprintln!("the cluster test ran past its bound of {bound:?}: aborting");
-        std::process::abort();
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = armed.recv_timeout(bound) {
+            eprintln!("the cluster test ran past its bound of {bound:?}: aborting");
+            std::process::abort();
+        }
     });
+    Watchdog { _disarm: disarm }
+}
+
+/// A running [`watchdog`]: disarmed on drop.
+pub struct Watchdog {
+    _disarm: std::sync::mpsc::Sender<()>,
 }

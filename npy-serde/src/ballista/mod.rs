@@ -28,6 +28,9 @@
 //! and encodes the stages' scans, the executors decode them.
 //! - **Scheduler**: [`scheduler_config`] adds the codecs to a `SchedulerConfig`.
 //! - **Executors**: [`executor_config`] does the same for an `ExecutorProcessConfig`.
+//! - **Object stores** (feature `remote`): [`scheduler_config_with_stores`] and
+//!   [`executor_config_with_stores`] also register a [`ClusterStores`]' `s3://` and
+//!   `http(s)://` stores in every runtime the process builds.
 //! - **Client**: [`remote`] connects to the scheduler (`df://host:port`) with the codecs and
 //!   the `NPY` format registered; [`standalone`] runs a scheduler and executors in the
 //!   client's process (tests, one machine).
@@ -68,25 +71,32 @@
 //!   (`/data/shards/`) must be the same files at the same paths on the scheduler and every
 //!   executor (a shared filesystem: NFS, a parallel filesystem, a read-only volume). For
 //!   `s3://` and `http(s)://` tables (feature `remote`), the client, the scheduler and every
-//!   executor need the table's store registered in their runtime: the client's session with
-//!   `npy_serde::datafusion::register_store_for` (`npy sql` does it), the others with
-//!   `npy_serde::datafusion::register_store_in` on the
-//!   `RuntimeEnv` an executor's `ExecutorProcessConfig::override_runtime_producer` builds
-//!   and on the `runtime_env()` of the state a scheduler's
-//!   `SchedulerConfig::override_session_builder` returns, once per bucket or host (each
-//!   process takes its credentials and endpoint from its own `AWS_*` environment, as
-//!   `npy_serde::remote::store_for_url` says):
+//!   executor need the table's store (its bucket's or host's) registered in their runtime,
+//!   each with credentials and endpoint from its own `AWS_*` environment (`AWS_ACCESS_KEY_ID`,
+//!   `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`, `AWS_ENDPOINT_URL`,
+//!   `AWS_ALLOW_HTTP=true` for a plain-HTTP endpoint; `~/.aws` is not read, see
+//!   [`crate::remote::store_for_url`]):
+//!   - the programs, built with the tool's `remote` feature too (`cargo install npy-cli
+//!     --features ballista,remote`): `--store URL` once per bucket or host, on the scheduler
+//!     (it lists the files) **and every executor** (each reads its byte ranges), with
+//!     `--timeout` and `--retries` for each request:
 //!
-//!   ```text
-//!   config.override_runtime_producer = Some(Arc::new(|_session_config| {
-//!       let runtime = RuntimeEnvBuilder::new().build()?;
-//!       register_store_in(&runtime, "s3://bucket/", &RemoteOptions::default())?;
-//!       Ok(Arc::new(runtime))
-//!   }));
-//!   ```
+//!     ```text
+//!     AWS_REGION=eu-west-1 AWS_ACCESS_KEY_ID=... AWS_SECRET_ACCESS_KEY=... \
+//!         npy-scheduler --bind 0.0.0.0 --store s3://shards/ --store https://data.lan/
+//!     AWS_REGION=eu-west-1 AWS_ACCESS_KEY_ID=... AWS_SECRET_ACCESS_KEY=... \
+//!         npy-executor --scheduler sched.lan:50050 --store s3://shards/ --store https://data.lan/
+//!     ```
 //!
-//!   The `npy-scheduler` and `npy-executor` programs do not register stores yet: their
-//!   tables are local paths.
+//!   - in code: a [`ClusterStores`] with the stores, given to [`scheduler_config_with_stores`]
+//!     and [`executor_config_with_stores`] in place of [`scheduler_config`] and
+//!     [`executor_config`];
+//!   - the client: its session with `npy_serde::datafusion::register_store_for` (`npy sql`
+//!     does it for its `-t` tables).
+//!
+//!   A scheduler or executor without the table's store fails the query with an error that
+//!   names the process, the store and `--store` (`the Ballista scheduler has no object store
+//!   for s3://shards/: start the scheduler and every executor with --store s3://shards/ ...`).
 //! - **Read limits**: a table's header and data limits
 //!   ([`NpyReadOptions`](crate::datafusion::NpyReadOptions)) are set by the client and travel
 //!   with its scan to every executor, which reads under them; an executor's
@@ -116,6 +126,8 @@ mod client;
 mod codec;
 mod columns;
 mod errors;
+#[cfg(feature = "remote")]
+mod stores;
 mod table;
 mod wire;
 
@@ -133,6 +145,8 @@ use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 pub use codec::{NpyLogicalCodec, NpyPhysicalCodec};
+#[cfg(feature = "remote")]
+pub use stores::{executor_config_with_stores, scheduler_config_with_stores, ClusterStores};
 pub use table::{NpyTable, NpyTableRule};
 
 use crate::datafusion::register_npy_format;
