@@ -28,7 +28,7 @@
 //! and encodes the stages' scans, the executors decode them.
 //! - **Scheduler**: [`scheduler_config`] adds the codecs to a `SchedulerConfig`.
 //! - **Executors**: [`executor_config`] does the same for an `ExecutorProcessConfig`.
-//! - **Object stores** (feature `remote`): [`scheduler_config_with_stores`] and
+//! - **Object stores**: [`scheduler_config_with_stores`] and
 //!   [`executor_config_with_stores`] also register a [`ClusterStores`]' `s3://` and
 //!   `http(s)://` stores in every runtime the process builds.
 //! - **Client**: [`remote`] connects to the scheduler (`df://host:port`) with the codecs and
@@ -70,7 +70,7 @@
 //!   ranges itself, through its own DataFusion `ObjectStore` registry. Local paths
 //!   (`/data/shards/`) must be the same files at the same paths on the scheduler and every
 //!   executor (a shared filesystem: NFS, a parallel filesystem, a read-only volume). For
-//!   `s3://` and `http(s)://` tables (feature `remote`), the client, the scheduler and every
+//!   `s3://` and `http(s)://` tables, the client, the scheduler and every
 //!   executor need the table's store (its bucket's or host's) registered in their runtime,
 //!   each with credentials and endpoint from its own `AWS_*` environment (`AWS_ACCESS_KEY_ID`,
 //!   `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`, `AWS_ENDPOINT_URL`,
@@ -126,7 +126,6 @@ mod client;
 mod codec;
 mod columns;
 mod errors;
-#[cfg(feature = "remote")]
 mod stores;
 mod table;
 mod wire;
@@ -145,7 +144,6 @@ use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 pub use codec::{NpyLogicalCodec, NpyPhysicalCodec};
-#[cfg(feature = "remote")]
 pub use stores::{executor_config_with_stores, scheduler_config_with_stores, ClusterStores};
 pub use table::{NpyTable, NpyTableRule};
 
