@@ -1,5 +1,5 @@
-//! The object-store flags of `npy-scheduler` and `npy-executor` (features `ballista` and
-//! `remote`; included by both programs): `--store URL` (repeatable), `--timeout`,
+//! The object-store flags of `npy-scheduler` and `npy-executor` (feature `ballista`; included
+//! by both programs): `--store URL` (repeatable), `--timeout`,
 //! `--retries`, and the [`ClusterStores`] they make.
 
 use std::time::Duration;

@@ -11,7 +11,7 @@
 //! `--log-tasks` prints a line per task to stderr (`npy-executor EXECUTOR_ID: task
 //! JOB/STAGE/TASK partitions [..]`): which executor ran what.
 //!
-//! Built with the tool's `remote` feature too, `--store URL` (repeatable) registers the
+//! `--store URL` (repeatable) registers the
 //! object store of a bucket (`s3://BUCKET/`) or host (`http(s)://HOST/`) the cluster's
 //! tables live in, with credentials and endpoint from this process's `AWS_*` environment
 //! (`npy_serde::ballista::executor_config_with_stores`); the scheduler needs the same
@@ -37,14 +37,13 @@ use datafusion::prelude::SessionConfig;
 use npy_serde::ballista::NpyPhysicalCodec;
 use npy_serde::datafusion::MemoryLimit;
 
-#[cfg(feature = "remote")]
 #[path = "../cluster_stores.rs"]
 mod cluster_stores;
 
 /// A Ballista executor for SQL over .npy tables (npy-serde's codecs): registers with the
 /// scheduler and runs the tasks it is given. Every executor must read a table's files at the
 /// same paths as the scheduler (a shared filesystem) or through the same object stores
-/// (--store, in a build with the `remote` feature).
+/// (--store).
 #[derive(Parser, Debug)]
 #[command(version)]
 struct Args {
@@ -88,7 +87,6 @@ struct Args {
     /// Print a line per task to stderr: which job, stage and task this executor ran.
     #[arg(long)]
     log_tasks: bool,
-    #[cfg(feature = "remote")]
     #[command(flatten)]
     stores: cluster_stores::StoreArgs,
 }
@@ -142,7 +140,6 @@ fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
             inner: DefaultExecutionEngine::new(),
         }));
     }
-    #[cfg(feature = "remote")]
     let mut config = {
         let stores = a.stores.stores()?;
         if !stores.is_empty() {
@@ -150,8 +147,6 @@ fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
         }
         npy_serde::ballista::executor_config_with_stores(config, stores)
     };
-    #[cfg(not(feature = "remote"))]
-    let mut config = npy_serde::ballista::executor_config(config);
     if a.max_header_size.is_some() || a.max_data_size.is_some() {
         let codec =
             NpyPhysicalCodec::default().with_read_ceiling(a.max_header_size, a.max_data_size);

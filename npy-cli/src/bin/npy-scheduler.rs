@@ -8,7 +8,7 @@
 //! npy-scheduler --bind 0.0.0.0 --port 50050 --external-host sched.example
 //! ```
 //!
-//! Built with the tool's `remote` feature too, `--store URL` (repeatable) registers the
+//! `--store URL` (repeatable) registers the
 //! object store of a bucket (`s3://BUCKET/`) or host (`http(s)://HOST/`) the cluster's
 //! tables live in, with credentials and endpoint from this process's `AWS_*` environment
 //! (`npy_serde::ballista::scheduler_config_with_stores`): the scheduler lists the tables'
@@ -28,14 +28,13 @@ use ballista_scheduler::config::SchedulerConfig;
 use ballista_scheduler::scheduler_process::start_server;
 use clap::Parser;
 
-#[cfg(feature = "remote")]
 #[path = "../cluster_stores.rs"]
 mod cluster_stores;
 
 /// A Ballista scheduler for SQL over .npy tables (npy-serde's codecs). Executors
 /// (npy-executor --scheduler HOST:PORT) register with it; clients connect to df://HOST:PORT.
-/// Tables on object stores need their stores registered here and on every executor (--store,
-/// in a build with the `remote` feature).
+/// Tables on object stores need their stores registered here and on every executor
+/// (--store).
 #[derive(Parser, Debug)]
 #[command(version)]
 struct Args {
@@ -63,7 +62,6 @@ struct Args {
     /// Attempts of one task before its job fails.
     #[arg(long, default_value_t = 4)]
     task_max_failures: usize,
-    #[cfg(feature = "remote")]
     #[command(flatten)]
     stores: cluster_stores::StoreArgs,
 }
@@ -91,7 +89,6 @@ fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
     config.executor_timeout_seconds = a.executor_timeout;
     config.expire_dead_executor_interval_seconds = a.expire_interval.max(1);
     config.task_max_failures = a.task_max_failures.max(1);
-    #[cfg(feature = "remote")]
     let config = {
         let stores = a.stores.stores()?;
         if !stores.is_empty() {
@@ -99,8 +96,6 @@ fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
         }
         npy_serde::ballista::scheduler_config_with_stores(config, stores)
     };
-    #[cfg(not(feature = "remote"))]
-    let config = npy_serde::ballista::scheduler_config(config);
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
         let cluster = BallistaCluster::new_from_config(&config).await?;

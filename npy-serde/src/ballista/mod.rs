@@ -76,10 +76,9 @@
 //!   `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`, `AWS_ENDPOINT_URL`,
 //!   `AWS_ALLOW_HTTP=true` for a plain-HTTP endpoint; `~/.aws` is not read, see
 //!   [`crate::remote::store_for_url`]):
-//!   - the programs, built with the tool's `remote` feature too (`cargo install npy-cli
-//!     --features ballista,remote`): `--store URL` once per bucket or host, on the scheduler
-//!     (it lists the files) **and every executor** (each reads its byte ranges), with
-//!     `--timeout` and `--retries` for each request:
+//!   - the programs (`cargo install npy-cli --features ballista`): `--store URL` once per
+//!     bucket or host, on the scheduler (it lists the files) **and every executor** (each
+//!     reads its byte ranges), with `--timeout` and `--retries` for each request:
 //!
 //!     ```text
 //!     AWS_REGION=eu-west-1 AWS_ACCESS_KEY_ID=... AWS_SECRET_ACCESS_KEY=... \
