@@ -41,18 +41,11 @@ def metadata(features):
     return json.loads(out.stdout)
 
 
-def check(features, msrv):
-    """Returns the list of problems for this feature set against `msrv` (None: rust-version)."""
-    meta = metadata(features)
-    packages = {p["id"]: p for p in meta["packages"]}
-    members = set(meta["workspace_members"])
-    libs = sorted(members)
-    declared = msrv or packages[libs[0]]["rust_version"]
-    if not declared:
-        return [f"{PACKAGE} declares no rust-version"], declared, 0
-    nodes = {n["id"]: n for n in meta["resolve"]["nodes"]}
-    via = {m: None for m in libs}
-    todo = list(libs)
+def walk(nodes, roots):
+    """Every package reached from `roots` along normal and build dependencies, each with the
+    package it was reached from."""
+    via = {m: None for m in roots}
+    todo = list(roots)
     while todo:
         pid = todo.pop()
         for dep in nodes[pid]["deps"]:
@@ -61,20 +54,41 @@ def check(features, msrv):
             if dep["pkg"] not in via:
                 via[dep["pkg"]] = pid
                 todo.append(dep["pkg"])
-    problems = []
-    for pid in via:
-        if pid in members:
+    return via
+
+
+def check(features, msrv):
+    """Returns the problems for this feature set: with `msrv`, every package reached from the
+    workspace's members against it; without, each member's graph against the member's own
+    `rust-version` (the format crate and the tool declare the workspace's, npy-datafusion
+    DataFusion's)."""
+    meta = metadata(features)
+    packages = {p["id"]: p for p in meta["packages"]}
+    members = sorted(meta["workspace_members"])
+    nodes = {n["id"]: n for n in meta["resolve"]["nodes"]}
+    roots = [([m for m in members], msrv)] if msrv else [
+        ([m], packages[m]["rust_version"]) for m in members]
+    problems, reached = set(), set()
+    for start, declared in roots:
+        if not declared:
+            problems.add(f"{packages[start[0]]['name']} declares no rust-version")
             continue
-        p = packages[pid]
-        need = p.get("rust_version")
-        if need and version(need) > version(declared):
-            path, at = [], pid
-            while at is not None:
-                path.append(f"{packages[at]['name']} {packages[at]['version']}")
-                at = via[at]
-            problems.append(f"{p['name']} {p['version']} needs Rust {need} (via "
-                            + " <- ".join(path) + ")")
-    return sorted(problems), declared, len(via)
+        via = walk(nodes, start)
+        reached |= set(via)
+        for pid in via:
+            if pid in members:
+                continue
+            p = packages[pid]
+            need = p.get("rust_version")
+            if need and version(need) > version(declared):
+                path, at = [], pid
+                while at is not None:
+                    path.append(f"{packages[at]['name']} {packages[at]['version']}")
+                    at = via[at]
+                problems.add(f"{p['name']} {p['version']} needs Rust {need}, more than "
+                             f"{declared} (via " + " <- ".join(path) + ")")
+    label = msrv or "each member's rust-version"
+    return sorted(problems), label, len(reached)
 
 
 def main():

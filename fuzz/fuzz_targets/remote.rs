@@ -1,4 +1,4 @@
-//! bytes -> an object on an in-memory store, read through `npy_serde::remote` as a `.npy` and
+//! bytes -> an object on an in-memory store, read through `npy_remote` as a `.npy` and
 //! an `.npz`, with injected short reads, errors and stalls (see `fuzz/src/remote.rs`).
 #![no_main]
 

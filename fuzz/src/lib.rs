@@ -1293,7 +1293,7 @@ fn npz_append(input: &WritersInput) {
 /// both readers).
 #[cfg(feature = "arrow")]
 pub fn arrow(data: &[u8]) {
-    use npy_serde::arrow::{BatchReaderBuilder, NpyBatchWriter};
+    use npy_arrow::{BatchReaderBuilder, NpyBatchWriter};
     let rb = ReaderBuilder::new()
         .max_empty_items(1 << 10)
         .max_data_size(1 << 20);
@@ -1301,7 +1301,7 @@ pub fn arrow(data: &[u8]) {
     let b = BatchReaderBuilder::new()
         .batch_size(batch)
         .reader_options(rb.clone());
-    let collect = |r: npy_serde::Result<npy_serde::arrow::NpyBatchReader<'_>>| {
+    let collect = |r: npy_serde::Result<npy_arrow::NpyBatchReader<'_>>| {
         let mut r = r?;
         let schema = r.schema_ref().clone();
         let mut out = Vec::new();

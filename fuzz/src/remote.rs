@@ -1,5 +1,5 @@
 //! The body of the `remote` fuzz target: hostile bytes as an object on an in-memory store,
-//! read through `npy_serde::remote` (as a `.npy` and as an `.npz`) with injected faults (short
+//! read through `npy_remote` (as a `.npy` and as an `.npz`) with injected faults (short
 //! bodies, extra bytes, errors, stalls). Included by `fuzz_targets/remote.rs` and, to replay
 //! saved findings on stable, by `tests/tests/it/remote.rs`.
 //!
@@ -9,7 +9,7 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use npy_serde::remote::{Fault, FaultStore, FetchOptions, RemoteNpy, RemoteNpz};
+use npy_remote::{Fault, FaultStore, FetchOptions, RemoteNpy, RemoteNpz};
 use npy_serde::ReaderBuilder;
 use object_store::memory::InMemory;
 use object_store::path::Path;

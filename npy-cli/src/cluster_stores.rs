@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use clap::Args;
-use npy_serde::ballista::ClusterStores;
-use npy_serde::remote::RemoteOptions;
+use npy_datafusion::ballista::ClusterStores;
+use npy_remote::RemoteOptions;
 
 /// The stores this process registers (each built from its own AWS_* environment).
 #[derive(Args, Debug)]

@@ -33,8 +33,8 @@ impl Global {
 
     /// The object-store options for `--timeout` and `--retries` (connecting: at most 5 s).
     #[cfg(feature = "remote")]
-    pub fn remote_options(&self) -> npy_serde::remote::RemoteOptions {
-        npy_serde::remote::RemoteOptions::default()
+    pub fn remote_options(&self) -> npy_remote::RemoteOptions {
+        npy_remote::RemoteOptions::default()
             .timeout(self.timeout)
             .connect_timeout(self.timeout.min(Duration::from_secs(5)))
             .retries(self.retries)

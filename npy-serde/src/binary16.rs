@@ -10,7 +10,7 @@
 const SUBNORMAL_STEP: f64 = 1.0 / 16_777_216.0;
 
 /// The half-precision value `bits` as an `f32` (exact).
-pub(crate) fn to_f32(bits: u16) -> f32 {
+pub fn to_f32(bits: u16) -> f32 {
     let sign = u32::from(bits & 0x8000) << 16;
     let exp = u32::from(bits >> 10) & 0x1f;
     let man = u32::from(bits & 0x3ff);
@@ -25,7 +25,7 @@ pub(crate) fn to_f32(bits: u16) -> f32 {
 }
 
 /// The half-precision value `bits` as an `f64` (exact).
-pub(crate) fn to_f64(bits: u16) -> f64 {
+pub fn to_f64(bits: u16) -> f64 {
     let sign = u64::from(bits & 0x8000) << 48;
     let exp = u64::from(bits >> 10) & 0x1f;
     let man = u64::from(bits & 0x3ff);
@@ -40,7 +40,7 @@ pub(crate) fn to_f64(bits: u16) -> f64 {
 
 /// The half-precision bits of `v` if it has them exactly (a NaN always: its sign and the top
 /// ten bits of its payload, quiet); `None` if `v` would be rounded or overflow.
-pub(crate) fn from_f64_exact(v: f64) -> Option<u16> {
+pub fn from_f64_exact(v: f64) -> Option<u16> {
     let b = v.to_bits();
     let sign = ((b >> 48) & 0x8000) as u16;
     let top = ((b >> 42) & 0x3ff) as u16;

@@ -295,15 +295,18 @@ impl Error {
         self
     }
 
-    pub(crate) fn header(msg: impl Into<String>) -> Self {
+    /// An [`ErrorKind::InvalidHeader`]: the header dict is malformed.
+    pub fn header(msg: impl Into<String>) -> Self {
         Error::new(ErrorKind::InvalidHeader(msg.into()))
     }
 
-    pub(crate) fn descr(msg: impl Into<String>) -> Self {
+    /// An [`ErrorKind::InvalidDescr`]: a `descr` that does not parse.
+    pub fn descr(msg: impl Into<String>) -> Self {
         Error::new(ErrorKind::InvalidDescr(msg.into()))
     }
 
-    pub(crate) fn eof(what: &'static str, expected: u64, found: u64) -> Self {
+    /// An [`ErrorKind::UnexpectedEof`]: `what` needed `expected` bytes, `found` were present.
+    pub fn eof(what: &'static str, expected: u64, found: u64) -> Self {
         Error::new(ErrorKind::UnexpectedEof {
             what,
             expected,
@@ -311,36 +314,39 @@ impl Error {
         })
     }
 
-    pub(crate) fn limit(what: &'static str, limit: u64, found: u64) -> Self {
+    /// An [`ErrorKind::LimitExceeded`]: `what` is `found`, over the limit `limit`.
+    pub fn limit(what: &'static str, limit: u64, found: u64) -> Self {
         Error::new(ErrorKind::LimitExceeded { what, limit, found })
     }
 
-    pub(crate) fn overflow(what: impl Into<String>) -> Self {
+    /// An [`ErrorKind::Overflow`]: a size or count of `what` does not fit.
+    pub fn overflow(what: impl Into<String>) -> Self {
         Error::new(ErrorKind::Overflow(what.into()))
     }
 
-    pub(crate) fn write(msg: impl Into<String>) -> Self {
+    /// An [`ErrorKind::Write`]: the data cannot be written as asked.
+    pub fn write(msg: impl Into<String>) -> Self {
         Error::new(ErrorKind::Write(msg.into()))
     }
 
-    #[allow(dead_code)] // used by the serde layer
-    pub(crate) fn mismatch(expected: impl Into<String>, found: impl Into<String>) -> Self {
+    /// An [`ErrorKind::TypeMismatch`]: `expected` versus `found`.
+    pub fn mismatch(expected: impl Into<String>, found: impl Into<String>) -> Self {
         Error::new(ErrorKind::TypeMismatch {
             expected: expected.into(),
             found: found.into(),
         })
     }
 
-    #[allow(dead_code)] // used by the remote module (feature `remote`)
-    pub(crate) fn remote(url: impl Into<String>, message: impl std::fmt::Display) -> Self {
+    /// An [`ErrorKind::Remote`]: an object store failed, or an object is not what it claims, at `url`.
+    pub fn remote(url: impl Into<String>, message: impl std::fmt::Display) -> Self {
         Self::new(ErrorKind::Remote {
             url: url.into(),
             message: message.to_string(),
         })
     }
 
-    #[allow(dead_code)] // used by the serde layer
-    pub(crate) fn invalid_value(msg: impl Into<String>) -> Self {
+    /// An [`ErrorKind::InvalidValue`]: a value that cannot be represented or is not valid.
+    pub fn invalid_value(msg: impl Into<String>) -> Self {
         Error::new(ErrorKind::InvalidValue(msg.into()))
     }
 }

@@ -67,7 +67,8 @@ pub mod error;
 pub mod header;
 pub mod pickle;
 pub mod pod;
-mod pyliteral;
+#[doc(hidden)]
+pub mod pyliteral;
 pub mod record;
 pub mod value;
 
@@ -83,11 +84,13 @@ pub use value::{Array, Value};
 pub use npy_derive::NpyRecord;
 
 // ---- the shared layer under both directions ----
-mod binary16;
+#[doc(hidden)]
+pub mod binary16;
 mod kind;
 mod layout;
 mod miss;
-mod text;
+#[doc(hidden)]
+pub mod text;
 #[cfg(feature = "tier-hook")]
 pub mod tier;
 #[cfg(not(feature = "tier-hook"))]
@@ -108,26 +111,6 @@ pub use write::{to_path, to_vec, to_writer, MmapArrayMut, NpyWriter, WriterBuild
 // ---- ndarray (feature `ndarray`): reads, writes and views through the doors above ----
 #[cfg(feature = "ndarray")]
 pub mod ndarray;
-
-// ---- Arrow (feature `arrow`): record batches from and to the doors above ----
-#[cfg(feature = "arrow")]
-pub mod arrow;
-
-// ---- Parquet (feature `parquet`): record batches into and out of Parquet files on all cores ----
-#[cfg(feature = "parquet")]
-pub mod parquet;
-
-// ---- SQL (feature `datafusion`): .npy files as DataFusion tables ----
-#[cfg(feature = "datafusion")]
-pub mod datafusion;
-
-// ---- Distributed SQL (feature `ballista`): .npy shards on an Apache Ballista cluster ----
-#[cfg(feature = "ballista")]
-pub mod ballista;
-
-// ---- Object stores (feature `remote`): .npy/.npz over S3 and HTTP by byte ranges ----
-#[cfg(feature = "remote-core")]
-pub mod remote;
 
 // ---- npz (feature `npz`, default): archives of `.npy` members through the doors above ----
 #[cfg(feature = "npz")]

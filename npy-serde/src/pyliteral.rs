@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 
 /// A parsed Python literal value.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum PyKind {
+pub enum PyKind {
     Str(String),
     /// An integer. `None` if it does not fit in an `i128` (still a valid Python int).
     Int(Option<i128>),
@@ -69,7 +69,7 @@ impl Literal {
 
 /// A value and where it stands in the text (byte offsets, end exclusive).
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Py {
+pub struct Py {
     pub kind: PyKind,
     pub start: usize,
     pub end: usize,
@@ -121,7 +121,7 @@ impl Py {
     }
 }
 
-pub(crate) fn shorten(s: &str, max: usize) -> String {
+pub fn shorten(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()
     } else {
@@ -136,11 +136,11 @@ pub(crate) fn shorten(s: &str, max: usize) -> String {
 /// CPython's parser refuses more than 200 nested brackets ("too many nested parentheses"), so
 /// NumPy cannot read a header nested deeper than this either; the cap bounds the parser's (and
 /// the dtype conversion's) recursion, so a raised `Limits::max_depth` cannot overflow the stack.
-pub(crate) const HARD_MAX_DEPTH: usize = 200;
+pub const HARD_MAX_DEPTH: usize = 200;
 
 /// Options of the literal parser.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct LiteralOptions {
+pub struct LiteralOptions {
     /// Maximum nesting of containers (at most [`HARD_MAX_DEPTH`] is used).
     pub max_depth: usize,
     /// Accept Python 2 `L` suffixes on integers (v1.0/v2.0 headers).
@@ -150,7 +150,7 @@ pub(crate) struct LiteralOptions {
 /// Parses `text` as exactly one literal surrounded by optional whitespace.
 ///
 /// `base` is the byte offset of `text` in the file, added to error positions.
-pub(crate) fn parse_literal(text: &str, opts: LiteralOptions, base: u64) -> Result<Py> {
+pub fn parse_literal(text: &str, opts: LiteralOptions, base: u64) -> Result<Py> {
     let p = LitParser {
         full: text,
         opts,
@@ -482,7 +482,7 @@ impl<'t> LitParser<'t> {
 /// separators other than the ASCII space, surrogates, private use) for the ranges in common
 /// use; unassigned code points are treated as printable, which only matters for v3.0 headers
 /// whose field names contain unassigned characters.
-pub(crate) fn is_printable(c: char) -> bool {
+pub fn is_printable(c: char) -> bool {
     let u = c as u32;
     match u {
         0x20..=0x7e => true,
@@ -498,7 +498,7 @@ pub(crate) fn is_printable(c: char) -> bool {
 }
 
 /// Python's `repr(s)` for a `str`.
-pub(crate) fn repr_str(s: &str) -> String {
+pub fn repr_str(s: &str) -> String {
     let quote = if s.contains('\'') && !s.contains('"') {
         '"'
     } else {
@@ -534,7 +534,7 @@ pub(crate) fn repr_str(s: &str) -> String {
 }
 
 /// Python's `repr` of a tuple of non-negative integers: `()`, `(3,)`, `(2, 3)`.
-pub(crate) fn repr_shape(shape: &[u64]) -> String {
+pub fn repr_shape(shape: &[u64]) -> String {
     match shape {
         [] => "()".to_string(),
         [one] => format!("({one},)"),

@@ -10,12 +10,12 @@ use crate::kind::put;
 
 /// Length of `b` without its trailing NUL bytes.
 #[inline]
-pub(crate) fn strip_nuls(b: &[u8]) -> usize {
+pub fn strip_nuls(b: &[u8]) -> usize {
     b.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1)
 }
 
 /// Checks UTF-8, reporting the offset of the first invalid byte.
-pub(crate) fn utf8(b: &[u8], offset: u64) -> Result<&str> {
+pub fn utf8(b: &[u8], offset: u64) -> Result<&str> {
     std::str::from_utf8(b).map_err(|e| {
         Error::invalid_value(format!(
             "byte string is not valid UTF-8 (invalid byte at index {})",
@@ -27,7 +27,7 @@ pub(crate) fn utf8(b: &[u8], offset: u64) -> Result<&str> {
 
 /// Decodes UCS-4 code units in `order`, trailing NULs stripped; an invalid code point is an
 /// `InvalidValue` error at its byte offset.
-pub(crate) fn decode_ucs4(bytes: &[u8], order: ByteOrder, offset: u64) -> Result<String> {
+pub fn decode_ucs4(bytes: &[u8], order: ByteOrder, offset: u64) -> Result<String> {
     let big = order == ByteOrder::Big
         || (order == ByteOrder::NotApplicable && ByteOrder::NATIVE == ByteOrder::Big);
     let units = bytes.chunks_exact(4).map(|c| {
@@ -141,7 +141,7 @@ pub fn longdouble_to_f64(le: [u8; 16]) -> f64 {
 /// Encodes `v` as an x87 80-bit extended float: 8 mantissa bytes (explicit integer bit) then
 /// sign and 15-bit exponent, little-endian. Exact for every `f64`, including subnormals (which
 /// are normal numbers in the wider exponent range), infinities and NaN payloads.
-pub(crate) fn f64_to_x87(v: f64) -> [u8; 10] {
+pub fn f64_to_x87(v: f64) -> [u8; 10] {
     let bits = v.to_bits();
     let sign = ((bits >> 63) as u16) << 15;
     let exp = ((bits >> 52) & 0x7ff) as i32;
@@ -167,7 +167,7 @@ pub(crate) fn f64_to_x87(v: f64) -> [u8; 10] {
 }
 
 /// x87 encoding of an integer, exact when it fits the 64-bit mantissa (every `i64`/`u64`).
-pub(crate) fn int_to_x87(v: i128) -> Option<[u8; 10]> {
+pub fn int_to_x87(v: i128) -> Option<[u8; 10]> {
     if v == 0 {
         return Some([0; 10]);
     }
@@ -187,7 +187,7 @@ pub(crate) fn int_to_x87(v: i128) -> Option<[u8; 10]> {
     Some(out)
 }
 
-pub(crate) fn put_x87(buf: &mut [u8], x: [u8; 10], big: bool) {
+pub fn put_x87(buf: &mut [u8], x: [u8; 10], big: bool) {
     // NumPy stores the 10 bytes in a 16-byte slot; a byte-swapped (`>f16`) value reverses all 16.
     let mut slot = [0u8; 16];
     slot[..10].copy_from_slice(&x);
@@ -198,7 +198,7 @@ pub(crate) fn put_x87(buf: &mut [u8], x: [u8; 10], big: bool) {
 }
 
 /// Writes `bytes` into an `S<n>` slot, NUL-padded.
-pub(crate) fn put_sbytes(buf: &mut [u8], bytes: &[u8], scalar: Scalar) -> Result<()> {
+pub fn put_sbytes(buf: &mut [u8], bytes: &[u8], scalar: Scalar) -> Result<()> {
     if bytes.len() > buf.len() {
         return Err(Error::write(format!(
             "a string of {} bytes does not fit in |{} ({} bytes): it would be truncated",
@@ -213,7 +213,7 @@ pub(crate) fn put_sbytes(buf: &mut [u8], bytes: &[u8], scalar: Scalar) -> Result
 }
 
 /// Writes `s` into a `U<n>` slot as UCS-4, NUL-padded.
-pub(crate) fn put_ustr(buf: &mut [u8], s: &str, n: usize, big: bool) -> Result<()> {
+pub fn put_ustr(buf: &mut [u8], s: &str, n: usize, big: bool) -> Result<()> {
     let mut i = 0;
     for c in s.chars() {
         if i == n {

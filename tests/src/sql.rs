@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use datafusion::arrow::array::{Array, ArrayRef, RecordBatch};
 use datafusion::arrow::util::display::array_value_to_string;
 use datafusion::prelude::{SessionConfig, SessionContext};
-use npy_serde::datafusion::{register_npy_format, NpyReadOptions, NpySessionExt};
+use npy_datafusion::{register_npy_format, NpyReadOptions, NpySessionExt};
 use npy_serde::NpyRecord;
 use serde::Serialize;
 use serde_json::Value as Json;

@@ -1,7 +1,7 @@
 //! `npy-executor`: a Ballista executor that runs `.npy` scans (feature `ballista`): Ballista's
-//! executor process with npy-serde's codecs (`npy_serde::ballista::executor_config`). It
+//! executor process with npy-serde's codecs (`npy_datafusion::ballista::executor_config`). It
 //! registers with the scheduler (`npy-scheduler`) and serves its shuffle output over Arrow
-//! Flight on `--port`. The deployment guide is in the `npy_serde::ballista` docs.
+//! Flight on `--port`. The deployment guide is in the `npy_datafusion::ballista` docs.
 //!
 //! ```text
 //! npy-executor --scheduler sched.example:50050 --bind 0.0.0.0 --external-host node1 \
@@ -14,7 +14,7 @@
 //! `--store URL` (repeatable) registers the
 //! object store of a bucket (`s3://BUCKET/`) or host (`http(s)://HOST/`) the cluster's
 //! tables live in, with credentials and endpoint from this process's `AWS_*` environment
-//! (`npy_serde::ballista::executor_config_with_stores`); the scheduler needs the same
+//! (`npy_datafusion::ballista::executor_config_with_stores`); the scheduler needs the same
 //! `--store`s, and so does every executor:
 //!
 //! ```text
@@ -34,8 +34,8 @@ use clap::Parser;
 use datafusion::error::Result as DfResult;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionConfig;
-use npy_serde::ballista::NpyPhysicalCodec;
-use npy_serde::datafusion::MemoryLimit;
+use npy_datafusion::ballista::NpyPhysicalCodec;
+use npy_datafusion::MemoryLimit;
 
 #[path = "../cluster_stores.rs"]
 mod cluster_stores;
@@ -145,7 +145,7 @@ fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
         if !stores.is_empty() {
             eprintln!("npy-executor: object stores {stores:?}");
         }
-        npy_serde::ballista::executor_config_with_stores(config, stores)
+        npy_datafusion::ballista::executor_config_with_stores(config, stores)
     };
     if a.max_header_size.is_some() || a.max_data_size.is_some() {
         let codec =

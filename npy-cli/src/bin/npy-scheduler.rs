@@ -1,8 +1,8 @@
 //! `npy-scheduler`: a Ballista scheduler that plans SQL over `.npy` tables (feature
 //! `ballista`): Ballista's scheduler with npy-serde's codecs
-//! (`npy_serde::ballista::scheduler_config`). Clients connect with
-//! `npy_serde::ballista::remote("df://HOST:PORT", ...)`; executors (`npy-executor`) register
-//! with it. The deployment guide is in the `npy_serde::ballista` docs.
+//! (`npy_datafusion::ballista::scheduler_config`). Clients connect with
+//! `npy_datafusion::ballista::remote("df://HOST:PORT", ...)`; executors (`npy-executor`) register
+//! with it. The deployment guide is in the `npy_datafusion::ballista` docs.
 //!
 //! ```text
 //! npy-scheduler --bind 0.0.0.0 --port 50050 --external-host sched.example
@@ -11,7 +11,7 @@
 //! `--store URL` (repeatable) registers the
 //! object store of a bucket (`s3://BUCKET/`) or host (`http(s)://HOST/`) the cluster's
 //! tables live in, with credentials and endpoint from this process's `AWS_*` environment
-//! (`npy_serde::ballista::scheduler_config_with_stores`): the scheduler lists the tables'
+//! (`npy_datafusion::ballista::scheduler_config_with_stores`): the scheduler lists the tables'
 //! files there. Every executor needs the same `--store`s:
 //!
 //! ```text
@@ -94,7 +94,7 @@ fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
         if !stores.is_empty() {
             eprintln!("npy-scheduler: object stores {stores:?}");
         }
-        npy_serde::ballista::scheduler_config_with_stores(config, stores)
+        npy_datafusion::ballista::scheduler_config_with_stores(config, stores)
     };
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {

@@ -63,7 +63,7 @@ pub enum StringsChoice {
     Objects,
 }
 
-/// A `--nulls` policy (the grammar of `npy_serde::arrow::NullPolicy`).
+/// A `--nulls` policy (the grammar of `npy_arrow::NullPolicy`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NullChoice {
     /// `error`.
@@ -92,7 +92,7 @@ impl FromStr for NullChoice {
     }
 }
 
-/// A `--decimals` policy (the grammar of `npy_serde::arrow::DecimalPolicy`).
+/// A `--decimals` policy (the grammar of `npy_arrow::DecimalPolicy`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DecimalChoice {
     /// `auto`.

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_schema::{Schema, SchemaRef};
-use npy_serde::arrow::{BatchWriterBuilder, TITLE_KEY};
+use npy_arrow::{BatchWriterBuilder, TITLE_KEY};
 use npy_serde::{DType, Header};
 
 use crate::convert::choice::TableChoice;

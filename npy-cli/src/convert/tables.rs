@@ -1,11 +1,11 @@
 //! `npy convert` when IN or OUT is a table (feature `arrow`): a Parquet or Arrow IPC input, or a
-//! `.npy` file or archive member read as Arrow batches through `npy_serde::arrow`, streamed batch
+//! `.npy` file or archive member read as Arrow batches through `npy_arrow`, streamed batch
 //! by batch into the table writer.
 
 use std::collections::HashMap;
 use std::io::BufReader;
 
-use npy_serde::arrow::BatchReaderBuilder;
+use npy_arrow::BatchReaderBuilder;
 
 use crate::convert::choice::TableChoice;
 use crate::failure::{CliResult, Failure};

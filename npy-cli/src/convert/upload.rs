@@ -78,7 +78,7 @@ impl Staged {
 
     /// Uploads the converted file.
     pub fn upload(&self, g: &Global) -> CliResult {
-        let (store, path) = npy_serde::remote::store_for_url(&self.url, &g.remote_options())
+        let (store, path) = npy_remote::store_for_url(&self.url, &g.remote_options())
             .map_err(|e| Failure::input(e.to_string()))?;
         let file = File::open(&self.file).map_err(|e| Failure::file(&self.url, e))?;
         let rt = tokio::runtime::Builder::new_current_thread()

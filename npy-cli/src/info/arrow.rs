@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::{self, BufReader, Write};
 
 use arrow_schema::Schema;
-use npy_serde::arrow::DESCR_KEY;
+use npy_arrow::DESCR_KEY;
 
 use crate::failure::{CliResult, Failure};
 use crate::global::Global;
@@ -37,8 +37,7 @@ pub fn run(g: &Global, file: &str, member: Option<&str>) -> CliResult {
             .map_err(|e| header_failure(&spec.display, e))?
             .header
     };
-    let schema =
-        npy_serde::arrow::schema_for(&header).map_err(|e| Failure::file(&spec.display, e))?;
+    let schema = npy_arrow::schema_for(&header).map_err(|e| Failure::file(&spec.display, e))?;
     let mut out = io::stdout().lock();
     print_schema(&mut out, &schema).map_err(|e| Failure::write("standard output", e))
 }

@@ -1,5 +1,5 @@
 //! Where an input's bytes come from: a local file, or (feature `remote`) one object behind an
-//! `s3://bucket/key` or `http(s)://host/path` URL, read through `npy_serde::remote::RemoteFile`
+//! `s3://bucket/key` or `http(s)://host/path` URL, read through `npy_remote::RemoteFile`
 //! (ranged GETs with a read-ahead buffer, `Read + Seek`, so archives go through the same zip
 //! reader as local ones).
 //!
@@ -34,7 +34,7 @@ pub enum Source {
     Local(File),
     /// An object in a store.
     #[cfg(feature = "remote")]
-    Remote(Box<npy_serde::remote::RemoteFile>),
+    Remote(Box<npy_remote::RemoteFile>),
 }
 
 thread_local! {
@@ -101,7 +101,7 @@ impl Source {
 
 #[cfg(feature = "remote")]
 fn open_url(g: &Global, url: &str) -> CliResult<Source> {
-    npy_serde::remote::RemoteFile::open(url, &g.remote_options())
+    npy_remote::RemoteFile::open(url, &g.remote_options())
         .map(|r| Source::Remote(Box::new(r)))
         .map_err(|e| Failure::input(e.to_string()))
 }

@@ -55,11 +55,11 @@ pub struct Args {
 }
 
 /// The long help's part on table specs (`npy sql --help`): the grammar and options of
-/// `npy_serde::datafusion::TableSpec`.
+/// `npy_datafusion::TableSpec`.
 pub fn spec_help() -> String {
     #[cfg(feature = "datafusion")]
     {
-        let mut text = npy_serde::datafusion::table_spec_help();
+        let mut text = npy_datafusion::table_spec_help();
         if cfg!(feature = "remote") {
             text.push_str(REMOTE_HELP);
         }

@@ -2,7 +2,7 @@
 //! over Parquet (feature `parquet` too), Arrow IPC and CSV files beside them. Each FILE is a
 //! table named by its stem; `-t NAME=SPEC` names a file, a directory of shards, a glob or an
 //! archive member (`ARCHIVE:KEY`), with its format and options
-//! (`npy_serde::datafusion::TableSpec`). Results go to stdout as an aligned table, CSV
+//! (`npy_datafusion::TableSpec`). Results go to stdout as an aligned table, CSV
 //! or JSON, or to a `.npy`, `.parquet` or `.arrow` file, streamed.
 
 use std::io::{self, Write};
@@ -15,7 +15,7 @@ use datafusion::error::DataFusionError;
 use datafusion::execution::SendableRecordBatchStream;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::StreamExt;
-use npy_serde::datafusion::{
+use npy_datafusion::{
     memory_limited_context, register_npy_format, MemoryLimit, NpyReadOptions, NpySessionExt,
     TableFormat, TableSpec,
 };
@@ -57,7 +57,7 @@ pub fn run(g: &Global, a: &Args) -> CliResult {
     for (name, path, options) in &named {
         let spec = table_spec(path, options)?;
         #[cfg(feature = "remote")]
-        npy_serde::datafusion::register_store_for(&ctx, spec.location(), &g.remote_options())
+        npy_datafusion::register_store_for(&ctx, spec.location(), &g.remote_options())
             .map_err(|e| Failure::file(path, flat(&e)))?;
         rt.block_on(ctx.register_spec(name, &spec))
             .map_err(|e| Failure::file(path, flat(&e)))?;
@@ -129,9 +129,9 @@ pub fn run(g: &Global, a: &Args) -> CliResult {
 fn session(a: &Args, rt: &tokio::runtime::Runtime) -> CliResult<SessionContext> {
     #[cfg(feature = "ballista")]
     if let Some(url) = &a.cluster {
-        let config = npy_serde::ballista::session_config();
+        let config = npy_datafusion::ballista::session_config();
         return rt
-            .block_on(npy_serde::ballista::remote(url, config))
+            .block_on(npy_datafusion::ballista::remote(url, config))
             .map_err(|e| Failure::input(format!("--cluster {url}: {}", flat(&e))));
     }
     #[cfg(not(feature = "ballista"))]

@@ -6,7 +6,7 @@ use std::io::BufWriter;
 
 use arrow_array::RecordBatchReader;
 use arrow_schema::{ArrowError, DataType, Schema, SchemaRef};
-use npy_serde::arrow::DESCR_KEY;
+use npy_arrow::DESCR_KEY;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
@@ -45,9 +45,9 @@ pub fn open(file: File, input: &str, widths: bool, choice: &TableChoice) -> CliR
                 .iter()
                 .map(|&i| file_schema.field(i).name().clone())
                 .collect();
-            let r = npy_serde::parquet::ParquetReader::open_columns(
+            let r = npy_arrow::parquet::ParquetReader::open_columns(
                 input,
-                npy_serde::arrow::DEFAULT_BATCH_SIZE,
+                npy_arrow::DEFAULT_BATCH_SIZE,
                 Some(&names),
                 &[],
             )
@@ -70,7 +70,7 @@ pub fn open(file: File, input: &str, widths: bool, choice: &TableChoice) -> CliR
             .map_err(|e| Failure::file(input, e))?,
         None => file_schema.as_ref().clone(),
     };
-    let reader = npy_serde::parquet::ParquetReader::open_columns(
+    let reader = npy_arrow::parquet::ParquetReader::open_columns(
         input,
         parquet_batch_rows(&kept),
         names.as_deref(),
@@ -140,7 +140,7 @@ pub fn write<R: RecordBatchReader>(
         props = props.set_max_row_group_row_count(Some(n.max(1)));
     }
     // Each row group's columns encoded on all cores while the next batch is read.
-    let mut w = npy_serde::parquet::ParquetWriter::new(
+    let mut w = npy_arrow::parquet::ParquetWriter::new(
         file,
         SchemaRef::new(schema.clone()),
         Some(props.build()),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, Schema, SchemaRef};
-use npy_serde::arrow::{BatchWriterBuilder, DecimalPolicy, NullPolicy};
+use npy_arrow::{BatchWriterBuilder, DecimalPolicy, NullPolicy};
 
 use crate::convert::choice::{DecimalChoice, NullChoice, TableChoice};
 use crate::failure::{CliResult, Failure};

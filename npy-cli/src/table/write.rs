@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
-use npy_serde::arrow::{BatchWriterBuilder, NpyBatchWriter};
+use npy_arrow::{BatchWriterBuilder, NpyBatchWriter};
 
 use crate::convert::choice::{ChoiceArgs, TableChoice};
 use crate::failure::{CliResult, Failure};
@@ -75,7 +75,7 @@ pub fn write_chosen<R: RecordBatchReader>(
 ) -> CliResult {
     let choice = args.parse()?;
     let mut schema = reader.schema().as_ref().clone();
-    schema.metadata.remove(npy_serde::arrow::FORTRAN_KEY);
+    schema.metadata.remove(npy_arrow::FORTRAN_KEY);
     let keep = match choice.indices(&schema, o.input)? {
         Some(keep) => keep,
         None => (0..schema.fields().len()).collect(),
@@ -161,7 +161,7 @@ pub fn write_with<R: RecordBatchReader>(
                 failed: &failed,
                 read_err: &read_err,
             };
-            let written = npy_serde::arrow::write_npz_member(&mut npz, &key, counted, &wb);
+            let written = npy_arrow::write_npz_member(&mut npz, &key, counted, &wb);
             if let Some(f) = failed.into_inner() {
                 return Err(f);
             }
@@ -257,7 +257,7 @@ mod tests {
         };
         let reader = RecordBatchIterator::new([Ok(b.clone())], b.schema());
         write_chosen(reader, &o, &args).unwrap();
-        let back = npy_serde::arrow::read_batch(&out).unwrap();
+        let back = npy_arrow::read_batch(&out).unwrap();
         std::fs::remove_file(&out).unwrap();
         assert_eq!(back.schema().field(0).name(), "c");
         assert_eq!(back.columns(), &[col(100)]);

@@ -1,6 +1,6 @@
 //! The Ballista cluster as it is deployed (feature `ballista`): `npy-scheduler` and two
 //! `npy-executor` processes on 127.0.0.1 (ports picked at run time), a client in this test
-//! (`npy_serde::ballista::remote`), and faults:
+//! (`npy_datafusion::ballista::remote`), and faults:
 //!
 //! 1. SQL over a directory of shards answers as single-process DataFusion does, and both
 //!    executors ran tasks: each executor runs with `--log-tasks` and prints a line per task
@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 use datafusion::arrow::util::pretty::pretty_format_batches;
 use datafusion::error::Result as DfResult;
 use datafusion::prelude::{SessionConfig, SessionContext};
-use npy_serde::datafusion::{NpyReadOptions, NpySessionExt};
+use npy_datafusion::{NpyReadOptions, NpySessionExt};
 use npy_serde_tests::TempDir;
 use procs::{free_port, watchdog, Proc};
 use tokio::runtime::Runtime;
@@ -98,7 +98,7 @@ fn one_at_a_time() -> MutexGuard<'static, ()> {
 
 fn config() -> SessionConfig {
     // Eight partitions, and files of any size split into byte ranges.
-    npy_serde::ballista::session_config()
+    npy_datafusion::ballista::session_config()
         .with_target_partitions(8)
         .set_usize("datafusion.optimizer.repartition_file_min_size", 1)
 }
@@ -228,7 +228,7 @@ fn a_scheduler_and_two_executor_processes_under_faults() {
     let mut b = cluster.executor("executor-b");
     let url = format!("df://127.0.0.1:{}", cluster.scheduler_port);
     let ctx = rt
-        .block_on(npy_serde::ballista::remote(&url, config()))
+        .block_on(npy_datafusion::ballista::remote(&url, config()))
         .unwrap();
     let local = SessionContext::new_with_config(
         SessionConfig::new()

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::prelude::{SessionConfig, SessionContext};
-use npy_serde::datafusion::{NpyReadOptions, NpySessionExt};
+use npy_datafusion::{NpyReadOptions, NpySessionExt};
 use npy_serde_tests::s3::{S3Server, ACCESS_KEY, SECRET_KEY};
 use npy_serde_tests::TempDir;
 use object_store::aws::AmazonS3Builder;
@@ -101,7 +101,7 @@ fn a_cluster_started_with_store_reads_a_table_on_s3() {
     let client = |cluster: &Cluster| {
         let url = format!("df://127.0.0.1:{}", cluster.scheduler_port);
         let ctx = rt
-            .block_on(npy_serde::ballista::remote(&url, config()))
+            .block_on(npy_datafusion::ballista::remote(&url, config()))
             .unwrap();
         client_store(&ctx, &server);
         rt.block_on(ctx.register_npy("t", &table, NpyReadOptions::new()))

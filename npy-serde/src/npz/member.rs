@@ -255,7 +255,8 @@ impl<'a, R: Read> NpzMember<'a, R> {
     /// The member's whole decompressed bytes, CRC-checked: those a failed
     /// [`header`](Self::header) read already, then the rest (what an object array, refused by
     /// the header parser, is read from).
-    pub(crate) fn whole_bytes(mut self) -> Result<Vec<u8>> {
+    #[doc(hidden)]
+    pub fn whole_bytes(mut self) -> Result<Vec<u8>> {
         let mut out = std::mem::take(&mut self.header_bytes);
         if out.len() as u64 != self.reader.pos || self.header.is_some() {
             return Err(zip_error(format!(

@@ -19,7 +19,7 @@ use crate::header::{read_header, Header, ParsedHeader};
 use crate::NpyRecord;
 
 /// Opens a file, reads its header and checks the declared data size against the file size.
-pub(crate) fn open_checked(path: &Path, rb: &ReaderBuilder) -> Result<(File, ParsedHeader)> {
+pub fn open_checked(path: &Path, rb: &ReaderBuilder) -> Result<(File, ParsedHeader)> {
     let mut file = File::open(path)?;
     let header = read_header(&mut file, &rb.limits)?;
     let (_, len) = rb.check(&header.header)?;
@@ -32,11 +32,7 @@ pub(crate) fn open_checked(path: &Path, rb: &ReaderBuilder) -> Result<(File, Par
 }
 
 /// The data bytes of a whole-file slice, checked against the header's size.
-pub(crate) fn data_of<'a>(
-    bytes: &'a [u8],
-    header: &ParsedHeader,
-    rb: &ReaderBuilder,
-) -> Result<&'a [u8]> {
+pub fn data_of<'a>(bytes: &'a [u8], header: &ParsedHeader, rb: &ReaderBuilder) -> Result<&'a [u8]> {
     let (_, len) = rb.check(&header.header)?;
     let start = usize::try_from(header.data_offset).unwrap_or(usize::MAX);
     let avail = bytes.get(start..).unwrap_or(&[]);

@@ -122,7 +122,8 @@ impl MmapArray {
 
     /// The data's offset in the mapped file (for a member, in the archive).
     #[cfg(feature = "npz")]
-    pub(crate) fn data_offset_in_file(&self) -> u64 {
+    #[doc(hidden)]
+    pub fn data_offset_in_file(&self) -> u64 {
         self.data_start as u64
     }
 

@@ -155,10 +155,11 @@ pub use mmap::{MmapArray, MmapRecords};
 pub use options::ReaderBuilder;
 pub use stream::RecordReader;
 
-pub(crate) use decode::{data_of, open_checked};
+#[doc(hidden)]
+pub use decode::{data_of, open_checked};
 pub(crate) use mmap::as_elements;
-#[cfg(feature = "arrow")]
-pub(crate) use source::BlockReader;
+#[doc(hidden)]
+pub use source::BlockReader;
 
 use crate::error::Result;
 use crate::header::{parse_header, read_header, ParsedHeader};
@@ -413,8 +414,9 @@ impl ReaderBuilder {
     }
 
     /// [`from_slice`] for the file `bytes` whose header is `header` (also a chunk of data
-    /// alone, with a header of `data_offset` 0: `crate::remote`).
-    pub(crate) fn records_in_slice<'de, T: Deserialize<'de> + NpyRecord + Send>(
+    /// alone, with a header of `data_offset` 0: npy-remote).
+    #[doc(hidden)]
+    pub fn records_in_slice<'de, T: Deserialize<'de> + NpyRecord + Send>(
         &self,
         bytes: &'de [u8],
         header: &ParsedHeader,

@@ -18,13 +18,20 @@ use crate::header::{Header, Limits};
 /// ```
 #[derive(Clone, Debug)]
 pub struct ReaderBuilder {
-    pub(crate) limits: Limits,
-    pub(crate) max_data_size: Option<u64>,
-    pub(crate) max_empty_items: u64,
-    pub(crate) parallel: bool,
-    pub(crate) parallel_min: u64,
-    pub(crate) allow_pickle_data: bool,
-    pub(crate) pickle: crate::pickle::PickleOptions,
+    #[doc(hidden)]
+    pub limits: Limits,
+    #[doc(hidden)]
+    pub max_data_size: Option<u64>,
+    #[doc(hidden)]
+    pub max_empty_items: u64,
+    #[doc(hidden)]
+    pub parallel: bool,
+    #[doc(hidden)]
+    pub parallel_min: u64,
+    #[doc(hidden)]
+    pub allow_pickle_data: bool,
+    #[doc(hidden)]
+    pub pickle: crate::pickle::PickleOptions,
 }
 
 impl Default for ReaderBuilder {
@@ -149,7 +156,8 @@ impl ReaderBuilder {
     }
 
     /// Checks a header's sizes against the limits; returns (element count, data bytes).
-    pub(crate) fn check(&self, header: &Header) -> Result<(u64, u64)> {
+    #[doc(hidden)]
+    pub fn check(&self, header: &Header) -> Result<(u64, u64)> {
         let count = header.count()?;
         let len = header.data_len()?;
         if let Some(max) = self.max_data_size

@@ -309,7 +309,8 @@ pub(super) const PAGE: usize = 4096;
 /// Reads are placed so that the destination address is congruent to the stream offset modulo
 /// the page size: a `read(2)` from the page cache into such a destination runs about three
 /// times faster than into a misaligned one.
-pub(crate) struct BlockReader<R> {
+#[doc(hidden)]
+pub struct BlockReader<R> {
     pub(crate) inner: R,
     pub(super) buf: Vec<u8>,
     pub(super) start: usize,
@@ -323,7 +324,8 @@ pub(crate) struct BlockReader<R> {
 }
 
 impl<R: Read> BlockReader<R> {
-    pub(crate) fn new(inner: R, base: u64, total: u64) -> Self {
+    #[doc(hidden)]
+    pub fn new(inner: R, base: u64, total: u64) -> Self {
         BlockReader {
             inner,
             buf: Vec::new(),
@@ -346,7 +348,8 @@ impl<R: Read> BlockReader<R> {
     }
 
     /// Stream offset of the next byte handed out.
-    pub(crate) fn offset(&self) -> u64 {
+    #[doc(hidden)]
+    pub fn offset(&self) -> u64 {
         self.base + self.consumed()
     }
 
@@ -430,7 +433,8 @@ impl<R: Read> BlockReader<R> {
 
     /// The next `n` bytes.
     #[inline]
-    pub(crate) fn next(&mut self, n: usize) -> Result<&[u8]> {
+    #[doc(hidden)]
+    pub fn next(&mut self, n: usize) -> Result<&[u8]> {
         self.fill(n)?;
         let s = self.start;
         self.start += n;
@@ -477,13 +481,15 @@ impl<R: Read> BlockReader<R> {
     }
 
     /// Reads and discards the rest of the data, leaving `inner` just after the array.
-    pub(crate) fn drain(&mut self) -> Result<()> {
+    #[doc(hidden)]
+    pub fn drain(&mut self) -> Result<()> {
         let n = self.total - self.consumed();
         self.skip(n)
     }
 
     /// Reads all the remaining data into a new buffer, growing it only as bytes arrive.
-    pub(crate) fn read_all(&mut self) -> Result<Vec<u8>> {
+    #[doc(hidden)]
+    pub fn read_all(&mut self) -> Result<Vec<u8>> {
         let want = self.total - self.consumed();
         let mut out = Vec::new();
         out.extend_from_slice(&self.buf[self.start..self.end]);

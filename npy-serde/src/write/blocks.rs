@@ -139,7 +139,6 @@ impl Blocks {
     /// `n` records already encoded as `bytes` (whole records), after the ones buffered: with a
     /// pipe, copied into its blocks, so that the caller encodes the next ones while the
     /// writing thread writes these; else as [`push_raw`](Self::push_raw).
-    #[cfg(feature = "arrow")]
     pub(super) fn push_raw_buffered<W: Write + ?Sized>(
         &mut self,
         w: &mut W,

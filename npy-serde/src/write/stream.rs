@@ -448,16 +448,16 @@ impl<W: Write> NpyWriter<W> {
 
     /// Writes `n` whole records given as their bytes, in the writer's dtype (byte order and
     /// padding included): the Arrow bridge encodes a batch's columns itself.
-    #[cfg(feature = "arrow")]
-    pub(crate) fn write_raw_records(&mut self, bytes: &[u8], n: u64) -> Result<()> {
+    #[doc(hidden)]
+    pub fn write_raw_records(&mut self, bytes: &[u8], n: u64) -> Result<()> {
         self.check_room(n)?;
         self.blocks.push_raw_buffered(&mut self.inner, bytes, n)
     }
 
     /// Hands the blocks to a thread writing to `file` (see `super::pipe`), which must be the
     /// file this writer writes to (a duplicate of its descriptor, sharing its offset).
-    #[cfg(feature = "arrow")]
-    pub(crate) fn piped_on(mut self, file: &File) -> Result<Self> {
+    #[doc(hidden)]
+    pub fn piped_on(mut self, file: &File) -> Result<Self> {
         self.blocks.pipe = Some(super::pipe::Pipe::new(file)?);
         Ok(self)
     }

@@ -1,4 +1,4 @@
-//! The Arrow bridge (`npy_serde::arrow`, feature `arrow`).
+//! The Arrow bridge (`npy_arrow`, feature `arrow`).
 //!
 //! Offline: every fixture through every reading door (path, reader, slice, borrowed and shared
 //! map, batch sizes 1, 3 and whole) gives the same batches or the same error; every
@@ -15,7 +15,7 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int64Type};
 use arrow_array::{Array, ArrayRef, Int32Array, RecordBatch, StringArray};
-use npy_serde::arrow::{
+use npy_arrow::{
     BatchReaderBuilder, BatchWriterBuilder, NpyBatchReader, NpyBatchWriter, NullPolicy,
 };
 use npy_serde::npz::{NpzArchive, NpzWriter};
@@ -73,10 +73,7 @@ fn via_all_doors(path: &std::path::Path) -> Result<Vec<RecordBatch>, String> {
         b().batch_size(2).from_mmap_arc(shared).and_then(collect),
     ));
     if bytes.len() < 10_000 {
-        doors.push((
-            "read_batch",
-            npy_serde::arrow::read_batch(path).map(|b| vec![b]),
-        ));
+        doors.push(("read_batch", npy_arrow::read_batch(path).map(|b| vec![b])));
     }
     for (door, got) in doors {
         let got = got.map_err(|e| format!("{door}: {e}"))?;
@@ -299,8 +296,8 @@ fn npz_members_both_ways() {
     let batches = collect(NpyBatchReader::open(&path).unwrap()).unwrap();
     let reader = NpyBatchReader::open(&path).unwrap();
     let mut npz = NpzWriter::new_compressed(Cursor::new(Vec::new()));
-    let n = npy_serde::arrow::write_npz_member(&mut npz, "w2", reader, &BatchWriterBuilder::new())
-        .unwrap();
+    let n =
+        npy_arrow::write_npz_member(&mut npz, "w2", reader, &BatchWriterBuilder::new()).unwrap();
     assert_eq!(n, batches.iter().map(|b| b.num_rows() as u64).sum::<u64>());
     let bytes = npz.finish().unwrap().into_inner();
     let mut archive = NpzArchive::from_bytes(&bytes).unwrap();
@@ -542,7 +539,7 @@ fn hostile_files_fail_as_through_the_other_doors() {
 #[test]
 fn datetimes_nat_and_units() {
     let path = fixtures_dir().join("npy/M8_ns_be_1d.npy");
-    let b = npy_serde::arrow::read_batch(&path).unwrap();
+    let b = npy_arrow::read_batch(&path).unwrap();
     let raw: Vec<i64> = npy_serde::deserialize_path(&path).unwrap();
     let col = b.column(0);
     assert_eq!(
@@ -558,7 +555,7 @@ fn datetimes_nat_and_units() {
         }
     }
     // A unit with a multiplier stays the raw count, with the unit in the metadata.
-    let b = npy_serde::arrow::read_batch(fixtures_dir().join("npy/m8_25ms_le_1d.npy")).unwrap();
+    let b = npy_arrow::read_batch(fixtures_dir().join("npy/m8_25ms_le_1d.npy")).unwrap();
     assert_eq!(b.schema().field(0).metadata()["numpy.unit"], "25ms");
     let col = b.column(0).as_primitive::<Int64Type>();
     assert_eq!(col.value(4), i64::MAX);

@@ -1,6 +1,6 @@
 //! Distributed SQL over `.npy` shards on Apache Ballista (feature `ballista`): a cluster in the
 //! test process (a scheduler and two executors on localhost, from
-//! `npy_serde::ballista::standalone`) answers GROUP BY, filter and ORDER BY/LIMIT queries as the
+//! `npy_datafusion::ballista::standalone`) answers GROUP BY, filter and ORDER BY/LIMIT queries as the
 //! single-process DataFusion run does (and, live with `NPY_PYTHON`, as NumPy does); a shard
 //! whose header is corrupted after registration fails the query with this crate's message;
 //! the physical codec round-trips a scan node exactly.
@@ -13,8 +13,8 @@ use datafusion::physical_plan::{displayable, ExecutionPlan};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion_proto::physical_plan::AsExecutionPlan;
 use datafusion_proto::protobuf::PhysicalPlanNode;
-use npy_serde::ballista::{session_config, standalone, NpyPhysicalCodec};
-use npy_serde::datafusion::{NpyReadOptions, NpySessionExt, NpySource};
+use npy_datafusion::ballista::{session_config, standalone, NpyPhysicalCodec};
+use npy_datafusion::{NpyReadOptions, NpySessionExt, NpySource};
 use npy_serde::NpyRecord;
 use npy_serde_tests::sql::{
     close, npy_files, numpy, register_bad_bools, rows, rt, session, split_small_files, sql,

@@ -203,7 +203,7 @@ fn writers_target_on_fixed_inputs() {
 #[cfg(feature = "arrow")]
 #[test]
 fn arrow_1_slice_and_chunked_reader_fail_differently() {
-    use npy_serde::arrow::{BatchReaderBuilder, NpyBatchReader};
+    use npy_arrow::{BatchReaderBuilder, NpyBatchReader};
     let bytes = std::fs::read(fixtures_dir().join("fuzz-regressions/arrow-1.bin")).unwrap();
     let rb = npy_serde::ReaderBuilder::new()
         .max_empty_items(1 << 10)

@@ -36,6 +36,7 @@ mod header_fixtures;
 mod header_numpy;
 mod header_props;
 mod hostile;
+mod module_graph;
 mod ndarray;
 mod npz_append;
 mod npz_fixtures;

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, LargeStringArray, RecordBatch, StringArray, StringViewArray};
 use arrow_schema::DataType;
-use npy_serde::arrow::{BatchReaderBuilder, BatchWriterBuilder};
+use npy_arrow::{BatchReaderBuilder, BatchWriterBuilder};
 use npy_serde::pickle::{Encoding, PickleOptions};
 use npy_serde::ReaderBuilder;
 use npy_serde_tests::{live_python, run_python, TempDir};
@@ -364,7 +364,7 @@ fn written_object_arrays_load_in_numpy_with_equal_values() {
 #[cfg(feature = "datafusion")]
 mod sql {
     use super::*;
-    use npy_serde::datafusion::{NpyReadOptions, NpySessionExt};
+    use npy_datafusion::{NpyReadOptions, NpySessionExt};
     use npy_serde_tests::sql::{rt, session, sql, sql_err};
 
     fn allowed() -> NpyReadOptions {
@@ -492,8 +492,8 @@ mod sql {
 #[cfg(feature = "ballista")]
 mod ballista {
     use super::*;
-    use npy_serde::ballista::{session_config, standalone};
-    use npy_serde::datafusion::{NpyReadOptions, NpySessionExt};
+    use npy_datafusion::ballista::{session_config, standalone};
+    use npy_datafusion::{NpyReadOptions, NpySessionExt};
     use npy_serde_tests::sql::{rt, split_small_files, sql, sql_err};
 
     #[test]

@@ -1,4 +1,4 @@
-//! `npy_serde::remote` (feature `remote`): `.npy` and `.npz` objects read by byte ranges from an
+//! `npy_remote` (feature `remote`): `.npy` and `.npz` objects read by byte ranges from an
 //! in-memory object store, with the requests counted (`CountingStore`) and faults injected
 //! (`FaultStore`): short reads, errors, stalls, sizes that lie. The `remote` fuzz target's saved
 //! findings (`tests/fixtures/fuzz-remote/*.bin`) replay here through the target's own code.
@@ -9,8 +9,8 @@ mod fuzz_remote;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use npy_remote::{CountingStore, Fault, FaultStore, FetchOptions, RemoteNpy, RemoteNpz};
 use npy_serde::npz::NpzWriter;
-use npy_serde::remote::{CountingStore, Fault, FaultStore, FetchOptions, RemoteNpy, RemoteNpz};
 use npy_serde::{Header, NpyRecord, ReaderBuilder};
 use object_store::memory::InMemory;
 use object_store::path::Path;
@@ -424,7 +424,7 @@ fn npz_corrupt_members_and_lying_sizes_are_errors() {
 fn batches_with_projection_match_the_batch_reader() {
     use futures::TryStreamExt;
     let file = npy_serde::to_vec(&recs(3000)).unwrap();
-    let local = npy_serde::arrow::BatchReaderBuilder::new()
+    let local = npy_arrow::BatchReaderBuilder::new()
         .column_indices([0, 2])
         .batch_size(3000)
         .from_slice(&file)

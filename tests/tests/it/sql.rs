@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use datafusion::prelude::{SessionConfig, SessionContext};
-use npy_serde::datafusion::{NpyReadOptions, NpySessionExt};
+use npy_datafusion::{NpyReadOptions, NpySessionExt};
 use npy_serde::NpyRecord;
 use npy_serde_tests::sql::{
     close, npy_files, numpy, register_bad_bools, rows, rt, session, split_small_files, sql,

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::prelude::{SessionConfig, SessionContext};
-use npy_serde::datafusion::{NpySessionExt, TableFormat, TableSpec};
+use npy_datafusion::{NpySessionExt, TableFormat, TableSpec};
 use npy_serde::NpyRecord;
 use npy_serde_tests::sql::{rt, session, split_small_files, sql};
 use npy_serde_tests::TempDir;
@@ -293,7 +293,7 @@ fn csv_tables_take_header_and_delimiter_from_the_spec() {
 #[cfg(feature = "ballista")]
 #[test]
 fn a_ballista_cluster_joins_parquet_and_csv_tables_with_npy_ones() {
-    use npy_serde::ballista::{session_config, standalone};
+    use npy_datafusion::ballista::{session_config, standalone};
     let dir = TempDir::new("sql-formats-ballista");
     let rt = rt();
     tables(&dir, &rt);

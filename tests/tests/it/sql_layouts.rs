@@ -11,8 +11,8 @@ use std::sync::Arc;
 use datafusion::arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchIterator, StructArray};
 use datafusion::arrow::datatypes::{Field, Schema};
 use datafusion::prelude::{SessionConfig, SessionContext};
-use npy_serde::arrow::{BatchWriterBuilder, DESCR_KEY, SHAPE_KEY};
-use npy_serde::datafusion::{NpyReadOptions, NpySessionExt, TableLayout, TableSpec};
+use npy_arrow::{BatchWriterBuilder, DESCR_KEY, SHAPE_KEY};
+use npy_datafusion::{NpyReadOptions, NpySessionExt, TableLayout, TableSpec};
 use npy_serde::npz::{MmapNpz, NpzWriter};
 use npy_serde::{DType, NpyRecord};
 use npy_serde_tests::sql::{rt, session, sql, sql_err};
@@ -157,7 +157,7 @@ impl Tables {
 /// array: a plain array (the column `value` and the descr of the field), or the record array
 /// of a nested record's fields.
 fn columns_of(path: &Path) -> Vec<(String, RecordBatch)> {
-    let batch = npy_serde::arrow::read_batch(path).unwrap();
+    let batch = npy_arrow::read_batch(path).unwrap();
     let header =
         npy_serde::header::parse_header(&std::fs::read(path).unwrap(), &Default::default())
             .unwrap();
@@ -198,8 +198,7 @@ fn write_archive(path: &Path, columns: &[(String, RecordBatch)], layout: Layout)
     };
     for (name, batch) in columns {
         let reader = RecordBatchIterator::new([Ok(batch.clone())], batch.schema());
-        npy_serde::arrow::write_npz_member(&mut npz, name, reader, &BatchWriterBuilder::new())
-            .unwrap();
+        npy_arrow::write_npz_member(&mut npz, name, reader, &BatchWriterBuilder::new()).unwrap();
     }
     npz.finish().unwrap();
 }
@@ -284,7 +283,7 @@ fn column_tables_on_an_object_store_fetch_only_the_columns_a_query_reads() {
     use datafusion::execution::object_store::ObjectStoreUrl;
     use datafusion::object_store::{memory::InMemory, path::Path as ObjPath};
     use datafusion::object_store::{ObjectStore, ObjectStoreExt, PutPayload};
-    use npy_serde::remote::CountingStore;
+    use npy_remote::CountingStore;
 
     let tables = Tables::new("sql-layout-remote");
     let rt = rt();
@@ -505,8 +504,7 @@ fn a_member_cut_short_fails_every_query_naming_it() {
                 let half = bytes.len() / 2;
                 npz.add_raw("id.npy", &bytes[..half]).unwrap();
             } else {
-                npy_serde::arrow::write_npz_member(&mut npz, name, reader, &Default::default())
-                    .unwrap();
+                npy_arrow::write_npz_member(&mut npz, name, reader, &Default::default()).unwrap();
             }
         }
         npz.finish().unwrap().into_inner()

@@ -1,0 +1,292 @@
+//! Distributed SQL over `.npy` shards on [Apache Ballista](https://datafusion.apache.org/ballista/)
+//! 55 (feature `ballista`): the [DataFusion scan](crate) of this crate, run by a
+//! Ballista scheduler and its executors.
+//!
+//! Ballista sends plans between processes as protobuf, and its protobuf layer knows only the
+//! built-in file formats (Parquet, CSV, JSON, Avro, Arrow). This module adds what a `.npy`
+//! table needs:
+//! - [`NpyLogicalCodec`]: the client's `.npy` tables ([`NpyTable`]: paths, file extension, read
+//!   options) to the scheduler, which lists the files and plans the scan;
+//! - [`NpyPhysicalCodec`]: the scan node (file groups, byte ranges, projection, limit and the
+//!   header/data limits of [`NpyReadOptions`](crate::NpyReadOptions)) from the
+//!   scheduler to the executors;
+//! - [`NpyTableRule`]: on the client, each scan of a `.npy` listing table (from
+//!   [`register_npy`](crate::NpySessionExt::register_npy), `read_npy` or
+//!   `CREATE EXTERNAL TABLE ... STORED AS NPY`) becomes a scan of an [`NpyTable`].
+//!
+//! Both codecs hand every other node to Ballista's own codecs.
+//!
+//! # Where the work goes
+//! The scheduler groups a table's files into `target_partitions` groups (one task each), and
+//! splits files of at least `datafusion.optimizer.repartition_file_min_size` bytes into byte
+//! ranges, each reading the whole records whose first byte it holds. Tasks go to whichever
+//! executor has a free slot. A hostile or truncated shard fails its task, and the query, with
+//! this crate's error (the file, and the record, field and byte where it applies).
+//!
+//! # A cluster
+//! Every process of the cluster needs the codecs: the scheduler decodes the client's tables
+//! and encodes the stages' scans, the executors decode them.
+//! - **Scheduler**: [`scheduler_config`] adds the codecs to a `SchedulerConfig`.
+//! - **Executors**: [`executor_config`] does the same for an `ExecutorProcessConfig`.
+//! - **Object stores**: [`scheduler_config_with_stores`] and
+//!   [`executor_config_with_stores`] also register a [`ClusterStores`]' `s3://` and
+//!   `http(s)://` stores in every runtime the process builds.
+//! - **Client**: [`remote`] connects to the scheduler (`df://host:port`) with the codecs and
+//!   the `NPY` format registered; [`standalone`] runs a scheduler and executors in the
+//!   client's process (tests, one machine).
+//!
+//! # Deployment
+//! The tool's crate has both programs, `npy-scheduler` and `npy-executor`, behind its
+//! `ballista` feature (`cargo install npy-cli --features ballista`; `--help` lists every
+//! flag):
+//!
+//! ```text
+//! # one scheduler (gRPC for clients and executors on 50050)
+//! npy-scheduler --bind 0.0.0.0 --port 50050 --external-host sched.lan \
+//!     --executor-timeout 180 --expire-interval 15
+//! # on each worker machine: Arrow Flight (shuffle and results) on --port, gRPC on --grpc-port
+//! npy-executor --scheduler sched.lan:50050 --bind 0.0.0.0 --external-host node1.lan \
+//!     --port 50051 --grpc-port 50052 --work-dir /scratch/npy --concurrent-tasks 8 \
+//!     --heartbeat-interval 60 --memory-limit 16GiB
+//! ```
+//!
+//! - **Ports**: the scheduler's `--port` must be reachable from the executors and the
+//!   clients; each executor's `--port` (Arrow Flight) from the other executors, which fetch
+//!   its shuffle output, and from the clients, which fetch the results; its `--grpc-port`
+//!   from the scheduler, which pushes tasks to it. `--external-host` is the name the others
+//!   reach a process at (default: `--bind`).
+//! - **Work directory**: an executor writes its stages' shuffle output to `--work-dir`
+//!   (default: a temporary directory); give it local disk with room for the largest
+//!   stage's output. `--memory-limit` bounds its tasks' memory, spilling to the same place.
+//! - **Failures**: an executor heartbeats every `--heartbeat-interval` seconds; the scheduler
+//!   checks every `--expire-interval` seconds for executors silent for longer than
+//!   `--executor-timeout`, declares them dead and runs their lost tasks, and the stages whose
+//!   shuffle output they held, on the others (a task fails the job after
+//!   `--task-max-failures` attempts). A client whose scheduler dies fails at its next status
+//!   poll (every 50 ms) with an error that names the scheduler's URL and says the job is lost
+//!   with it (a client from [`remote`] checks, when a query fails, whether its scheduler
+//!   still accepts connections).
+//! - **The shards**: the scheduler lists a table's files and each executor reads its byte
+//!   ranges itself, through its own DataFusion `ObjectStore` registry. Local paths
+//!   (`/data/shards/`) must be the same files at the same paths on the scheduler and every
+//!   executor (a shared filesystem: NFS, a parallel filesystem, a read-only volume). For
+//!   `s3://` and `http(s)://` tables, the client, the scheduler and every
+//!   executor need the table's store (its bucket's or host's) registered in their runtime,
+//!   each with credentials and endpoint from its own `AWS_*` environment (`AWS_ACCESS_KEY_ID`,
+//!   `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`, `AWS_ENDPOINT_URL`,
+//!   `AWS_ALLOW_HTTP=true` for a plain-HTTP endpoint; `~/.aws` is not read, see
+//!   [`npy_remote::store_for_url`]):
+//!   - the programs (`cargo install npy-cli --features ballista`): `--store URL` once per
+//!     bucket or host, on the scheduler (it lists the files) **and every executor** (each
+//!     reads its byte ranges), with `--timeout` and `--retries` for each request:
+//!
+//!     ```text
+//!     AWS_REGION=eu-west-1 AWS_ACCESS_KEY_ID=... AWS_SECRET_ACCESS_KEY=... \
+//!         npy-scheduler --bind 0.0.0.0 --store s3://shards/ --store https://data.lan/
+//!     AWS_REGION=eu-west-1 AWS_ACCESS_KEY_ID=... AWS_SECRET_ACCESS_KEY=... \
+//!         npy-executor --scheduler sched.lan:50050 --store s3://shards/ --store https://data.lan/
+//!     ```
+//!
+//!   - in code: a [`ClusterStores`] with the stores, given to [`scheduler_config_with_stores`]
+//!     and [`executor_config_with_stores`] in place of [`scheduler_config`] and
+//!     [`executor_config`];
+//!   - the client: its session with `npy_datafusion::register_store_for` (`npy sql`
+//!     does it for its `-t` tables).
+//!
+//!   A scheduler or executor without the table's store fails the query with an error that
+//!   names the process, the store and `--store` (`the Ballista scheduler has no object store
+//!   for s3://shards/: start the scheduler and every executor with --store s3://shards/ ...`).
+//! - **Read limits**: a table's header and data limits
+//!   ([`NpyReadOptions`](crate::NpyReadOptions)) are set by the client and travel
+//!   with its scan to every executor, which reads under them; an executor's
+//!   `--max-header-size` and `--max-data-size`
+//!   ([`NpyPhysicalCodec::with_read_ceiling`]) lower them, never raise them.
+//! - **Which executor ran what**: `npy-executor --log-tasks` prints a line per task to stderr.
+//!
+//! `npy-cli/tests/cluster` runs this: a scheduler and two executors as processes on
+//! loopback, an executor killed mid-query, the scheduler killed, a hostile shard.
+//!
+//! ```no_run
+//! use npy_datafusion::ballista;
+//! use npy_datafusion::{NpyReadOptions, NpySessionExt};
+//!
+//! # async fn run() -> datafusion::error::Result<()> {
+//! // A scheduler started with `scheduler_config`, executors with `executor_config`.
+//! let ctx = ballista::remote("df://127.0.0.1:50050", ballista::session_config()).await?;
+//! ctx.register_npy("events", "/data/shards/", NpyReadOptions::new().max_data_size(1 << 30))
+//!     .await?;
+//! let df = ctx.sql("SELECT kind, count(*), avg(x) FROM events GROUP BY kind").await?;
+//! df.show().await?;
+//! # Ok(())
+//! # }
+//! ```
+
+mod client;
+mod codec;
+mod columns;
+mod errors;
+mod stores;
+mod table;
+mod wire;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ::ballista::prelude::SessionContextExt;
+use ballista_core::extension::SessionConfigExt;
+use ballista_core::serde::protobuf::scheduler_grpc_client::SchedulerGrpcClient;
+use ballista_executor::executor_process::ExecutorProcessConfig;
+use ballista_scheduler::config::SchedulerConfig;
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::execution::SessionState;
+use datafusion::execution::SessionStateBuilder;
+use datafusion::prelude::{SessionConfig, SessionContext};
+
+pub use codec::{NpyLogicalCodec, NpyPhysicalCodec};
+pub use stores::{executor_config_with_stores, scheduler_config_with_stores, ClusterStores};
+pub use table::{NpyTable, NpyTableRule};
+
+use crate::register_npy_format;
+
+/// A Ballista session config with this crate's codecs ([`NpyLogicalCodec`],
+/// [`NpyPhysicalCodec`]); set DataFusion and Ballista options on it before passing it to
+/// [`remote`] or [`standalone`].
+///
+/// ```
+/// let config = npy_datafusion::ballista::session_config().with_target_partitions(4);
+/// assert_eq!(config.target_partitions(), 4);
+/// ```
+pub fn session_config() -> SessionConfig {
+    with_codecs(SessionConfig::new_with_ballista())
+}
+
+fn with_codecs(config: SessionConfig) -> SessionConfig {
+    config
+        .with_ballista_logical_extension_codec(Arc::new(NpyLogicalCodec::default()))
+        .with_ballista_physical_extension_codec(Arc::new(NpyPhysicalCodec::default()))
+}
+
+/// A session state with `config` (the codecs added, if it came from elsewhere than
+/// [`session_config`]) and DataFusion's default functions and planners.
+fn session_state(config: SessionConfig) -> SessionState {
+    SessionStateBuilder::new()
+        .with_config(with_codecs(config))
+        .with_default_features()
+        .build()
+}
+
+/// The client side of a session: the `NPY` format (`CREATE EXTERNAL TABLE ... STORED AS
+/// NPY`) and the rule that makes its tables sendable.
+fn prepare(ctx: &SessionContext) -> DfResult<()> {
+    register_npy_format(ctx)?;
+    ctx.add_analyzer_rule(Arc::new(NpyTableRule));
+    Ok(())
+}
+
+fn ballista_err(e: impl std::error::Error + Send + Sync + 'static) -> DataFusionError {
+    DataFusionError::External(Box::new(e))
+}
+
+/// A session on the Ballista cluster whose scheduler is at `url` (`df://host:port`), with the
+/// codecs of `config` (see [`session_config`]) and the `NPY` format registered. The
+/// scheduler and executors need the codecs too: [`scheduler_config`], [`executor_config`].
+///
+/// ```no_run
+/// # async fn run() -> datafusion::error::Result<()> {
+/// let ctx = npy_datafusion::ballista::remote(
+///     "df://127.0.0.1:50050",
+///     npy_datafusion::ballista::session_config(),
+/// )
+/// .await?;
+/// ctx.sql("CREATE EXTERNAL TABLE t STORED AS NPY LOCATION '/data/shards/'").await?;
+/// ctx.sql("SELECT count(*) FROM t").await?.show().await?;
+/// # Ok(())
+/// # }
+/// ```
+pub async fn remote(url: &str, config: SessionConfig) -> DfResult<SessionContext> {
+    let ctx = SessionContext::remote_with_state(url, session_state(config)).await?;
+    let ctx = client::watch_scheduler(ctx, url);
+    prepare(&ctx)?;
+    Ok(ctx)
+}
+
+/// A Ballista cluster in this process: a scheduler and `executors` executors (at least
+/// one), each bound to a free port on localhost and running
+/// `config.ballista_standalone_parallelism()` tasks at once, all with this crate's codecs;
+/// and a session on it with the `NPY` format registered. The cluster lives as long as the
+/// process's Tokio runtime.
+///
+/// ```no_run
+/// # async fn run() -> datafusion::error::Result<()> {
+/// use npy_datafusion::{NpyReadOptions, NpySessionExt};
+/// let ctx = npy_datafusion::ballista::standalone(npy_datafusion::ballista::session_config(), 2).await?;
+/// ctx.register_npy("t", "/data/shards/", NpyReadOptions::new()).await?;
+/// ctx.sql("SELECT count(*) FROM t").await?.show().await?;
+/// # Ok(())
+/// # }
+/// ```
+pub async fn standalone(config: SessionConfig, executors: usize) -> DfResult<SessionContext> {
+    let state = session_state(config);
+    let addr = ballista_scheduler::standalone::new_standalone_scheduler_from_state(&state)
+        .await
+        .map_err(ballista_err)?;
+    let scheduler_url = format!("http://localhost:{}", addr.port());
+    for _ in 0..executors.max(1) {
+        start_executor(&scheduler_url, &state).await?;
+    }
+    let url = format!("df://localhost:{}", addr.port());
+    let ctx = SessionContext::remote_with_state(&url, state).await?;
+    prepare(&ctx)?;
+    Ok(ctx)
+}
+
+/// Starts an executor in this process for the scheduler at `scheduler_url`
+/// (`http://host:port`), with the codecs and config of `state`.
+async fn start_executor(scheduler_url: &str, state: &SessionState) -> DfResult<()> {
+    // The scheduler's server was spawned just now: it may take a moment to accept.
+    let mut tries = 0;
+    let scheduler = loop {
+        match SchedulerGrpcClient::connect(scheduler_url.to_string()).await {
+            Ok(client) => break client,
+            Err(e) if tries >= 100 => return Err(ballista_err(e)),
+            Err(_) => {
+                tries += 1;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
+    let vcores = state.config().ballista_standalone_parallelism();
+    ballista_executor::new_standalone_executor_from_state(scheduler, vcores, state)
+        .await
+        .map_err(ballista_err)
+}
+
+/// `config` with this crate's codecs: the config of a scheduler that plans queries over
+/// `.npy` tables (start it with `ballista_scheduler::scheduler_process::start_server`, as
+/// `npy-scheduler` does).
+///
+/// ```
+/// use ballista_scheduler::config::SchedulerConfig;
+/// let config = npy_datafusion::ballista::scheduler_config(SchedulerConfig::default().with_port(50050));
+/// assert!(config.override_logical_codec.is_some() && config.override_physical_codec.is_some());
+/// ```
+pub fn scheduler_config(mut config: SchedulerConfig) -> SchedulerConfig {
+    config.override_logical_codec = Some(Arc::new(NpyLogicalCodec::default()));
+    config.override_physical_codec = Some(Arc::new(NpyPhysicalCodec::default()));
+    config
+}
+
+/// `config` with this crate's codecs: the config of an executor that runs `.npy` scans
+/// (start it with `ballista_executor::executor_process::start_executor_process`, as
+/// `npy-executor` does).
+///
+/// ```
+/// use ballista_executor::executor_process::ExecutorProcessConfig;
+/// let config = npy_datafusion::ballista::executor_config(ExecutorProcessConfig::default());
+/// assert!(config.override_logical_codec.is_some() && config.override_physical_codec.is_some());
+/// ```
+pub fn executor_config(mut config: ExecutorProcessConfig) -> ExecutorProcessConfig {
+    config.override_logical_codec = Some(Arc::new(NpyLogicalCodec::default()));
+    config.override_physical_codec = Some(Arc::new(NpyPhysicalCodec::default()));
+    config
+}

@@ -1,0 +1,260 @@
+//! One column's bytes in a scan ([`ColumnData`]) and its rows as Arrow arrays.
+//!
+//! - A `.npy` file, or a stored member, is mapped: its data is one Arrow buffer over the map
+//!   (the map kept alive by the buffer). A 1-D column of native-order integers or floats
+//!   whose data is aligned for its type (as `np.save` and `npy convert --layout columns`
+//!   write it) is handed out as slices of that buffer, without a copy; the others (`np.savez`
+//!   does not align its members, strings, big-endian numbers, subarrays) are decoded from the
+//!   mapped bytes of the rows asked for.
+//! - A deflated member is inflated whole once per scan (every partition shares it); the zip
+//!   reader checks its CRC-32 and length as it inflates it.
+//! - A stored member's CRC-32 is checked once per scan that reads it whole (no `LIMIT`),
+//!   unless `verify_crc=false`: a query that touches a corrupt member fails. A scan with a
+//!   `LIMIT` reads a range of rows: it checks the member's place in the archive (the zip
+//!   directory and local header agree, the data lies before the directory and overlaps no
+//!   other member), its header and that the member holds the data the header declares, but
+//!   not the CRC (which would read the member whole).
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, StructArray};
+use arrow_buffer::Buffer;
+use arrow_schema::DataType;
+use datafusion::error::Result as DfResult;
+
+use super::super::options::NpyReadOptions;
+use super::survey::{in_column, Column, Place, Source, Survey};
+use npy_arrow::{fixed_array, RowDecoder};
+use npy_serde::error::{Error, Result};
+use npy_serde::header::{parse_header, ParsedHeader};
+use npy_serde::npz::MmapNpz;
+use npy_serde::read::MmapArray;
+use npy_serde::DType;
+
+/// One column's data in a scan.
+pub(crate) struct ColumnData {
+    /// The array's data bytes (after its header).
+    data: Buffer,
+    /// Where the data starts in its file (error positions).
+    offset: u64,
+    decoder: RowDecoder,
+    /// The Arrow type of the values when the buffer's slices are the column (no copy).
+    in_place: Option<DataType>,
+    /// A record array's fields, made a struct column.
+    is_struct: bool,
+}
+
+impl std::fmt::Debug for ColumnData {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ColumnData")
+            .field("len", &self.data.len())
+            .field("in_place", &self.in_place)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The open archive of a scan of an archive's columns (shared by its partitions).
+pub(crate) type OpenArchive = Arc<MmapNpz>;
+
+/// Opens `column` of the table at `place` for a scan: maps it (or inflates it), and checks
+/// it against the survey's header and row count; `whole` when the scan reads every row (then a
+/// stored member's CRC-32 is checked, unless the options say not to).
+pub(crate) fn open_column(
+    survey: &Survey,
+    archive: Option<&OpenArchive>,
+    column: &Column,
+    options: &NpyReadOptions,
+    rows: u64,
+    whole: bool,
+) -> DfResult<ColumnData> {
+    let place = &survey.place;
+    let err = |e| in_column(e, place, &column.source);
+    let (header, data, offset) = if let Place::Remote(remote) = place {
+        // On a blocking thread of the runtime (the scan's partitions run there).
+        let fetch = remote.column_data(survey.npz.as_ref(), column, options, rows, whole);
+        tokio::runtime::Handle::current()
+            .block_on(fetch)
+            .map_err(err)?
+    } else {
+        match (&column.source, archive) {
+            (Source::File(path), _) => {
+                let map = MmapArray::open_with(path, &options.reader).map_err(err)?;
+                mapped(Arc::new(map))
+            }
+            (Source::Member(key), Some(npz)) if !column.deflated => {
+                let map = npz.array(key).map_err(err)?;
+                if whole && options.verifies_crc() {
+                    npz.verify(key).map_err(err)?;
+                }
+                mapped(Arc::new(map))
+            }
+            (Source::Member(key), Some(npz)) => inflate(npz, key, options).map_err(err)?,
+            (Source::Member(_), None) | (Source::Object(..), _) => {
+                return Err(err(Error::invalid_value("the archive is not open")));
+            }
+        }
+    };
+    if header.header != column.header.header {
+        return Err(err(Error::invalid_value(format!(
+            "its header {:?} differs from the one the table was planned with ({:?}): the file \
+             changed during the query",
+            header.header.dtype.descr(),
+            column.header.header.dtype.descr()
+        ))));
+    }
+    let decoder = RowDecoder::new(&header.header, None, false).map_err(err)?;
+    let in_place = in_place_type(&header, &data, column.field.data_type());
+    let is_struct = decoder.column_count() != 1;
+    Ok(ColumnData {
+        data,
+        offset,
+        decoder,
+        in_place,
+        is_struct,
+    })
+}
+
+/// The header, the data as one buffer over the map, and where the data starts in the file.
+fn mapped(map: Arc<MmapArray>) -> (ParsedHeader, Buffer, u64) {
+    let header = map.parsed_header().clone();
+    let offset = map.data_offset_in_file();
+    let data = map.data();
+    let buffer = match std::ptr::NonNull::new(data.as_ptr() as *mut u8) {
+        // SAFETY: `ptr` points to `data.len()` initialised bytes inside the map owned by
+        // `*map`; the `Arc` handed to the buffer keeps that `MmapArray` (and so the map)
+        // alive, unmoved and unmodified through it, for as long as the buffer or any slice of
+        // it exists. The bytes are only ever read (Arrow buffers are immutable;
+        // `Buffer::into_mutable` fails on a custom allocation). Changes to the file by other
+        // processes are the caller's contract documented on `MmapArray` (and in the module
+        // docs of `datafusion`: a file truncated while mapped can raise SIGBUS).
+        Some(ptr) if !data.is_empty() => unsafe {
+            Buffer::from_custom_allocation(ptr, data.len(), map.clone())
+        },
+        _ => Buffer::from_vec(Vec::<u8>::new()),
+    };
+    (header, buffer, offset)
+}
+
+/// Inflates the deflated member `key` whole (its CRC-32 and length checked by the zip
+/// reader), within the table's limits.
+fn inflate(
+    npz: &MmapNpz,
+    key: &str,
+    options: &NpyReadOptions,
+) -> Result<(ParsedHeader, Buffer, u64)> {
+    let mut archive = npz.archive()?;
+    let bytes = archive.read_raw(key)?;
+    let header = parse_header(&bytes, &options.reader.limits)?;
+    let (start, end) = super::super::extent::data_extent(options, &header, bytes.len() as u64)?;
+    let buffer = Buffer::from_vec(bytes).slice_with_length(start as usize, (end - start) as usize);
+    Ok((header, buffer, start))
+}
+
+/// The Arrow type of a column whose data can be handed out as it is: a 1-D array of
+/// native-order integers or floats, aligned for its type, with nothing to restore.
+fn in_place_type(header: &ParsedHeader, data: &Buffer, field: &DataType) -> Option<DataType> {
+    let h = &header.header;
+    if h.shape.len() != 1 {
+        return None;
+    }
+    let DType::Plain(plain) = &h.dtype else {
+        return None;
+    };
+    if plain.order().needs_swap() {
+        return None;
+    }
+    let width = plain.itemsize();
+    let fits = matches!(
+        (field, width),
+        (DataType::Int8 | DataType::UInt8, 1)
+            | (DataType::Int16 | DataType::UInt16 | DataType::Float16, 2)
+            | (DataType::Int32 | DataType::UInt32 | DataType::Float32, 4)
+            | (DataType::Int64 | DataType::UInt64 | DataType::Float64, 8)
+    );
+    (fits && (data.as_ptr() as usize).is_multiple_of(width)).then(|| field.clone())
+}
+
+impl ColumnData {
+    /// Rows `first..first + rows` as one Arrow array.
+    pub(crate) fn rows(&self, first: u64, rows: usize) -> Result<ArrayRef> {
+        let row_bytes = self.decoder.row_bytes();
+        let start = usize::try_from(first)
+            .ok()
+            .and_then(|f| f.checked_mul(row_bytes))
+            .ok_or_else(|| Error::overflow("a row's offset"))?;
+        let len = rows
+            .checked_mul(row_bytes)
+            .ok_or_else(|| Error::overflow("a batch's bytes"))?;
+        let end = start
+            .checked_add(len)
+            .filter(|&e| e <= self.data.len())
+            .ok_or_else(|| {
+                Error::eof(
+                    "the array data",
+                    self.offset + start as u64 + len as u64,
+                    self.offset + self.data.len() as u64,
+                )
+            })?;
+        if let Some(dt) = &self.in_place {
+            return Ok(fixed_array(
+                dt,
+                self.data.slice_with_length(start, len),
+                rows,
+            ));
+        }
+        let chunk = &self.data.as_slice()[start..end];
+        let batch = self
+            .decoder
+            .decode(chunk, first, rows, self.offset + start as u64)?;
+        if self.is_struct {
+            return Ok(Arc::new(StructArray::from(batch)));
+        }
+        Ok(batch.column(0).clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::survey::Place;
+    use super::*;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Float64Type;
+
+    /// The column `x` of an archive of `x` (f64) and `b` (u8) written aligned or not.
+    fn column_x(align: bool) -> (ColumnData, Vec<f64>) {
+        let dir = std::env::temp_dir().join(format!("columns-data-{}-{align}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.npz");
+        let xs: Vec<f64> = (0..1000).map(|i| i as f64 * 0.5).collect();
+        let mut w = npy_serde::NpzWriter::new(std::fs::File::create(&path).unwrap()).align(align);
+        // A 1-byte member first, so that an unaligned archive leaves `x` off its alignment.
+        w.add("b", &[7u8]).unwrap();
+        w.add("x", &xs).unwrap();
+        w.finish().unwrap();
+        let options = NpyReadOptions::new();
+        let survey = Survey::take(Place::Archive(path.clone()), &options);
+        assert!(survey.is_err(), "b has 1 row, x 1000");
+        let mut w = npy_serde::NpzWriter::new(std::fs::File::create(&path).unwrap()).align(align);
+        w.add("b", &vec![7u8; 1000]).unwrap();
+        w.add("x", &xs).unwrap();
+        w.finish().unwrap();
+        let survey = Survey::take(Place::Archive(path.clone()), &options).unwrap();
+        let npz = Arc::new(MmapNpz::open(&path).unwrap());
+        let column = survey.column("x").unwrap();
+        let data = open_column(&survey, Some(&npz), column, &options, 1000, true).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        (data, xs)
+    }
+
+    #[test]
+    fn aligned_columns_are_viewed_in_place_and_others_decoded_alike() {
+        for align in [true, false] {
+            let (data, xs) = column_x(align);
+            assert_eq!(data.in_place.is_some(), align);
+            let a = data.rows(10, 5).unwrap();
+            assert_eq!(a.as_primitive::<Float64Type>().values(), &xs[10..15]);
+            let e = data.rows(998, 5).unwrap_err();
+            assert!(e.is_eof(), "{e}");
+        }
+    }
+}

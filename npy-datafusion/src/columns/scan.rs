@@ -1,0 +1,436 @@
+//! The scan of a column table, planned as DataFusion's own `DataSourceExec` over a
+//! `FileScanConfig`: its file groups are runs of rows, one per partition (the table's rows,
+//! or the first `LIMIT` of them, split evenly), each one `PartitionedFile` that names the
+//! table's location with the run as its `range` (rows, not bytes). [`ColumnSource`], the
+//! `FileSource`, reads only the projected columns of a run, batch by batch, from a blocking
+//! task.
+//!
+//! A `DataSourceExec` over file groups is what Ballista's scheduler restricts to each task's
+//! partitions, so the tasks of a cluster read disjoint runs of rows; and it is what the
+//! physical codec already sends (datafusion-proto's `FileScanExecConf`, our options beside).
+//!
+//! The columns are opened once per scan and shared by its partitions (which start on
+//! different columns, so that the work of opening them, inflating deflated members and
+//! checking CRCs, is spread over them); on a cluster, once per task.
+
+use std::sync::{Arc, OnceLock};
+
+use arrow_array::{RecordBatch, RecordBatchOptions};
+use arrow_schema::SchemaRef;
+use datafusion::common::stats::Precision;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::Statistics;
+use datafusion::datasource::listing::{ListingTableUrl, PartitionedFile};
+use datafusion::datasource::physical_plan::{
+    FileGroup, FileOpenFuture, FileOpener, FileScanConfig, FileScanConfigBuilder, FileSource,
+};
+use datafusion::datasource::projection::{ProjectionOpener, SplitProjection};
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::datasource::table_schema::TableSchema;
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::physical_expr::projection::ProjectionExprs;
+use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
+use datafusion::physical_plan::{DisplayFormatType, PhysicalExpr};
+use futures::stream::{self, StreamExt};
+use object_store::ObjectStore;
+use tokio::sync::mpsc::Sender;
+
+use super::super::opener::ErrorMap;
+use super::super::options::NpyReadOptions;
+use super::data::{open_column, ColumnData, OpenArchive};
+use super::remote;
+use super::survey::{in_column, Place, Survey};
+use npy_arrow::arrow_err;
+use npy_serde::error::Error;
+use npy_serde::npz::MmapNpz;
+
+/// An error shared by the partitions that met it.
+type Shared<T> = OnceLock<Result<T, Arc<DataFusionError>>>;
+
+/// What the partitions of one scan share: the survey, the archive, the opened columns (by
+/// their index in the table).
+struct Opened {
+    survey: Shared<Arc<Survey>>,
+    archive: Shared<Option<OpenArchive>>,
+    columns: Vec<Shared<Arc<ColumnData>>>,
+}
+
+impl Opened {
+    fn new(columns: usize) -> Opened {
+        Opened {
+            survey: OnceLock::new(),
+            archive: OnceLock::new(),
+            columns: (0..columns).map(|_| OnceLock::new()).collect(),
+        }
+    }
+}
+
+/// The scan of `survey`'s table (registered with the columns of `table`): `projection` of
+/// them, the first `limit` rows, over `partitions` runs of rows.
+pub(crate) fn plan(
+    location: &str,
+    options: &NpyReadOptions,
+    table: SchemaRef,
+    survey: &Survey,
+    projection: Option<Vec<usize>>,
+    limit: Option<usize>,
+    partitions: usize,
+) -> DfResult<Arc<DataSourceExec>> {
+    let rows = survey.rows;
+    let read = limit.map_or(rows, |l| rows.min(l as u64));
+    let n = partitions.max(1) as u64;
+    let mut groups = Vec::new();
+    for p in 0..n {
+        let (start, end) = (read * p / n, read * (p + 1) / n);
+        if start == end && !groups.is_empty() {
+            continue;
+        }
+        groups.push(run(location, &table, start, end)?);
+    }
+    let source = ColumnSource::new(location, options.clone(), table.clone(), rows, read);
+    let statistics = Statistics::new_unknown(&table).with_num_rows(exact(read));
+    let config = FileScanConfigBuilder::new(remote::store_url(location)?, Arc::new(source))
+        .with_file_groups(groups)
+        .with_projection_indices(projection)?
+        .with_limit(limit)
+        .with_statistics(statistics)
+        .build();
+    Ok(DataSourceExec::from_data_source(config))
+}
+
+fn exact(rows: u64) -> Precision<usize> {
+    Precision::Exact(usize::try_from(rows).unwrap_or(usize::MAX))
+}
+
+/// The file group of rows `start..end`: one file, its range those rows, its statistics exact.
+fn run(location: &str, table: &SchemaRef, start: u64, end: u64) -> DfResult<FileGroup> {
+    let statistics = Arc::new(Statistics::new_unknown(table).with_num_rows(exact(end - start)));
+    let bound =
+        |r: u64| i64::try_from(r).map_err(|_| DataFusionError::Internal(format!("{r} rows")));
+    let file = PartitionedFile::new(object_path(location)?, 0)
+        .with_range(bound(start)?, bound(end)?)
+        .with_statistics(statistics.clone());
+    Ok(FileGroup::new(vec![file]).with_statistics(statistics))
+}
+
+/// The path of the location in its store (what the file groups name; the opener reads the
+/// location the source holds).
+fn object_path(location: &str) -> DfResult<String> {
+    Ok(ListingTableUrl::parse(location)?.prefix().to_string())
+}
+
+/// The `FileSource` of a column table's scan; see the [module docs](self).
+#[derive(Clone)]
+pub(crate) struct ColumnSource {
+    /// The archive, directory or prefix, as the table names it.
+    location: String,
+    options: NpyReadOptions,
+    table_schema: TableSchema,
+    projection: SplitProjection,
+    /// The table's rows when the scan was planned, and the rows it reads (a `LIMIT`'s).
+    rows: u64,
+    read: u64,
+    batch_size: usize,
+    map_err: Option<ErrorMap>,
+    metrics: ExecutionPlanMetricsSet,
+    opened: Arc<Opened>,
+}
+
+impl std::fmt::Debug for ColumnSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ColumnSource")
+            .field("location", &self.location)
+            .field("file_indices", &self.projection.file_indices)
+            .field("rows", &self.rows)
+            .field("read", &self.read)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ColumnSource {
+    /// The scan of the table at `location` with the columns `table`, which had `rows` rows when
+    /// it was planned; `read` of them are read (the first ones).
+    pub(crate) fn new(
+        location: &str,
+        options: NpyReadOptions,
+        table: SchemaRef,
+        rows: u64,
+        read: u64,
+    ) -> ColumnSource {
+        let table_schema = TableSchema::from(table.clone());
+        ColumnSource {
+            location: location.to_string(),
+            options,
+            projection: SplitProjection::unprojected(&table_schema),
+            opened: Arc::new(Opened::new(table.fields().len())),
+            table_schema,
+            rows,
+            read,
+            batch_size: npy_arrow::DEFAULT_BATCH_SIZE,
+            map_err: None,
+            metrics: ExecutionPlanMetricsSet::new(),
+        }
+    }
+}
+
+/// What Ballista's physical codec reads and sets.
+#[cfg(feature = "ballista")]
+impl ColumnSource {
+    /// The scan with every error passed through `f` (Ballista's executors send them as text).
+    pub(crate) fn with_error_map(mut self, f: ErrorMap) -> Self {
+        self.map_err = Some(f);
+        self
+    }
+
+    pub(crate) fn location(&self) -> &str {
+        &self.location
+    }
+
+    pub(crate) fn options(&self) -> &NpyReadOptions {
+        &self.options
+    }
+
+    /// The table's rows when the scan was planned, and the rows it reads.
+    pub(crate) fn rows(&self) -> (u64, u64) {
+        (self.rows, self.read)
+    }
+
+    pub(crate) fn batch_size(&self) -> usize {
+        self.batch_size
+    }
+}
+
+impl FileSource for ColumnSource {
+    fn create_file_opener(
+        &self,
+        object_store: Arc<dyn ObjectStore>,
+        _base_config: &FileScanConfig,
+        partition: usize,
+    ) -> DfResult<Arc<dyn FileOpener>> {
+        let file_schema = self.table_schema.file_schema();
+        let indices = self.projection.file_indices.clone();
+        let opener = Arc::new(ColumnOpener {
+            projected: Arc::new(file_schema.project(&indices)?),
+            indices,
+            source: self.clone(),
+            store: object_store,
+            partition,
+        });
+        ProjectionOpener::try_new(self.projection.clone(), opener, file_schema)
+    }
+
+    fn table_schema(&self) -> &TableSchema {
+        &self.table_schema
+    }
+
+    fn with_batch_size(&self, batch_size: usize) -> Arc<dyn FileSource> {
+        Arc::new(ColumnSource {
+            batch_size,
+            ..self.clone()
+        })
+    }
+
+    fn metrics(&self) -> &ExecutionPlanMetricsSet {
+        &self.metrics
+    }
+
+    fn file_type(&self) -> &str {
+        "npy columns"
+    }
+
+    fn fmt_extra(&self, t: DisplayFormatType, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match t {
+            DisplayFormatType::Default | DisplayFormatType::Verbose => {
+                write!(f, ", location={}, rows={}", self.location, self.rows)
+            }
+            DisplayFormatType::TreeRender => Ok(()),
+        }
+    }
+
+    /// The runs of rows are the partitions: DataFusion must not split or merge them.
+    fn supports_repartitioning(&self) -> bool {
+        false
+    }
+
+    fn try_pushdown_projection(
+        &self,
+        projection: &ProjectionExprs,
+    ) -> DfResult<Option<Arc<dyn FileSource>>> {
+        let mut source = self.clone();
+        source.projection = SplitProjection::new(
+            self.table_schema.file_schema(),
+            &source.projection.source.try_merge(projection)?,
+        );
+        Ok(Some(Arc::new(source)))
+    }
+
+    fn projection(&self) -> Option<&ProjectionExprs> {
+        Some(&self.projection.source)
+    }
+
+    fn apply_expressions(
+        &self,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
+    ) -> DfResult<TreeNodeRecursion> {
+        datafusion::physical_plan::apply_expression_roots(self.projection.source.iter(), f)
+    }
+}
+
+/// Opens a run of rows (a `PartitionedFile` whose range is the rows).
+struct ColumnOpener {
+    source: ColumnSource,
+    store: Arc<dyn ObjectStore>,
+    /// The columns read (indices into the table), and their schema.
+    indices: Vec<usize>,
+    projected: SchemaRef,
+    partition: usize,
+}
+
+impl FileOpener for ColumnOpener {
+    fn open(&self, file: PartitionedFile) -> DfResult<FileOpenFuture> {
+        let (first, end) = match &file.range {
+            Some(r) => (
+                u64::try_from(r.start).unwrap_or(0),
+                u64::try_from(r.end).unwrap_or(0),
+            ),
+            None => (0, self.source.read),
+        };
+        let part = Partition {
+            source: self.source.clone(),
+            store: self.store.clone(),
+            projected: self.projected.clone(),
+            indices: self.indices.clone(),
+            partition: self.partition,
+            first,
+            end: end.min(self.source.read),
+        };
+        Ok(Box::pin(async move {
+            let (tx, rx) = tokio::sync::mpsc::channel::<DfResult<RecordBatch>>(2);
+            tokio::task::spawn_blocking(move || part.send(&tx));
+            let batches =
+                stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|b| (b, rx)) });
+            Ok(batches.boxed())
+        }))
+    }
+}
+
+/// One run's work, on a blocking thread.
+struct Partition {
+    source: ColumnSource,
+    store: Arc<dyn ObjectStore>,
+    projected: SchemaRef,
+    indices: Vec<usize>,
+    partition: usize,
+    first: u64,
+    end: u64,
+}
+
+fn shared<T: Clone>(cell: &Shared<T>, f: impl FnOnce() -> DfResult<T>) -> DfResult<T> {
+    cell.get_or_init(|| f().map_err(Arc::new))
+        .clone()
+        .map_err(DataFusionError::Shared)
+}
+
+impl Partition {
+    /// Sends the run's batches to `tx`, until the last, an error, or the query stops reading.
+    fn send(self, tx: &Sender<DfResult<RecordBatch>>) {
+        let map = |e: DataFusionError| match self.source.map_err {
+            Some(f) => f(e),
+            None => e,
+        };
+        let columns = match self.open() {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = tx.blocking_send(Err(map(e)));
+                return;
+            }
+        };
+        let mut at = self.first;
+        let step = self.source.batch_size.max(1) as u64;
+        while at < self.end {
+            let rows = step.min(self.end - at) as usize;
+            let batch = self.batch(&columns, at, rows).map_err(map);
+            let failed = batch.is_err();
+            if tx.blocking_send(batch).is_err() || failed {
+                return;
+            }
+            at += rows as u64;
+        }
+    }
+
+    /// The survey, the archive and the projected columns, opened by the first partition that
+    /// needs each.
+    fn open(&self) -> DfResult<Vec<Arc<ColumnData>>> {
+        let src = &self.source;
+        let opened = &src.opened;
+        let survey = shared(&opened.survey, || {
+            let survey = remote::survey_blocking(&src.location, &self.store, &src.options)?;
+            survey.check_columns(&self.projected)?;
+            if survey.rows != src.rows {
+                return Err(
+                    DataFusionError::External(Box::new(Error::invalid_value(format!(
+                        "the table has {} rows, {} when the query was planned: its files \
+                         changed during the query",
+                        survey.rows, src.rows
+                    ))))
+                    .context(format!("file {}", survey.place)),
+                );
+            }
+            Ok(Arc::new(survey))
+        })?;
+        let archive = shared(&opened.archive, || match &survey.place {
+            Place::Archive(path) => MmapNpz::open_with(path, &src.options.npz_options())
+                .map(|npz| Some(Arc::new(npz)))
+                .map_err(|e| {
+                    DataFusionError::External(Box::new(e))
+                        .context(format!("file {}", path.display()))
+                }),
+            Place::Directory(_) | Place::Remote(_) => Ok(None),
+        })?;
+        let n = self.indices.len();
+        let mut out: Vec<Option<Arc<ColumnData>>> = vec![None; n];
+        for k in 0..n {
+            let j = (k + self.partition) % n;
+            let column = survey.column(self.projected.field(j).name())?;
+            let data = shared(&opened.columns[self.indices[j]], || {
+                let whole = src.read == src.rows;
+                open_column(
+                    &survey,
+                    archive.as_ref(),
+                    column,
+                    &src.options,
+                    src.read,
+                    whole,
+                )
+                .map(Arc::new)
+            })?;
+            out[j] = Some(data);
+        }
+        Ok(out.into_iter().flatten().collect())
+    }
+
+    fn batch(&self, columns: &[Arc<ColumnData>], first: u64, rows: usize) -> DfResult<RecordBatch> {
+        let mut arrays = Vec::with_capacity(columns.len());
+        for (j, c) in columns.iter().enumerate() {
+            let a = c.rows(first, rows).map_err(|e| self.column_err(j, e))?;
+            arrays.push(a);
+        }
+        RecordBatch::try_new_with_options(
+            self.projected.clone(),
+            arrays,
+            &RecordBatchOptions::new().with_row_count(Some(rows)),
+        )
+        .map_err(|e| DataFusionError::External(Box::new(arrow_err(e))))
+    }
+
+    fn column_err(&self, j: usize, e: Error) -> DataFusionError {
+        let name = self.projected.field(j).name();
+        match self.source.opened.survey.get() {
+            Some(Ok(survey)) => match survey.column(name) {
+                Ok(c) => in_column(e, &survey.place, &c.source),
+                Err(other) => other,
+            },
+            _ => DataFusionError::External(Box::new(e)).context(format!("column {name}")),
+        }
+    }
+}

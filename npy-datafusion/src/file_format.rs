@@ -1,0 +1,226 @@
+//! [`NpyFormat`] (DataFusion's `FileFormat` for `.npy` files and `.npz` members) and its
+//! factory: schema inference and exact row counts from the headers, fetched through the
+//! object store (a row count only for a file or member that holds the data its header
+//! declares).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_schema::{Schema, SchemaRef};
+use async_trait::async_trait;
+use datafusion::catalog::Session;
+use datafusion::common::stats::Precision;
+use datafusion::common::{GetExt, Statistics};
+use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
+use datafusion::datasource::file_format::{FileFormat, FileFormatFactory};
+use datafusion::datasource::listing::ListingOptions;
+use datafusion::datasource::physical_plan::{FileScanConfig, FileScanConfigBuilder, FileSource};
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::datasource::table_schema::TableSchema;
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::physical_plan::ExecutionPlan;
+use object_store::{ObjectMeta, ObjectStore};
+
+use super::archive::table_header;
+use super::error::{df_err, df_err_in};
+use super::extent::{data_extent, held_extent};
+use super::objects::{is_object_refusal, name_the_option, object_schema};
+use super::options::NpyReadOptions;
+use super::schema::{check_same, table_schema};
+use super::source::NpySource;
+use npy_serde::header::ParsedHeader;
+
+/// The `.npy` file format for DataFusion's listing tables; see the [module docs](super).
+#[derive(Clone, Debug, Default)]
+pub struct NpyFormat {
+    options: NpyReadOptions,
+}
+
+impl NpyFormat {
+    /// A format reading with `options` (header and data limits, an `.npz` member).
+    pub fn new(options: NpyReadOptions) -> Self {
+        NpyFormat { options }
+    }
+
+    /// The options.
+    pub fn options(&self) -> &NpyReadOptions {
+        &self.options
+    }
+}
+
+/// Creates [`NpyFormat`]s for `CREATE EXTERNAL TABLE ... STORED AS NPY` (register it with
+/// [`register_npy_format`](super::register_npy_format)). `OPTIONS` keys: those of
+/// [`NpyReadOptions::set`], as [`table_spec_help`](super::table_spec_help) lists them (`member`,
+/// an `.npz` member's key: the table reads that member of each archive; `max_header_size`,
+/// `max_data_size`, ...).
+#[derive(Clone, Debug, Default)]
+pub struct NpyFormatFactory {
+    options: NpyReadOptions,
+}
+
+impl NpyFormatFactory {
+    /// A factory whose formats start from `options` (SQL `OPTIONS` override them).
+    pub fn new(options: NpyReadOptions) -> Self {
+        NpyFormatFactory { options }
+    }
+
+    /// The options its formats start from.
+    pub fn options(&self) -> &NpyReadOptions {
+        &self.options
+    }
+}
+
+impl GetExt for NpyFormatFactory {
+    fn get_ext(&self) -> String {
+        "npy".to_string()
+    }
+}
+
+impl FileFormatFactory for NpyFormatFactory {
+    fn create(
+        &self,
+        _state: &dyn Session,
+        format_options: &HashMap<String, String>,
+    ) -> DfResult<Arc<dyn FileFormat>> {
+        let mut options = self.options.clone();
+        for (key, value) in format_options {
+            let key = key.strip_prefix("format.").unwrap_or(key);
+            options = options.set(key, value)?;
+        }
+        Ok(Arc::new(NpyFormat::new(options)))
+    }
+
+    fn default(&self) -> Arc<dyn FileFormat> {
+        Arc::new(NpyFormat::new(self.options.clone()))
+    }
+}
+
+#[async_trait]
+impl FileFormat for NpyFormat {
+    fn get_ext(&self) -> String {
+        self.options.extension().trim_start_matches('.').to_string()
+    }
+
+    fn get_ext_with_compression(&self, c: &FileCompressionType) -> DfResult<String> {
+        if c.is_compressed() {
+            return Err(DataFusionError::NotImplemented(
+                "compressed .npy files (an .npz archive's members are read with the `member` \
+                 option)"
+                    .into(),
+            ));
+        }
+        Ok(self.get_ext())
+    }
+
+    fn compression_type(&self) -> Option<FileCompressionType> {
+        None
+    }
+
+    async fn infer_schema(
+        &self,
+        _state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        objects: &[ObjectMeta],
+    ) -> DfResult<SchemaRef> {
+        if self.options.layout == super::options::TableLayout::Columns {
+            return Err(DataFusionError::Configuration(
+                "a column table (layout=columns) is not a listing table of row files: register \
+                 it with register_npy, register_spec or CREATE EXTERNAL TABLE (after \
+                 register_npy_format)"
+                    .into(),
+            ));
+        }
+        let mut table: Option<(Schema, String)> = None;
+        for object in objects {
+            let schema = match object_schema(store, object, &self.options).await? {
+                Some(schema) => schema,
+                None => {
+                    let (header, size) = self
+                        .header(store, object)
+                        .await
+                        .map_err(|e| name_the_option(e, object, self.options.member()))?;
+                    held_extent(&header, size)
+                        .map_err(|e| df_err_in(e, object, self.options.member()))?;
+                    table_schema(&header).map_err(|e| df_err(e, object))?
+                }
+            };
+            match &table {
+                None => table = Some((schema, object.location.to_string())),
+                Some((first, first_path)) => check_same(first, first_path, &schema, object)?,
+            }
+        }
+        let schema = table.map(|(s, _)| s).unwrap_or_else(Schema::empty);
+        Ok(Arc::new(schema))
+    }
+
+    async fn infer_stats(
+        &self,
+        _state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        table_schema: SchemaRef,
+        object: &ObjectMeta,
+    ) -> DfResult<Statistics> {
+        // The exact row count answers `count(*)` without a scan: it is the header's only for
+        // a file (member) that holds the data the header declares.
+        let (header, size) = match self.header(store, object).await {
+            // An object array's rows are known once its pickle is read: not here.
+            Err(e) if self.options.reader.allow_pickle_data && is_object_refusal(&e) => {
+                return Ok(Statistics::new_unknown(&table_schema));
+            }
+            r => r?,
+        };
+        let (start, end) = data_extent(&self.options, &header, size)
+            .map_err(|e| df_err_in(e, object, self.options.member()))?;
+        let data_len = end - start;
+        let rows = npy_arrow::rows_of(&header.header).map_err(|e| df_err(e, object))?;
+        let mut stats = Statistics::new_unknown(&table_schema).with_num_rows(Precision::Exact(
+            usize::try_from(rows).unwrap_or(usize::MAX),
+        ));
+        stats.total_byte_size = Precision::Exact(usize::try_from(data_len).unwrap_or(usize::MAX));
+        Ok(stats)
+    }
+
+    async fn create_physical_plan(
+        &self,
+        _state: &dyn Session,
+        conf: FileScanConfig,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let mut source: Arc<dyn FileSource> = Arc::new(NpySource::new(
+            conf.file_source.table_schema().clone(),
+            self.options.clone(),
+        ));
+        if let Some(projection) = conf.file_source.projection()
+            && let Some(projected) = source.try_pushdown_projection(projection)?
+        {
+            source = projected;
+        }
+        let config = FileScanConfigBuilder::from(conf)
+            .with_source(source)
+            .build();
+        Ok(DataSourceExec::from_data_source(config))
+    }
+
+    fn file_source(&self, table_schema: TableSchema) -> Arc<dyn FileSource> {
+        Arc::new(NpySource::new(table_schema, self.options.clone()))
+    }
+}
+
+impl NpyFormat {
+    /// The header of `object` (of its member, for an `.npz` table) and the size of the file
+    /// (of the member) it heads.
+    async fn header(
+        &self,
+        store: &Arc<dyn ObjectStore>,
+        object: &ObjectMeta,
+    ) -> DfResult<(ParsedHeader, u64)> {
+        table_header(store, object, &self.options).await
+    }
+}
+
+impl NpyReadOptions {
+    /// DataFusion's listing options for a table of these files (the format [`NpyFormat`]).
+    pub fn listing_options(&self) -> ListingOptions {
+        ListingOptions::new(Arc::new(NpyFormat::new(self.clone())))
+            .with_file_extension(self.extension())
+    }
+}

@@ -1,0 +1,279 @@
+//! Filters in the scan: the predicate DataFusion's `FilterPushdown` rule hands
+//! [`NpySource`](super::NpySource) ([`pushable`] says which filters it takes), kept as a
+//! [`ScanFilter`] over the columns it reads, and the decoder of row chunks under it
+//! ([`ChunkDecoder`]): the filter's columns are decoded first and the predicate evaluated on
+//! them; the other projected columns are decoded only for the rows that pass.
+//!
+//! The scan filters exactly (the rows it returns are those for which the predicate is true,
+//! NULL counting as false, as in DataFusion's `FilterExec`), so a pushed filter leaves
+//! DataFusion nothing to do. The values of the rows a filter drops are decoded only in the
+//! filter's own columns; a value that fails to decode in another column of such a row is not
+//! seen (as in Parquet's row filters).
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions};
+use arrow_schema::{Schema, SchemaRef};
+use datafusion::arrow::compute::{filter_record_batch, prep_null_mask_filter};
+use datafusion::datasource::table_schema::TableSchema;
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::physical_expr::utils::{collect_columns, reassign_expr_columns};
+use datafusion::physical_expr_common::physical_expr::is_volatile;
+use datafusion::physical_plan::PhysicalExpr;
+use object_store::ObjectMeta;
+
+use super::error::df_err;
+use npy_arrow::RowDecoder;
+use npy_serde::header::Header;
+
+/// A pushed filter selects at least this share (1 in N) of a chunk's rows: the other
+/// columns are decoded for the whole chunk and then filtered; sparser selections copy the
+/// passing rows' bytes together first and decode only them.
+const DENSE: usize = 4;
+
+/// Whether the scan of a table with `table`'s columns evaluates `filter` exactly: it reads
+/// only the files' own columns (not partition columns) and is not volatile.
+pub(crate) fn pushable(filter: &Arc<dyn PhysicalExpr>, table: &TableSchema) -> bool {
+    let file = table.file_schema();
+    !is_volatile(filter)
+        && collect_columns(filter).iter().all(|c| {
+            file.fields()
+                .get(c.index())
+                .is_some_and(|f| f.name() == c.name())
+        })
+}
+
+/// A scan's predicate over the columns it reads.
+#[derive(Debug)]
+pub(crate) struct ScanFilter {
+    /// The predicate, its columns numbered as in `on`.
+    predicate: Arc<dyn PhysicalExpr>,
+    /// The columns it reads (indices into the files' columns), ascending.
+    on: Vec<usize>,
+}
+
+impl ScanFilter {
+    /// The filter `predicate` (over the table's columns, which start with the files' columns
+    /// `file`).
+    pub(crate) fn new(predicate: &Arc<dyn PhysicalExpr>, file: &Schema) -> DfResult<Self> {
+        let mut on: Vec<usize> = collect_columns(predicate)
+            .iter()
+            .map(|c| c.index())
+            .collect();
+        on.sort_unstable();
+        on.dedup();
+        let schema = file.project(&on)?;
+        let predicate = reassign_expr_columns(predicate.clone(), &schema)?;
+        Ok(ScanFilter { predicate, on })
+    }
+
+    /// The rows of `batch` (the columns `on`, in order) the predicate keeps.
+    fn mask(&self, batch: &RecordBatch) -> DfResult<BooleanArray> {
+        let value = self.predicate.evaluate(batch)?;
+        let array = value.into_array(batch.num_rows())?;
+        let Some(mask) = array.as_boolean_opt() else {
+            return Err(DataFusionError::Internal(format!(
+                "a pushed filter evaluated to {}, not booleans",
+                array.data_type()
+            )));
+        };
+        Ok(if mask.null_count() > 0 {
+            prep_null_mask_filter(mask)
+        } else {
+            mask.clone()
+        })
+    }
+
+    /// The columns a reader of whole batches reads for a scan of `indices` under this filter:
+    /// `indices`, then the filter's other columns.
+    pub(crate) fn read_columns(&self, indices: &[usize]) -> Vec<usize> {
+        let extra = self.on.iter().filter(|i| !indices.contains(i));
+        indices.iter().chain(extra).copied().collect()
+    }
+
+    /// The rows of `batch` (the columns [`read_columns`](Self::read_columns)`(indices)`) the
+    /// predicate keeps, in the columns `indices` under `schema`.
+    pub(crate) fn apply(
+        &self,
+        batch: &RecordBatch,
+        indices: &[usize],
+        schema: &SchemaRef,
+    ) -> DfResult<RecordBatch> {
+        let read = self.read_columns(indices);
+        let position = |c: &usize| read.iter().position(|r| r == c).unwrap_or(0);
+        let on: Vec<usize> = self.on.iter().map(position).collect();
+        let mask = self.mask(&batch.project(&on)?)?;
+        let kept = filter_record_batch(
+            &batch.project(&(0..indices.len()).collect::<Vec<_>>())?,
+            &mask,
+        )?;
+        with_schema(schema, kept.columns().to_vec(), kept.num_rows())
+    }
+}
+
+/// Where an output column of a filtered chunk comes from.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Source {
+    /// The filter's columns (its position among them).
+    On(usize),
+    /// The other columns.
+    Rest(usize),
+}
+
+/// Decodes chunks of whole rows into batches of the projected columns, keeping the rows a
+/// pushed filter passes.
+#[derive(Debug)]
+pub(crate) enum ChunkDecoder {
+    /// No filter: the projected columns of every row.
+    All(RowDecoder),
+    /// A filter's columns first, then the others for the rows that pass.
+    Filtered {
+        filter: Arc<ScanFilter>,
+        on: RowDecoder,
+        rest: Option<Box<RowDecoder>>,
+        from: Vec<Source>,
+    },
+}
+
+impl ChunkDecoder {
+    /// The decoder of the columns `indices` of `header`'s array under `filter`.
+    pub(crate) fn new(
+        header: &Header,
+        indices: &[usize],
+        filter: Option<&Arc<ScanFilter>>,
+    ) -> npy_serde::Result<Self> {
+        let Some(filter) = filter else {
+            return Ok(ChunkDecoder::All(RowDecoder::new(
+                header,
+                Some(indices),
+                false,
+            )?));
+        };
+        let others: Vec<usize> = indices
+            .iter()
+            .copied()
+            .filter(|i| !filter.on.contains(i))
+            .collect();
+        let from = indices
+            .iter()
+            .map(|i| match filter.on.iter().position(|o| o == i) {
+                Some(k) => Source::On(k),
+                None => Source::Rest(others.iter().position(|o| o == i).unwrap_or(0)),
+            })
+            .collect();
+        let rest = if others.is_empty() {
+            None
+        } else {
+            Some(Box::new(RowDecoder::new(header, Some(&others), false)?))
+        };
+        Ok(ChunkDecoder::Filtered {
+            filter: filter.clone(),
+            on: RowDecoder::new(header, Some(&filter.on), false)?,
+            rest,
+            from,
+        })
+    }
+
+    /// The bytes of one row.
+    pub(crate) fn row_bytes(&self) -> usize {
+        match self {
+            ChunkDecoder::All(d) | ChunkDecoder::Filtered { on: d, .. } => d.row_bytes(),
+        }
+    }
+
+    /// The rows of the array.
+    pub(crate) fn rows(&self) -> u64 {
+        match self {
+            ChunkDecoder::All(d) | ChunkDecoder::Filtered { on: d, .. } => d.rows(),
+        }
+    }
+
+    /// The rows `first..first + rows` of `object`, whose bytes are `chunk` (from byte
+    /// `offset` of the file), that the filter keeps, in the projected columns `schema`.
+    pub(crate) fn decode(
+        &self,
+        chunk: &[u8],
+        first: u64,
+        rows: usize,
+        offset: u64,
+        schema: &SchemaRef,
+        object: &ObjectMeta,
+    ) -> DfResult<RecordBatch> {
+        let err = |e| df_err(e, object);
+        let (filter, on, rest, from) = match self {
+            ChunkDecoder::All(d) => {
+                let b = d.decode(chunk, first, rows, offset).map_err(err)?;
+                return with_schema(schema, b.columns().to_vec(), rows);
+            }
+            ChunkDecoder::Filtered {
+                filter,
+                on,
+                rest,
+                from,
+            } => (filter, on, rest, from),
+        };
+        let on = on.decode(chunk, first, rows, offset).map_err(err)?;
+        let mask = filter.mask(&on)?;
+        let kept = mask.true_count();
+        let on = if kept == rows {
+            on
+        } else {
+            filter_record_batch(&on, &mask)?
+        };
+        let rest = match rest {
+            None => None,
+            Some(d) if kept == rows => Some(d.decode(chunk, first, rows, offset).map_err(err)?),
+            Some(d) if kept == 0 => Some(RecordBatch::new_empty(d.schema())),
+            Some(d) if kept.saturating_mul(DENSE) >= rows => {
+                let all = d.decode(chunk, first, rows, offset).map_err(err)?;
+                Some(filter_record_batch(&all, &mask)?)
+            }
+            Some(d) => Some(sparse(d, chunk, first, rows, offset, &mask, kept).map_err(err)?),
+        };
+        let columns = from
+            .iter()
+            .map(|f| match f {
+                Source::On(k) => on.column(*k).clone(),
+                Source::Rest(k) => rest
+                    .as_ref()
+                    .map_or_else(|| on.column(0).clone(), |r| r.column(*k).clone()),
+            })
+            .collect();
+        with_schema(schema, columns, kept)
+    }
+}
+
+/// The rows `mask` keeps (`kept` of them) of a chunk, decoded by `d` from a copy of their
+/// bytes. A decoding error is found again in the whole chunk, whose positions are the file's.
+fn sparse(
+    d: &RowDecoder,
+    chunk: &[u8],
+    first: u64,
+    rows: usize,
+    offset: u64,
+    mask: &BooleanArray,
+    kept: usize,
+) -> npy_serde::Result<RecordBatch> {
+    let rb = d.row_bytes();
+    let mut bytes = Vec::with_capacity(kept.saturating_mul(rb));
+    for i in mask.values().set_indices() {
+        bytes.extend_from_slice(&chunk[i * rb..(i + 1) * rb]);
+    }
+    match d.decode(&bytes, first, kept, offset) {
+        Ok(b) => Ok(b),
+        Err(e) => {
+            let all = d.decode(chunk, first, rows, offset)?;
+            filter_record_batch(&all, mask).map_err(|_| e)
+        }
+    }
+}
+
+/// `columns` (of `rows` rows) as a batch of `schema`.
+fn with_schema(schema: &SchemaRef, columns: Vec<ArrayRef>, rows: usize) -> DfResult<RecordBatch> {
+    Ok(RecordBatch::try_new_with_options(
+        schema.clone(),
+        columns,
+        &RecordBatchOptions::new().with_row_count(Some(rows)),
+    )?)
+}

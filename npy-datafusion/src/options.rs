@@ -1,0 +1,553 @@
+//! [`NpyReadOptions`]: how a table's files are read; and the table options, each declared
+//! once in [`OPTIONS`] (its key, its value's form, its help, how it is read and set). That one
+//! list is every door's: SQL's `CREATE EXTERNAL TABLE ... OPTIONS ('key' 'value')`, a table
+//! spec's `key=value` ([`TableSpec`](super::TableSpec)), the help text of the spec, and the
+//! options message of the Ballista codec (the [`entries`](NpyReadOptions::entries), set again
+//! on the other side). A new table option is one entry of the list (and the field it sets).
+
+use datafusion::common::config::ConfigEntry;
+use datafusion::error::{DataFusionError, Result as DfResult};
+
+use npy_serde::npz::NpzReaderBuilder;
+use npy_serde::read::ReaderBuilder;
+
+/// How a table's files are read: header and data limits, and the `.npz` member to read.
+///
+/// The options also have keys ([`set`](Self::set), [`entries`](Self::entries)): those of SQL's
+/// `OPTIONS` and of a [`TableSpec`](super::TableSpec) (see
+/// [`table_spec_help`](super::table_spec_help) for the list).
+///
+/// ```
+/// use npy_datafusion::NpyReadOptions;
+/// let options = NpyReadOptions::new().max_header_size(20_000).npz_member("x");
+/// assert_eq!(options.extension(), ".npz");
+/// let same = NpyReadOptions::new().set("max_header_size", "20000")?.set("member", "x")?;
+/// assert_eq!(same.extension(), ".npz");
+/// # Ok::<(), datafusion::error::DataFusionError>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct NpyReadOptions {
+    pub(crate) reader: ReaderBuilder,
+    pub(crate) member: Option<String>,
+    pub(crate) extension: Option<String>,
+    pub(crate) layout: TableLayout,
+    /// Whether a column table's scan checks the CRC-32 of each stored `.npz` member it reads
+    /// whole (`verify_crc`, default true).
+    pub(crate) skip_crc: bool,
+    /// Local row files read through ranged reads instead of a memory map (`access=read`).
+    pub(crate) read_access: bool,
+    /// Filters stay out of the scan (`filter_pushdown=false`): DataFusion filters the rows.
+    pub(crate) keep_filters: bool,
+}
+
+/// How a table's values lie in its files.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TableLayout {
+    /// Row files: each file (or `.npz` member) is an array whose first axis is the table's
+    /// rows (a record array's fields are the columns; a plain array is the column `value`).
+    #[default]
+    Rows,
+    /// A column table: an `.npz` archive whose members are its columns (what
+    /// `np.savez(path, **columns)` writes), or a directory of `.npy` files, one per column
+    /// (named by its stem); every column has the same number of rows. See
+    /// [`datafusion`](super)'s "Column tables".
+    Columns,
+}
+
+impl TableLayout {
+    /// Its name as an option value (`rows`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TableLayout::Rows => "rows",
+            TableLayout::Columns => "columns",
+        }
+    }
+
+    fn parse(value: &str) -> Result<TableLayout, String> {
+        match value {
+            "rows" => Ok(TableLayout::Rows),
+            "columns" => Ok(TableLayout::Columns),
+            other => Err(format!(
+                "unknown layout {other:?}: the layouts are rows and columns"
+            )),
+        }
+    }
+}
+
+/// One table option, declared once: its key, its value's form and help for the help texts,
+/// and how it is read from and set on [`NpyReadOptions`].
+pub(crate) struct TableOption {
+    pub(crate) key: &'static str,
+    /// The value's form (`BYTES`, `KEY`, ...).
+    pub(crate) value: &'static str,
+    pub(crate) help: &'static str,
+    /// The option's value, if it has one.
+    get: fn(&NpyReadOptions) -> Option<String>,
+    /// Sets it from its text; the error says what was expected.
+    set: fn(&mut NpyReadOptions, &str) -> Result<(), String>,
+}
+
+/// Every table option.
+pub(crate) static OPTIONS: &[TableOption] = &[
+    TableOption {
+        key: "member",
+        value: "KEY",
+        help: "the .npz member each archive of the table holds its rows in (`KEY.npy`); \
+               the table's files are then archives",
+        get: |o| o.member.clone(),
+        set: |o, v| {
+            if v.is_empty() {
+                return Err("expected a member key, found \"\"".into());
+            }
+            o.member = Some(v.to_string());
+            Ok(())
+        },
+    },
+    TableOption {
+        key: "max_header_size",
+        value: "BYTES",
+        help: "the largest header accepted (NumPy's max_header_size; default 10000)",
+        get: |o| Some(o.reader.limits.max_header_size.to_string()),
+        set: |o, v| {
+            o.reader.limits.max_header_size = bytes(v)?;
+            Ok(())
+        },
+    },
+    TableOption {
+        key: "max_data_size",
+        value: "BYTES",
+        help: "the largest array data accepted per file (default: no limit)",
+        get: |o| o.reader.max_data_size.map(|n| n.to_string()),
+        set: |o, v| {
+            o.reader.max_data_size = Some(bytes(v)?);
+            Ok(())
+        },
+    },
+    TableOption {
+        key: "max_depth",
+        value: "N",
+        help: "the deepest nesting of the header's literal (default 128)",
+        get: |o| Some(o.reader.limits.max_depth.to_string()),
+        set: |o, v| {
+            o.reader.limits.max_depth = count(v)?;
+            Ok(())
+        },
+    },
+    TableOption {
+        key: "max_dims",
+        value: "N",
+        help: "the most dimensions of the shape and of each subarray (default 64)",
+        get: |o| Some(o.reader.limits.max_dims.to_string()),
+        set: |o, v| {
+            o.reader.limits.max_dims = count(v)?;
+            Ok(())
+        },
+    },
+    TableOption {
+        key: "max_empty_items",
+        value: "N",
+        help: "the most values without data bytes per file (default 1048576)",
+        get: |o| Some(o.reader.max_empty_items.to_string()),
+        set: |o, v| {
+            o.reader.max_empty_items = count(v)?;
+            Ok(())
+        },
+    },
+    TableOption {
+        key: "file_extension",
+        value: "EXT",
+        help: "the extension of the files a directory's table reads (default .npy, .npz \
+               for archives); other files are skipped",
+        get: |o| o.extension.clone(),
+        set: |o, v| {
+            o.extension = Some(v.to_string());
+            Ok(())
+        },
+    },
+    TableOption {
+        key: "allow_pickle_data",
+        value: "true|false",
+        help: "read object arrays (dtype O, NumPy 2 StringDType) by interpreting their pickle \
+               as data, nothing imported or run (default false): a column of str becomes \
+               Utf8, of bytes Binary, None a null",
+        get: |o| o.reader.allow_pickle_data.then(|| "true".to_string()),
+        set: |o, v| {
+            o.reader.allow_pickle_data = flag(v)?;
+            Ok(())
+        },
+    },
+    TableOption {
+        key: "pickle_encoding",
+        value: "ascii|latin1|bytes",
+        help: "with allow_pickle_data, how the str values of Python 2 pickles are read, as \
+               np.load's encoding (default ascii: a non-ASCII byte is an error)",
+        get: |o| {
+            let e = o.reader.pickle.get_encoding();
+            (e != Default::default()).then(|| e.name().to_string())
+        },
+        set: |o, v| {
+            let e: npy_serde::pickle::Encoding = v.parse()?;
+            o.reader.pickle = o.reader.pickle.encoding(e);
+            Ok(())
+        },
+    },
+    TableOption {
+        key: "layout",
+        value: "rows|columns",
+        help: "how the values lie in the files: rows (each file an array of rows; the \
+               default) or columns (an .npz archive whose members are the columns, or a \
+               directory of .npy files, one per column)",
+        get: |o| Some(o.layout.name().to_string()),
+        set: |o, v| {
+            o.layout = TableLayout::parse(v)?;
+            Ok(())
+        },
+    },
+    TableOption {
+        key: "verify_crc",
+        value: "true|false",
+        help: "whether a column table's scan checks the CRC-32 of each stored .npz member \
+               it reads whole (default true; false for trusted files)",
+        get: |o| Some((!o.skip_crc).to_string()),
+        set: |o, v| {
+            o.skip_crc = !flag(v)?;
+            Ok(())
+        },
+    },
+    TableOption {
+        key: "access",
+        value: "mmap|read",
+        help: "how local .npy row files are scanned: mmap (default; mapped, only the used \
+               fields are touched) or read (ranged reads: for files that may change or \
+               shrink while a query runs); object stores are always read",
+        get: |o| Some(if o.read_access { "read" } else { "mmap" }.to_string()),
+        set: |o, v| {
+            o.read_access = match v {
+                "mmap" => false,
+                "read" => true,
+                other => return Err(format!("expected mmap or read, found {other:?}")),
+            };
+            Ok(())
+        },
+    },
+    TableOption {
+        key: "filter_pushdown",
+        value: "true|false",
+        help: "whether the scan evaluates a query's filters, decoding the other columns only \
+               for the rows that pass (default true)",
+        get: |o| Some((!o.keep_filters).to_string()),
+        set: |o, v| {
+            o.keep_filters = !flag(v)?;
+            Ok(())
+        },
+    },
+];
+
+fn flag(v: &str) -> Result<bool, String> {
+    match v {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        other => Err(format!("expected true or false, found {other:?}")),
+    }
+}
+
+fn bytes(v: &str) -> Result<u64, String> {
+    v.parse()
+        .map_err(|_| format!("expected a number of bytes, found {v:?}"))
+}
+
+fn count<T: std::str::FromStr>(v: &str) -> Result<T, String> {
+    v.parse()
+        .map_err(|_| format!("expected a number, found {v:?}"))
+}
+
+/// The option keys as a list for messages: `a, b and c`.
+pub(crate) fn option_keys() -> String {
+    let keys: Vec<&str> = OPTIONS.iter().map(|o| o.key).collect();
+    match keys.split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+impl NpyReadOptions {
+    /// The defaults: `.npy` files, NumPy's 10000-byte header limit, no data-size limit.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Reads with these header and data-size limits.
+    pub fn reader_options(mut self, reader: ReaderBuilder) -> Self {
+        self.reader = reader;
+        self
+    }
+
+    /// The largest header accepted ([`ReaderBuilder::max_header_size`]).
+    pub fn max_header_size(mut self, bytes: u64) -> Self {
+        self.reader = self.reader.max_header_size(bytes);
+        self
+    }
+
+    /// The largest array data accepted per file ([`ReaderBuilder::max_data_size`]).
+    pub fn max_data_size(mut self, bytes: u64) -> Self {
+        self.reader = self.reader.max_data_size(bytes);
+        self
+    }
+
+    /// Reads the member `key` (`key.npy` in the archive) of each `.npz` archive: the table's
+    /// files are archives (extension `.npz` unless [`file_extension`](Self::file_extension)
+    /// says otherwise).
+    pub fn npz_member(mut self, key: impl Into<String>) -> Self {
+        self.member = Some(key.into());
+        self
+    }
+
+    /// The extension of the files a directory's table reads (default `.npy`, `.npz` with
+    /// [`npz_member`](Self::npz_member)); other files in the directory are skipped.
+    pub fn file_extension(mut self, ext: impl Into<String>) -> Self {
+        self.extension = Some(ext.into());
+        self
+    }
+
+    /// The extension of the table's files.
+    pub fn extension(&self) -> &str {
+        match (&self.extension, &self.member) {
+            (Some(e), _) => e,
+            (None, Some(_)) => ".npz",
+            (None, None) => ".npy",
+        }
+    }
+
+    /// Scans local `.npy` row files through a memory map (`true`, the default: each
+    /// partition touches only the bytes of the fields a query uses) or through ranged reads
+    /// (`false`). A mapped file that another process shortens while a query reads it can
+    /// raise `SIGBUS`, as with [`MmapArray`](npy_serde::MmapArray) and NumPy's memmap: read files
+    /// that may change. Object stores and `.npz` members are always read. The option
+    /// `access=mmap|read`.
+    ///
+    /// ```
+    /// use npy_datafusion::NpyReadOptions;
+    /// let o = NpyReadOptions::new().memory_map(false);
+    /// let same = NpyReadOptions::new().set("access", "read")?;
+    /// assert_eq!(format!("{:?}", o.entries()), format!("{:?}", same.entries()));
+    /// # Ok::<(), datafusion::error::DataFusionError>(())
+    /// ```
+    pub fn memory_map(mut self, yes: bool) -> Self {
+        self.read_access = !yes;
+        self
+    }
+
+    /// Lets the scan evaluate a query's filters (`true`, the default: the filter's columns are
+    /// decoded first, the others only for the rows that pass) or leaves them to DataFusion
+    /// (`false`). Answers are the same either way. The option `filter_pushdown=true|false`.
+    ///
+    /// ```
+    /// use npy_datafusion::NpyReadOptions;
+    /// let o = NpyReadOptions::new().filter_pushdown(false);
+    /// let same = NpyReadOptions::new().set("filter_pushdown", "false")?;
+    /// assert_eq!(format!("{:?}", o.entries()), format!("{:?}", same.entries()));
+    /// # Ok::<(), datafusion::error::DataFusionError>(())
+    /// ```
+    pub fn filter_pushdown(mut self, yes: bool) -> Self {
+        self.keep_filters = !yes;
+        self
+    }
+
+    /// The `.npz` member the table reads, if its files are archives.
+    pub fn member(&self) -> Option<&str> {
+        self.member.as_deref()
+    }
+
+    /// How the values lie in the files.
+    pub fn layout(&self) -> TableLayout {
+        self.layout
+    }
+
+    /// Reads the files in `layout`: [`TableLayout::Columns`] makes the location an `.npz`
+    /// archive of columns or a directory of per-column `.npy` files.
+    ///
+    /// ```
+    /// use npy_datafusion::{NpyReadOptions, TableLayout};
+    /// let options = NpyReadOptions::new().with_layout(TableLayout::Columns);
+    /// assert_eq!(options.layout(), TableLayout::Columns);
+    /// let same = NpyReadOptions::new().set("layout", "columns")?;
+    /// assert_eq!(same.layout(), TableLayout::Columns);
+    /// # Ok::<(), datafusion::error::DataFusionError>(())
+    /// ```
+    pub fn with_layout(mut self, layout: TableLayout) -> Self {
+        self.layout = layout;
+        self
+    }
+
+    /// Whether a column table's scan checks the CRC-32 of each stored `.npz` member it reads
+    /// whole (default true; the option `verify_crc`).
+    pub fn verify_crc(mut self, yes: bool) -> Self {
+        self.skip_crc = !yes;
+        self
+    }
+
+    /// Whether the CRC-32 of stored members is checked ([`verify_crc`](Self::verify_crc)).
+    pub fn verifies_crc(&self) -> bool {
+        !self.skip_crc
+    }
+
+    /// Sets the option `key` (a key of SQL's `OPTIONS`; see
+    /// [`table_spec_help`](super::table_spec_help) for the list) from its text. An unknown key
+    /// or a bad value is a configuration error naming it.
+    pub fn set(mut self, key: &str, value: &str) -> DfResult<Self> {
+        self.apply(key, value)
+            .map_err(DataFusionError::Configuration)?;
+        Ok(self)
+    }
+
+    /// Every option with its key, value (`None`: not set) and description; setting each
+    /// entry with a value on [`NpyReadOptions::new`] gives these options back.
+    pub fn entries(&self) -> Vec<ConfigEntry> {
+        OPTIONS
+            .iter()
+            .map(|o| ConfigEntry {
+                key: o.key.to_string(),
+                value: (o.get)(self),
+                description: o.help,
+            })
+            .collect()
+    }
+
+    /// Sets the option `key` from its text; the error is the message.
+    pub(crate) fn apply(&mut self, key: &str, value: &str) -> Result<(), String> {
+        let Some(option) = OPTIONS.iter().find(|o| o.key == key) else {
+            return Err(format!(
+                "unknown npy option {key:?}: the options are {}",
+                option_keys()
+            ));
+        };
+        (option.set)(self, value).map_err(|e| format!("npy option {key}: {e}"))
+    }
+
+    /// The archive options of an `.npz` table: the same limits; a member may be as large as
+    /// the data limit allows.
+    pub(crate) fn npz_options(&self) -> NpzReaderBuilder {
+        let mut b = NpzReaderBuilder::new().reader_options(self.reader.clone());
+        if let Some(max) = self.reader.max_data_size {
+            let header = self.reader.limits().max_header_size.saturating_add(12);
+            b = b.max_member_size(max.saturating_add(header));
+        }
+        b
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_set_again_give_the_options_back() {
+        let o = NpyReadOptions::new()
+            .reader_options(
+                ReaderBuilder::new()
+                    .max_depth(7)
+                    .max_dims(3)
+                    .max_empty_items(9)
+                    .allow_pickle_data(true)
+                    .pickle_options(
+                        npy_serde::pickle::PickleOptions::default()
+                            .encoding(npy_serde::pickle::Encoding::Latin1),
+                    ),
+            )
+            .max_header_size(123)
+            .max_data_size(456)
+            .npz_member("x")
+            .file_extension(".zip")
+            .memory_map(false)
+            .filter_pushdown(false);
+        let mut back = NpyReadOptions::new();
+        for e in o.entries() {
+            if let Some(v) = &e.value {
+                back.apply(&e.key, v).unwrap();
+            }
+        }
+        assert_eq!(
+            format!("{:?}", back.entries()),
+            format!("{:?}", o.entries())
+        );
+        assert_eq!(back.reader.limits.max_depth, 7);
+        assert_eq!(back.reader.max_empty_items, 9);
+        assert_eq!(
+            back.reader.pickle.get_encoding(),
+            npy_serde::pickle::Encoding::Latin1
+        );
+        assert_eq!(back.member(), Some("x"));
+        assert_eq!(back.extension(), ".zip");
+        assert!(back.read_access && back.keep_filters);
+        // Unset options have no value.
+        let none = NpyReadOptions::new().entries();
+        let unset: Vec<&str> = none
+            .iter()
+            .filter(|e| e.value.is_none())
+            .map(|e| e.key.as_str())
+            .collect();
+        assert_eq!(
+            unset,
+            [
+                "member",
+                "max_data_size",
+                "file_extension",
+                "allow_pickle_data",
+                "pickle_encoding"
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_keys_and_values_are_named() {
+        let mut o = NpyReadOptions::new();
+        assert_eq!(
+            o.apply("nope", "1").unwrap_err(),
+            "unknown npy option \"nope\": the options are member, max_header_size, \
+             max_data_size, max_depth, max_dims, max_empty_items, file_extension, \
+             allow_pickle_data, pickle_encoding, layout, verify_crc, access and \
+             filter_pushdown"
+        );
+        assert_eq!(
+            o.apply("max_header_size", "big").unwrap_err(),
+            "npy option max_header_size: expected a number of bytes, found \"big\""
+        );
+        assert_eq!(
+            o.apply("max_dims", "-1").unwrap_err(),
+            "npy option max_dims: expected a number, found \"-1\""
+        );
+        assert_eq!(
+            o.apply("member", "").unwrap_err(),
+            "npy option member: expected a member key, found \"\""
+        );
+        o.apply("layout", "columns").unwrap();
+        assert_eq!(o.layout(), TableLayout::Columns);
+        assert!(o
+            .apply("layout", "diagonal")
+            .unwrap_err()
+            .contains("unknown layout \"diagonal\": the layouts are rows and columns"));
+        assert_eq!(
+            o.apply("verify_crc", "maybe").unwrap_err(),
+            "npy option verify_crc: expected true or false, found \"maybe\""
+        );
+        o.apply("verify_crc", "false").unwrap();
+        assert!(!o.verifies_crc());
+        o.apply("layout", "rows").unwrap();
+        assert_eq!(
+            o.apply("access", "mapped").unwrap_err(),
+            "npy option access: expected mmap or read, found \"mapped\""
+        );
+        assert_eq!(
+            o.apply("filter_pushdown", "yes").unwrap_err(),
+            "npy option filter_pushdown: expected true or false, found \"yes\""
+        );
+        o.apply("access", "read").unwrap();
+        o.apply("filter_pushdown", "false").unwrap();
+        assert!(o.read_access && o.keep_filters);
+        assert_eq!(o.layout(), TableLayout::Rows);
+        let e = NpyReadOptions::new().set("nope", "1").unwrap_err();
+        assert!(matches!(e, DataFusionError::Configuration(_)), "{e}");
+    }
+}

@@ -1,0 +1,188 @@
+//! The session extension: [`NpySessionExt`] (`register_npy` / `read_npy` and
+//! `register_spec` / `read_spec` on a `SessionContext`) and [`register_npy_format`] (SQL's `STORED AS NPY`).
+
+use std::sync::Arc;
+
+use arrow_schema::Schema;
+use async_trait::async_trait;
+use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
+use datafusion::dataframe::DataFrame;
+use datafusion::datasource::provider::DefaultTableFactory;
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::logical_expr::CreateExternalTable;
+use datafusion::prelude::SessionContext;
+
+use super::columns::ColumnTable;
+use super::file_format::NpyFormatFactory;
+use super::listing::{npy_table, spec_table};
+use super::options::{NpyReadOptions, TableLayout};
+use super::spec::TableSpec;
+
+/// `register_npy` and `read_npy` on a DataFusion `SessionContext`.
+#[async_trait]
+pub trait NpySessionExt {
+    /// Registers the `.npy` file, directory or glob at `path` (a local path or an object
+    /// store URL) as the table `name`. A [`TableSpec`](super::TableSpec) gives both:
+    /// `register_npy(name, spec.location(), spec.options().clone())`.
+    async fn register_npy(&self, name: &str, path: &str, options: NpyReadOptions) -> DfResult<()>;
+
+    /// A `DataFrame` reading the `.npy` file, directory or glob at `path`.
+    async fn read_npy(&self, path: &str, options: NpyReadOptions) -> DfResult<DataFrame>;
+
+    /// Registers the table of `spec` as `name`, in its format: `.npy` files and `.npz`
+    /// members as [`register_npy`](Self::register_npy) does, Parquet, Arrow IPC and CSV files
+    /// through DataFusion's own readers (see [`TableSpec`] for the formats and their
+    /// options). A spec whose location says no format (a directory, `data/*`) takes it from
+    /// its files' extension; files of two formats are an error asking to name one.
+    ///
+    /// ```
+    /// use datafusion::prelude::SessionContext;
+    /// use npy_datafusion::{NpySessionExt, TableSpec};
+    /// # let dir = std::env::temp_dir().join(format!("df-spec-doc-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// # npy_serde::to_path(dir.join("a.npy"), &[1i64, 2, 3])?;
+    /// # std::fs::write(dir.join("b.csv"), "value,name\n2,two\n3,three\n")?;
+    /// let rt = tokio::runtime::Runtime::new()?;
+    /// rt.block_on(async {
+    ///     let ctx = SessionContext::new();
+    ///     let a: TableSpec = dir.join("a.npy").to_str().unwrap().parse()?;
+    ///     let b: TableSpec = dir.join("b.csv").to_str().unwrap().parse()?;
+    ///     ctx.register_spec("a", &a).await?;
+    ///     ctx.register_spec("b", &b).await?;
+    ///     let df = ctx.sql("SELECT sum(a.value) FROM a JOIN b ON a.value = b.value").await?;
+    ///     let text = datafusion::arrow::util::pretty::pretty_format_batches(&df.collect().await?)?;
+    ///     assert!(text.to_string().contains("| 5 "), "{text}");
+    ///     Ok::<_, Box<dyn std::error::Error>>(())
+    /// })?;
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    async fn register_spec(&self, name: &str, spec: &TableSpec) -> DfResult<()>;
+
+    /// A `DataFrame` reading the table of `spec` (as [`register_spec`](Self::register_spec)).
+    async fn read_spec(&self, spec: &TableSpec) -> DfResult<DataFrame>;
+}
+
+#[async_trait]
+impl NpySessionExt for SessionContext {
+    async fn register_npy(&self, name: &str, path: &str, options: NpyReadOptions) -> DfResult<()> {
+        let table = npy_provider(self, path, &options).await?;
+        self.register_table(name, table)?;
+        Ok(())
+    }
+
+    async fn read_npy(&self, path: &str, options: NpyReadOptions) -> DfResult<DataFrame> {
+        let table = npy_provider(self, path, &options).await?;
+        self.read_table(table)
+    }
+
+    async fn register_spec(&self, name: &str, spec: &TableSpec) -> DfResult<()> {
+        let table = spec_provider(self, spec).await?;
+        self.register_table(name, table)?;
+        Ok(())
+    }
+
+    async fn read_spec(&self, spec: &TableSpec) -> DfResult<DataFrame> {
+        let table = spec_provider(self, spec).await?;
+        self.read_table(table)
+    }
+}
+
+/// The table of the `.npy` files at `path`: a listing table of row files, or a column table.
+async fn npy_provider(
+    ctx: &SessionContext,
+    path: &str,
+    options: &NpyReadOptions,
+) -> DfResult<Arc<dyn TableProvider>> {
+    Ok(match options.layout() {
+        TableLayout::Columns => {
+            Arc::new(ColumnTable::open(&ctx.runtime_env(), path, options).await?)
+        }
+        TableLayout::Rows => Arc::new(npy_table(ctx, path, options).await?),
+    })
+}
+
+/// The table of `spec`.
+async fn spec_provider(ctx: &SessionContext, spec: &TableSpec) -> DfResult<Arc<dyn TableProvider>> {
+    Ok(match spec.options().layout() {
+        TableLayout::Columns => {
+            Arc::new(ColumnTable::open(&ctx.runtime_env(), spec.location(), spec.options()).await?)
+        }
+        TableLayout::Rows => Arc::new(spec_table(ctx, spec).await?),
+    })
+}
+
+/// Registers [`NpyFormatFactory`] with the context, so that SQL's
+/// `CREATE EXTERNAL TABLE t STORED AS NPY LOCATION '...'` reads `.npy` files (and, with
+/// `OPTIONS ('layout' 'columns')`, a column table: an `.npz` archive of columns or a directory
+/// of per-column `.npy` files; columns declared in the statement must all be there).
+///
+/// ```
+/// # let rt = tokio::runtime::Runtime::new()?;
+/// # rt.block_on(async {
+/// # let path = std::env::temp_dir().join(format!("df-fmt-{}.npy", std::process::id()));
+/// # npy_serde::to_path(&path, &[1i64, 2, 3])?;
+/// let ctx = datafusion::prelude::SessionContext::new();
+/// npy_datafusion::register_npy_format(&ctx)?;
+/// let sql = format!("CREATE EXTERNAL TABLE t STORED AS NPY LOCATION '{}'", path.display());
+/// ctx.sql(&sql).await?.collect().await?;
+/// let batches = ctx.sql("SELECT sum(value) FROM t").await?.collect().await?;
+/// assert_eq!(batches[0].column(0).as_any().downcast_ref::<arrow_array::Int64Array>().unwrap().value(0), 6);
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<_, Box<dyn std::error::Error>>(())
+/// # })?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn register_npy_format(ctx: &SessionContext) -> DfResult<()> {
+    let state = ctx.state_ref();
+    let mut state = state.write();
+    state.register_file_format(Arc::new(NpyFormatFactory::default()), true)?;
+    state
+        .table_factories_mut()
+        .insert("NPY".into(), Arc::new(NpyTableFactory::default()));
+    Ok(())
+}
+
+/// `STORED AS NPY`: DataFusion's listing tables of row files, column tables for
+/// `OPTIONS ('layout' 'columns')`.
+#[derive(Debug, Default)]
+struct NpyTableFactory {
+    listing: DefaultTableFactory,
+}
+
+#[async_trait]
+impl TableProviderFactory for NpyTableFactory {
+    async fn create(
+        &self,
+        state: &dyn Session,
+        cmd: &CreateExternalTable,
+    ) -> DfResult<Arc<dyn TableProvider>> {
+        let layout = cmd
+            .options
+            .iter()
+            .find(|(k, _)| k.strip_prefix("format.").unwrap_or(k) == "layout");
+        if layout.is_none_or(|(_, v)| v != "columns") {
+            return self.listing.create(state, cmd).await;
+        }
+        let mut options = NpyReadOptions::new();
+        for (key, value) in &cmd.options {
+            let key = key.strip_prefix("format.").unwrap_or(key);
+            options = options.set(key, value)?;
+        }
+        let [location] = cmd.locations.as_slice() else {
+            return Err(DataFusionError::Configuration(format!(
+                "a column table (layout=columns) has one location, an archive or a directory: \
+                 found {}",
+                cmd.locations.join(", ")
+            )));
+        };
+        let schema: Schema = cmd.schema.as_arrow().clone();
+        let table = if schema.fields().is_empty() {
+            ColumnTable::open(state.runtime_env(), location, &options).await?
+        } else {
+            ColumnTable::with_schema(state.runtime_env(), location, &options, Arc::new(schema))
+                .await?
+        };
+        Ok(Arc::new(table))
+    }
+}
