@@ -617,6 +617,14 @@ fn parse_dict(text: &str, version: Version, limits: &Limits, base: u64) -> Resul
     Ok(header)
 }
 
+/// The element count of a shape, checked.
+pub(crate) fn count_of(shape: &[u64]) -> Result<u64> {
+    shape
+        .iter()
+        .try_fold(1u64, |a, &d| a.checked_mul(d))
+        .ok_or_else(|| Error::overflow("the element count"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

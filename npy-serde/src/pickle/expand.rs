@@ -9,7 +9,7 @@ use super::npdtype::{resolve, shape_of, NpDType};
 use super::numpy::{describe, latin1_bytes};
 use super::value::{PyArray, PyValue};
 use crate::error::{Error, ErrorKind, Result};
-use crate::read::decode_value;
+use crate::value::decode_value;
 use std::borrow::Cow;
 
 fn err(msg: impl Into<String>) -> Error {

@@ -149,7 +149,8 @@ mod stream;
 mod vecalloc;
 
 pub use crate::text::longdouble_to_f64;
-pub use array::{decode_value, read_array};
+pub use crate::value::decode_value;
+pub use array::read_array;
 pub use exact::{Exact, General};
 pub use mmap::{MmapArray, MmapRecords};
 pub use options::ReaderBuilder;

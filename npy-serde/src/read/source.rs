@@ -288,13 +288,7 @@ impl<'de> Source<'de> for SliceSource<'de> {
     }
 }
 
-/// The element count of a shape, checked.
-pub(crate) fn count_of(shape: &[u64]) -> Result<u64> {
-    shape
-        .iter()
-        .try_fold(1u64, |a, &d| a.checked_mul(d))
-        .ok_or_else(|| Error::overflow("the element count"))
-}
+pub(crate) use crate::header::count_of;
 
 // Block reading
 // ---------------------------------------------------------------------------------------------
