@@ -169,8 +169,8 @@ mod writer;
 pub use decode::arrow_err;
 #[doc(hidden)]
 pub use decode::fixed_array;
-pub use foreign::policy::{DecimalPolicy, NullPolicy};
 pub use foreign::title::MASK_KEY;
+pub use npy_serde::policy::{DecimalPolicy, NullPolicy};
 pub use reader::{
     read_batch, read_batches, schema_of_path, to_arrow, BatchReaderBuilder, NpyBatchReader,
     DEFAULT_BATCH_SIZE, MAX_BATCH_BYTES,

@@ -14,6 +14,9 @@
 
 mod cat;
 mod check;
+// Parsed in every build (the flags exist in every build); used with feature `arrow`.
+#[cfg_attr(not(feature = "arrow"), allow(dead_code))]
+mod choice;
 mod cli;
 mod convert;
 mod failure;

@@ -67,6 +67,7 @@ pub mod error;
 pub mod header;
 pub mod pickle;
 pub mod pod;
+pub mod policy;
 #[doc(hidden)]
 pub mod pyliteral;
 pub mod record;

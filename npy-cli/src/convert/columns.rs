@@ -18,7 +18,7 @@ use arrow_schema::{Schema, SchemaRef};
 use npy_arrow::{BatchWriterBuilder, TITLE_KEY};
 use npy_serde::{DType, Header};
 
-use crate::convert::choice::TableChoice;
+use crate::choice::TableChoice;
 use crate::failure::{CliResult, Failure};
 use crate::output::temp_path_for;
 use crate::table::read;

@@ -6,9 +6,6 @@
 mod archive;
 #[cfg(feature = "arrow")]
 mod columns;
-// Parsed in every build (the flags exist in every build); used with feature `arrow`.
-#[cfg_attr(not(feature = "arrow"), allow(dead_code))]
-pub mod choice;
 mod npy;
 mod objects;
 #[cfg(feature = "arrow")]
@@ -82,7 +79,7 @@ pub struct Args {
     /// Conversions with a table on either side: the columns, and what nulls and decimals
     /// become in .npy output.
     #[command(flatten)]
-    pub(crate) choice: choice::ChoiceArgs,
+    pub(crate) choice: crate::choice::ChoiceArgs,
 }
 
 /// `--byte-order`.

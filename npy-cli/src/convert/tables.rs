@@ -7,7 +7,7 @@ use std::io::BufReader;
 
 use npy_arrow::BatchReaderBuilder;
 
-use crate::convert::choice::TableChoice;
+use crate::choice::TableChoice;
 use crate::failure::{CliResult, Failure};
 use crate::global::Global;
 use crate::input::archive::open_archive;

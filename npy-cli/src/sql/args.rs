@@ -51,7 +51,7 @@ pub struct Args {
     /// -o: the result's columns, and what nulls and decimals become in .npy output
     /// (`write_with` takes `choice.parse()?`; the columns through `table::select::Select`).
     #[command(flatten)]
-    pub choice: crate::convert::choice::ChoiceArgs,
+    pub choice: crate::choice::ChoiceArgs,
 }
 
 /// The long help's part on table specs (`npy sql --help`): the grammar and options of

@@ -11,7 +11,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
-use crate::convert::choice::TableChoice;
+use crate::choice::TableChoice;
 use crate::failure::{CliResult, Failure};
 use crate::table::ends::TableIn;
 use crate::table::ends::{finish_file, TableOut};

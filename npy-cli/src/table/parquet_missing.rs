@@ -7,7 +7,7 @@ use std::io::BufWriter;
 use arrow_array::RecordBatchReader;
 use arrow_schema::{ArrowError, Schema};
 
-use crate::convert::choice::TableChoice;
+use crate::choice::TableChoice;
 use crate::failure::{CliResult, Failure};
 use crate::table::ends::TableIn;
 use crate::table::ends::TableOut;

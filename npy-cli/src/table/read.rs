@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::fs::File;
 
-use crate::convert::choice::TableChoice;
+use crate::choice::TableChoice;
 use crate::failure::{CliResult, Failure};
 use crate::input::spec::is_parquet;
 use crate::table::ends::TableIn;

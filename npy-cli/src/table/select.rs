@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, Schema, SchemaRef};
-use npy_arrow::{BatchWriterBuilder, DecimalPolicy, NullPolicy};
+use npy_arrow::BatchWriterBuilder;
 
-use crate::convert::choice::{DecimalChoice, NullChoice, TableChoice};
+use crate::choice::TableChoice;
 use crate::failure::{CliResult, Failure};
 
 impl TableChoice {
@@ -61,23 +61,14 @@ impl TableChoice {
     /// each column's, which the writer prefers).
     pub fn configure(&self, mut wb: BatchWriterBuilder) -> CliResult<BatchWriterBuilder> {
         for n in &self.nulls {
-            let policy = match &n.policy {
-                NullChoice::Error => NullPolicy::Error,
-                NullChoice::Nan => NullPolicy::Nan,
-                NullChoice::Fill(v) => NullPolicy::Fill(v.clone()),
-                NullChoice::Mask => NullPolicy::Mask,
-            };
+            let policy = n.policy.clone();
             wb = match &n.column {
                 Some(c) => wb.nulls_for(c, policy),
                 None => wb.nulls(policy),
             };
         }
         for d in &self.decimals {
-            let policy = match d.policy {
-                DecimalChoice::Auto => DecimalPolicy::Auto,
-                DecimalChoice::F8 => DecimalPolicy::F8,
-                DecimalChoice::Scaled => DecimalPolicy::Scaled,
-            };
+            let policy = d.policy;
             wb = match &d.column {
                 Some(c) => wb.decimals_for(c, policy),
                 None => wb.decimals(policy),
@@ -130,7 +121,7 @@ impl<R: RecordBatchReader> RecordBatchReader for Select<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::convert::choice::ChoiceArgs;
+    use crate::choice::ChoiceArgs;
     use arrow_schema::{DataType, Field};
 
     fn choice(columns: Option<&str>, exclude: &[&str]) -> TableChoice {

@@ -10,7 +10,7 @@ use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
 use npy_arrow::{BatchWriterBuilder, NpyBatchWriter};
 
-use crate::convert::choice::{ChoiceArgs, TableChoice};
+use crate::choice::{ChoiceArgs, TableChoice};
 use crate::failure::{CliResult, Failure};
 use crate::output::{npz_member_output, temp_path_for, Target};
 use crate::table::ends::{finish_file, TableOut};

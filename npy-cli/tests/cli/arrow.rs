@@ -468,7 +468,7 @@ fn columns_and_exclude() {
     assert_eq!(bad.status.code(), Some(2));
     let msg = String::from_utf8_lossy(&bad.stderr);
     assert!(
-        msg.contains("--decimals f4") && msg.contains("auto, f8 and scaled"),
+        msg.contains("--decimals f4") && msg.contains("auto, f8 or scaled"),
         "{msg}"
     );
 }

@@ -402,6 +402,24 @@ fn crate_src(name: &str) -> PathBuf {
         .join("src")
 }
 
+/// The graph of rooms: each module stands for its top-level module (a folder, or a file at the
+/// top), edges inside a room and the crate root's (its re-exports) dropped. A cycle here is two
+/// rooms that import each other through different files, which the file graph does not see.
+fn rooms(edges: &Graph) -> Graph {
+    let mut out = Graph::new();
+    for (from, to) in edges {
+        let Some(a) = from.first() else { continue };
+        for b in to.iter().filter_map(|m| m.first()) {
+            if a != b {
+                out.entry(vec![a.clone()])
+                    .or_default()
+                    .insert(vec![b.clone()]);
+            }
+        }
+    }
+    out
+}
+
 #[test]
 fn every_library_crate_module_graph_has_no_cycles() {
     for name in LIBRARIES {
@@ -409,6 +427,9 @@ fn every_library_crate_module_graph_has_no_cycles() {
         assert!(!edges.is_empty(), "the graph of {name} was not read");
         if let Some(c) = cycle(&edges) {
             panic!("module import cycle in {name}: {c}");
+        }
+        if let Some(c) = cycle(&rooms(&edges)) {
+            panic!("room (folder) import cycle in {name}: {c}");
         }
     }
 }
@@ -458,6 +479,9 @@ fn the_tool_module_graph_has_no_cycles_and_nothing_imports_its_entry_point() {
     );
     if let Some(c) = cycle(&edges) {
         panic!("module import cycle in the tool: {c}");
+    }
+    if let Some(c) = cycle(&rooms(&edges)) {
+        panic!("room (folder) import cycle in the tool: {c}");
     }
     let upward: Vec<String> = edges
         .iter()
@@ -537,4 +561,37 @@ fn a_name_a_module_reaches_through_its_own_reexport_is_an_edge() {
     assert!(!has(&edges, "df", "df::format"), "{edges:?}");
     assert!(has(&edges, "df::format", "df"), "{edges:?}");
     assert_eq!(cycle(&edges), None);
+}
+
+#[test]
+fn a_cycle_between_folders_is_caught_where_files_have_none() {
+    // a::x -> b::y -> a::z: no file imports itself back, but the rooms `a` and `b` import each
+    // other (what `read/` and `pickle/` did through `decode_value`).
+    let files = [
+        ("lib.rs", "pub mod a;\npub mod b;\n"),
+        ("a/mod.rs", "pub mod x;\npub mod z;\n"),
+        ("a/x.rs", "use crate::b::y::Y;\npub struct X(Y);\n"),
+        ("a/z.rs", "pub struct Z;\n"),
+        ("b/mod.rs", "pub mod y;\n"),
+        ("b/y.rs", "use crate::a::z::Z;\npub struct Y(Z);\n"),
+    ];
+    let tree = Tree::new("rooms", &files);
+    let edges = graph(&tree.0, true);
+    assert_eq!(cycle(&edges), None, "{edges:?}");
+    assert_eq!(
+        cycle(&rooms(&edges)).as_deref(),
+        Some("a -> b -> a"),
+        "{edges:?}"
+    );
+
+    // One way (b no longer imports a): no room cycle either.
+    let files = [
+        ("lib.rs", "pub mod a;\npub mod b;\n"),
+        ("a/mod.rs", "pub mod x;\n"),
+        ("a/x.rs", "use crate::b::y::Y;\npub struct X(Y);\n"),
+        ("b/mod.rs", "pub mod y;\n"),
+        ("b/y.rs", "pub struct Y;\n"),
+    ];
+    let tree = Tree::new("rooms-one-way", &files);
+    assert_eq!(cycle(&rooms(&graph(&tree.0, true))), None);
 }

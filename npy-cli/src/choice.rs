@@ -6,6 +6,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use npy_serde::policy::{DecimalPolicy, NullPolicy};
+
 use crate::failure::{CliResult, Failure};
 
 /// The flags (flattened into `convert`'s and `sql`'s arguments; each requires the argument
@@ -63,59 +65,6 @@ pub enum StringsChoice {
     Objects,
 }
 
-/// A `--nulls` policy (the grammar of `npy_arrow::NullPolicy`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum NullChoice {
-    /// `error`.
-    Error,
-    /// `nan`.
-    Nan,
-    /// `fill=VALUE`.
-    Fill(String),
-    /// `mask`.
-    Mask,
-}
-
-impl FromStr for NullChoice {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "error" => Ok(NullChoice::Error),
-            "nan" => Ok(NullChoice::Nan),
-            "mask" => Ok(NullChoice::Mask),
-            _ => match s.strip_prefix("fill=") {
-                Some(v) => Ok(NullChoice::Fill(v.to_string())),
-                None => Err("the policies are error, nan, fill=VALUE and mask".into()),
-            },
-        }
-    }
-}
-
-/// A `--decimals` policy (the grammar of `npy_arrow::DecimalPolicy`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DecimalChoice {
-    /// `auto`.
-    Auto,
-    /// `f8`.
-    F8,
-    /// `scaled`.
-    Scaled,
-}
-
-impl FromStr for DecimalChoice {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "auto" => Ok(DecimalChoice::Auto),
-            "f8" => Ok(DecimalChoice::F8),
-            "scaled" => Ok(DecimalChoice::Scaled),
-            _ => Err("the policies are auto, f8 and scaled".into()),
-        }
-    }
-}
-
 /// A policy for the run (`column` `None`) or for one column.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct For<P> {
@@ -128,8 +77,8 @@ pub struct For<P> {
 pub struct TableChoice {
     pub columns: Option<Vec<String>>,
     pub exclude: Vec<String>,
-    pub nulls: Vec<For<NullChoice>>,
-    pub decimals: Vec<For<DecimalChoice>>,
+    pub nulls: Vec<For<NullPolicy>>,
+    pub decimals: Vec<For<DecimalPolicy>>,
     /// `--strings`: `Some(true)` for `objects`, `Some(false)` for `fixed`.
     pub strings: Option<bool>,
 }
@@ -181,12 +130,12 @@ impl ChoiceArgs {
         let nulls = self
             .nulls
             .iter()
-            .map(|t| parse_for::<NullChoice>("--nulls", t))
+            .map(|t| parse_for::<NullPolicy>("--nulls", t))
             .collect::<CliResult<Vec<_>>>()?;
         let decimals = self
             .decimals
             .iter()
-            .map(|t| parse_for::<DecimalChoice>("--decimals", t))
+            .map(|t| parse_for::<DecimalPolicy>("--decimals", t))
             .collect::<CliResult<Vec<_>>>()?;
         once("--nulls", nulls.iter().map(|f| &f.column))?;
         once("--decimals", decimals.iter().map(|f| &f.column))?;
@@ -226,27 +175,6 @@ fn once<'a>(flag: &str, columns: impl Iterator<Item = &'a Option<String>>) -> Cl
         seen.push(c);
     }
     Ok(())
-}
-
-impl fmt::Display for NullChoice {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            NullChoice::Error => f.write_str("error"),
-            NullChoice::Nan => f.write_str("nan"),
-            NullChoice::Fill(v) => write!(f, "fill={v}"),
-            NullChoice::Mask => f.write_str("mask"),
-        }
-    }
-}
-
-impl fmt::Display for DecimalChoice {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            DecimalChoice::Auto => "auto",
-            DecimalChoice::F8 => "f8",
-            DecimalChoice::Scaled => "scaled",
-        })
-    }
 }
 
 impl<P: fmt::Display> fmt::Display for For<P> {
@@ -292,31 +220,31 @@ mod tests {
 
     #[test]
     fn column_and_policy() {
-        let n = |t| parse_for::<NullChoice>("--nulls", t);
+        let n = |t| parse_for::<NullPolicy>("--nulls", t);
         assert_eq!(
             n("nan").unwrap(),
             For {
                 column: None,
-                policy: NullChoice::Nan
+                policy: NullPolicy::Nan
             }
         );
         assert_eq!(
             n("x:fill=-1").unwrap(),
             For {
                 column: Some("x".into()),
-                policy: NullChoice::Fill("-1".into())
+                policy: NullPolicy::Fill("-1".into())
             }
         );
         // A fill value with a colon; a column name with one; a column named like a policy.
         assert_eq!(
             n("fill=12:30").unwrap().policy,
-            NullChoice::Fill("12:30".into())
+            NullPolicy::Fill("12:30".into())
         );
         assert_eq!(
             n("t:fill=2020-01-01T12:30").unwrap(),
             For {
                 column: Some("t".into()),
-                policy: NullChoice::Fill("2020-01-01T12:30".into())
+                policy: NullPolicy::Fill("2020-01-01T12:30".into())
             }
         );
         assert_eq!(n("a:b:mask").unwrap().column.as_deref(), Some("a:b"));
@@ -330,11 +258,11 @@ mod tests {
                 e.msg
             );
         }
-        let d = |t| parse_for::<DecimalChoice>("--decimals", t);
-        assert_eq!(d("price:scaled").unwrap().policy, DecimalChoice::Scaled);
+        let d = |t| parse_for::<DecimalPolicy>("--decimals", t);
+        assert_eq!(d("price:scaled").unwrap().policy, DecimalPolicy::Scaled);
         let e = d("price:f4").unwrap_err().msg;
         assert!(
-            e.contains("--decimals price:f4") && e.contains("auto, f8 and scaled"),
+            e.contains("--decimals price:f4") && e.contains("auto, f8 or scaled"),
             "{e}"
         );
     }
