@@ -595,3 +595,61 @@ fn a_cycle_between_folders_is_caught_where_files_have_none() {
     let tree = Tree::new("rooms-one-way", &files);
     assert_eq!(cycle(&rooms(&graph(&tree.0, true))), None);
 }
+
+/// The map (ARCHITECTURE.md) names every crate of the workspace and every room (top-level file
+/// or folder) of each crate's `src`, and stays a map: at most 150 lines.
+#[test]
+fn the_architecture_map_names_every_crate_and_room() {
+    let top = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let map = std::fs::read_to_string(top.join("ARCHITECTURE.md")).unwrap();
+    assert!(
+        map.lines().count() <= 150,
+        "ARCHITECTURE.md is {} lines",
+        map.lines().count()
+    );
+    let named = |name: &str| {
+        ["`", "/", ".rs`"]
+            .iter()
+            .any(|end| map.contains(&format!("`{name}{end}")))
+    };
+    let manifest = std::fs::read_to_string(top.join("Cargo.toml")).unwrap();
+    let members = manifest
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("members = "))
+        .expect("the workspace's members");
+    let crates: Vec<&str> = members
+        .trim_matches(['[', ']'])
+        .split(',')
+        .map(|m| m.trim().trim_matches('"'))
+        .filter(|m| !m.is_empty())
+        .collect();
+    assert!(crates.len() >= 6, "{crates:?}");
+    let mut missing = Vec::new();
+    for c in &crates {
+        if !named(c) {
+            missing.push(c.to_string());
+        }
+        let src = top.join(c).join("src");
+        let Ok(entries) = std::fs::read_dir(&src) else {
+            continue;
+        };
+        for e in entries {
+            let p = e.unwrap().path();
+            let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+            let is_room = p.is_dir() || p.extension().is_some_and(|x| x == "rs");
+            if !is_room || ["lib", "main", "tests", "bin"].contains(&name.as_str()) {
+                continue;
+            }
+            if name.ends_with("_tests") {
+                continue;
+            }
+            if !named(&name) {
+                missing.push(format!("{c}/src/{name}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md does not name: {missing:?}"
+    );
+}
