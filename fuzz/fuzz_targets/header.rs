@@ -1,4 +1,4 @@
-//! bytes -> `parse_header` / `read_header` with default and raised limits (see `npy_serde_fuzz::header`).
+//! bytes -> `parse_header` / `read_header` and `parse_contents` / `read_contents` (the kind) with default and raised limits (see `npy_serde_fuzz::header`).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

@@ -13,7 +13,9 @@
 use std::io::{Cursor, Read};
 
 use npy_serde::dtype::{ByteOrder, DType, Field, Record, Scalar, TimeUnit};
-use npy_serde::header::{parse_header, read_header, Limits};
+use npy_serde::header::{
+    parse_contents, parse_header, read_contents, read_header, Contents, Limits,
+};
 use npy_serde::npz::{
     Compression, MmapNpz, NpzAppender, NpzArchive, NpzReaderBuilder, NpzStreamWriter, NpzWriter,
 };
@@ -103,6 +105,30 @@ fn header_with(data: &[u8], limits: &Limits) {
         (Ok(a), Ok(b)) => assert_eq!(a, b, "slice and reader parse differ"),
         (Err(a), Err(b)) => assert_eq!(a.kind().code(), b.kind().code()),
         _ => panic!("slice and reader disagree: {parsed:?} vs {trickled:?}"),
+    }
+    // The header's kind: what parse_header accepts is `Typed` with the same header; an object
+    // array is refused by parse_header for its dtype alone, with the same error; slice and
+    // reader agree.
+    let contents = parse_contents(data, limits);
+    let contents_trickled = read_contents(&mut Chunked::new(data, 1), limits);
+    match (&contents, &contents_trickled) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "slice and reader contents differ"),
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+        _ => panic!("slice and reader disagree: {contents:?} vs {contents_trickled:?}"),
+    }
+    match (&parsed, contents) {
+        (Ok(p), Ok(Contents::Typed(c))) => assert_eq!(p, &c),
+        (Err(e), Ok(Contents::Objects(h))) => {
+            assert_eq!(e.to_string(), h.refusal().to_string());
+            assert!(h.data_offset <= data.len() as u64);
+            let count = h.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+            assert!(
+                count.is_some(),
+                "accepted object header with overflowing count"
+            );
+        }
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+        (p, c) => panic!("parse_header and parse_contents disagree: {p:?} vs {c:?}"),
     }
     let Ok(p) = parsed else { return };
     assert!(p.data_offset <= data.len() as u64);

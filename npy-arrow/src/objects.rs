@@ -100,12 +100,10 @@ pub(crate) fn object_columns(a: &ObjectArray) -> Result<ObjectColumns> {
     })
 }
 
-/// Whether a field's descr is NumPy's object dtype (`'|O'`, `'O'`, `'O8'`).
+/// Whether a field's descr is NumPy's object dtype (`'|O'`, `'O'`, `'O8'`, `StringDType`): the
+/// library's one rule.
 fn is_object_descr(d: &str) -> bool {
-    let d = d
-        .trim_matches('\'')
-        .trim_start_matches(['|', '<', '>', '=']);
-    d == "O" || d == "O8" || d.starts_with("StringDType")
+    npy_serde::header::is_object_descr(&npy_serde::header::Literal::Str(d.into()))
 }
 
 /// The `(name, descr)` of each field when `descr` is a record's list, `None` otherwise.

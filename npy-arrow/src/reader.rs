@@ -23,10 +23,11 @@ use super::pread::FileData;
 use super::rows::Columns;
 use super::schema::{Layout, Node};
 use npy_serde::error::{Error, Result};
-use npy_serde::header::{parse_header, read_header, ParsedHeader};
+use npy_serde::header::{parse_contents, read_contents, Contents, ObjectHeader, ParsedHeader};
 #[cfg(feature = "npz")]
 use npy_serde::npz::NpzMember;
-use npy_serde::read::{data_of, open_checked, BlockReader, MmapArray, ReaderBuilder};
+use npy_serde::pickle::ObjectArray;
+use npy_serde::read::{data_of, open_contents, BlockReader, MmapArray, ReaderBuilder};
 
 /// Rows per batch unless [`BatchReaderBuilder::batch_size`] says otherwise (DataFusion's
 /// default). Small batches stay in the CPU caches while their columns are gathered: on W2,
@@ -153,9 +154,9 @@ impl BatchReaderBuilder {
     /// first). On Unix the batches decoded ahead on all cores also read their bytes there,
     /// each thread by position into a buffer of its own.
     pub fn open<P: AsRef<Path>>(&self, path: P) -> Result<NpyBatchReader<'static>> {
-        let (file, header) = match open_checked(path.as_ref(), &self.reader) {
-            Ok(v) => v,
-            Err(e) => return self.or_objects(e, || Ok(std::fs::read(path.as_ref())?)),
+        let (file, header) = match open_contents(path.as_ref(), &self.reader)? {
+            (file, Contents::Objects(h)) => return self.objects_after(&h, file),
+            (file, other) => (file, other.typed()?),
         };
         #[cfg(unix)]
         if !needs_gather(&header) {
@@ -172,44 +173,54 @@ impl BatchReaderBuilder {
         &self,
         mut reader: R,
     ) -> Result<NpyBatchReader<'a>> {
-        let header = read_header(&mut reader, &self.reader.limits)?;
-        self.after_header(reader, header)
+        match read_contents(&mut reader, &self.reader.limits)? {
+            Contents::Objects(h) => self.objects_after(&h, reader),
+            other => self.after_header(reader, other.typed()?),
+        }
     }
 
     /// Reads the `.npy` file held in `bytes`.
     pub fn from_slice<'a>(&self, bytes: &'a [u8]) -> Result<NpyBatchReader<'a>> {
-        let header = match parse_header(bytes, &self.reader.limits) {
-            Ok(h) => h,
-            Err(e) => return self.or_objects(e, || Ok(bytes.to_vec())),
+        let header = match parse_contents(bytes, &self.reader.limits)? {
+            Contents::Objects(h) => {
+                return self.objects_after(&h, bytes.get(h.data_offset as usize..).unwrap_or(&[]));
+            }
+            other => other.typed()?,
         };
         let data = data_of(bytes, &header, &self.reader)?;
         self.in_memory(Bytes::Slice(data), header)
     }
 
-    /// After a header error `err`: the object array in the file's `bytes` when `err` is the
-    /// refusal of one and [`allow_pickle_data`](Self::allow_pickle_data) is set, else `err`.
-    fn or_objects(
+    /// An object array's batches from its pickle, the rest of `rest` (read whole, as data), with
+    /// [`allow_pickle_data`](Self::allow_pickle_data); without it the refusal naming the option,
+    /// before any data is read.
+    fn objects_after<'a>(
         &self,
-        err: Error,
-        bytes: impl FnOnce() -> Result<Vec<u8>>,
-    ) -> Result<NpyBatchReader<'static>> {
-        let pickled =
-            matches!(err.kind(), npy_serde::ErrorKind::UnsupportedDType(m) if m.contains("pickle"));
-        if !self.reader.allow_pickle_data || !pickled {
-            return Err(err);
+        h: &ObjectHeader,
+        mut rest: impl Read,
+    ) -> Result<NpyBatchReader<'a>> {
+        if !self.reader.allow_pickle_data {
+            return Err(h.refusal());
         }
-        self.objects_from(&bytes()?).map(|r| r.ok_or(err))?
+        let mut data = Vec::new();
+        rest.read_to_end(&mut data)?;
+        self.objects(self.reader.objects_of(h, &data)?)
     }
 
     /// The object array in the whole `.npy` file `bytes` as batches; `None` if its dtype holds
     /// no object (then the other doors read it).
     #[doc(hidden)]
     pub fn objects_from(&self, bytes: &[u8]) -> Result<Option<NpyBatchReader<'static>>> {
-        let array = match self.reader.read_objects_slice(bytes) {
-            Ok(a) => a,
-            Err(e) if e.kind().code() == "type_mismatch" => return Ok(None),
-            Err(e) => return Err(e),
-        };
+        match parse_contents(bytes, &self.reader.limits)? {
+            Contents::Objects(h) => self
+                .objects_after(&h, bytes.get(h.data_offset as usize..).unwrap_or(&[]))
+                .map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// An object array's values as batches of Arrow columns.
+    fn objects<'a>(&self, array: ObjectArray) -> Result<NpyBatchReader<'a>> {
         let cols = object_columns(&array)?;
         let rows = cols.rows;
         // The dtype model has no object dtype: the header is the shape's, of an empty record.
@@ -244,7 +255,7 @@ impl BatchReaderBuilder {
             shape: array.shape,
             meta: Default::default(),
         };
-        Ok(Some(NpyBatchReader {
+        Ok(NpyBatchReader {
             schema,
             selected,
             batch_rows: self.batch_size,
@@ -257,7 +268,7 @@ impl BatchReaderBuilder {
             done: false,
             ahead: Default::default(),
             ahead_err: None,
-        }))
+        })
     }
 
     /// Reads a memory-mapped file (batches copy their values out of the map).
@@ -283,9 +294,9 @@ impl BatchReaderBuilder {
         &self,
         mut member: NpzMember<'a, R>,
     ) -> Result<NpyBatchReader<'a>> {
-        let header = match member.header() {
-            Ok(h) => h.clone(),
-            Err(e) => return self.or_objects(e, || member.whole_bytes()),
+        let header = match member.contents()?.clone() {
+            Contents::Objects(h) => return self.objects_after(&h, &mut member),
+            other => other.typed()?,
         };
         if member.position() != header.data_offset {
             return Err(Error::invalid_value(format!(
@@ -936,7 +947,7 @@ pub fn to_arrow(e: Error) -> ArrowError {
 /// The Arrow schema of the `.npy` file at `path` (only its header is read).
 pub fn schema_of_path<P: AsRef<Path>>(path: P) -> Result<Schema> {
     let mut f = File::open(path)?;
-    let h = read_header(&mut f, &Default::default())?;
+    let h = npy_serde::header::read_header(&mut f, &Default::default())?;
     super::schema_for(&h.header)
 }
 

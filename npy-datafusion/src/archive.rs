@@ -8,9 +8,9 @@ use datafusion::error::Result as DfResult;
 use object_store::{GetResultPayload, ObjectMeta, ObjectStore, ObjectStoreExt};
 
 use super::error::df_err;
-use super::header::fetch_header;
+use super::header::fetch_contents;
 use super::options::NpyReadOptions;
-use npy_serde::header::ParsedHeader;
+use npy_serde::header::Contents;
 use npy_serde::npz::NpzArchive;
 
 /// A seekable reader over an object: the file itself for a local store, its bytes otherwise.
@@ -41,15 +41,15 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
     }
 }
 
-/// The header a table reads from `object`: the file's, or its member's (the table option
-/// `member`), with the size it is checked against.
-pub(crate) async fn table_header(
+/// What a table reads from `object` says it holds, from its header: the file's, or its
+/// member's (the table option `member`), with the size it is checked against.
+pub(crate) async fn table_contents(
     store: &Arc<dyn ObjectStore>,
     object: &ObjectMeta,
     options: &NpyReadOptions,
-) -> DfResult<(ParsedHeader, u64)> {
+) -> DfResult<(Contents, u64)> {
     match options.member() {
-        None => fetch_header(store, object, options).await,
+        None => fetch_contents(store, object, options).await,
         Some(key) => member_header(store, object, options, key).await,
     }
 }
@@ -61,15 +61,15 @@ pub(crate) async fn member_header(
     object: &ObjectMeta,
     options: &NpyReadOptions,
     key: &str,
-) -> DfResult<(ParsedHeader, u64)> {
+) -> DfResult<(Contents, u64)> {
     let mut npz = open_archive(store, object, options).await?;
     let meta = object.clone();
     let key = key.to_string();
     blocking(move || {
         let mut member = npz.by_key(&key).map_err(|e| df_err(e, &meta))?;
         let size = member.info().size;
-        let header = member.header().map_err(|e| df_err(e, &meta))?;
-        Ok((header.clone(), size))
+        let contents = member.contents().map_err(|e| df_err(e, &meta))?;
+        Ok((contents.clone(), size))
     })
     .await
 }

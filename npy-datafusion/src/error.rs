@@ -4,7 +4,7 @@
 use datafusion::error::DataFusionError;
 use object_store::ObjectMeta;
 
-use npy_serde::error::Error;
+use npy_serde::error::{Error, ErrorKind};
 
 /// This crate's error about `object`, as a DataFusion error that names the file (the
 /// original error stays reachable with `DataFusionError::find_root` and a downcast).
@@ -20,4 +20,20 @@ pub(crate) fn df_err_in(e: Error, object: &ObjectMeta, member: Option<&str>) -> 
         Some(key) => DataFusionError::External(Box::new(e))
             .context(format!("member {key} of file {}", object.location)),
     }
+}
+
+/// The refusal of an object array in a table without the option, naming the table option that
+/// reads it, the file and the member.
+pub(crate) fn object_refusal(object: &ObjectMeta, member: Option<&str>) -> DataFusionError {
+    df_err_in(
+        Error::new(ErrorKind::UnsupportedDType(
+            "an object array ('|O'): its data is a Python pickle; read it as data (nothing is \
+             imported or run) with the table option allow_pickle_data (SQL OPTIONS \
+             ('allow_pickle_data' 'true'), a table spec's allow_pickle_data=true, npy sql \
+             --allow-pickle-data)"
+                .into(),
+        )),
+        object,
+        member,
+    )
 }

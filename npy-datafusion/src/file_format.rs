@@ -21,14 +21,15 @@ use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::physical_plan::ExecutionPlan;
 use object_store::{ObjectMeta, ObjectStore};
 
-use super::archive::table_header;
+use super::archive::table_contents;
 use super::error::{df_err, df_err_in};
 use super::extent::{data_extent, held_extent};
-use super::objects::{is_object_refusal, name_the_option, object_schema};
+use super::header::typed;
+use super::objects::object_schema;
 use super::options::NpyReadOptions;
 use super::schema::{check_same, table_schema};
 use super::source::NpySource;
-use npy_serde::header::ParsedHeader;
+use npy_serde::header::Contents;
 
 /// The `.npy` file format for DataFusion's listing tables; see the [module docs](super).
 #[derive(Clone, Debug, Default)]
@@ -132,13 +133,13 @@ impl FileFormat for NpyFormat {
         }
         let mut table: Option<(Schema, String)> = None;
         for object in objects {
-            let schema = match object_schema(store, object, &self.options).await? {
-                Some(schema) => schema,
-                None => {
-                    let (header, size) = self
-                        .header(store, object)
-                        .await
-                        .map_err(|e| name_the_option(e, object, self.options.member()))?;
+            let schema = match self.contents(store, object).await? {
+                // Its schema depends on its values: read whole.
+                (Contents::Objects(_), _) if self.options.reader.allow_pickle_data => {
+                    object_schema(store, object, &self.options).await?
+                }
+                (contents, size) => {
+                    let header = typed(contents, object, self.options.member())?;
                     held_extent(&header, size)
                         .map_err(|e| df_err_in(e, object, self.options.member()))?;
                     table_schema(&header).map_err(|e| df_err(e, object))?
@@ -162,12 +163,12 @@ impl FileFormat for NpyFormat {
     ) -> DfResult<Statistics> {
         // The exact row count answers `count(*)` without a scan: it is the header's only for
         // a file (member) that holds the data the header declares.
-        let (header, size) = match self.header(store, object).await {
+        let (header, size) = match self.contents(store, object).await? {
             // An object array's rows are known once its pickle is read: not here.
-            Err(e) if self.options.reader.allow_pickle_data && is_object_refusal(&e) => {
+            (Contents::Objects(_), _) if self.options.reader.allow_pickle_data => {
                 return Ok(Statistics::new_unknown(&table_schema));
             }
-            r => r?,
+            (contents, size) => (typed(contents, object, self.options.member())?, size),
         };
         let (start, end) = data_extent(&self.options, &header, size)
             .map_err(|e| df_err_in(e, object, self.options.member()))?;
@@ -206,14 +207,14 @@ impl FileFormat for NpyFormat {
 }
 
 impl NpyFormat {
-    /// The header of `object` (of its member, for an `.npz` table) and the size of the file
-    /// (of the member) it heads.
-    async fn header(
+    /// What `object` holds (its member, for an `.npz` table), from its header, and the size of
+    /// the file (of the member) it heads.
+    async fn contents(
         &self,
         store: &Arc<dyn ObjectStore>,
         object: &ObjectMeta,
-    ) -> DfResult<(ParsedHeader, u64)> {
-        table_header(store, object, &self.options).await
+    ) -> DfResult<(Contents, u64)> {
+        table_contents(store, object, &self.options).await
     }
 }
 

@@ -8,7 +8,7 @@ use object_store::{GetOptions, ObjectMeta, ObjectStore, ObjectStoreExt};
 
 use super::error::df_err;
 use super::options::NpyReadOptions;
-use npy_serde::header::{parse_header, ParsedHeader};
+use npy_serde::header::{parse_contents, Contents, ParsedHeader};
 
 /// Bytes fetched first for a header: NumPy writes headers of 128 bytes or a few multiples of
 /// 64; a longer one is fetched whole once its length field is known (and within the limit).
@@ -24,6 +24,31 @@ pub(crate) async fn fetch_header(
     object: &ObjectMeta,
     options: &NpyReadOptions,
 ) -> DfResult<(ParsedHeader, u64)> {
+    let (contents, size) = fetch_contents(store, object, options).await?;
+    Ok((typed(contents, object, None)?, size))
+}
+
+/// The header of a file (member) whose kind was fetched: a typed array's, or for an object
+/// array the refusal naming the table option that reads it (the scan of an object file is
+/// [`super::objects`]'s).
+pub(crate) fn typed(
+    contents: Contents,
+    object: &ObjectMeta,
+    member: Option<&str>,
+) -> DfResult<ParsedHeader> {
+    match contents {
+        Contents::Objects(_) => Err(super::error::object_refusal(object, member)),
+        other => other.typed().map_err(|e| df_err(e, object)),
+    }
+}
+
+/// [`fetch_header`] saying what the file holds: a typed array or an object array
+/// ([`Contents`]), from the same one or two ranged reads.
+pub(crate) async fn fetch_contents(
+    store: &Arc<dyn ObjectStore>,
+    object: &ObjectMeta,
+    options: &NpyReadOptions,
+) -> DfResult<(Contents, u64)> {
     let limits = options.reader.limits();
     let first = GetOptions::default().with_range(Some(0..object.size.min(HEADER_PROBE)));
     let got = store.get_opts(&object.location, first).await?;
@@ -33,13 +58,13 @@ pub(crate) async fn fetch_header(
         let text = total.saturating_sub(prefix_len(&probe));
         if total > probe.len() as u64 && text <= limits.max_header_size && total <= size {
             let whole = store.get_range(&object.location, 0..total).await?;
-            let header = parse_header(&whole, limits).map_err(|e| df_err(e, object))?;
+            let header = parse_contents(&whole, limits).map_err(|e| df_err(e, object))?;
             return Ok((header, size));
         }
     }
     // The header is in the probe, or parsing it says what is wrong (bad magic, a length
     // over the limit, a file ending inside the header).
-    let header = parse_header(&probe, limits).map_err(|e| df_err(e, object))?;
+    let header = parse_contents(&probe, limits).map_err(|e| df_err(e, object))?;
     Ok((header, size))
 }
 

@@ -5,8 +5,9 @@
 //! `str`/`bytes`, `None` a null; any other element an error naming the file, the element and
 //! its type).
 //!
-//! The header is fetched first as for any file; only a header refused for its object dtype
-//! leads here, so a table of plain files reads as before with the option set. An object file
+//! The header is fetched first as for any file, once: its kind ([`Contents`](npy_serde::header::Contents))
+//! decides, and a plain file goes on with it to the opener of its access path, so a table of
+//! plain files reads as before with the option set. An object file
 //! is fetched whole at registration (its schema depends on its values), and again by the
 //! partition that owns its first byte; its statistics are unknown. A table of `.npz` members
 //! (`member=KEY`) fetches each archive whole and reads the member out of it (CRC-checked).
@@ -17,12 +18,13 @@ use std::sync::Arc;
 use arrow_schema::Schema;
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::{FileOpenFuture, FileOpener};
-use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::error::Result as DfResult;
 use futures::stream::{self, StreamExt};
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
 
-use super::archive::table_header;
+use super::archive::table_contents;
 use super::error::{df_err, df_err_in};
+use super::header::typed;
 use super::member::MemberOpener;
 use super::opener::ScanFiles;
 use super::options::NpyReadOptions;
@@ -30,40 +32,6 @@ use super::rows::RowFileOpener;
 use super::schema::check_same;
 use npy_arrow::{BatchReaderBuilder, NpyBatchReader};
 use npy_serde::error::{Error, ErrorKind};
-
-/// Whether `e` (about a file's header) is the refusal of an object dtype.
-pub(crate) fn is_object_refusal(e: &DataFusionError) -> bool {
-    let root = e.find_root();
-    let DataFusionError::External(inner) = root else {
-        return false;
-    };
-    inner
-        .downcast_ref::<Error>()
-        .is_some_and(|e| matches!(e.kind(), ErrorKind::UnsupportedDType(m) if m.contains("pickle")))
-}
-
-/// `e`, or for the refusal of an object dtype without the option, the refusal naming the
-/// table option that reads it.
-pub(crate) fn name_the_option(
-    e: DataFusionError,
-    object: &ObjectMeta,
-    member: Option<&str>,
-) -> DataFusionError {
-    if !is_object_refusal(&e) {
-        return e;
-    }
-    df_err_in(
-        Error::new(ErrorKind::UnsupportedDType(
-            "an object array ('|O'): its data is a Python pickle; read it as data (nothing is \
-             imported or run) with the table option allow_pickle_data (SQL OPTIONS \
-             ('allow_pickle_data' 'true'), a table spec's allow_pickle_data=true, npy sql \
-             --allow-pickle-data)"
-                .into(),
-        )),
-        object,
-        member,
-    )
-}
 
 /// The batch reader of the object array in `object`, fetched whole (within the data limit).
 async fn read_whole(
@@ -103,23 +71,16 @@ async fn read_whole(
         })
 }
 
-/// The table schema of `object` when it is an object array and the options allow reading it
-/// (`None`: read it as any other file).
+/// The table schema of the object array in `object` (its member), read whole: it depends on
+/// the values.
 pub(crate) async fn object_schema(
     store: &Arc<dyn ObjectStore>,
     object: &ObjectMeta,
     options: &NpyReadOptions,
-) -> DfResult<Option<Schema>> {
-    if !options.reader.allow_pickle_data {
-        return Ok(None);
-    }
-    match table_header(store, object, options).await {
-        Err(e) if is_object_refusal(&e) => {}
-        _ => return Ok(None),
-    }
+) -> DfResult<Schema> {
     let builder = BatchReaderBuilder::new().reader_options(options.reader.clone());
     let reader = read_whole(store, object, builder, options).await?;
-    Ok(Some(table_schema(reader.schema_ref())))
+    Ok(table_schema(reader.schema_ref()))
 }
 
 /// The schema without the shape (files of a table differ in their rows).
@@ -138,17 +99,22 @@ impl FileOpener for ObjectFileOpener {
         let scan = self.0.clone();
         Ok(Box::pin(async move {
             let object = file.object_meta.clone();
-            match table_header(&scan.store, &object, &scan.options).await {
-                Err(e) if is_object_refusal(&e) => {}
-                _ => {
-                    return match scan.options.member() {
-                        None => RowFileOpener(scan).open(file)?.await,
-                        Some(key) => {
-                            let key = key.to_string();
-                            MemberOpener { scan, key }.open(file)?.await
-                        }
-                    };
-                }
+            // The header, fetched once: a typed file goes on to the opener of its access
+            // path with it.
+            let (contents, size) = table_contents(&scan.store, &object, &scan.options).await?;
+            if !contents.is_object() {
+                return match scan.options.member() {
+                    None => {
+                        let header = typed(contents, &object, None)?;
+                        RowFileOpener(scan)
+                            .open_known(file, Some((header, size)))?
+                            .await
+                    }
+                    Some(key) => {
+                        let key = key.to_string();
+                        MemberOpener { scan, key }.open(file)?.await
+                    }
+                };
             }
             let owns_start = file
                 .range

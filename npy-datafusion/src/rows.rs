@@ -41,6 +41,19 @@ pub(crate) struct RowFileOpener(pub(crate) Arc<ScanFiles>);
 
 impl FileOpener for RowFileOpener {
     fn open(&self, file: PartitionedFile) -> DfResult<FileOpenFuture> {
+        self.open_known(file, None)
+    }
+}
+
+impl RowFileOpener {
+    /// [`open`](FileOpener::open) with the file's header and size when they were fetched
+    /// already (the opener of a table that allows object arrays reads the kind first): no
+    /// second request for them.
+    pub(crate) fn open_known(
+        &self,
+        file: PartitionedFile,
+        known: Option<(ParsedHeader, u64)>,
+    ) -> DfResult<FileOpenFuture> {
         // The last range of a file runs to its end, wherever that is now: the size the ranges
         // were cut from may come from a listing DataFusion cached before the file grew.
         let listed = file.object_meta.size;
@@ -59,13 +72,14 @@ impl FileOpener for RowFileOpener {
             } else {
                 None
             };
-            let (header, size) = match &map {
-                Some(map) => {
+            let (header, size) = match (&map, known) {
+                (Some(map), _) => {
                     let limits = scan.options.reader.limits();
                     let header = parse_header(map, limits).map_err(|e| df_err(e, &object))?;
                     (header, map.len() as u64)
                 }
-                None => fetch_header(&scan.store, &object, &scan.options).await?,
+                (None, Some(known)) => known,
+                (None, None) => fetch_header(&scan.store, &object, &scan.options).await?,
             };
             let (start, end) = scan.check(&header, &object, size)?;
             let file = RowFile {

@@ -21,6 +21,8 @@ use crate::error::{Error, Result};
 use crate::pyliteral::{self, LiteralOptions, Py, PyKind};
 
 mod scalar;
+
+pub(crate) use scalar::OBJECT_REFUSAL;
 pub use scalar::{ByteOrder, PlainType, Scalar, TimeUnit, MAX_ITEMSIZE};
 
 /// One field of a record dtype.

@@ -367,6 +367,141 @@ pub fn read_header<R: Read + ?Sized>(reader: &mut R, limits: &Limits) -> Result<
     })
 }
 
+/// What a header says its file holds: elements of a dtype this crate models, whose data is
+/// their bytes, or Python objects, whose data is one pickle. Every door reads the header once
+/// and goes on by this kind; [`parse_header`] and [`read_header`] refuse the second.
+///
+/// ```
+/// use npy_serde::header::{parse_contents, Contents, Limits};
+/// let mut file = b"\x93NUMPY\x01\x00\x3c\x00".to_vec();
+/// file.extend_from_slice(b"{'descr': '|O', 'fortran_order': False, 'shape': (2,), }      \n");
+/// let contents = parse_contents(&file, &Limits::default())?;
+/// assert!(contents.is_object());
+/// let Contents::Objects(h) = contents else { unreachable!() };
+/// assert_eq!((h.shape.as_slice(), h.data_offset), (&[2u64][..], 70));
+/// # Ok::<(), npy_serde::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Contents {
+    /// A dtype of the dtype model ([`DType`]): the data is the elements' bytes.
+    Typed(ParsedHeader),
+    /// Python objects: dtype `O`, a record with an `O` field, NumPy 2's `StringDType` (which
+    /// `np.save` writes as an object array). The data is one pickle, read as data by
+    /// [`crate::pickle`] when `allow_pickle_data` is set.
+    Objects(ObjectHeader),
+}
+
+/// The header of an object array (see [`Contents::Objects`]).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ObjectHeader {
+    /// The `descr` as written (`'|O'`, or a record's list with an `O` field).
+    pub descr: Literal,
+    /// The shape.
+    pub shape: Vec<u64>,
+    /// True for Fortran order.
+    pub fortran_order: bool,
+    /// The format version.
+    pub version: Version,
+    /// Offset of the first data byte (the pickle) from the start of the `.npy` stream.
+    pub data_offset: u64,
+    /// Where the descr stands (for the refusal's position).
+    descr_at: u64,
+}
+
+impl Contents {
+    /// True for an object array.
+    pub fn is_object(&self) -> bool {
+        matches!(self, Contents::Objects(_))
+    }
+
+    /// The header of an array of a modelled dtype; an object array is refused with the error
+    /// [`parse_header`] gives, which names `allow_pickle_data`.
+    pub fn typed(self) -> Result<ParsedHeader> {
+        match self {
+            Contents::Typed(h) => Ok(h),
+            Contents::Objects(h) => Err(h.refusal()),
+        }
+    }
+
+    /// The shape the header declares.
+    pub fn shape(&self) -> &[u64] {
+        match self {
+            Contents::Typed(h) => &h.header.shape,
+            Contents::Objects(h) => &h.shape,
+        }
+    }
+
+    /// Offset of the first data byte from the start of the `.npy` stream.
+    pub fn data_offset(&self) -> u64 {
+        match self {
+            Contents::Typed(h) => h.data_offset,
+            Contents::Objects(h) => h.data_offset,
+        }
+    }
+}
+
+impl ObjectHeader {
+    /// The error of a door that reads no objects, or of any door without
+    /// `allow_pickle_data`: it names the option.
+    pub fn refusal(&self) -> Error {
+        Error::new(ErrorKind::UnsupportedDType(dtype::OBJECT_REFUSAL.into())).at_byte(self.descr_at)
+    }
+}
+
+/// Whether a `descr` names Python objects anywhere: `'O'`, `'|O'`, `'O8'` (`'O4'` on 32-bit
+/// builds), a `StringDType(..)` string, or a record or subarray with one of them inside. The one
+/// rule every door, the tool and SQL use.
+pub fn is_object_descr(descr: &Literal) -> bool {
+    match descr {
+        Literal::Str(s) => {
+            let body = s
+                .trim_matches('\'')
+                .trim_start_matches(['<', '>', '|', '=']);
+            body == "O" || body == "O8" || body == "O4" || body.starts_with("StringDType")
+        }
+        Literal::Tuple(v) | Literal::List(v) => v.iter().any(is_object_descr),
+        _ => false,
+    }
+}
+
+/// Reads exactly the header from `reader`, leaving it at the first data byte, and says what the
+/// file holds: [`Contents::Typed`] as [`read_header`] reads it, or [`Contents::Objects`]. The
+/// limits apply alike (the header size before anything is allocated, nesting, dimensions).
+pub fn read_contents<R: Read + ?Sized>(reader: &mut R, limits: &Limits) -> Result<Contents> {
+    let raw = read_header_text(reader, limits)?;
+    let data_offset = raw.text_start + raw.len;
+    Ok(
+        match parse_dict_any(&raw.text, raw.version, limits, raw.text_start, true)? {
+            Dict::Typed(header) => Contents::Typed(ParsedHeader {
+                header,
+                version: raw.version,
+                data_offset,
+            }),
+            Dict::Objects {
+                descr,
+                descr_at,
+                shape,
+                fortran_order,
+            } => Contents::Objects(ObjectHeader {
+                descr,
+                descr_at,
+                shape,
+                fortran_order,
+                version: raw.version,
+                data_offset,
+            }),
+        },
+    )
+}
+
+/// [`read_contents`] of the header at the start of `bytes` (the data may follow).
+pub fn parse_contents(bytes: &[u8], limits: &Limits) -> Result<Contents> {
+    let mut r = bytes;
+    read_contents(&mut r, limits)
+}
+
 /// The header dict exactly as written, as a Python literal tree, for tools that show what a
 /// file says rather than the normalised [`Header`] (`'i4'` stays `'i4'`, `'|a5'` stays `'|a5'`).
 /// The header is validated first, exactly as [`parse_header`] does.
@@ -509,6 +644,34 @@ fn escape_bytes(b: &[u8]) -> String {
 }
 
 fn parse_dict(text: &str, version: Version, limits: &Limits, base: u64) -> Result<Header> {
+    match parse_dict_any(text, version, limits, base, false)? {
+        Dict::Typed(h) => Ok(h),
+        Dict::Objects { .. } => unreachable!("objects are only told apart when asked"),
+    }
+}
+
+/// A header dict: a dtype this crate models, or (when told apart) Python objects.
+enum Dict {
+    Typed(Header),
+    Objects {
+        descr: Literal,
+        descr_at: u64,
+        shape: Vec<u64>,
+        fortran_order: bool,
+    },
+}
+
+/// The header dict at `text`, checked: the keys, the shape and the order as for any array;
+/// with `objects`, a descr that names Python objects ([`is_object_descr`]) gives
+/// [`Dict::Objects`], without, it is refused by the dtype parser (naming the option that reads
+/// it).
+fn parse_dict_any(
+    text: &str,
+    version: Version,
+    limits: &Limits,
+    base: u64,
+    objects: bool,
+) -> Result<Dict> {
     let opts = LiteralOptions {
         max_depth: limits.max_depth,
         allow_long_suffix: version != Version::V3_0,
@@ -607,6 +770,23 @@ fn parse_dict(text: &str, version: Version, limits: &Limits, base: u64) -> Resul
             .at_byte(at(order)))
         }
     };
+    if objects {
+        let lit = descr.to_literal(text, base)?;
+        if is_object_descr(&lit) {
+            count_of(&shape).map_err(|e| e.at_byte(at(shape_py)))?;
+            // The refusal stands where the dtype parser's would (an object field's own descr):
+            // the typed doors and these say the same.
+            let refused_at = dtype::from_py(descr, text, base, limits.max_dims)
+                .err()
+                .and_then(|e| e.position().byte);
+            return Ok(Dict::Objects {
+                descr: lit,
+                descr_at: refused_at.unwrap_or(at(descr)),
+                shape,
+                fortran_order,
+            });
+        }
+    }
     let dtype = dtype::from_py(descr, text, base, limits.max_dims)?;
     let header = Header {
         dtype,
@@ -614,7 +794,7 @@ fn parse_dict(text: &str, version: Version, limits: &Limits, base: u64) -> Resul
         fortran_order,
     };
     header.data_len().map_err(|e| e.at_byte(at(shape_py)))?;
-    Ok(header)
+    Ok(Dict::Typed(header))
 }
 
 /// The element count of a shape, checked.

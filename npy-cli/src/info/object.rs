@@ -12,8 +12,7 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use npy_serde::header::{header_literal_unchecked, parse_header, Literal};
-use npy_serde::ErrorKind;
+use npy_serde::header::{parse_contents, Contents};
 
 use crate::info::literal;
 use crate::input::layout::shape_text;
@@ -57,30 +56,18 @@ pub fn from_reader(mut r: impl Read, limits: &npy_serde::Limits) -> Option<Objec
         .take(limits.max_header_size.saturating_add(12))
         .read_to_end(&mut bytes)
         .ok()?;
-    match parse_header(&bytes, limits) {
-        Err(e) if matches!(e.kind(), ErrorKind::UnsupportedDType(_)) => {}
-        _ => return None,
-    }
-    let (lit, version, data_offset) = header_literal_unchecked(&bytes, limits).ok()?;
-    let descr = lit.get("descr")?;
-    if !has_object(descr) {
+    // The header's kind: the one rule of the library (npy_serde::header::is_object_descr).
+    let Ok(Contents::Objects(h)) = parse_contents(&bytes, limits) else {
         return None;
-    }
-    let shape = match lit.get("shape")? {
-        Literal::Tuple(dims) => dims
-            .iter()
-            .map(|d| match d {
-                Literal::Int(n) => u64::try_from(*n).ok(),
-                _ => None,
-            })
-            .collect::<Option<Vec<u64>>>()?,
-        _ => return None,
     };
-    let count = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d))?;
-    let fortran_order = match lit.get("fortran_order")? {
-        Literal::Bool(b) => *b,
-        _ => return None,
-    };
+    let count = h.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d))?;
+    let (descr, shape, fortran_order, version, data_offset) = (
+        &h.descr,
+        h.shape.clone(),
+        h.fortran_order,
+        h.version,
+        h.data_offset,
+    );
     let (major, minor) = version.as_tuple();
     // The pickle, scanned for the globals it names: nothing is run or imported.
     r.read_to_end(&mut bytes).ok()?;
@@ -105,18 +92,6 @@ pub fn from_reader(mut r: impl Read, limits: &npy_serde::Limits) -> Option<Objec
             .collect(),
         pickle_error: scan.error.map(|e| e.to_string()),
     })
-}
-
-/// True if a descr literal names NumPy's object type (`'O'`, `'|O'`, `'O8'`) anywhere.
-fn has_object(lit: &Literal) -> bool {
-    match lit {
-        Literal::Str(s) => {
-            let body = s.trim_start_matches(['<', '>', '|', '=']);
-            body == "O" || body.strip_prefix('O').is_some_and(|n| n == "8" || n == "4")
-        }
-        Literal::Tuple(v) | Literal::List(v) => v.iter().any(has_object),
-        _ => false,
-    }
 }
 
 impl ObjectInfo {
@@ -167,23 +142,5 @@ impl ObjectInfo {
             text.push_str(&format!("{indent}{:<13}{e}\n", "pickle error:"));
         }
         text
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn finds_object_types() {
-        let s = |x: &str| Literal::Str(x.into());
-        assert!(has_object(&s("|O")));
-        assert!(has_object(&s("O")));
-        assert!(has_object(&Literal::List(vec![Literal::Tuple(vec![
-            s("a"),
-            s("|O")
-        ])])));
-        assert!(!has_object(&s("<f8")));
-        assert!(!has_object(&s("|O3")));
     }
 }

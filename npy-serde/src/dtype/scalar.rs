@@ -7,6 +7,11 @@ use std::fmt;
 use crate::error::{Error, ErrorKind, Result};
 use crate::pyliteral;
 
+/// The refusal of an object dtype (`O`) by the dtype model, naming the option that reads the
+/// data of an object array.
+pub(crate) const OBJECT_REFUSAL: &str = "object arrays ('|O') hold Python pickles: read their \
+     data (no code runs) with ReaderBuilder::allow_pickle_data(true)";
+
 /// The largest itemsize (bytes per element) accepted, NumPy's own limit (`NPY_MAX_INT`).
 pub const MAX_ITEMSIZE: u64 = i32::MAX as u64;
 
@@ -284,9 +289,7 @@ impl PlainType {
         let rest = chars.as_str();
         if kind == 'O' {
             return Err(Error::new(ErrorKind::UnsupportedDType(
-                "object arrays ('|O') hold Python pickles: read their data (no code runs) with \
-                 ReaderBuilder::allow_pickle_data(true)"
-                    .into(),
+                OBJECT_REFUSAL.into(),
             )));
         }
         let digits_end = rest

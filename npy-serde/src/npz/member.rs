@@ -10,7 +10,7 @@ use zip::read::ZipFile;
 
 use super::{quote, zip_error, Compression, MAX_DEFLATE_RATIO};
 use crate::error::{Error, ErrorKind, Result};
-use crate::header::{self, Header, ParsedHeader};
+use crate::header::{self, Contents, Header, ParsedHeader};
 use crate::pyliteral;
 use crate::read::ReaderBuilder;
 use crate::read::{Exact, General, RecordReader};
@@ -110,7 +110,7 @@ pub struct NpzMember<'a, R: Read> {
     info: &'a MemberInfo,
     reader: MemberReader<'a, R>,
     options: &'a ReaderBuilder,
-    header: Option<ParsedHeader>,
+    contents: Option<Contents>,
     header_bytes: Vec<u8>,
 }
 
@@ -119,7 +119,7 @@ impl<R: Read> std::fmt::Debug for NpzMember<'_, R> {
         f.debug_struct("NpzMember")
             .field("info", self.info)
             .field("position", &self.reader.pos)
-            .field("header", &self.header)
+            .field("contents", &self.contents)
             .finish_non_exhaustive()
     }
 }
@@ -141,7 +141,7 @@ impl<'a, R: Read> NpzMember<'a, R> {
                 verified: false,
             },
             options,
-            header: None,
+            contents: None,
             header_bytes: Vec::new(),
         }
     }
@@ -163,7 +163,17 @@ impl<'a, R: Read> NpzMember<'a, R> {
     ///
     /// Fails if some bytes were already read through [`Read`].
     pub fn header(&mut self) -> Result<&ParsedHeader> {
-        if self.header.is_none() {
+        match self.contents()? {
+            Contents::Typed(h) => Ok(h),
+            Contents::Objects(h) => Err(lift(h.refusal())),
+        }
+    }
+
+    /// Reads the `.npy` header once and says what the member holds: [`Contents::Typed`] (whose
+    /// declared size is checked as [`header`](Self::header) checks it) or an object array,
+    /// whose pickle is the rest of the member.
+    pub fn contents(&mut self) -> Result<&Contents> {
+        if self.contents.is_none() {
             if self.reader.pos != 0 {
                 return Err(zip_error(format!(
                     "cannot read the header of member {}: {} bytes of it were already read",
@@ -175,30 +185,39 @@ impl<'a, R: Read> NpzMember<'a, R> {
                 inner: &mut self.reader,
                 buf: &mut self.header_bytes,
             };
-            let parsed = header::read_header(&mut rec, self.options.limits()).map_err(lift)?;
-            check_member_size(self.info, &parsed)?;
-            self.header = Some(parsed);
+            let contents = header::read_contents(&mut rec, self.options.limits()).map_err(lift)?;
+            if let Contents::Typed(parsed) = &contents {
+                check_member_size(self.info, parsed)?;
+            }
+            self.contents = Some(contents);
         }
-        Ok(self.header.as_ref().expect("just set"))
+        Ok(self.contents.as_ref().expect("just set"))
     }
 
     /// The header, if [`header`](Self::header) has read it.
     pub fn parsed_header(&self) -> Option<&ParsedHeader> {
-        self.header.as_ref()
+        match &self.contents {
+            Some(Contents::Typed(h)) => Some(h),
+            _ => None,
+        }
     }
 
     /// The raw bytes of the header, if [`header`](Self::header) has read it (the member's first
     /// `data_offset` bytes).
     pub fn header_bytes(&self) -> Option<&[u8]> {
-        self.header.as_ref().map(|_| self.header_bytes.as_slice())
+        self.contents.as_ref().map(|_| self.header_bytes.as_slice())
     }
 
     /// [`at_data`](Self::at_data) for the doors that stream elements: an object array is
     /// refused naming the doors that read it whole.
     fn element_wise(&mut self) -> Result<ParsedHeader> {
         let options = self.options;
+        if let Contents::Objects(h) = self.contents()? {
+            return Err(crate::read::objects::not_element_wise(
+                h, options, "streamed",
+            ));
+        }
         self.at_data()
-            .map_err(|e| crate::read::objects::not_element_wise(e, options, "streamed"))
     }
 
     /// Reads the header if needed and checks the member is positioned at its first data byte.
@@ -220,21 +239,12 @@ impl<'a, R: Read> NpzMember<'a, R> {
     /// the data-only pickle reader (as `ndarray.tolist()`).
     pub fn deserialize<T: DeserializeOwned>(mut self) -> Result<T> {
         let options = self.options;
-        let header = match self.at_data() {
-            Ok(h) => h,
-            // An object array allowed as data: its header and pickle, read whole.
-            Err(e) if crate::read::objects::readable(&e, options) && self.reader.pos > 0 => {
-                let seen = std::mem::take(&mut self.header_bytes);
-                return crate::read::objects::or_objects_stream(
-                    seen,
-                    &mut self,
-                    options,
-                    e,
-                    crate::read::objects::whole,
-                );
-            }
-            Err(e) => return Err(e),
-        };
+        if let Contents::Objects(h) = self.contents()?.clone() {
+            // An object array: its pickle, the rest of the member, read whole.
+            let data = crate::read::objects::pickle_of(&h, options, &mut self)?;
+            return crate::read::objects::whole(options.objects_of(&h, &data)?);
+        }
+        let header = self.at_data()?;
         let value = options
             .from_reader_with_header(&mut self, &header)
             .map_err(lift)?;
@@ -246,28 +256,16 @@ impl<'a, R: Read> NpzMember<'a, R> {
     /// through the data-only pickle reader, with the archive's reader options'
     /// [`allow_pickle_data`](crate::ReaderBuilder::allow_pickle_data); see
     /// [`crate::NpzArchive::read_objects`]. The member is read whole and CRC-checked.
-    pub fn read_objects(self) -> Result<crate::pickle::ObjectArray> {
+    pub fn read_objects(mut self) -> Result<crate::pickle::ObjectArray> {
         let options = self.options;
-        let bytes = self.whole_bytes()?;
-        options.read_objects_slice(&bytes).map_err(lift)
-    }
-
-    /// The member's whole decompressed bytes, CRC-checked: those a failed
-    /// [`header`](Self::header) read already, then the rest (what an object array, refused by
-    /// the header parser, is read from).
-    #[doc(hidden)]
-    pub fn whole_bytes(mut self) -> Result<Vec<u8>> {
-        let mut out = std::mem::take(&mut self.header_bytes);
-        if out.len() as u64 != self.reader.pos || self.header.is_some() {
-            return Err(zip_error(format!(
-                "cannot read member {} whole: {} of its bytes were already read",
-                quote(&self.info.name),
-                self.reader.pos
-            )));
-        }
-        // No reservation from the declared size: the buffer grows with the decoded bytes.
-        self.read_to_end(&mut out).map_err(unwrap_io)?;
-        Ok(out)
+        let Contents::Objects(h) = self.contents()?.clone() else {
+            return Err(Error::mismatch(
+                "an object array",
+                "an array without objects (read it with the other doors)",
+            ));
+        };
+        let data = crate::read::objects::pickle_of(&h, options, &mut self).map_err(lift)?;
+        options.objects_of(&h, &data).map_err(lift)
     }
 
     /// Reads the array as a dynamically typed [`Array`], then checks the rest of the member.

@@ -15,20 +15,31 @@ use super::plan::Ctx;
 use super::shape::{collect_elements, ShapeDe};
 use super::source::{BlockReader, BlockSource, FortranWalk, SliceSource, Source};
 use crate::error::{Error, Result};
-use crate::header::{read_header, Header, ParsedHeader};
+use crate::header::{read_contents, Contents, Header, ParsedHeader};
 use crate::NpyRecord;
 
-/// Opens a file, reads its header and checks the declared data size against the file size.
+/// Opens a file, reads its header and checks the declared data size against the file size; an
+/// object array is refused (naming `allow_pickle_data`).
 pub fn open_checked(path: &Path, rb: &ReaderBuilder) -> Result<(File, ParsedHeader)> {
+    let (file, contents) = open_contents(path, rb)?;
+    Ok((file, contents.typed()?))
+}
+
+/// Opens a file and reads its header once: a typed array's declared data size is checked
+/// against the file size, an object array's pickle is left to the door that reads it.
+pub fn open_contents(path: &Path, rb: &ReaderBuilder) -> Result<(File, Contents)> {
     let mut file = File::open(path)?;
-    let header = read_header(&mut file, &rb.limits)?;
+    let contents = read_contents(&mut file, &rb.limits)?;
+    let Contents::Typed(header) = &contents else {
+        return Ok((file, contents));
+    };
     let (_, len) = rb.check(&header.header)?;
     let file_len = file.metadata()?.len();
     let avail = file_len.saturating_sub(header.data_offset);
     if avail < len {
         return Err(Error::eof("the array data", len, avail).at_byte(header.data_offset + avail));
     }
-    Ok((file, header))
+    Ok((file, contents))
 }
 
 /// The data bytes of a whole-file slice, checked against the header's size.

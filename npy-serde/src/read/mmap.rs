@@ -30,7 +30,7 @@ use super::plan::{Ctx, Plan};
 use super::planned::{LastPlan, PlannedRun, RowDe};
 use super::source::{SliceSource, Source};
 use crate::error::{Error, Result};
-use crate::header::{parse_header, Header, ParsedHeader};
+use crate::header::{parse_contents, Contents, Header, ParsedHeader};
 use crate::pod::{self, Pod};
 use crate::value::Array;
 use crate::NpyRecord;
@@ -104,8 +104,12 @@ impl MmapArray {
         rb: &ReaderBuilder,
     ) -> Result<MmapArray> {
         let bytes = map.get(file.clone()).unwrap_or(&[]);
-        let header =
-            parse_header(bytes, &rb.limits).map_err(|e| super::objects::not_mappable(e, rb))?;
+        let header = match parse_contents(bytes, &rb.limits)? {
+            Contents::Typed(h) => h,
+            Contents::Objects(h) => {
+                return Err(super::objects::not_element_wise(&h, rb, "memory-mapped"));
+            }
+        };
         let data_len = data_of(bytes, &header, rb)?.len();
         let data_start = file.start + header.data_offset as usize;
         Ok(MmapArray {

@@ -110,6 +110,7 @@
 //! | `elem.rs` | one element's bytes decoded per scalar kind | `plan`, `crate::text` |
 //! | `plan.rs` | per-array plans and their cache | `crate::kind` |
 //! | `source.rs` | byte sources: slice, blocks from `io::Read`, Fortran walks | |
+//! | `objects.rs` | object arrays (the header's kind [`Contents::Objects`](crate::header::Contents)): the pickle after the header read as data, whole, by the doors that read whole arrays | `crate::pickle` |
 //! | `options.rs`, `vecalloc.rs` | limits; the result `Vec`'s allocation | |
 //!
 //! The three tiers give the same values and errors: a tier that cannot decode an element
@@ -157,13 +158,15 @@ pub use options::ReaderBuilder;
 pub use stream::RecordReader;
 
 #[doc(hidden)]
-pub use decode::{data_of, open_checked};
+pub use decode::{data_of, open_checked, open_contents};
 pub(crate) use mmap::as_elements;
 #[doc(hidden)]
 pub use source::BlockReader;
 
 use crate::error::Result;
-use crate::header::{parse_header, read_header, ParsedHeader};
+use crate::header::{
+    parse_contents, parse_header, read_contents, read_header, Contents, ObjectHeader, ParsedHeader,
+};
 use crate::NpyRecord;
 use decode::{deserialize_data, vec_from_data, Elements, Whole};
 
@@ -306,15 +309,13 @@ impl ReaderBuilder {
     /// [`allow_pickle_data`](ReaderBuilder::allow_pickle_data)) is read to the stream's end:
     /// its data is one pickle, read whole.
     pub fn deserialize_reader<R: Read, T: DeserializeOwned>(&self, mut reader: R) -> Result<T> {
-        let mut rec = objects::Recorder::new(&mut reader, self.allow_pickle_data);
-        let header = match read_header(&mut rec, &self.limits) {
-            Ok(h) => h,
-            Err(e) => {
-                let seen = rec.seen;
-                return objects::or_objects_stream(seen, reader, self, e, objects::whole);
+        match read_contents(&mut reader, &self.limits)? {
+            Contents::Typed(header) => self.from_reader_with_header(reader, &header),
+            Contents::Objects(h) => {
+                let data = objects::pickle_of(&h, self, reader)?;
+                objects::whole(self.objects_of(&h, &data)?)
             }
-        };
-        self.from_reader_with_header(reader, &header)
+        }
     }
 
     /// [`deserialize_reader`] for an array whose header was already read from `reader` (positioned
@@ -333,12 +334,11 @@ impl ReaderBuilder {
     /// [`allow_pickle_data`](ReaderBuilder::allow_pickle_data)) is read to the stream's end:
     /// its data is one pickle, read whole.
     pub fn from_reader_serde<R: Read, T: DeserializeOwned>(&self, mut reader: R) -> Result<Vec<T>> {
-        let mut rec = objects::Recorder::new(&mut reader, self.allow_pickle_data);
-        let header = match read_header(&mut rec, &self.limits) {
-            Ok(h) => h,
-            Err(e) => {
-                let seen = rec.seen;
-                return objects::or_elements_stream(seen, reader, self, e);
+        let header = match read_contents(&mut reader, &self.limits)? {
+            Contents::Typed(h) => h,
+            Contents::Objects(h) => {
+                let data = objects::pickle_of(&h, self, reader)?;
+                return self.object_elements_of(&h, &data);
             }
         };
         // The data may not exist: reserve only as elements arrive.
@@ -350,9 +350,11 @@ impl ReaderBuilder {
         &self,
         bytes: &'de [u8],
     ) -> Result<Vec<T>> {
-        let header = match parse_header(bytes, &self.limits) {
-            Ok(h) => h,
-            Err(e) => return objects::or_elements(bytes, self, e),
+        let header = match parse_contents(bytes, &self.limits)? {
+            Contents::Typed(h) => h,
+            Contents::Objects(h) => {
+                return self.object_elements_of(&h, pickle_in(bytes, &h));
+            }
         };
         let data = data_of(bytes, &header, self)?;
         if let Some(v) = self.vec_fast::<T>(&header, data) {
@@ -366,9 +368,12 @@ impl ReaderBuilder {
         &self,
         path: P,
     ) -> Result<Vec<T>> {
-        let (file, header) = match open_checked(path.as_ref(), self) {
-            Ok(v) => v,
-            Err(e) => return objects::or_elements_path(path.as_ref(), self, e),
+        let (file, header) = match open_contents(path.as_ref(), self)? {
+            (file, Contents::Typed(h)) => (file, h),
+            (file, Contents::Objects(h)) => {
+                let data = objects::pickle_of(&h, self, file)?;
+                return self.object_elements_of(&h, &data);
+            }
         };
         let h = &header.header;
         let (count, len) = self.check(h)?;
@@ -469,18 +474,23 @@ impl ReaderBuilder {
 
     /// [`deserialize_slice`] with these options.
     pub fn deserialize_slice<'de, T: Deserialize<'de>>(&self, bytes: &'de [u8]) -> Result<T> {
-        let header = match parse_header(bytes, &self.limits) {
-            Ok(h) => h,
-            Err(e) => return objects::or_objects(bytes, self, e, objects::whole),
+        let header = match parse_contents(bytes, &self.limits)? {
+            Contents::Typed(h) => h,
+            Contents::Objects(h) => {
+                return objects::whole(self.objects_of(&h, pickle_in(bytes, &h))?);
+            }
         };
         deserialize_data(data_of(bytes, &header, self)?, true, &header, self)
     }
 
     /// [`deserialize_path`] with these options.
     pub fn deserialize_path<P: AsRef<Path>, T: DeserializeOwned>(&self, path: P) -> Result<T> {
-        let (file, header) = match open_checked(path.as_ref(), self) {
-            Ok(v) => v,
-            Err(e) => return objects::or_objects_path(path.as_ref(), self, e, objects::whole),
+        let (file, header) = match open_contents(path.as_ref(), self)? {
+            (file, Contents::Typed(h)) => (file, h),
+            (file, Contents::Objects(h)) => {
+                let data = objects::pickle_of(&h, self, file)?;
+                return objects::whole(self.objects_of(&h, &data)?);
+            }
         };
         self.from_reader_with_header(file, &header)
     }
@@ -607,3 +617,8 @@ fn needs_walk(h: &crate::header::Header) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+/// The pickle of an object array in a whole-file slice: the bytes after its header.
+fn pickle_in<'a>(bytes: &'a [u8], h: &ObjectHeader) -> &'a [u8] {
+    bytes.get(h.data_offset as usize..).unwrap_or(&[])
+}

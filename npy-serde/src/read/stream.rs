@@ -37,7 +37,7 @@ use super::plan::{Ctx, Plan};
 use super::planned::{LastPlan, PlannedRun, RowDe};
 use super::source::{BlockReader, FortranWalk};
 use crate::error::{Error, Result};
-use crate::header::{read_header, Header, ParsedHeader};
+use crate::header::{read_contents, Contents, Header, ParsedHeader};
 use crate::record::NpyRecord;
 
 /// Yields the elements of one `.npy` array as `T`, in logical C order (the array's axes are
@@ -109,8 +109,12 @@ impl<R: Read, T: DeserializeOwned> RecordReader<R, T> {
 
 impl<R: Read, T: DeserializeOwned> RecordReader<R, T, General> {
     pub(crate) fn with_builder(mut reader: R, rb: &ReaderBuilder) -> Result<Self> {
-        let header = read_header(&mut reader, &rb.limits)
-            .map_err(|e| super::objects::not_element_wise(e, rb, "streamed"))?;
+        let header = match read_contents(&mut reader, &rb.limits)? {
+            Contents::Typed(h) => h,
+            Contents::Objects(h) => {
+                return Err(super::objects::not_element_wise(&h, rb, "streamed"));
+            }
+        };
         Self::build(reader, header, rb)
     }
 
@@ -191,8 +195,12 @@ impl<R: Read, T: DeserializeOwned + NpyRecord> RecordReader<R, T, Exact<T>> {
 
     /// [`new`](Self::new) with reading options.
     pub fn new_with(mut reader: R, rb: &ReaderBuilder) -> Result<Self> {
-        let header = read_header(&mut reader, &rb.limits)
-            .map_err(|e| super::objects::not_element_wise(e, rb, "streamed"))?;
+        let header = match read_contents(&mut reader, &rb.limits)? {
+            Contents::Typed(h) => h,
+            Contents::Objects(h) => {
+                return Err(super::objects::not_element_wise(&h, rb, "streamed"));
+            }
+        };
         Self::records_from_parts_with(reader, header, rb)
     }
 
