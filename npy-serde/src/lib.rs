@@ -43,7 +43,7 @@
 //! | set limits for untrusted files (header size, data size, empty items) | [`ReaderBuilder`], then the same doors as its methods |
 //! | write with another dtype, shape, byte order, Fortran order or version | [`WriterBuilder`] (`to_*`, [`serialize`](WriterBuilder::serialize), [`write_array`](WriterBuilder::write_array)); record by record: [`WriterBuilder::writer`] / [`writer_with_len`](WriterBuilder::writer_with_len) / [`append_path`](WriterBuilder::append_path) |
 //! | read or write `ndarray` arrays, or view a map as an `ArrayView` (feature `ndarray`) | `ndarray::read_npy` / `write_npy`, `ReadNpyExt` / `WriteNpyExt`, `MmapArray::view`, `NpzArchive::read_ndarray`, `NpzWriter::add_ndarray` |
-//! | parse or write just a header | [`header::read_header`], [`header::parse_header`], [`Header::to_bytes`] |
+//! | parse or write just a header; what a file holds (typed or objects) | [`header::read_header`], [`header::parse_header`], [`Header::to_bytes`]; [`header::read_contents`], [`header::parse_contents`] |
 //!
 //! Every door picks its fastest tier inside and falls back, element by element, to the general
 //! one, with the same values and errors.
