@@ -10,11 +10,53 @@ use datafusion::arrow::util::display::array_value_to_string;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use npy_datafusion::{register_npy_format, NpyReadOptions, NpySessionExt};
 use npy_serde::NpyRecord;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use tokio::runtime::Runtime;
 
 use crate::{live_python, run_python, TempDir};
+
+/// A nested record of [`Obs`].
+#[derive(Serialize, Deserialize, NpyRecord, Clone, Copy, Debug, PartialEq)]
+pub struct Pos {
+    pub a: f32,
+    pub b: f32,
+}
+
+/// The record of the SQL tests' tables: every kind of column a query meets (integers, a flag,
+/// floats, fixed bytes, a datetime with NaT, a nested record).
+#[derive(Serialize, Deserialize, NpyRecord, Clone, Debug, PartialEq)]
+pub struct Obs {
+    pub id: i64,
+    pub flag: u8,
+    pub x: f64,
+    pub y: f32,
+    #[npy(dtype = "|S4")]
+    pub name: String,
+    #[npy(dtype = "<M8[ns]")]
+    pub ts: Option<i64>,
+    pub pos: Pos,
+}
+
+/// The first timestamp of [`obs`].
+pub const T0: i64 = 1_700_000_000_000_000_000;
+
+/// Record `i` of the test tables: `x` in multiples of 1/4 (sums are exact in any order, so
+/// every partitioning agrees), `ts` NaT for every tenth record from 3.
+pub fn obs(i: i64) -> Obs {
+    Obs {
+        id: i,
+        flag: (i % 5) as u8,
+        x: (i % 13) as f64 * 0.25 - 1.0,
+        y: ((i * 7) % 11) as f32,
+        name: format!("n{}", i % 3),
+        ts: (i % 10 != 3).then_some(T0 + i * 1_000_000_000),
+        pos: Pos {
+            a: i as f32 * 0.5,
+            b: -(i as f32),
+        },
+    }
+}
 
 /// A multi-threaded runtime of two workers to run the queries on.
 ///

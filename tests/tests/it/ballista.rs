@@ -15,34 +15,11 @@ use datafusion_proto::physical_plan::AsExecutionPlan;
 use datafusion_proto::protobuf::PhysicalPlanNode;
 use npy_datafusion::ballista::{session_config, standalone, NpyPhysicalCodec};
 use npy_datafusion::{NpyReadOptions, NpySessionExt, NpySource};
-use npy_serde::NpyRecord;
 use npy_serde_tests::sql::{
-    close, npy_files, numpy, register_bad_bools, rows, rt, session, split_small_files, sql,
-    sql_err, write_shards,
+    close, npy_files, numpy, obs, register_bad_bools, rows, rt, session, split_small_files, sql,
+    sql_err, write_shards, Obs,
 };
 use npy_serde_tests::TempDir;
-use serde::{Deserialize, Serialize};
-
-#[derive(Serialize, Deserialize, NpyRecord, Clone, Debug, PartialEq)]
-struct Obs {
-    id: i64,
-    flag: u8,
-    x: f64,
-    y: f32,
-    #[npy(dtype = "|S4")]
-    name: String,
-}
-
-fn obs(i: i64) -> Obs {
-    Obs {
-        id: i,
-        flag: (i % 5) as u8,
-        // Multiples of 1/4: sums are exact in any order, so every partitioning agrees.
-        x: (i % 13) as f64 * 0.25 - 1.0,
-        y: ((i * 7) % 11) as f32,
-        name: format!("n{}", i % 3),
-    }
-}
 
 /// 8 shards of 0..1000 records (one empty), ids consecutive.
 fn shards(dir: &TempDir) -> Vec<Obs> {

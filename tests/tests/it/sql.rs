@@ -7,50 +7,12 @@ use std::sync::Arc;
 
 use datafusion::prelude::{SessionConfig, SessionContext};
 use npy_datafusion::{NpyReadOptions, NpySessionExt};
-use npy_serde::NpyRecord;
 use npy_serde_tests::sql::{
-    close, npy_files, numpy, register_bad_bools, rows, rt, session, split_small_files, sql,
-    sql_err, write_shards,
+    close, npy_files, numpy, obs, register_bad_bools, rows, rt, session, split_small_files, sql,
+    sql_err, write_shards, Obs, T0,
 };
 use npy_serde_tests::TempDir;
-use serde::{Deserialize, Serialize};
 use tokio::runtime::Runtime;
-
-#[derive(Serialize, Deserialize, NpyRecord, Clone, Copy, Debug, PartialEq)]
-struct Pos {
-    a: f32,
-    b: f32,
-}
-
-#[derive(Serialize, Deserialize, NpyRecord, Clone, Debug, PartialEq)]
-struct Obs {
-    id: i64,
-    flag: u8,
-    x: f64,
-    y: f32,
-    #[npy(dtype = "|S4")]
-    name: String,
-    #[npy(dtype = "<M8[ns]")]
-    ts: Option<i64>,
-    pos: Pos,
-}
-
-const T0: i64 = 1_700_000_000_000_000_000;
-
-fn obs(i: i64) -> Obs {
-    Obs {
-        id: i,
-        flag: (i % 5) as u8,
-        x: (i % 13) as f64 * 0.25 - 1.0,
-        y: ((i * 7) % 11) as f32,
-        name: format!("n{}", i % 3),
-        ts: (i % 10 != 3).then_some(T0 + i * 1_000_000_000),
-        pos: Pos {
-            a: i as f32 * 0.5,
-            b: -(i as f32),
-        },
-    }
-}
 
 fn ctx(target_partitions: usize) -> SessionContext {
     ctx_with(target_partitions, 8192)

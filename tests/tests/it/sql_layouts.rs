@@ -14,45 +14,10 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use npy_arrow::{BatchWriterBuilder, DESCR_KEY, SHAPE_KEY};
 use npy_datafusion::{NpyReadOptions, NpySessionExt, TableLayout, TableSpec};
 use npy_serde::npz::{MmapNpz, NpzWriter};
-use npy_serde::{DType, NpyRecord};
-use npy_serde_tests::sql::{rt, session, sql, sql_err};
+use npy_serde::DType;
+use npy_serde_tests::sql::{obs, rt, session, sql, sql_err, Obs};
 use npy_serde_tests::TempDir;
-use serde::Serialize;
 use tokio::runtime::Runtime;
-
-#[derive(Serialize, NpyRecord, Clone, Copy, Debug)]
-struct Pos {
-    a: f32,
-    b: f32,
-}
-
-#[derive(Serialize, NpyRecord, Clone, Debug)]
-struct Obs {
-    id: i64,
-    flag: u8,
-    x: f64,
-    y: f32,
-    #[npy(dtype = "|S4")]
-    name: String,
-    #[npy(dtype = "<M8[ns]")]
-    ts: Option<i64>,
-    pos: Pos,
-}
-
-fn obs(i: i64) -> Obs {
-    Obs {
-        id: i,
-        flag: (i % 5) as u8,
-        x: (i % 13) as f64 * 0.25 - 1.0,
-        y: ((i * 7) % 11) as f32,
-        name: format!("n{}", i % 3),
-        ts: (i % 10 != 3).then_some(1_700_000_000_000_000_000 + i * 1_000_000_000),
-        pos: Pos {
-            a: i as f32 * 0.5,
-            b: -(i as f32),
-        },
-    }
-}
 
 /// The queries of the `sql` module over its table `t` (ordered, so that every layout and
 /// partitioning gives the same rows), and scans whose `LIMIT` reaches the scan (compared by
