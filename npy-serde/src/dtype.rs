@@ -23,6 +23,12 @@ use crate::pyliteral::{self, LiteralOptions, Py, PyKind};
 mod scalar;
 
 pub(crate) use scalar::OBJECT_REFUSAL;
+
+/// Whether `e` is the dtype model's refusal of an object type (this crate's own error, made
+/// with [`OBJECT_REFUSAL`]): what tells an object array's header from a broken one.
+pub(crate) fn is_object_refusal(e: &Error) -> bool {
+    matches!(e.kind(), crate::error::ErrorKind::UnsupportedDType(m) if m == OBJECT_REFUSAL)
+}
 pub use scalar::{ByteOrder, PlainType, Scalar, TimeUnit, MAX_ITEMSIZE};
 
 /// One field of a record dtype.

@@ -773,18 +773,22 @@ fn parse_dict_any(
     if objects {
         let lit = descr.to_literal(text, base)?;
         if is_object_descr(&lit) {
-            count_of(&shape).map_err(|e| e.at_byte(at(shape_py)))?;
-            // The refusal stands where the dtype parser's would (an object field's own descr):
-            // the typed doors and these say the same.
-            let refused_at = dtype::from_py(descr, text, base, limits.max_dims)
-                .err()
-                .and_then(|e| e.position().byte);
-            return Ok(Dict::Objects {
-                descr: lit,
-                descr_at: refused_at.unwrap_or(at(descr)),
-                shape,
-                fortran_order,
-            });
+            // Objects exactly when the dtype model refuses the descr for its object type first:
+            // a descr with another fault before it fails as the typed doors fail on it, and the
+            // refusal stands where theirs would (an object field's own descr).
+            match dtype::from_py(descr, text, base, limits.max_dims) {
+                Err(e) if dtype::is_object_refusal(&e) => {
+                    count_of(&shape).map_err(|e| e.at_byte(at(shape_py)))?;
+                    return Ok(Dict::Objects {
+                        descr: lit,
+                        descr_at: e.position().byte.unwrap_or(at(descr)),
+                        shape,
+                        fortran_order,
+                    });
+                }
+                Err(e) => return Err(e),
+                Ok(_) => {}
+            }
         }
     }
     let dtype = dtype::from_py(descr, text, base, limits.max_dims)?;
