@@ -2,7 +2,6 @@
 //! and every byte is counted each time a shared reference is expanded, nesting is bounded,
 //! and a container reached again inside itself (a self-referencing list) is refused.
 
-use super::globals::Known;
 use super::graph::{Graph, Id, Node};
 use super::limits::Budget;
 use super::npdtype::{resolve, shape_of, NpDType};
@@ -45,22 +44,6 @@ pub(crate) fn leaf_bytes(v: &PyValue) -> u64 {
         PyValue::Bytes(b) => b.len() as u64,
         PyValue::Global { module, name } => (module.len() + name.len()) as u64,
         _ => 0,
-    }
-}
-
-/// A known global named as a value (never applied): its canonical name.
-fn known_name(k: Known) -> (&'static str, &'static str) {
-    match k {
-        Known::Reconstruct => ("numpy._core.multiarray", "_reconstruct"),
-        Known::NdArray => ("numpy", "ndarray"),
-        Known::DType => ("numpy", "dtype"),
-        Known::Scalar => ("numpy._core.multiarray", "scalar"),
-        Known::StringDTypeKwargs => ("numpy._core._internal", "_convert_to_stringdtype_kwargs"),
-        Known::Frombuffer => ("numpy._core.numeric", "_frombuffer"),
-        Known::CodecsEncode => ("_codecs", "encode"),
-        Known::ByteArray => ("builtins", "bytearray"),
-        Known::Set => ("builtins", "set"),
-        Known::Complex => ("builtins", "complex"),
     }
 }
 
@@ -168,7 +151,7 @@ impl Expander<'_> {
                 PyValue::Dict(out)
             }
             Node::Known(k) => {
-                let (module, name) = known_name(*k);
+                let (module, name) = super::globals::known_name(*k);
                 PyValue::Global {
                     module: module.into(),
                     name: name.into(),

@@ -9,7 +9,7 @@
 //! sharing (a memo reference used many times) is only paid for, and bounded, on expansion.
 
 use super::cursor::{bad, Cursor};
-use super::globals::known_global;
+use super::globals::{known_global, python3_name};
 use super::graph::{Graph, Id, Node};
 use super::stream::{walk, Run};
 use super::text::{decode_py2_string, decode_raw_unicode_escape, int_from_le_bytes, int_from_text};
@@ -29,6 +29,9 @@ struct Machine<'a> {
     /// Scanning (for tools): every global is recorded, and what would be refused leaves a
     /// placeholder instead, so the whole stream is seen. Still nothing is called.
     scan: Option<Scan>,
+    /// The protocol `PROTO` declared (0 without one): below 3, Python 2's names of globals are
+    /// read as Python 3's, as Python's unpickler does (`fix_imports`).
+    protocol: u8,
     /// Streaming (`stream.rs`): whether to walk the first array data list met, and the run
     /// walked.
     stream: bool,
@@ -159,6 +162,7 @@ impl<'a> Machine<'a> {
             marks: Vec::new(),
             memo: Memo::default(),
             scan,
+            protocol: 0,
             stream: false,
             run: None,
         }
@@ -363,6 +367,10 @@ impl<'a> Machine<'a> {
 
     fn global(&mut self, module: &str, name: &str) {
         self.record(module, name);
+        let (module, name) = match self.protocol {
+            0..3 => python3_name(module, name),
+            _ => (module, name),
+        };
         match known_global(module, name) {
             Some(k) => self.push(Node::Known(k)),
             None => self.leaf(PyValue::Global {
@@ -415,6 +423,7 @@ impl<'a> Machine<'a> {
                         at,
                     ));
                 }
+                self.protocol = v;
                 if let Some(s) = &mut self.scan {
                     s.protocol = Some(v);
                 }

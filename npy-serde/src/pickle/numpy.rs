@@ -5,9 +5,9 @@
 //!
 //! | global | what it builds here |
 //! |---|---|
-//! | `numpy.core.multiarray._reconstruct`, `numpy._core.multiarray._reconstruct` (with `numpy.ndarray`) | an array, its state set by `BUILD` |
+//! | `numpy.core.multiarray._reconstruct`, `numpy._core.multiarray._reconstruct`, `numpy.core._internal._reconstruct` (before NumPy 1.0), with `numpy.ndarray` or `numpy.recarray` | an array (a recarray as the plain record array it holds), its state set by `BUILD` |
 //! | `numpy.core.numeric._frombuffer`, `numpy._core.numeric._frombuffer` | an array from an in-band buffer (protocol 5) |
-//! | `numpy.dtype` | a dtype, its state set by `BUILD` |
+//! | `numpy.dtype` (of a type code, or of `numpy.record`: a recarray's record dtype) | a dtype, its state set by `BUILD` |
 //! | `numpy.core.multiarray.scalar`, `numpy._core.multiarray.scalar` | a NumPy scalar |
 //! | `numpy._core._internal._convert_to_stringdtype_kwargs` | NumPy 2's `StringDType(na_object=...)` |
 //! | `_codecs.encode` | `bytes` (how Python 3 pickles `bytes` at protocols 0-2) |
@@ -66,7 +66,9 @@ pub(crate) fn reduce(
     let wrong = || format!("unexpected arguments to {known:?} ({} of them)", a.len());
     Ok(match known {
         Known::Reconstruct => match arg(0) {
-            Some(Node::Known(Known::NdArray)) => Node::Array { state: None },
+            // A recarray is an ndarray with attribute access to its fields: its dtype and data
+            // are a plain record array's, and so is what is read.
+            Some(Node::Known(Known::NdArray | Known::RecArray)) => Node::Array { state: None },
             Some(Node::Leaf(PyValue::Global { module, name })) => {
                 return Err(format!(
                     "the array subclass {module}.{name} is refused (only numpy.ndarray is read)"
@@ -77,6 +79,12 @@ pub(crate) fn reduce(
         Known::DType => match arg(0) {
             Some(Node::Leaf(PyValue::Str(code))) => Node::DType {
                 code: code.clone(),
+                state: None,
+            },
+            // A recarray's dtype, `dtype((numpy.record, [...]))`: a void dtype whose fields the
+            // state gives, as for any record.
+            Some(Node::Known(Known::RecordType)) => Node::DType {
+                code: "V".into(),
                 state: None,
             },
             _ => return Err(wrong()),
@@ -145,7 +153,10 @@ pub(crate) fn reduce(
                 _ => return Err(wrong()),
             }
         }
-        Known::NdArray => return Err("calling numpy.ndarray directly is refused".into()),
+        Known::NdArray | Known::RecArray | Known::RecordType => {
+            let (module, name) = super::globals::known_name(known);
+            return Err(format!("calling {module}.{name} directly is refused"));
+        }
     })
 }
 

@@ -13,7 +13,7 @@ use npy_serde::{NpzArchive, ReaderBuilder, Value};
 use npy_serde_tests::fixtures_dir;
 use serde_json::{json, Value as Json};
 
-/// A directory of pickle fixtures (`np1`, `np2`, `hostile`, `written`).
+/// A directory of pickle fixtures (`np1`, `np2`, `pypi`, `hostile`, `written`).
 pub(crate) fn dir(sub: &str) -> PathBuf {
     fixtures_dir().join("pickle").join(sub)
 }
@@ -130,13 +130,15 @@ fn read_fixture(sub: &str, name: &str, rb: &ReaderBuilder) -> npy_serde::Result<
     Ok(got)
 }
 
-fn check_numpy_fixtures(sub: &str) {
+/// Every fixture of `sub/expected.json` (at least `min` of them) read as NumPy reads it.
+fn check_numpy_fixtures(sub: &str, min: usize) {
     let exp = expected(sub);
-    assert!(exp.len() >= 30, "{sub}: {} fixtures", exp.len());
+    assert!(exp.len() >= min, "{sub}: {} fixtures", exp.len());
     let mut failures = Vec::new();
     for (name, e) in &exp {
         let rb = options(e["encoding"].as_str().unwrap());
-        let got: ObjectArray = match read_fixture(sub, name, &rb) {
+        let read = read_fixture(sub, name, &rb);
+        let got: ObjectArray = match read {
             Ok(a) => a,
             Err(err) => {
                 failures.push(format!("{sub}/{name}: {err}"));
@@ -157,12 +159,33 @@ fn check_numpy_fixtures(sub: &str) {
 
 #[test]
 fn numpy_2_object_arrays_read_as_np_load_reads_them() {
-    check_numpy_fixtures("np2");
+    check_numpy_fixtures("np2", 30);
 }
 
 #[test]
 fn numpy_1_object_arrays_read_as_np_load_reads_them() {
-    check_numpy_fixtures("np1");
+    check_numpy_fixtures("np1", 30);
+}
+
+/// Object arrays that packages on PyPI ship as test data (`make_pypi_objects.py` copies them):
+/// statsmodels' dicts of `numpy.recarray` values (read as the plain record arrays they hold),
+/// obspy's 0-d `None`, and NumPy's own files written by Python 2 and by NumPy before 1.0
+/// (`numpy.core._internal._reconstruct`), which hold the class `range` (Python 2's `xrange`,
+/// renamed as Python's unpickler renames it): named as a value, refused by a typed read.
+#[test]
+fn object_arrays_from_pypi_packages_read_as_np_load_reads_them() {
+    check_numpy_fixtures("pypi", 9);
+    for (name, encoding) in [
+        ("numpy-py2-np0-objarr.npy", "latin1"),
+        ("numpy-py2-objarr.npz/x", "latin1"),
+        ("numpy-py3-objarr.npy", "ascii"),
+    ] {
+        let bytes = fixture_bytes("pypi", name);
+        let err = options(encoding)
+            .deserialize_slice::<Vec<Json>>(&bytes)
+            .unwrap_err();
+        assert!(err.to_string().contains("builtins.range"), "{name}: {err}");
+    }
 }
 
 #[test]
