@@ -204,7 +204,7 @@ impl BatchReaderBuilder {
         }
         let mut data = Vec::new();
         rest.read_to_end(&mut data)?;
-        self.objects(self.reader.objects_of(h, &data)?)
+        self.objects(self.reader.read_objects_with_header(h, &data)?)
     }
 
     /// The object array in the whole `.npy` file `bytes` as batches; `None` if its dtype holds

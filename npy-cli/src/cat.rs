@@ -4,11 +4,10 @@ use std::io::{self, BufWriter, Write};
 
 use crate::failure::{CliResult, Failure};
 use crate::global::Global;
-use crate::input::objects;
 use crate::input::spec::resolve;
 use crate::print::arrays::Style;
 use crate::print::printable::Range;
-use crate::print::write::write_input;
+use crate::print::write::{write_input, Request};
 
 // `npy cat`'s arguments. No doc comment here: clap would take it for the command's
 // help, which is the doc comment of `Command::Cat` in cli.rs.
@@ -34,10 +33,12 @@ pub struct Args {
     /// Only the last N elements along the first axis.
     #[arg(long, value_name = "N")]
     tail: Option<u64>,
-    /// Read an object array (dtype O, NumPy 2 StringDType), a .npy file or an .npz member, by
-    /// interpreting its pickle as data: nothing is imported or run (unlike NumPy's
-    /// allow_pickle=True). Prints one element per line as JSON, in C order.
-    #[arg(long, conflicts_with = "csv")]
+    /// Read object arrays (dtype O, NumPy 2 StringDType: a .npy file, an .npz member, or
+    /// the object members of an archive) by interpreting their pickles as data: nothing is
+    /// imported or run (unlike NumPy's allow_pickle=True). They print as typed arrays do:
+    /// one element per line as Python's repr, --json nested like tolist(), --csv for 0-d
+    /// and 1-D arrays.
+    #[arg(long)]
     allow_pickle_data: bool,
 }
 
@@ -60,27 +61,13 @@ pub fn run(g: &Global, a: Args) -> CliResult {
     let spec = resolve(&a.file, a.member.as_deref())?;
     let stdout = io::stdout().lock();
     let mut out = BufWriter::with_capacity(1 << 16, stdout);
-    // Not an object array: printed as any other.
-    let array = match a.allow_pickle_data {
-        true => objects::read(g, &spec)?,
-        false => None,
+    let req = Request {
+        style,
+        range,
+        allow_pickle_data: a.allow_pickle_data,
+        progress: false,
     };
-    if let Some(array) = array {
-        let n = array.values.len();
-        let (from, to) = match range {
-            Range::Head(k) => (0, n.min(k as usize)),
-            Range::Tail(k) => (n.saturating_sub(k as usize), n),
-            Range::All => (0, n),
-        };
-        for v in &array.values[from..to] {
-            let line = serde_json::to_string(v).map_err(|e| Failure::file(&spec.display, e))?;
-            writeln!(out, "{line}").map_err(|e| Failure::write("standard output", e))?;
-        }
-        return out
-            .flush()
-            .map_err(|e| Failure::write("standard output", e));
-    }
-    write_input(g, &spec, style, range, &mut out, "standard output", false)?;
+    write_input(g, &spec, req, &mut out, "standard output")?;
     out.flush()
         .map_err(|e| Failure::write("standard output", e))
 }

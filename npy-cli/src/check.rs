@@ -8,8 +8,9 @@ use crate::failure::{CliResult, Failure};
 use crate::global::Global;
 use crate::input::archive::open_archive;
 use crate::input::elements::{file_elements, member_elements, Elements, MAX_EMPTY_ITEMS};
-use crate::input::file::NpyFile;
-use crate::input::header::member_header_if_npy;
+use crate::input::file::{NpyFile, Opened};
+use crate::input::header::{member_contents_if_npy, Kind};
+use crate::input::objects::read_objects;
 use crate::input::spec::{is_zip, resolve};
 use crate::print::printable::PrintError;
 
@@ -23,6 +24,10 @@ pub struct Args {
     /// Also print `FILE: ok` for good files.
     #[arg(short, long)]
     verbose: bool,
+    /// Check object arrays (dtype O, NumPy 2 StringDType) too, by reading their pickles as
+    /// data: nothing is imported or run. Without it they are reported as refused.
+    #[arg(long)]
+    allow_pickle_data: bool,
 }
 
 /// `npy check FILE...`: one line per bad file on stdout, exit status 1 if any is bad.
@@ -30,7 +35,7 @@ pub fn run(g: &Global, a: Args) -> CliResult {
     let mut bad = 0usize;
     let mut out = io::stdout().lock();
     for file in &a.files {
-        let line = match check_one(g, file) {
+        let line = match check_one(g, file, a.allow_pickle_data) {
             Ok(()) if a.verbose => format!("{file}: ok\n"),
             Ok(()) => continue,
             Err(f) if f.code == 0 => return Err(f),
@@ -85,11 +90,18 @@ fn validate(elems: &mut Elements<'_>, dt: &DType) -> Result<(), PrintError> {
     Ok(())
 }
 
-fn check_one(g: &Global, file: &str) -> CliResult {
+fn check_one(g: &Global, file: &str, allow_pickle_data: bool) -> CliResult {
     let spec = resolve(file, None)?;
     let zip = is_zip(g, &spec.path).map_err(|e| Failure::file(&spec.display, e))?;
     if !zip {
-        let mut f = NpyFile::open(g, &spec.path, &spec.display)?;
+        let mut f = match NpyFile::open_any(g, &spec.path, &spec.display)? {
+            Opened::Typed(f) => f,
+            // An object array: its pickle read as data (nothing is imported or run), or
+            // the refusal naming --allow-pickle-data.
+            Opened::Objects(h, rest) => {
+                return read_objects(g, &h, rest, allow_pickle_data, &spec.display).map(|_| ());
+            }
+        };
         let count = f.header.count();
         let dt = f.header.dtype().clone();
         let mut elems = file_elements(&mut f, &spec.display, 0, count)?;
@@ -111,8 +123,11 @@ fn check_one(g: &Global, file: &str) -> CliResult {
             .by_index(index)
             .map_err(|e| Failure::file(&name, e))?;
         let display = format!("{name}:{}", m.info().key);
-        match member_header_if_npy(&mut m, &display)? {
-            Some(h) => {
+        match member_contents_if_npy(&mut m, &display)? {
+            Some(Kind::Objects(h)) => {
+                read_objects(g, &h, m, allow_pickle_data, &display)?;
+            }
+            Some(Kind::Typed(h)) => {
                 let count = h.count();
                 let dt = h.dtype().clone();
                 let mut elems = member_elements(m, &h, &display, 0, count)?;

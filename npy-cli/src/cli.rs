@@ -61,6 +61,10 @@ cat --json (and convert to .json):
   U: string, trailing NULs stripped        V: lowercase hex
   datetime64/timedelta64: the raw int64 count of the dtype's unit; NaT as \"NaT\"
   .npz: an object {key: value} for every .npy member, in archive order.
+  object arrays (--allow-pickle-data): str a string, None null, bytes latin-1 text, bool,
+  int (any size), float and complex as above, lists, tuples and sets as lists, dicts and
+  records as objects (keys other than str as their Python repr), NumPy arrays nested.
+  Plain text prints each element as Python's repr; a class or function is refused.
 sql --json: an array of objects, one per result row, values as above; a NULL is null, or
   \"NaT\" in a datetime/duration column; complex columns (structs of real and imag) as
   [re, im]; decimals as numbers; other types without a NumPy counterpart as their text.
@@ -166,7 +170,8 @@ pub enum Command {
     #[command(after_long_help = sql::args::spec_help())]
     Sql(sql::args::Args),
     /// Validate files: the header, that the data is complete, and that every value decodes
-    /// (bool bytes are 0 or 1, U code points are valid).
+    /// (bool bytes are 0 or 1, U code points are valid); with --allow-pickle-data, that an
+    /// object array's pickle reads as data (it is never run).
     Check(check::Args),
 }
 

@@ -7,7 +7,6 @@ mod archive;
 #[cfg(feature = "arrow")]
 mod columns;
 mod npy;
-mod objects;
 #[cfg(feature = "arrow")]
 mod tables;
 #[cfg(feature = "remote")]
@@ -21,7 +20,7 @@ use crate::input::spec::{ext, is_table, is_zip, resolve};
 use crate::output::{npz_member_output, Sink, Target};
 use crate::print::arrays::Style;
 use crate::print::printable::Range;
-use crate::print::write::write_input;
+use crate::print::write::{write_input, Request};
 use npy::Encoding;
 
 // `npy convert`'s arguments. No doc comment here: clap would take it for the command's
@@ -69,11 +68,12 @@ pub struct Args {
     /// Parquet output: most rows per row group (default 1048576).
     #[arg(long, value_name = "ROWS")]
     row_group_size: Option<usize>,
-    /// Read an object array input (dtype O, NumPy 2 StringDType) by interpreting its pickle as
-    /// data: nothing is imported or run (unlike NumPy's allow_pickle=True). To .parquet,
-    /// .arrow or .npy: a column of str becomes a string column (of bytes a binary one, None a
-    /// null; any other element is an error naming it); to .json or .csv: every element as
-    /// JSON (`cat --allow-pickle-data`).
+    /// Read object arrays (dtype O, NumPy 2 StringDType: a .npy file, an .npz member, or the
+    /// object members of a whole archive) by interpreting their pickles as data: nothing is
+    /// imported or run (unlike NumPy's allow_pickle=True). To .parquet, .arrow or .npy: a
+    /// column of str becomes a string column (of bytes a binary one, None a null; any other
+    /// element is an error naming it); to .json or .csv: as `cat --allow-pickle-data --json`
+    /// (or `--csv`) prints them.
     #[arg(long)]
     allow_pickle_data: bool,
     /// Conversions with a table on either side: the columns, and what nulls and decimals
@@ -229,9 +229,6 @@ fn convert(g: &Global, a: Args) -> CliResult {
         return archive::run(g, &spec, zip, &a.output, a.align);
     }
     let mut sink = Sink::create(&a.output)?;
-    if a.allow_pickle_data && objects::write(g, &spec, target, &mut sink.writer, &a.output)? {
-        return sink.commit();
-    }
     match target {
         // Returned above: tables by `tables`, archives by `archive`.
         Target::Npz | Target::Parquet | Target::Arrow => unreachable!("handled above"),
@@ -241,15 +238,13 @@ fn convert(g: &Global, a: Args) -> CliResult {
             } else {
                 Style::Csv { header: true }
             };
-            write_input(
-                g,
-                &spec,
+            let req = Request {
                 style,
-                Range::All,
-                &mut sink.writer,
-                &a.output,
-                true,
-            )?;
+                range: Range::All,
+                allow_pickle_data: a.allow_pickle_data,
+                progress: true,
+            };
+            write_input(g, &spec, req, &mut sink.writer, &a.output)?;
         }
         Target::Npy => npy::write(g, &spec, zip, &enc, &mut sink.writer, &a.output)?,
     }

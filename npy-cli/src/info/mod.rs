@@ -10,16 +10,15 @@ mod object;
 mod text;
 
 use std::io::{self, BufWriter, Write};
-use std::path::Path;
 
 use crate::failure::{CliResult, Failure};
 use crate::global::Global;
 use crate::input::archive::open_archive;
-use crate::input::file::NpyFile;
-use crate::input::header::{member_header, member_header_if_npy};
-use crate::input::source::{url_of, Source};
+use crate::input::file::{NpyFile, Opened};
+use crate::input::header::{member_contents, member_contents_if_npy, Kind};
 use crate::input::spec::{is_zip, resolve};
 use json::{array_info, in_place, json_line, AnyInfo, ArchiveJson, MemberJson};
+use object::ObjectInfo;
 use text::{array_text, member_text};
 
 // `npy info`'s arguments. No doc comment here: clap would take it for the command's
@@ -54,14 +53,6 @@ pub fn run(g: &Global, a: Args) -> CliResult {
     header(g, &a.file, a.member.as_deref(), a.json)
 }
 
-/// The header and data description of an object array at `path` (a file or a URL).
-fn object_info(g: &Global, path: &Path, display: &str) -> Option<object::ObjectInfo> {
-    match url_of(path) {
-        None => object::read(path, &g.limits()),
-        Some(_) => object::from_reader(Source::open(g, path, display).ok()?, &g.limits()),
-    }
-}
-
 /// The header(s) of FILE (or its member), as text or JSON.
 fn header(g: &Global, file: &str, member: Option<&str>, json: bool) -> CliResult {
     let spec = resolve(file, member)?;
@@ -76,21 +67,19 @@ fn header(g: &Global, file: &str, member: Option<&str>, json: bool) -> CliResult
                 spec.path.display()
             )));
         }
-        let f = match NpyFile::open(g, &spec.path, &spec.display) {
-            Ok(f) => f,
+        let f = match NpyFile::open_any(g, &spec.path, &spec.display)? {
+            Opened::Typed(f) => f,
             // An object array: its header, and what its data is.
-            Err(fail) => match object_info(g, &spec.path, &spec.display) {
-                Some(o) => {
-                    if json {
-                        json_line(&mut out, &o).map_err(w)?;
-                    } else {
-                        out.write_all(o.text(Some(&spec.display), "").as_bytes())
-                            .map_err(w)?;
-                    }
-                    return out.flush().map_err(w);
+            Opened::Objects(h, rest) => {
+                let o = ObjectInfo::read(&h, rest).map_err(|e| Failure::file(&spec.display, e))?;
+                if json {
+                    json_line(&mut out, &o).map_err(w)?;
+                } else {
+                    out.write_all(o.text(Some(&spec.display), "").as_bytes())
+                        .map_err(w)?;
                 }
-                None => return Err(fail),
-            },
+                return out.flush().map_err(w);
+            }
         };
         if json {
             json_line(&mut out, &array_info(&f.header)).map_err(w)?;
@@ -123,16 +112,11 @@ fn header(g: &Global, file: &str, member: Option<&str>, json: bool) -> CliResult
         let mut m = archive
             .by_key(key)
             .map_err(|e| Failure::file(&archive_name, e))?;
-        let h = match member_header(&mut m, &spec.display) {
-            Ok(h) => h,
-            Err(fail) => {
+        let h = match member_contents(&mut m, &spec.display)? {
+            Kind::Typed(h) => h,
+            Kind::Objects(h) => {
                 let info = m.info().clone();
-                drop(m);
-                let o = archive
-                    .by_key(key)
-                    .ok()
-                    .and_then(|m| object::from_reader(m, &g.limits()));
-                let Some(o) = o else { return Err(fail) };
+                let o = ObjectInfo::read(&h, m).map_err(|e| Failure::file(&spec.display, e))?;
                 if json {
                     json_line(&mut out, &o).map_err(w)?;
                 } else {
@@ -170,27 +154,23 @@ fn header(g: &Global, file: &str, member: Option<&str>, json: bool) -> CliResult
         // Members this crate cannot read (other compression methods, encryption) are listed
         // with the reason and without an array; a bad .npy header is an error.
         let first = match archive.by_index(index) {
-            Ok(mut m) => Ok(member_header_if_npy(&mut m, &display)),
+            Ok(mut m) => match member_contents_if_npy(&mut m, &display)? {
+                // An object array: its header, and its pickle scanned (never run).
+                Some(Kind::Objects(h)) => {
+                    let o = ObjectInfo::read(&h, m).map_err(|e| Failure::file(&display, e))?;
+                    Ok((None, Some(o)))
+                }
+                Some(Kind::Typed(h)) => Ok((Some(h), None)),
+                None => Ok((None, None)),
+            },
             Err(e) => Err(e),
         };
-        let mut objects = None;
-        let (header, unreadable) = match first {
-            Ok(Ok(h)) => (h, None),
-            Ok(Err(fail)) => {
-                // An object array: its header, read again from the member's start.
-                objects = archive
-                    .by_index(index)
-                    .ok()
-                    .and_then(|m| object::from_reader(m, &g.limits()));
-                if objects.is_none() {
-                    return Err(fail);
-                }
-                (None, None)
-            }
+        let (header, objects, unreadable) = match first {
+            Ok((h, o)) => (h, o, None),
             Err(e) => {
                 let why = e.to_string();
                 failed.get_or_insert_with(|| Failure::file(&display, &e));
-                (None, Some(why))
+                (None, None, Some(why))
             }
         };
         text.push_str(&format!(

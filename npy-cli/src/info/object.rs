@@ -5,14 +5,12 @@
 //! `--allow-pickle-data` (the data-only pickle reader: nothing is imported or run), and refuse
 //! them without it, as the library does.
 
-use std::fs::File;
-use std::io::Read;
-use std::path::Path;
+use std::io::{self, Read};
 
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use npy_serde::header::{parse_contents, Contents};
+use npy_serde::header::ObjectHeader;
 
 use crate::info::literal;
 use crate::input::layout::shape_text;
@@ -41,57 +39,40 @@ pub struct ObjectInfo {
     pickle_error: Option<String>,
 }
 
-/// The header of the `.npy` file at `path` if it is an object array (its typed header read
-/// fails only on the object dtype); `None` for anything else, whose error stands.
-pub fn read(path: &Path, limits: &npy_serde::Limits) -> Option<ObjectInfo> {
-    from_reader(File::open(path).ok()?, limits)
-}
+impl ObjectInfo {
+    /// What `info` says about the object array whose header is `h` and whose pickle is
+    /// `pickle` (scanned for its protocol and the globals it names: nothing is run).
+    pub fn new(h: &ObjectHeader, pickle: &[u8]) -> ObjectInfo {
+        let count = h.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+        let (major, minor) = h.version.as_tuple();
+        let scan = npy_serde::pickle::scan(pickle);
+        ObjectInfo {
+            version: [major, minor],
+            descr: literal::to_json(&h.descr),
+            shape: h.shape.clone(),
+            fortran_order: h.fortran_order,
+            data_offset: h.data_offset,
+            itemsize: None,
+            // The header parse checked the element count.
+            count: count.unwrap_or(u64::MAX),
+            data: DATA_NOTE,
+            pickle_protocol: scan.protocol,
+            pickle_globals: scan
+                .globals
+                .iter()
+                .map(|(m, n)| format!("{m}.{n}"))
+                .collect(),
+            pickle_error: scan.error.map(|e| e.to_string()),
+        }
+    }
 
-/// [`read`] for a `.npy` stream (an archive member read from its start).
-pub fn from_reader(mut r: impl Read, limits: &npy_serde::Limits) -> Option<ObjectInfo> {
-    // The preamble (at most 12 bytes) and a header within the limit: nothing more before the
-    // header says this is an object array.
-    let mut bytes = Vec::new();
-    (&mut r)
-        .take(limits.max_header_size.saturating_add(12))
-        .read_to_end(&mut bytes)
-        .ok()?;
-    // The header's kind: the one rule of the library (npy_serde::header::is_object_descr).
-    let Ok(Contents::Objects(h)) = parse_contents(&bytes, limits) else {
-        return None;
-    };
-    let count = h.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d))?;
-    let (descr, shape, fortran_order, version, data_offset) = (
-        &h.descr,
-        h.shape.clone(),
-        h.fortran_order,
-        h.version,
-        h.data_offset,
-    );
-    let (major, minor) = version.as_tuple();
-    // The pickle, scanned for the globals it names: nothing is run or imported.
-    r.read_to_end(&mut bytes).ok()?;
-    let data = bytes
-        .get(usize::try_from(data_offset).ok()?..)
-        .unwrap_or(&[]);
-    let scan = npy_serde::pickle::scan(data);
-    Some(ObjectInfo {
-        version: [major, minor],
-        descr: literal::to_json(descr),
-        shape,
-        fortran_order,
-        data_offset,
-        itemsize: None,
-        count,
-        data: DATA_NOTE,
-        pickle_protocol: scan.protocol,
-        pickle_globals: scan
-            .globals
-            .iter()
-            .map(|(m, n)| format!("{m}.{n}"))
-            .collect(),
-        pickle_error: scan.error.map(|e| e.to_string()),
-    })
+    /// [`new`](Self::new) with the pickle the rest of `r` (a file after its header, a member
+    /// whose CRC is checked as it is read).
+    pub fn read(h: &ObjectHeader, mut r: impl Read) -> io::Result<ObjectInfo> {
+        let mut pickle = Vec::new();
+        r.read_to_end(&mut pickle)?;
+        Ok(ObjectInfo::new(h, &pickle))
+    }
 }
 
 impl ObjectInfo {

@@ -4,10 +4,12 @@
 use std::io::{BufReader, Read};
 use std::path::Path;
 
+use npy_serde::header::ObjectHeader;
+
 use crate::failure::{CliResult, Failure};
 use crate::global::Global;
 use crate::input::archive::Member;
-use crate::input::header::{header_failure, read_raw_header, RawHeader};
+use crate::input::header::{header_failure, read_raw_contents, Kind, RawHeader};
 use crate::input::layout::shape_text;
 use crate::input::source::Source;
 
@@ -21,18 +23,37 @@ pub struct NpyFile {
     pub file_len: Option<u64>,
 }
 
+/// An opened `.npy` file of either kind, positioned at its first data byte.
+pub enum Opened {
+    /// An array of a dtype the library models.
+    Typed(NpyFile),
+    /// An object array: its header, and the file at the first byte of its pickle.
+    Objects(ObjectHeader, BufReader<Source>),
+}
+
 impl NpyFile {
-    /// Opens `path` and reads its header.
+    /// Opens `path` and reads its header; an object array is refused.
     pub fn open(g: &Global, path: &Path, display: &str) -> CliResult<NpyFile> {
+        match NpyFile::open_any(g, path, display)? {
+            Opened::Typed(f) => Ok(f),
+            Opened::Objects(h, _) => Err(header_failure(display, h.refusal())),
+        }
+    }
+
+    /// Opens `path`, reads its header once and says what it holds.
+    pub fn open_any(g: &Global, path: &Path, display: &str) -> CliResult<Opened> {
         let file = Source::open(g, path, display)?;
         let file_len = file.len().map_err(|e| Failure::file(display, e))?;
         let mut reader = BufReader::with_capacity(1 << 16, file);
-        let header =
-            read_raw_header(&mut reader, &g.limits()).map_err(|e| header_failure(display, e))?;
-        Ok(NpyFile {
-            header,
-            reader,
-            file_len,
+        let kind =
+            read_raw_contents(&mut reader, &g.limits()).map_err(|e| header_failure(display, e))?;
+        Ok(match kind {
+            Kind::Typed(header) => Opened::Typed(NpyFile {
+                header,
+                reader,
+                file_len,
+            }),
+            Kind::Objects(h) => Opened::Objects(h, reader),
         })
     }
 

@@ -3,7 +3,7 @@
 
 use std::io::{self, Read};
 
-use npy_serde::header::read_header;
+use npy_serde::header::{read_contents, Contents, ObjectHeader};
 use npy_serde::{DType, Header, Limits, ParsedHeader};
 
 use crate::failure::{CliResult, Failure};
@@ -68,36 +68,70 @@ impl<R: Read + ?Sized> Read for Tee<'_, R> {
     }
 }
 
+/// What a header says its file holds (the library's [`Contents`]), a typed header with its
+/// bytes: every command reads the header once and goes on by this kind.
+#[derive(Clone, Debug)]
+pub enum Kind {
+    /// An array of a dtype the library models.
+    Typed(RawHeader),
+    /// Python objects, whose data is one pickle (read as data with `--allow-pickle-data`).
+    Objects(ObjectHeader),
+}
+
+impl Kind {
+    fn of(contents: Contents, bytes: &[u8]) -> npy_serde::Result<Kind> {
+        Ok(match contents {
+            Contents::Objects(h) => Kind::Objects(h),
+            // `Contents` is non-exhaustive: any other kind is a typed header, or the error
+            // `typed` gives for it.
+            other => Kind::Typed(RawHeader {
+                parsed: other.typed()?,
+                bytes: bytes.to_vec(),
+            }),
+        })
+    }
+
+    /// The typed header; an object array is refused with the library's error (which names
+    /// the option that reads it).
+    pub fn typed(self, display: &str) -> CliResult<RawHeader> {
+        match self {
+            Kind::Typed(h) => Ok(h),
+            Kind::Objects(h) => Err(header_failure(display, h.refusal())),
+        }
+    }
+}
+
 /// Reads a header from `r`, keeping its bytes; `r` is left at the first data byte.
-pub fn read_raw_header<R: Read + ?Sized>(
-    r: &mut R,
-    limits: &Limits,
-) -> npy_serde::Result<RawHeader> {
+pub fn read_raw_contents<R: Read + ?Sized>(r: &mut R, limits: &Limits) -> npy_serde::Result<Kind> {
     let mut tee = Tee {
         inner: r,
         seen: Vec::new(),
     };
-    let parsed = read_header(&mut tee, limits)?;
-    Ok(RawHeader {
-        parsed,
-        bytes: tee.seen,
-    })
+    let contents = read_contents(&mut tee, limits)?;
+    Kind::of(contents, &tee.seen)
 }
 
 /// Reads a member's header (with its bytes).
-pub fn member_header(m: &mut Member<'_>, display: &str) -> CliResult<RawHeader> {
-    let parsed = m.header().map_err(|e| header_failure(display, e))?.clone();
-    let bytes = m.header_bytes().unwrap_or_default().to_vec();
-    Ok(RawHeader { parsed, bytes })
+pub fn member_contents(m: &mut Member<'_>, display: &str) -> CliResult<Kind> {
+    let contents = m
+        .contents()
+        .map_err(|e| header_failure(display, e))?
+        .clone();
+    Kind::of(contents, m.header_bytes().unwrap_or_default()).map_err(|e| header_failure(display, e))
 }
 
-/// Like [`member_header`], but `None` for a member that is not an `.npy` file: NumPy decides
+/// A member's typed header; an object array is refused.
+pub fn member_header(m: &mut Member<'_>, display: &str) -> CliResult<RawHeader> {
+    member_contents(m, display)?.typed(display)
+}
+
+/// Like [`member_contents`], but `None` for a member that is not an `.npy` file: NumPy decides
 /// by the magic string, and so do we, once the member's bytes are verified complete; any
 /// other failure (CRC, inflate error, wrong size, truncated archive) is an error naming it.
-pub fn member_header_if_npy(m: &mut Member<'_>, display: &str) -> CliResult<Option<RawHeader>> {
-    let read = m.header().map(|_| ());
+pub fn member_contents_if_npy(m: &mut Member<'_>, display: &str) -> CliResult<Option<Kind>> {
+    let read = m.contents().map(|_| ());
     match read {
-        Ok(()) => member_header(m, display).map(Some),
+        Ok(()) => member_contents(m, display).map(Some),
         Err(e) if e.kind().code() == "bad_magic" || (e.is_eof() && m.position() < 6) => {
             // Not an .npy file only if the member's complete bytes check out (its size and
             // CRC-32): a corrupt compressed member inflates to anything, so its first bytes say

@@ -90,24 +90,27 @@ fn archive_members_read_as_files_do() {
         let out = npy(["cat", &format!("{archive}:strings")]);
         assert_eq!(out.status.code(), Some(1), "{}", said(&out));
         assert!(said(&out).contains("--allow-pickle-data"), "{}", said(&out));
-        // cat: one JSON element per line, for ARCHIVE:KEY and --member alike.
+        // cat --json: the elements as a JSON list, for ARCHIVE:KEY and --member alike.
         for args in [
             vec![
                 "cat",
                 "--allow-pickle-data",
+                "--json",
                 "--member",
                 "strings",
                 &archive,
             ],
-            vec!["cat", "--allow-pickle-data", &format!("{archive}:strings")],
+            vec![
+                "cat",
+                "--allow-pickle-data",
+                "--json",
+                &format!("{archive}:strings"),
+            ],
         ] {
             let out = npy(args);
             assert!(out.status.success(), "{}", said(&out));
-            let lines: Vec<Json> = String::from_utf8_lossy(&out.stdout)
-                .lines()
-                .map(|l| serde_json::from_str(l).unwrap())
-                .collect();
-            assert_eq!(Json::Array(lines), exp["values"], "{sub}");
+            let got: Json = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(got, exp["values"], "{sub}");
         }
         // convert to JSON: the values np.load gives, a ragged member too.
         let json = dir.file(&format!("{sub}-ragged.json"));
@@ -136,14 +139,13 @@ fn python_2_strings_take_the_encoding_np_load_takes() {
         "latin1",
         "cat",
         "--allow-pickle-data",
+        "--json",
         &src,
     ]);
     assert!(out.status.success(), "{}", said(&out));
-    let lines: Vec<Json> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(lines[..2], [Json::from("plain"), Json::from("café")]);
+    let got: Json = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(got[0], "plain");
+    assert_eq!(got[1], "café");
     assert_eq!(expected("np2", "python2_strings.npy")["values"][1], "café");
     // An encoding np.load does not take is a usage error naming the three.
     let out = npy([
@@ -326,4 +328,232 @@ fn sql_reads_object_arrays_only_when_asked() {
         text.contains("os.system") && text.contains("os_system.npy"),
         "{text}"
     );
+}
+
+/// A value of `make_pickle.py`'s tagged JSON in the tool's JSON convention (`npy --help`):
+/// dicts and records as objects, tuples and sets as lists, bytes as latin-1 text, arrays
+/// nested by their shape.
+fn untag(v: &Json) -> Json {
+    let Json::Object(m) = v else {
+        return match v {
+            Json::Array(items) => Json::Array(items.iter().map(untag).collect()),
+            other => other.clone(),
+        };
+    };
+    let (tag, body) = m.iter().next().expect("a tag");
+    match tag.as_str() {
+        "dict" | "record" => Json::Object(
+            body.as_array()
+                .unwrap()
+                .iter()
+                .map(|kv| {
+                    let key = match &kv[0] {
+                        Json::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    (key, untag(&kv[1]))
+                })
+                .collect(),
+        ),
+        "tuple" | "set" | "complex" => untag(body),
+        "bytes" => {
+            let hex = body.as_str().unwrap();
+            let text = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap() as char)
+                .collect::<String>();
+            Json::String(text)
+        }
+        "bigint" => serde_json::from_str(body.as_str().unwrap()).unwrap(),
+        "float" => Json::String(body.as_str().unwrap().to_string()),
+        "array" => nest(
+            &body["values"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(untag)
+                .collect::<Vec<_>>(),
+            &serde_json::from_value::<Vec<usize>>(body["shape"].clone()).unwrap(),
+        ),
+        other => panic!("tag {other}"),
+    }
+}
+
+/// Flat C-order values nested by `shape` (a bare value for 0-d), as `tolist()` nests them.
+fn nest(values: &[Json], shape: &[usize]) -> Json {
+    let Some((&n, rest)) = shape.split_first() else {
+        return values.first().cloned().unwrap_or(Json::Null);
+    };
+    let per: usize = rest.iter().product();
+    Json::Array(
+        (0..n)
+            .map(|i| nest(&values[i * per..(i + 1) * per], rest))
+            .collect(),
+    )
+}
+
+/// Every object array NumPy 2 wrote, and every object member of the PyPI packages' files,
+/// converted to JSON: the values `np.load` gives, nested like `tolist()` in the tool's JSON
+/// convention; whole archives too, object members beside typed ones.
+#[test]
+fn object_arrays_convert_to_json_as_np_load_gives_them() {
+    let dir = Dir::new("objects-json");
+    let out_json = dir.file("o.json");
+    let mut checked = 0;
+    for sub in ["np2", "pypi"] {
+        let text = std::fs::read_to_string(path(sub, "expected.json")).unwrap();
+        let all: serde_json::Map<String, Json> = serde_json::from_str(&text).unwrap();
+        for (name, e) in &all {
+            let Some(values) = e["values"].as_array() else {
+                continue;
+            };
+            // A class (NumPy's own py*-objarr files hold `range`) is refused, checked below.
+            if values.iter().any(|v| v.to_string().contains("\"global\"")) {
+                continue;
+            }
+            let src = match name.split_once(".npz/") {
+                Some((archive, key)) => {
+                    format!("{}:{key}", fixture(sub, &format!("{archive}.npz")))
+                }
+                None => fixture(sub, name),
+            };
+            let encoding = e["encoding"].as_str().unwrap();
+            let out = npy([
+                "--pickle-encoding",
+                encoding,
+                "convert",
+                "--allow-pickle-data",
+                &src,
+                out_json.to_str().unwrap(),
+            ]);
+            assert!(out.status.success(), "{sub}/{name}: {}", said(&out));
+            let got: Json =
+                serde_json::from_str(&std::fs::read_to_string(&out_json).unwrap()).unwrap();
+            let flat: Vec<Json> = values.iter().map(untag).collect();
+            let shape: Vec<usize> = serde_json::from_value(e["shape"].clone()).unwrap();
+            assert_eq!(got, nest(&flat, &shape), "{sub}/{name}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 30, "{checked} arrays");
+
+    // A whole archive: typed members and object members, each as its member converts alone.
+    let archive = fixture("pypi", "statsmodels-vars_results.npz");
+    let whole = |args: &[&str]| {
+        let mut all = vec!["--pickle-encoding", "latin1"];
+        all.extend_from_slice(args);
+        let out = npy(&all);
+        assert!(out.status.success(), "{args:?}: {}", said(&out));
+        out.stdout
+    };
+    let doc: Json =
+        serde_json::from_slice(&whole(&["cat", "--allow-pickle-data", "--json", &archive]))
+            .unwrap();
+    let keys: Vec<&String> = doc.as_object().unwrap().keys().collect();
+    assert_eq!(keys.len(), 14, "{keys:?}");
+    for key in ["crit", "irf", "coefs", "phis"] {
+        let one: Json = serde_json::from_slice(&whole(&[
+            "cat",
+            "--allow-pickle-data",
+            "--json",
+            &format!("{archive}:{key}"),
+        ]))
+        .unwrap();
+        assert_eq!(doc[key], one, "{key}");
+    }
+    assert_eq!(
+        doc["irf"]["realgdp"][0],
+        serde_json::json!({"realgdp": 1.0, "realcons": 0.0, "realinv": 0.0})
+    );
+    // Without the option, the archive is refused at its first object member, naming it.
+    let out = npy([
+        "--pickle-encoding",
+        "latin1",
+        "convert",
+        &archive,
+        out_json.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", said(&out));
+    assert!(
+        said(&out).contains("orthirf") && said(&out).contains("--allow-pickle-data"),
+        "{}",
+        said(&out)
+    );
+}
+
+/// `cat` prints object arrays in its styles as it prints typed ones: text one element per
+/// line (Python's repr, the index first from 2-D on), JSON nested by the shape, `--head` and
+/// `--tail` along the first axis; a whole archive lists object members beside typed ones;
+/// `check --allow-pickle-data` reads them; a class (`range`) is refused before anything is
+/// printed.
+#[test]
+fn cat_prints_object_arrays_in_its_styles() {
+    let two_d = fixture("np2", "two_d.npy");
+    let text = |args: &[&str]| {
+        let out = npy(args);
+        assert!(out.status.success(), "{args:?}: {}", said(&out));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(
+        text(&["cat", "--allow-pickle-data", &two_d]),
+        "[0, 0] 'a'\n[0, 1] 'b'\n[1, 0] 'c'\n[1, 1] 'd'\n"
+    );
+    assert_eq!(
+        text(&["cat", "--allow-pickle-data", "--json", &two_d]),
+        "[\n  [\"a\", \"b\"],\n  [\"c\", \"d\"]\n]\n"
+    );
+    assert_eq!(
+        text(&[
+            "cat",
+            "--allow-pickle-data",
+            "--json",
+            "--tail",
+            "1",
+            &two_d
+        ]),
+        "[\n  [\"c\", \"d\"]\n]\n"
+    );
+    let mixed = text(&["cat", "--allow-pickle-data", &fixture("np2", "mixed.npy")]);
+    assert!(
+        mixed.starts_with("'a'\nNone\n3\n1180591620717411303424\n-1180591620717411303424\nb'xy'\n1.5\nTrue\n[1, [2, 'x']]\n{'k': [1.0, None], 'n': 2}\n(1, 't')\n-7\n"),
+        "{mixed}"
+    );
+    let csv = text(&[
+        "cat",
+        "--allow-pickle-data",
+        "--csv",
+        &fixture("np2", "optional_strings.npy"),
+    ]);
+    assert_eq!(csv, "value\na\n\nccc\n");
+
+    let archive = fixture("np2", "objects.npz");
+    let listed = text(&["cat", "--allow-pickle-data", &archive]);
+    assert!(
+        listed.starts_with("strings: shape (3,), dtype '|O' (Python objects)\n  'a'\n  None\n"),
+        "{listed}"
+    );
+    assert!(listed.contains("\nragged: shape (3,)"), "{listed}");
+
+    let out = npy(["check", &archive]);
+    assert_eq!(out.status.code(), Some(1), "{}", said(&out));
+    assert!(said(&out).contains("--allow-pickle-data"), "{}", said(&out));
+    let out = npy(["check", "--allow-pickle-data", &archive, &two_d]);
+    assert!(out.status.success(), "{}", said(&out));
+
+    for name in ["numpy-py3-objarr.npy", "numpy-py2-np0-objarr.npy"] {
+        let out = npy([
+            "--pickle-encoding",
+            "latin1",
+            "cat",
+            "--allow-pickle-data",
+            &fixture("pypi", name),
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{name}: {}", said(&out));
+        assert!(out.stdout.is_empty(), "{name} printed before the refusal");
+        assert!(
+            said(&out).contains("builtins.range"),
+            "{name}: {}",
+            said(&out)
+        );
+    }
 }

@@ -242,7 +242,7 @@ impl<'a, R: Read> NpzMember<'a, R> {
         if let Contents::Objects(h) = self.contents()?.clone() {
             // An object array: its pickle, the rest of the member, read whole.
             let data = crate::read::objects::pickle_of(&h, options, &mut self)?;
-            return crate::read::objects::whole(options.objects_of(&h, &data)?);
+            return crate::read::objects::whole(options.read_objects_with_header(&h, &data)?);
         }
         let header = self.at_data()?;
         let value = options
@@ -265,7 +265,7 @@ impl<'a, R: Read> NpzMember<'a, R> {
             ));
         };
         let data = crate::read::objects::pickle_of(&h, options, &mut self).map_err(lift)?;
-        options.objects_of(&h, &data).map_err(lift)
+        options.read_objects_with_header(&h, &data).map_err(lift)
     }
 
     /// Reads the array as a dynamically typed [`Array`], then checks the rest of the member.

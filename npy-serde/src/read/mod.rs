@@ -313,7 +313,7 @@ impl ReaderBuilder {
             Contents::Typed(header) => self.from_reader_with_header(reader, &header),
             Contents::Objects(h) => {
                 let data = objects::pickle_of(&h, self, reader)?;
-                objects::whole(self.objects_of(&h, &data)?)
+                objects::whole(self.read_objects_with_header(&h, &data)?)
             }
         }
     }
@@ -477,7 +477,7 @@ impl ReaderBuilder {
         let header = match parse_contents(bytes, &self.limits)? {
             Contents::Typed(h) => h,
             Contents::Objects(h) => {
-                return objects::whole(self.objects_of(&h, pickle_in(bytes, &h))?);
+                return objects::whole(self.read_objects_with_header(&h, pickle_in(bytes, &h))?);
             }
         };
         deserialize_data(data_of(bytes, &header, self)?, true, &header, self)
@@ -489,7 +489,7 @@ impl ReaderBuilder {
             (file, Contents::Typed(h)) => (file, h),
             (file, Contents::Objects(h)) => {
                 let data = objects::pickle_of(&h, self, file)?;
-                return objects::whole(self.objects_of(&h, &data)?);
+                return objects::whole(self.read_objects_with_header(&h, &data)?);
             }
         };
         self.from_reader_with_header(file, &header)

@@ -77,9 +77,32 @@ impl ReaderBuilder {
     }
 
     /// The object array whose header is `h` and whose pickle is `data` (the bytes after the
-    /// header), read by the data-only pickle machine; refused without `allow_pickle_data`.
-    #[doc(hidden)]
-    pub fn objects_of(&self, h: &ObjectHeader, data: &[u8]) -> Result<ObjectArray> {
+    /// header), read by the data-only pickle machine; refused without
+    /// [`allow_pickle_data`](Self::allow_pickle_data). For a caller that read the header
+    /// already ([`header::read_contents`](crate::header::read_contents)) and dispatches on its
+    /// kind: [`read_objects_slice`](Self::read_objects_slice) does both.
+    ///
+    /// ```
+    /// use npy_serde::header::{parse_contents, Contents};
+    /// use npy_serde::{pickle::PyValue, ReaderBuilder};
+    /// // np.save(f, np.array(['a', None], dtype=object))
+    /// let mut file = b"\x93NUMPY\x01\x00\x76\x00".to_vec();
+    /// file.extend_from_slice(b"{'descr': '|O', 'fortran_order': False, 'shape': (2,), }");
+    /// file.resize(127, b' ');
+    /// file.push(b'\n');
+    /// file.extend_from_slice(b"\x80\x02cnumpy.core.multiarray\n_reconstruct\ncnumpy\nndarray\nK\x00\x85C\x01b\x87R(K\x01K\x02\x85cnumpy\ndtype\nX\x02\x00\x00\x00O8\x89\x88\x87R(K\x03X\x01\x00\x00\x00|NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK?tb\x89](X\x01\x00\x00\x00aNetb.");
+    /// let rb = ReaderBuilder::new().allow_pickle_data(true);
+    /// match parse_contents(&file, rb.limits())? {
+    ///     Contents::Objects(h) => {
+    ///         let pickle = &file[h.data_offset as usize..];
+    ///         let a = rb.read_objects_with_header(&h, pickle)?;
+    ///         assert_eq!(a.values, [PyValue::Str("a".into()), PyValue::None]);
+    ///     }
+    ///     _ => unreachable!("an object array"),
+    /// }
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
+    pub fn read_objects_with_header(&self, h: &ObjectHeader, data: &[u8]) -> Result<ObjectArray> {
         self.allows(h)?;
         let offset = h.data_offset;
         let value = load(data, &self.pickle).map_err(|e| shift(e, offset))?;
@@ -158,7 +181,7 @@ impl ReaderBuilder {
         match parse_contents(bytes, &self.limits)? {
             Contents::Objects(h) => {
                 let data = bytes.get(h.data_offset as usize..).unwrap_or(&[]);
-                self.objects_of(&h, data)
+                self.read_objects_with_header(&h, data)
             }
             _ => Err(Error::mismatch(
                 "an object array",
