@@ -21,8 +21,9 @@ endpoint from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_R
 AWS_ENDPOINT_URL, and AWS_ALLOW_HTTP=true for a plain-http endpoint; ~/.aws is not read) or \
 http(s)://host/path, read with ranged GETs (only the bytes needed). A URL names an archive \
 member when its path holds .npz: (s3://b/d/a.npz:x is member x of s3://b/d/a.npz; the key is \
-everything after that colon); otherwise use --member. convert writes to s3://bucket/key.npy, \
-.npz or .parquet as a multipart upload, aborted on any error (no partial object is left). \
+everything after that colon); otherwise use --member. convert writes to a URL too \
+(s3://bucket/key.npy, .npz, .parquet: a multipart upload, aborted on any error, so no partial \
+object is left; http(s):// on a server that takes PUTs, WebDAV: one PUT). \
 --timeout and --retries bound every request.
 
 Exit status: 0 on success, 1 if an input is bad (unreadable, malformed, truncated, invalid \

@@ -1,7 +1,7 @@
 //! `.npy` and `.npz` files on object stores (S3-compatible stores, HTTP(S) servers, or any
 //! [`object_store::ObjectStore`]), read by byte ranges: only the bytes asked for are fetched
-//! (feature `remote`; feature `remote-core` has the doors over a store you build, without the
-//! S3 and HTTP clients and without URLs).
+//! (the default feature `clients` adds URLs and the S3 and HTTP clients; without it the doors
+//! read any store you build).
 //!
 //! - [`RemoteNpy::open`]: one ranged GET of the first 64 KiB (its response carries the
 //!   object's size), a second only if the header is longer; the header is checked against the
@@ -17,10 +17,12 @@
 //!   by row ranges like a `.npy` ([`RemoteNpz::member`]), a deflated one is fetched in chunks, concurrently,
 //!   and inflated, its CRC-32 checked ([`RemoteNpz::read`]). Locating and opening a member
 //!   takes at most 3 requests.
-//! - (feature `remote`) [`store_for_url`]: an `ObjectStore` and a path for `s3://bucket/key` (credentials and
+//! - (feature `clients`) [`store_for_url`]: an `ObjectStore` and a path for `s3://bucket/key` (credentials and
 //!   endpoint from the standard AWS environment variables) or `http(s)://host/path`, with the
 //!   timeouts and retries of [`RemoteOptions`]; [`RemoteFile`]: a blocking `Read + Seek` over
 //!   ranged GETs of one object, which the `npy` tool and the blocking doors read through.
+//! - [`upload`]: an object written from a reader, in one PUT or a multipart upload aborted on
+//!   any error (no partial object is left); (feature `clients`) [`upload_file`] to a URL.
 //! - [`CountingStore`] and [`FaultStore`]: `ObjectStore` wrappers that count requests and
 //!   inject faults (short reads, errors, stalls), for tests.
 //!
@@ -49,6 +51,7 @@
 //! | `fetch.rs` | [`FetchOptions`] (chunks, timeout, retries); one object's ranged GETs, timed out and checked for short reads | |
 //! | `store.rs` | [`RemoteOptions`] (a `FetchOptions` and a connect timeout), [`store_for_url`] and [`is_url`] | `fetch`, `object_store`'s S3 and HTTP builders |
 //! | `file.rs` | [`RemoteFile`]: a blocking `Read + Seek` over ranged GETs | `store` |
+//! | `upload.rs` | [`upload`], [`upload_file`]: one PUT or a multipart upload, aborted on error | `store` |
 //! | `count.rs`, `fault.rs` | [`CountingStore`], [`FaultStore`] | |
 
 #![deny(missing_docs)]
@@ -64,6 +67,7 @@ mod npy;
 mod npz;
 #[cfg(feature = "clients")]
 mod store;
+mod upload;
 mod zipdir;
 
 pub use count::{CountingStore, Counts};
@@ -75,6 +79,9 @@ pub use npy::RemoteNpy;
 pub use npz::{RemoteNpz, MAX_DIRECTORY_BYTES};
 #[cfg(feature = "clients")]
 pub use store::*;
+#[cfg(feature = "clients")]
+pub use upload::upload_file;
+pub use upload::{upload, DEFAULT_PART_BYTES};
 
 /// The README's examples, compiled as doc tests.
 #[cfg(doctest)]

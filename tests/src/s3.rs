@@ -204,7 +204,8 @@ impl Drop for S3Server {
 }
 
 /// An `nginx` serving a directory over `http://127.0.0.1:PORT/` (Range requests answered with
-/// 206), with a configuration of its own (foreground, one process, logs off).
+/// 206; WebDAV PUTs stored, any size), with a configuration of its own (foreground, one
+/// process, logs off).
 pub struct HttpServer {
     child: Child,
     port: u16,
@@ -234,7 +235,8 @@ impl HttpServer {
                  http {{\n  access_log off;\n  client_body_temp_path {d}/body;\n\
                  proxy_temp_path {d}/proxy;\n  fastcgi_temp_path {d}/fastcgi;\n\
                  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
-                 server {{ listen 127.0.0.1:{port}; root {d}/www; }}\n}}\n"
+                 server {{ listen 127.0.0.1:{port}; root {d}/www;\n\
+                 dav_methods PUT; create_full_put_path on; client_max_body_size 0; }}\n}}\n"
             );
             std::fs::write(&conf, text).expect("cannot write nginx.conf");
             let mut c = Command::new(&bin);
@@ -247,6 +249,11 @@ impl HttpServer {
     /// `http://127.0.0.1:PORT/path`.
     pub fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}/{path}", self.port)
+    }
+
+    /// The file served at `/path` (where a PUT to it is stored).
+    pub fn file_path(&self, path: &str) -> PathBuf {
+        self.dir.join("www").join(path)
     }
 
     /// Serves `bytes` at `/path`.

@@ -127,8 +127,8 @@ enum Format {
     Arrow,
 }
 
-/// `npy convert`: to a local file or standard output, or (feature `remote`) to `s3://`
-/// through a local temporary file that is then uploaded (see `upload`).
+/// `npy convert`: to a local file or standard output, or (feature `remote`) to an object store
+/// URL through a local temporary file that is then uploaded (see `upload`).
 pub fn run(g: &Global, a: Args) -> CliResult {
     if crate::input::source::is_url(&a.output) {
         #[cfg(feature = "remote")]
@@ -143,8 +143,8 @@ pub fn run(g: &Global, a: Args) -> CliResult {
         }
         #[cfg(not(feature = "remote"))]
         return Err(Failure::usage(format!(
-            "{}: this npy was built without the `remote` feature, which uploads to s3:// \
-             (cargo install npy-cli --features remote)",
+            "{}: this npy was built without the `remote` feature, which uploads to object \
+             stores (cargo install npy-cli --features remote)",
             a.output
         )));
     }

@@ -3,8 +3,10 @@
 //! (ranged GETs with a read-ahead buffer, `Read + Seek`, so archives go through the same zip
 //! reader as local ones).
 //!
-//! A command-line input spelled as a URL is a URL: it is never looked for on the local disk.
-//! Inside the tool it travels as a `Path` holding the URL's text ([`url_of`] tells it apart).
+//! A command-line input spelled as a URL (`scheme://...`) is a URL: it is never looked for on
+//! the local disk. Which schemes are read is the library's to say (`npy_remote::store_for_url`,
+//! whose error lists them); inside the tool a URL travels as a `Path` holding its text
+//! ([`url_of`] tells it apart).
 
 use std::cell::RefCell;
 use std::fs::File;
@@ -14,12 +16,15 @@ use std::path::{Path, PathBuf};
 use crate::failure::{CliResult, Failure};
 use crate::global::Global;
 
-/// True if `s` is spelled as a URL the tool reads: `s3://`, `http://`, `https://` (any case).
+/// True if `s` is spelled as a URL: a scheme (a letter, then letters, digits, `+`, `-` or
+/// `.`; two characters at least, so that `C://` stays a Windows path) followed by `://`.
 pub fn is_url(s: &str) -> bool {
     s.split_once("://").is_some_and(|(scheme, _)| {
-        ["s3", "http", "https"]
-            .iter()
-            .any(|k| scheme.eq_ignore_ascii_case(k))
+        scheme.len() >= 2
+            && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
     })
 }
 
@@ -109,8 +114,8 @@ fn open_url(g: &Global, url: &str) -> CliResult<Source> {
 #[cfg(not(feature = "remote"))]
 fn open_url(_: &Global, url: &str) -> CliResult<Source> {
     Err(Failure::input(format!(
-        "{url}: this npy was built without the `remote` feature, which reads s3:// and \
-         http(s):// URLs (cargo install npy-cli --features remote)"
+        "{url}: this npy was built without the `remote` feature, which reads object-store URLs \
+         (cargo install npy-cli --features remote)"
     )))
 }
 
@@ -145,7 +150,10 @@ mod tests {
         assert!(is_url("https://h:8/k.npz:x"));
         assert!(!is_url("data/s3://x"));
         assert!(!is_url("C:\\x.npy"));
-        assert!(!is_url("ftp://h/x"));
+        assert!(!is_url("C://x.npy"));
+        assert!(!is_url("a b://x"));
+        // A URL the stores do not open is still a URL: their error says which they open.
+        assert!(is_url("ftp://h/x"));
         assert_eq!(url_of(Path::new("s3://b/k")), Some("s3://b/k"));
         assert_eq!(url_of(Path::new("b/k")), None);
     }

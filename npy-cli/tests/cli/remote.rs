@@ -322,15 +322,42 @@ fn http_errors_name_the_url() {
     let missing = server.url("nope.npy");
     let err = fails(&[], &["--timeout", "3", "info", &missing]);
     assert!(err.contains(&format!("{missing}: no such object")), "{err}");
+    // A scheme no store opens: the library's error lists the ones it does.
     let out = npy_env(
         &[],
-        &["convert", &fixture("npy/b1_1d.npy").0, &server.url("x.npy")],
+        &["convert", &fixture("npy/b1_1d.npy").0, "ftp://h/x.npy"],
     );
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("uploads to s3://"),
+        String::from_utf8_lossy(&out.stderr).contains("s3://bucket/key"),
         "{out:?}"
     );
+}
+
+/// `npy convert` uploads to any store the library opens: to an HTTP server that takes
+/// WebDAV PUTs (nginx), a small file in one PUT and a large one, which object_store's HTTP
+/// store cannot send as a multipart upload, in one PUT too.
+#[test]
+fn convert_uploads_to_http_servers_that_take_puts() {
+    let Some(server) = HttpServer::try_start() else {
+        return;
+    };
+    let dir = Dir::new("remote-http-up");
+    let (local, bytes) = fixture("npy/rec_w2_le.npy");
+    ok(&[], &["convert", &local, &server.url("up/w2.npy")]);
+    assert_eq!(std::fs::read(server.file_path("up/w2.npy")).unwrap(), bytes);
+    let big = dir.file("big.npy");
+    std::fs::write(&big, floats(3_000_000)).unwrap();
+    let big = big.display().to_string();
+    ok(&[], &["convert", &big, &server.url("up/big.npy")]);
+    assert_eq!(
+        std::fs::read(server.file_path("up/big.npy")).unwrap(),
+        std::fs::read(&big).unwrap()
+    );
+    // And read back from the server.
+    let back = dir.join("back.npy");
+    ok(&[], &["convert", &server.url("up/big.npy"), &back]);
+    assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(&big).unwrap());
 }
 
 /// `npy sql` over one object, an S3 prefix and S3 globs gives what it gives over the local
