@@ -150,6 +150,7 @@
 #![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
+mod choose;
 mod decode;
 mod encode;
 mod foreign;
@@ -165,6 +166,7 @@ mod rows;
 mod schema;
 mod writer;
 
+pub use choose::{choose_columns, ColumnChoiceError};
 #[doc(hidden)]
 pub use decode::arrow_err;
 #[doc(hidden)]

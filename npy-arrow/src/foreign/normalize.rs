@@ -73,17 +73,8 @@ impl Prep {
                 ))
             })
         };
-        let mut keep: Vec<usize> = match &c.columns {
-            Some(list) => list
-                .iter()
-                .map(|n| find(n, "columns"))
-                .collect::<Result<_>>()?,
-            None => (0..names.len()).collect(),
-        };
-        for e in &c.exclude {
-            let i = find(e, "exclude")?;
-            keep.retain(|&k| k != i);
-        }
+        let keep = crate::choose_columns(schema, c.columns.as_deref(), &c.exclude)
+            .map_err(|e| Error::write(e.to_string()))?;
         for n in c.nulls_for.keys() {
             find(n, "a null policy")?;
         }

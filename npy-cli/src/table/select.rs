@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, Schema, SchemaRef};
-use npy_arrow::BatchWriterBuilder;
+use npy_arrow::{choose_columns, BatchWriterBuilder, ColumnChoiceError};
 
 use crate::choice::TableChoice;
 use crate::failure::{CliResult, Failure};
@@ -18,42 +18,25 @@ impl TableChoice {
         if !self.selects() {
             return Ok(None);
         }
-        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-        let index = |flag: &str, name: &String| {
-            names.iter().position(|n| n == name).ok_or_else(|| {
-                Failure::usage(format!(
-                    "{flag} {name}: {input} has no column `{name}` (its columns: {})",
-                    names.join(", ")
-                ))
+        let keep = choose_columns(schema, self.columns.as_deref(), &self.exclude).map_err(|e| {
+            Failure::usage(match e {
+                ColumnChoiceError::Unknown {
+                    name,
+                    excluded,
+                    columns,
+                } => format!(
+                    "{} {name}: {input} has no column `{name}` (its columns: {})",
+                    if excluded { "--exclude" } else { "--columns" },
+                    columns.join(", ")
+                ),
+                ColumnChoiceError::Twice(name) => format!("--columns: `{name}` is named twice"),
+                ColumnChoiceError::NoneLeft { columns } => format!(
+                    "--columns/--exclude leave no column of {input} (its columns: {})",
+                    columns.join(", ")
+                ),
+                other => format!("{input}: {other}"),
             })
-        };
-        let mut keep = match &self.columns {
-            Some(c) => c
-                .iter()
-                .map(|n| index("--columns", n))
-                .collect::<CliResult<Vec<_>>>()?,
-            None => (0..names.len()).collect(),
-        };
-        for (k, i) in keep.iter().enumerate() {
-            if keep[..k].contains(i) {
-                return Err(Failure::usage(format!(
-                    "--columns: `{}` is named twice",
-                    names[*i]
-                )));
-            }
-        }
-        let drop = self
-            .exclude
-            .iter()
-            .map(|n| index("--exclude", n))
-            .collect::<CliResult<Vec<_>>>()?;
-        keep.retain(|i| !drop.contains(i));
-        if keep.is_empty() {
-            return Err(Failure::usage(format!(
-                "--columns/--exclude leave no column of {input} (its columns: {})",
-                names.join(", ")
-            )));
-        }
+        })?;
         Ok(Some(keep))
     }
 
