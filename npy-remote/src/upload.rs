@@ -109,7 +109,7 @@ async fn put(store: &Arc<dyn ObjectStore>, path: &Path, bytes: Vec<u8>) -> Resul
 /// [`upload`] sends it, with the timeouts and retries of `options`. Blocking: it runs its own
 /// runtime, so it must not be called from inside one.
 ///
-/// [`store_for_url`]: crate::store_for_url
+/// [`store_for_url`]: crate::store::store_for_url
 ///
 /// ```no_run
 /// use npy_remote::{upload_file, RemoteOptions};
@@ -120,9 +120,9 @@ async fn put(store: &Arc<dyn ObjectStore>, path: &Path, bytes: Vec<u8>) -> Resul
 pub fn upload_file(
     local: impl AsRef<std::path::Path>,
     url: &str,
-    options: &crate::RemoteOptions,
+    options: &crate::store::RemoteOptions,
 ) -> Result<()> {
-    let (store, path) = crate::store_for_url(url, options)?;
+    let (store, path) = crate::store::store_for_url(url, options)?;
     let local = local.as_ref();
     let file = std::fs::File::open(local)
         .map_err(|e| Error::remote(url, format!("cannot read {}: {e}", local.display())))?;
