@@ -770,28 +770,27 @@ fn parse_dict_any(
             .at_byte(at(order)))
         }
     };
-    if objects {
-        let lit = descr.to_literal(text, base)?;
-        if is_object_descr(&lit) {
-            // Objects exactly when the dtype model refuses the descr for its object type first:
-            // a descr with another fault before it fails as the typed doors fail on it, and the
-            // refusal stands where theirs would (an object field's own descr).
-            match dtype::from_py(descr, text, base, limits.max_dims) {
-                Err(e) if dtype::is_object_refusal(&e) => {
-                    count_of(&shape).map_err(|e| e.at_byte(at(shape_py)))?;
-                    return Ok(Dict::Objects {
-                        descr: lit,
-                        descr_at: e.position().byte.unwrap_or(at(descr)),
-                        shape,
-                        fortran_order,
-                    });
-                }
-                Err(e) => return Err(e),
-                Ok(_) => {}
-            }
+    let dtype = match dtype::from_py(descr, text, base, limits.max_dims) {
+        // Objects exactly when the dtype model refuses the descr for its object type first: a
+        // descr with another fault before it fails as the typed doors fail on it, and the
+        // refusal stands where theirs would (an object field's own descr).
+        Err(e) if objects && dtype::is_object_refusal(&e) => {
+            // The descr as written; one the literal tree cannot hold (an integer past 64 bits
+            // after the object field) is refused as the typed doors refuse it.
+            let lit = match descr.to_literal(text, base) {
+                Ok(lit) if is_object_descr(&lit) => lit,
+                _ => return Err(e),
+            };
+            count_of(&shape).map_err(|e| e.at_byte(at(shape_py)))?;
+            return Ok(Dict::Objects {
+                descr: lit,
+                descr_at: e.position().byte.unwrap_or(at(descr)),
+                shape,
+                fortran_order,
+            });
         }
-    }
-    let dtype = dtype::from_py(descr, text, base, limits.max_dims)?;
+        other => other?,
+    };
     let header = Header {
         dtype,
         shape,
