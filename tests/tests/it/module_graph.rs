@@ -393,6 +393,7 @@ const LIBRARIES: &[&str] = &[
     "npy-arrow",
     "npy-remote",
     "npy-datafusion",
+    "npy-python",
 ];
 
 fn crate_src(name: &str) -> PathBuf {

@@ -1,0 +1,315 @@
+"""NumPy ``.npy`` and ``.npz`` files loaded and saved by npy-serde, a Rust library.
+
+``load`` reads what ``np.load`` reads and gives the same arrays (dtype with names, offsets,
+titles and alignment, shape, order, byte order, values), through the crate's header parser and
+its limits: a hostile file raises a clear :class:`~npy_serde.errors.NpyError`, never a crash or
+a huge allocation. Object arrays (dtype ``O``, NumPy 2's ``StringDType``) are read with
+``allow_pickle_data=True`` by the crate's data-only pickle reader: **nothing in the file is
+imported or run**, where ``np.load(allow_pickle=True)`` runs whatever the pickle names.
+
+``save``, ``savez`` and ``savez_compressed`` write what NumPy writes: for every array
+``np.save`` writes without a pickle, the same bytes.
+
+>>> import numpy as np, npy_serde, io
+>>> buf = io.BytesIO()
+>>> npy_serde.save(buf, np.arange(3, dtype="<i4"))
+>>> buf.getvalue() == (lambda b: (np.save(b, np.arange(3, dtype="<i4")), b.getvalue())[1])(io.BytesIO())
+True
+>>> npy_serde.load(buf.getvalue())
+array([0, 1, 2], dtype=int32)
+"""
+
+import collections.abc
+import os
+
+import numpy as np
+from numpy.lib import format as _format
+
+from . import _build, _native
+from .errors import NpyError, NpyOSError, NpyValueError
+
+__all__ = [
+    "load",
+    "save",
+    "savez",
+    "savez_compressed",
+    "NpzFile",
+    "NpyError",
+    "NpyValueError",
+    "NpyOSError",
+]
+
+#: NumPy's default ``max_header_size``: longer headers are refused unless raised.
+MAX_HEADER_SIZE = 10000
+
+_NPY_MAGIC = b"\x93NUMPY"
+_ZIP_MAGIC = b"PK\x03\x04"
+_ZIP_EMPTY = b"PK\x05\x06"
+_ENCODINGS = ("ASCII", "latin1", "bytes")
+_MMAP_MODES = (None, "r", "r+", "w+", "c")
+
+
+def _check_options(mmap_mode, encoding):
+    if encoding not in _ENCODINGS:
+        raise ValueError("encoding must be 'ASCII', 'latin1', or 'bytes'")
+    if mmap_mode not in _MMAP_MODES:
+        raise ValueError(f"mmap_mode must be one of {_MMAP_MODES[1:]!r}, not {mmap_mode!r}")
+
+
+def _array(loaded):
+    """The array `loaded` describes (what ``_native`` returned), built as ``np.load`` builds it."""
+    kind = loaded[0]
+    if kind == "typed":
+        _, descr, shape, fortran, data = loaded
+        dtype = _format.descr_to_dtype(descr)
+        count = 1
+        for d in shape:
+            count *= d
+        if dtype.itemsize == 0:
+            array = np.ndarray(count, dtype=dtype)
+        else:
+            # The array's memory is `data`'s: the bytes the crate read, not copied again.
+            array = np.frombuffer(data, dtype=dtype, count=count)
+        if fortran:
+            array.shape = shape[::-1]
+            return array.transpose()
+        array.shape = shape
+        return array
+    if kind == "objects":
+        _, descr, shape, fortran, values = loaded
+        if descr.startswith("StringDType"):
+            dtype = _build.stringdtype(descr)
+            na = getattr(dtype, "na_object", None)
+            flat = np.array([na if v is None else v for v in values], dtype=dtype)
+        else:
+            dtype = _build.dtype_of(descr)
+            flat = np.empty(len(values), dtype=dtype)
+            for i, v in enumerate(values):
+                flat[i] = v
+        array = flat.reshape(shape)
+        return np.asfortranarray(array) if fortran else array
+    if kind == "raw":
+        return loaded[1]
+    raise NpyError(f"internal error: an unknown kind {kind!r}")
+
+
+def _is_bytes(file):
+    return isinstance(file, (bytes, bytearray, memoryview))
+
+
+def load(file, *, mmap_mode=None, allow_pickle_data=False, encoding="ASCII",
+         max_header_size=MAX_HEADER_SIZE):
+    """Load an array from a ``.npy`` file, or an :class:`NpzFile` from a ``.npz`` archive.
+
+    Parameters are ``np.load``'s. `file` is a path (``str``, ``os.PathLike``), a bytes-like
+    object holding the file, or a binary file object (read from its current position and left
+    right after the array, as ``np.load`` leaves it). With `mmap_mode` a ``.npy`` is an
+    ``np.memmap``, as ``np.load`` returns it, once its header and size are checked. With
+    `allow_pickle_data`, object arrays are read as data: nothing is imported or run.
+
+    Raises :class:`NpyValueError` (a ``ValueError``) for a malformed, truncated or hostile
+    file, an object array without `allow_pickle_data`, or a header over `max_header_size`;
+    :class:`NpyOSError` (an ``OSError``) when the system refuses.
+    """
+    _check_options(mmap_mode, encoding)
+    opts = (allow_pickle_data, encoding, max_header_size)
+    if _is_bytes(file):
+        data = bytes(file)
+        if data.startswith((_ZIP_MAGIC, _ZIP_EMPTY)):
+            return NpzFile(data, allow_pickle_data=allow_pickle_data, encoding=encoding,
+                           max_header_size=max_header_size)
+        return _array(_native.read_npy_bytes(data, *opts))
+    if hasattr(file, "read"):
+        start = file.tell() if hasattr(file, "tell") else None
+        magic = file.read(len(_NPY_MAGIC))
+        if start is not None:
+            file.seek(start)
+        elif magic:
+            raise NpyValueError("a file object must be seekable to tell .npy from .npz")
+        if magic.startswith((_ZIP_MAGIC, _ZIP_EMPTY)):
+            return NpzFile(file.read(), allow_pickle_data=allow_pickle_data,
+                           encoding=encoding, max_header_size=max_header_size)
+        return _array(_native.read_npy_file(file, *opts))
+    path = os.fspath(file)
+    with open(path, "rb") as f:
+        magic = f.read(len(_NPY_MAGIC))
+    if magic.startswith((_ZIP_MAGIC, _ZIP_EMPTY)):
+        return NpzFile(path, mmap_mode=mmap_mode, allow_pickle_data=allow_pickle_data,
+                       encoding=encoding, max_header_size=max_header_size)
+    loaded = _native.read_npy_path(path, mmap_mode is not None, *opts)
+    if loaded[0] == "mapped":
+        # Checked by the crate (header, limits, size): mapped as np.load maps it.
+        return _format.open_memmap(path, mode=mmap_mode, max_header_size=max_header_size)
+    return _array(loaded)
+
+
+class NpzFile(collections.abc.Mapping):
+    """A ``.npz`` archive, read lazily like NumPy's ``NpzFile``: ``keys()``, ``in``, ``[]``
+    (``"x"`` or ``"x.npy"``), ``len``, iteration, ``files``, and a context manager. Each
+    member is read when asked, its CRC-32 checked. With ``mmap_mode='r'`` (or ``'c'``) a
+    stored member of an archive on disk is an ``np.memmap`` of its bytes in place, which
+    ``np.load`` does not do; compressed members are read into memory."""
+
+    def __init__(self, file, *, mmap_mode=None, allow_pickle_data=False, encoding="ASCII",
+                 max_header_size=MAX_HEADER_SIZE):
+        _check_options(mmap_mode, encoding)
+        if mmap_mode not in (None, "r", "c"):
+            raise ValueError("an archive's members are mapped read-only ('r') or "
+                             "copy-on-write ('c')")
+        if _is_bytes(file):
+            self._path = None
+            self._native = _native.Npz(None, bytes(file), max_header_size)
+        else:
+            self._path = os.fspath(file)
+            self._native = _native.Npz(self._path, None, max_header_size)
+        self._mmap_mode = mmap_mode
+        self._allow_pickle_data = allow_pickle_data
+        self._encoding = encoding
+        self.files = self._native.keys()
+
+    def _key(self, key):
+        if key in self.files:
+            return key
+        if isinstance(key, str) and key.endswith(".npy") and key[:-4] in self.files:
+            return key[:-4]
+        raise KeyError(f"{key} is not a file in the archive")
+
+    def __getitem__(self, key):
+        if self._native is None:
+            raise ValueError("the archive is closed")
+        key = self._key(key)
+        if self._mmap_mode is not None:
+            m = self._native.mapped(key)
+            if m is not None:
+                _, descr, shape, fortran, offset = m
+                return np.memmap(self._path, dtype=_format.descr_to_dtype(descr),
+                                 mode=self._mmap_mode, offset=offset, shape=shape,
+                                 order="F" if fortran else "C")
+        return _array(self._native.read(key, self._allow_pickle_data, self._encoding))
+
+    def __contains__(self, key):
+        try:
+            self._key(key)
+        except KeyError:
+            return False
+        return True
+
+    def __iter__(self):
+        return iter(self.files)
+
+    def __len__(self):
+        return len(self.files)
+
+    def close(self):
+        """Close the archive (its file, if it has one)."""
+        self._native = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        where = self._path if self._path is not None else "bytes"
+        return f"NpzFile {where!r} with keys: {', '.join(self.files[:5])}" + (
+            "..." if len(self.files) > 5 else "")
+
+
+def _npy_parts(arr):
+    """The ``.npy`` header and data (a ``uint8`` view, or bytes) of `arr`, as np.save writes."""
+    if arr.dtype.hasobject or arr.dtype.kind == "T":
+        return b"", _objects_npy(arr)
+    fortran = bool(arr.flags.f_contiguous and not arr.flags.c_contiguous)
+    descr = repr(_format.dtype_to_descr(arr.dtype))
+    header = _native.npy_header(descr, [int(d) for d in arr.shape], fortran)
+    body = np.ascontiguousarray(arr.T if fortran else arr)
+    if body.dtype.itemsize == 0 or body.size == 0:
+        return header, np.empty(0, dtype=np.uint8)
+    return header, body.reshape(-1).view(np.uint8)
+
+
+def _objects_npy(arr):
+    """An object (or StringDType) array of ``str`` / ``None``, 1-D, through the crate's pickle
+    writer (NumPy 1.26 and 2.x load it)."""
+    if arr.ndim != 1:
+        raise NpyValueError(
+            f"saving an object array of shape {arr.shape}: this writer takes 1-D arrays of str "
+            "and None (np.save pickles any other, for np.load(allow_pickle=True) to read)")
+    values = arr.tolist()
+    if arr.dtype.kind == "T":
+        na = getattr(arr.dtype, "na_object", _MISSING)
+        if na is not _MISSING and na is not None:
+            raise NpyValueError("saving a StringDType array: its na_object must be None")
+        values = [None if (na is not _MISSING and v is na) else v for v in values]
+        return np.frombuffer(_native.strings_npy(values, True, na is not _MISSING), np.uint8)
+    bad = next((v for v in values if v is not None and not isinstance(v, str)), _MISSING)
+    if bad is not _MISSING:
+        raise NpyValueError(
+            f"saving an object array holding a {type(bad).__name__}: this writer takes str "
+            "and None")
+    return np.frombuffer(_native.strings_npy(values, False, False), np.uint8)
+
+
+_MISSING = object()
+
+
+def _write(file, parts, suffix):
+    """Writes `parts` (bytes-likes) to a path (`suffix` appended as NumPy appends it) or a
+    file object."""
+    if hasattr(file, "write"):
+        for p in parts:
+            file.write(p)
+        return
+    path = os.fspath(file)
+    if not str(path).endswith(suffix):
+        path = f"{path}{suffix}"
+    with open(path, "wb") as f:
+        for p in parts:
+            f.write(p)
+
+
+def save(file, arr):
+    """Save an array to a ``.npy`` file, as ``np.save`` does: for every array it writes without
+    a pickle, the same bytes. A path without the ``.npy`` extension gets it. Object and
+    ``StringDType`` arrays of ``str`` / ``None`` are written by the crate's pickle writer."""
+    arr = np.asanyarray(arr)
+    header, data = _npy_parts(arr)
+    _write(file, [header, data], ".npy")
+
+
+def _members(args, kwds):
+    named = {}
+    for i, a in enumerate(args):
+        named[f"arr_{i}"] = a
+    for k, a in kwds.items():
+        if k in named:
+            raise ValueError(f"Cannot use un-named variables and keyword {k}")
+        named[k] = a
+    out = []
+    for k, a in named.items():
+        header, data = _npy_parts(np.asanyarray(a))
+        out.append((f"{k}.npy", header, data))
+    return out
+
+
+def _savez(file, args, kwds, compressed):
+    members = _members(args, kwds)
+    if hasattr(file, "write"):
+        file.write(_native.write_npz(None, members, compressed))
+        return
+    path = os.fspath(file)
+    if not str(path).endswith(".npz"):
+        path = f"{path}.npz"
+    _native.write_npz(str(path), members, compressed)
+
+
+def savez(file, *args, **kwds):
+    """Save several arrays into an uncompressed ``.npz`` archive, named as ``np.savez`` names
+    them (``arr_0``, ... for positional ones): each member holds the bytes ``np.save`` writes."""
+    _savez(file, args, kwds, False)
+
+
+def savez_compressed(file, *args, **kwds):
+    """:func:`savez` with deflated members (``np.savez_compressed``)."""
+    _savez(file, args, kwds, True)

@@ -1,0 +1,38 @@
+"""Type stubs of npy_serde."""
+
+import os
+from collections.abc import Iterator, Mapping
+from typing import IO, Any, Literal, Optional, Union
+
+import numpy as np
+import numpy.typing as npt
+
+from .errors import NpyError as NpyError
+from .errors import NpyOSError as NpyOSError
+from .errors import NpyValueError as NpyValueError
+
+MAX_HEADER_SIZE: int
+
+_File = Union[str, os.PathLike[str], bytes, bytearray, memoryview, IO[bytes]]
+_MmapMode = Optional[Literal["r", "r+", "w+", "c"]]
+_Encoding = Literal["ASCII", "latin1", "bytes"]
+
+class NpzFile(Mapping[str, Any]):
+    files: list[str]
+    def __init__(self, file: Union[str, os.PathLike[str], bytes], *,
+                 mmap_mode: Optional[Literal["r", "c"]] = ..., allow_pickle_data: bool = ...,
+                 encoding: _Encoding = ..., max_header_size: int = ...) -> None: ...
+    def __getitem__(self, key: str) -> Any: ...
+    def __iter__(self) -> Iterator[str]: ...
+    def __len__(self) -> int: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> "NpzFile": ...
+    def __exit__(self, *exc: object) -> None: ...
+
+def load(file: _File, *, mmap_mode: _MmapMode = ..., allow_pickle_data: bool = ...,
+         encoding: _Encoding = ..., max_header_size: int = ...) -> Union[np.ndarray, NpzFile]: ...
+def save(file: Union[str, os.PathLike[str], IO[bytes]], arr: npt.ArrayLike) -> None: ...
+def savez(file: Union[str, os.PathLike[str], IO[bytes]], *args: npt.ArrayLike,
+          **kwds: npt.ArrayLike) -> None: ...
+def savez_compressed(file: Union[str, os.PathLike[str], IO[bytes]], *args: npt.ArrayLike,
+                     **kwds: npt.ArrayLike) -> None: ...

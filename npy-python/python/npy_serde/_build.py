@@ -1,0 +1,72 @@
+"""Python halves of what npy_serde._native builds: NumPy arrays and scalars from values the
+data-only pickle reader checked. Nothing here imports or calls what a file names."""
+
+import ast
+
+import numpy as np
+from numpy.lib import format as _format
+
+_SCALARS = {
+    "bool": np.bool_,
+    "int": np.int64,
+    "uint": np.uint64,
+    "float": np.float64,
+    "complex": np.complex128,
+    "str": np.str_,
+    "bytes": np.bytes_,
+    "void": np.void,
+}
+
+
+def scalar(kind, value):
+    """A NumPy scalar of `kind` (the pickle keeps a scalar's value, not its dtype: NumPy's
+    64-bit type of that kind)."""
+    make = _SCALARS.get(kind)
+    return value if make is None else make(value)
+
+
+def dtype_of(descr):
+    """NumPy's dtype of a descr given as its Python literal text (``ast.literal_eval``: a
+    literal, never code), ``StringDType(...)`` included."""
+    if descr.startswith("StringDType"):
+        return stringdtype(descr)
+    return _format.descr_to_dtype(ast.literal_eval(descr))
+
+
+def array(descr, shape, values):
+    """An array of `descr` and `shape` from its values in C order."""
+    dt = dtype_of(descr)
+    if dt.hasobject:
+        a = np.empty(len(values), dtype=dt)
+        for i, v in enumerate(values):
+            a[i] = v
+    else:
+        a = np.array(values, dtype=dt)
+    return a.reshape(shape)
+
+
+def stringdtype(descr):
+    """NumPy 2's ``StringDType`` as its descr names it: ``StringDType()``, or with
+    ``na_object=None``, ``nan`` or a string."""
+    try:
+        from numpy.dtypes import StringDType
+    except ImportError:
+        from .errors import NpyValueError
+
+        raise NpyValueError(
+            f"{descr}: NumPy {np.__version__} has no StringDType (NumPy 2 does)"
+        ) from None
+    inner = descr[len("StringDType("):-1].strip()
+    if not inner:
+        return StringDType()
+    key, _, value = inner.partition("=")
+    if key.strip() != "na_object":
+        from .errors import NpyValueError
+
+        raise NpyValueError(f"{descr}: an unknown StringDType argument")
+    value = value.strip()
+    if value == "None":
+        return StringDType(na_object=None)
+    if value == "nan":
+        return StringDType(na_object=np.nan)
+    return StringDType(na_object=ast.literal_eval(value))

@@ -1,0 +1,90 @@
+//! The native module of the `npy_serde` Python package (`npy_serde._native`): the crate's
+//! header parser, limits, data-only pickle reader and `.npz` reader behind the package's
+//! `load`, `save`, `savez` and `NpzFile` (`python/npy_serde/__init__.py`, which builds the
+//! NumPy arrays as `np.load` does).
+//!
+//! | file | owns |
+//! |---|---|
+//! | `errors.rs` | the crate's errors as `npy_serde.errors` exceptions; panics kept out of Python |
+//! | `reader.rs` | a Python file object as a `Read` |
+//! | `load.rs` | one `.npy` array: header, data buffer, memory-map offset, object values |
+//! | `objects.rs` | an object array's values as Python objects, from an allow-list |
+//! | `npz.rs` | `.npz` archives: members by key, CRC-checked, stored ones mapped in place |
+//! | `save.rs` | headers as `numpy.save` writes them; archives written by the crate |
+
+mod errors;
+mod load;
+mod npz;
+mod objects;
+mod reader;
+mod save;
+
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::errors::guard;
+use crate::load::Options;
+use crate::reader::PyFileReader;
+
+/// `load` of the `.npy` file at `path` (the package's `load` dispatches archives to `NpzFile`).
+#[pyfunction]
+#[pyo3(signature = (path, mmap, allow_pickle_data, encoding, max_header_size))]
+fn read_npy_path<'py>(
+    py: Python<'py>,
+    path: &str,
+    mmap: bool,
+    allow_pickle_data: bool,
+    encoding: &str,
+    max_header_size: u64,
+) -> PyResult<Bound<'py, PyAny>> {
+    guard(|| {
+        let o = Options::new(allow_pickle_data, encoding, max_header_size)?;
+        load::from_path(py, path, mmap, &o)
+    })
+}
+
+/// `load` of a `.npy` held in `data` (bytes-like).
+#[pyfunction]
+#[pyo3(signature = (data, allow_pickle_data, encoding, max_header_size))]
+fn read_npy_bytes<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyBytes>,
+    allow_pickle_data: bool,
+    encoding: &str,
+    max_header_size: u64,
+) -> PyResult<Bound<'py, PyAny>> {
+    guard(|| {
+        let o = Options::new(allow_pickle_data, encoding, max_header_size)?;
+        let mut r = data.as_bytes();
+        load::from_reader(py, &mut r, &o)
+    })
+}
+
+/// `load` of a `.npy` read from a binary file object, left right after the array.
+#[pyfunction]
+#[pyo3(signature = (file, allow_pickle_data, encoding, max_header_size))]
+fn read_npy_file<'py>(
+    py: Python<'py>,
+    file: Bound<'py, PyAny>,
+    allow_pickle_data: bool,
+    encoding: &str,
+    max_header_size: u64,
+) -> PyResult<Bound<'py, PyAny>> {
+    guard(|| {
+        let o = Options::new(allow_pickle_data, encoding, max_header_size)?;
+        let mut r = PyFileReader::new(file);
+        load::from_reader(py, &mut r, &o)
+    })
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(read_npy_path, m)?)?;
+    m.add_function(wrap_pyfunction!(read_npy_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(read_npy_file, m)?)?;
+    m.add_function(wrap_pyfunction!(save::npy_header, m)?)?;
+    m.add_function(wrap_pyfunction!(save::write_npz, m)?)?;
+    m.add_function(wrap_pyfunction!(save::strings_npy, m)?)?;
+    m.add_class::<npz::Npz>()?;
+    Ok(())
+}

@@ -1,0 +1,278 @@
+//! `load` of one `.npy` array: the header read once by the crate (its limits, its errors) and
+//! what it says handed to Python, which builds the array as `np.load` does
+//! (`npy_serde/__init__.py`): the descr exactly as written, for `numpy.lib.format`'s own
+//! `descr_to_dtype`, the shape, the order, and the data as a `uint8` array that owns the bytes
+//! read (no second copy), or the data offset for `np.memmap`, or an object array's values
+//! built from the data-only pickle reader's.
+
+use std::fs::File;
+use std::io::Read;
+
+use numpy::PyArray1;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+
+use npy_serde::header::{header_literal, read_contents, Contents, Literal, ObjectHeader};
+use npy_serde::pickle::{Encoding, PickleOptions};
+use npy_serde::{Error, ErrorKind, Limits, ReaderBuilder};
+
+use crate::errors::{to_py, value_error, IntoPy};
+use crate::objects::values_to_py;
+use crate::reader::Tee;
+
+/// The options `load` takes, as NumPy names them.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Read object arrays as data.
+    pub allow_pickle_data: bool,
+    /// How Python 2 `str` values in pickles are read.
+    pub encoding: Encoding,
+    /// The largest header read (NumPy's `max_header_size`).
+    pub max_header_size: u64,
+}
+
+impl Options {
+    /// The options from `load`'s arguments.
+    pub fn new(allow_pickle_data: bool, encoding: &str, max_header_size: u64) -> PyResult<Options> {
+        let encoding = encoding
+            .parse::<Encoding>()
+            .map_err(|e| value_error(format!("encoding: {e}")))?;
+        Ok(Options {
+            allow_pickle_data,
+            encoding,
+            max_header_size,
+        })
+    }
+
+    pub fn limits(&self) -> Limits {
+        Limits {
+            max_header_size: self.max_header_size,
+            ..Limits::default()
+        }
+    }
+
+    /// The crate's reader with these options.
+    pub fn reader(&self) -> ReaderBuilder {
+        ReaderBuilder::new()
+            .with_limits(self.limits())
+            .allow_pickle_data(self.allow_pickle_data)
+            .pickle_options(PickleOptions::default().encoding(self.encoding))
+    }
+}
+
+/// A header read from a stream: what it says, and the `descr` exactly as written.
+pub struct Head {
+    pub contents: Contents,
+    /// The descr as written (typed arrays; an object array's is in its header).
+    pub descr: Option<Literal>,
+}
+
+/// Reads the header at the start of `r` (left at the first data byte).
+pub fn read_head<R: Read + ?Sized>(r: &mut R, limits: &Limits) -> npy_serde::Result<Head> {
+    let mut tee = Tee::new(r);
+    let contents = read_contents(&mut tee, limits)?;
+    let descr = match &contents {
+        Contents::Objects(_) => None,
+        _ => header_literal(&tee.seen, limits)?.get("descr").cloned(),
+    };
+    Ok(Head { contents, descr })
+}
+
+/// A header literal as the Python object it spells.
+pub fn literal_to_py<'py>(py: Python<'py>, l: &Literal) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match l {
+        Literal::Str(s) => s.into_pyobject(py)?.into_any(),
+        Literal::Int(i) => i.into_pyobject(py)?.into_any(),
+        Literal::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+        Literal::None => py.None().into_bound(py),
+        Literal::Tuple(v) => PyTuple::new(
+            py,
+            v.iter()
+                .map(|x| literal_to_py(py, x))
+                .collect::<PyResult<Vec<_>>>()?,
+        )?
+        .into_any(),
+        Literal::List(v) => PyList::new(
+            py,
+            v.iter()
+                .map(|x| literal_to_py(py, x))
+                .collect::<PyResult<Vec<_>>>()?,
+        )?
+        .into_any(),
+        Literal::Dict(pairs) => {
+            let d = pyo3::types::PyDict::new(py);
+            for (k, v) in pairs {
+                d.set_item(literal_to_py(py, k)?, literal_to_py(py, v)?)?;
+            }
+            d.into_any()
+        }
+        // `Literal` may grow: nothing a header holds today is left.
+        #[allow(unreachable_patterns)]
+        other => {
+            return Err(value_error(format!(
+                "an unexpected literal in the header: {other:?}"
+            )))
+        }
+    })
+}
+
+fn shape_tuple<'py>(py: Python<'py>, shape: &[u64]) -> PyResult<Bound<'py, PyTuple>> {
+    PyTuple::new(py, shape)
+}
+
+/// `("typed", descr, shape, fortran_order, data)`: `data` a `uint8` array owning the bytes.
+pub fn typed_of<'py>(
+    py: Python<'py>,
+    descr: &Literal,
+    shape: &[u64],
+    fortran: bool,
+    data: Vec<u8>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let data = PyArray1::from_vec(py, data);
+    Ok((
+        "typed",
+        literal_to_py(py, descr)?,
+        shape_tuple(py, shape)?,
+        fortran,
+        data,
+    )
+        .into_pyobject(py)?
+        .into_any())
+}
+
+/// `("objects", descr, shape, fortran_order, values)`: the values in C order.
+pub fn objects_of<'py>(
+    py: Python<'py>,
+    h: &ObjectHeader,
+    pickle: &[u8],
+    o: &Options,
+) -> PyResult<Bound<'py, PyAny>> {
+    if !o.allow_pickle_data {
+        return Err(refusal(h));
+    }
+    let a = o.reader().read_objects_with_header(h, pickle).py()?;
+    let values = values_to_py(py, &a.values)?;
+    Ok((
+        "objects",
+        a.descr,
+        shape_tuple(py, &a.shape)?,
+        a.fortran_order,
+        values,
+    )
+        .into_pyobject(py)?
+        .into_any())
+}
+
+/// The refusal of an object array without `allow_pickle_data`, in Python's terms.
+fn refusal(h: &ObjectHeader) -> PyErr {
+    let at = h.refusal().position().byte;
+    value_error(format!(
+        "object arrays ('|O', StringDType) hold Python pickles: load them with \
+         allow_pickle_data=True, which reads them as data (nothing is imported or run, unlike \
+         np.load's allow_pickle=True){}",
+        at.map(|b| format!(" (at byte {b})")).unwrap_or_default()
+    ))
+}
+
+fn truncated(expected: u64, found: u64) -> Error {
+    Error::new(ErrorKind::UnexpectedEof {
+        what: "the array data",
+        expected,
+        found,
+    })
+}
+
+/// `load` of the `.npy` file at `path`; with `mmap`, the data is left to `np.memmap`
+/// (`("mapped", descr, shape, fortran_order, data_offset)`) once the file is known to hold it.
+pub fn from_path<'py>(
+    py: Python<'py>,
+    path: &str,
+    mmap: bool,
+    o: &Options,
+) -> PyResult<Bound<'py, PyAny>> {
+    let limits = o.limits();
+    let read = py.detach(|| -> npy_serde::Result<(Head, File, u64)> {
+        let mut f = File::open(path)?;
+        let len = f.metadata()?.len();
+        let head = read_head(&mut f, &limits)?;
+        Ok((head, f, len))
+    });
+    let (head, mut f, len) = read.py()?;
+    match head.contents {
+        Contents::Objects(h) => {
+            let pickle = py
+                .detach(|| {
+                    let mut v = Vec::new();
+                    f.read_to_end(&mut v).map(|_| v)
+                })
+                .map_err(|e| to_py(e.into()))?;
+            objects_of(py, &h, &pickle, o)
+        }
+        other => {
+            let p = other.typed().py()?;
+            let descr = head
+                .descr
+                .ok_or_else(|| value_error("the header has no descr"))?;
+            let need = p.header.data_len().py()?;
+            let have = len.saturating_sub(p.data_offset);
+            if have < need {
+                return Err(to_py(truncated(need, have).at_byte(len)));
+            }
+            if mmap {
+                return Ok((
+                    "mapped",
+                    literal_to_py(py, &descr)?,
+                    shape_tuple(py, &p.header.shape)?,
+                    p.header.fortran_order,
+                    p.data_offset,
+                )
+                    .into_pyobject(py)?
+                    .into_any());
+            }
+            // The file holds `need` bytes after the header (checked above): allocated once,
+            // read straight into the buffer the array will own.
+            let n = usize::try_from(need)
+                .map_err(|_| value_error("the array is too large for this machine"))?;
+            let data = py
+                .detach(|| -> std::io::Result<Vec<u8>> {
+                    let mut v = vec![0u8; n];
+                    f.read_exact(&mut v)?;
+                    Ok(v)
+                })
+                .map_err(|e| to_py(e.into()))?;
+            typed_of(py, &descr, &p.header.shape, p.header.fortran_order, data)
+        }
+    }
+}
+
+/// `load` of a `.npy` stream (`bytes`, or a file object through its `read`): the header, then
+/// exactly the data it declares (growing with the bytes present), the stream left after it.
+pub fn from_reader<'py, R: Read>(
+    py: Python<'py>,
+    r: &mut R,
+    o: &Options,
+) -> PyResult<Bound<'py, PyAny>> {
+    let head = read_head(r, &o.limits()).py()?;
+    match head.contents {
+        Contents::Objects(h) => {
+            let mut pickle = Vec::new();
+            r.read_to_end(&mut pickle).map_err(|e| to_py(e.into()))?;
+            objects_of(py, &h, &pickle, o)
+        }
+        other => {
+            let p = other.typed().py()?;
+            let descr = head
+                .descr
+                .ok_or_else(|| value_error("the header has no descr"))?;
+            let need = p.header.data_len().py()?;
+            let mut data = Vec::new();
+            r.take(need)
+                .read_to_end(&mut data)
+                .map_err(|e| to_py(e.into()))?;
+            if (data.len() as u64) < need {
+                return Err(to_py(truncated(need, data.len() as u64)));
+            }
+            typed_of(py, &descr, &p.header.shape, p.header.fortran_order, data)
+        }
+    }
+}

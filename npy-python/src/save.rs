@@ -1,0 +1,112 @@
+//! What `save`, `savez` and `savez_compressed` need from the crate: the header `numpy.save`
+//! writes for a dtype (given as `numpy.lib.format.dtype_to_descr` spells it), shape and order,
+//! byte for byte; archives of `.npy` members written by the crate's zip writer (stored, or
+//! deflated); and object arrays of strings through the crate's pickle writer.
+
+use std::fs::File;
+use std::io::{BufWriter, Cursor, Write};
+
+use numpy::PyReadonlyArray1;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use npy_serde::npz::NpzWriter;
+use npy_serde::{DType, Header};
+
+use crate::errors::{guard, to_py, value_error, IntoPy};
+
+/// The `.npy` header of an array of dtype `descr` (a Python literal), `shape` and order,
+/// as `numpy.save` writes it (format version 1.0, or the first that can hold it).
+#[pyfunction]
+pub fn npy_header<'py>(
+    py: Python<'py>,
+    descr: &str,
+    shape: Vec<u64>,
+    fortran_order: bool,
+) -> PyResult<Bound<'py, PyBytes>> {
+    guard(|| {
+        let dtype = DType::from_descr(descr).py()?;
+        let header = Header {
+            dtype,
+            shape,
+            fortran_order,
+        };
+        Ok(PyBytes::new(py, &header.to_bytes().py()?))
+    })
+}
+
+/// The `.npy` bytes of a 1-D object array of `str` / `None` (`stringdtype`: NumPy 2's
+/// `StringDType`, with `na_object=None` if `na`), through the crate's pickle writer.
+#[pyfunction]
+pub fn strings_npy<'py>(
+    py: Python<'py>,
+    values: Vec<Option<String>>,
+    stringdtype: bool,
+    na: bool,
+) -> PyResult<Bound<'py, PyBytes>> {
+    guard(|| {
+        let it = values.iter().map(|v| v.as_deref());
+        let bytes = if stringdtype {
+            npy_serde::pickle::strings_to_vec_stringdtype(it, na).py()?
+        } else {
+            npy_serde::pickle::strings_to_vec(it)
+        };
+        Ok(PyBytes::new(py, &bytes))
+    })
+}
+
+/// One member: its name in the archive (`key.npy`), then its `.npy` header and data.
+type Member<'py> = (String, Bound<'py, PyBytes>, PyReadonlyArray1<'py, u8>);
+
+fn write_members<W: Write + std::io::Seek>(
+    w: W,
+    members: &[Member<'_>],
+    compressed: bool,
+) -> npy_serde::Result<W> {
+    let mut z = if compressed {
+        NpzWriter::new_compressed(w)
+    } else {
+        NpzWriter::new(w)
+    };
+    for (name, header, data) in members {
+        let data = data
+            .as_slice()
+            .map_err(|e| npy_serde::Error::invalid_value(format!("member {name}: {e}")))?;
+        let mut m = z.start_raw(name)?;
+        m.write_all(header.as_bytes())?;
+        m.write_all(data)?;
+    }
+    z.finish()
+}
+
+/// Writes an `.npz` archive of `members` to the file at `path`, or returns its bytes (for a
+/// file object) when `path` is `None`.
+#[pyfunction]
+#[pyo3(signature = (path, members, compressed))]
+pub fn write_npz<'py>(
+    py: Python<'py>,
+    path: Option<&str>,
+    members: Vec<Member<'py>>,
+    compressed: bool,
+) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    guard(|| {
+        let mut seen = std::collections::HashSet::new();
+        for (name, _, _) in &members {
+            if !seen.insert(name.as_str()) {
+                return Err(value_error(format!("two arrays would be stored as {name}")));
+            }
+        }
+        match path {
+            Some(p) => {
+                let f = File::create(p).map_err(|e| to_py(e.into()))?;
+                let mut w = write_members(BufWriter::new(f), &members, compressed).py()?;
+                w.flush().map_err(|e| to_py(e.into()))?;
+                Ok(None)
+            }
+            None => {
+                let c = write_members(Cursor::new(Vec::new()), &members, compressed).py()?;
+                Ok(Some(PyBytes::new(py, &c.into_inner())))
+            }
+        }
+    })
+}
