@@ -199,6 +199,10 @@ pub fn from_path<'py>(
     });
     let (head, mut f, len) = read.py()?;
     match head.contents {
+        Contents::Objects(_) if mmap => Err(value_error(
+            "an object array cannot be memory-mapped (its data is a pickle): load it without \
+             mmap_mode",
+        )),
         Contents::Objects(h) => {
             let pickle = py
                 .detach(|| {

@@ -74,3 +74,8 @@ def test_hostile_pickles_are_refused_and_nothing_runs(tmp_path):
         os.chdir(cwd)
     assert not marker.exists()
     assert len(expected) >= 10
+
+
+def test_object_arrays_are_not_memory_mapped():
+    with pytest.raises(NpyValueError, match="memory-mapped"):
+        npy_serde.load(PICKLE / "np2" / "strings.npy", mmap_mode="r", allow_pickle_data=True)
