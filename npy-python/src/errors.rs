@@ -29,13 +29,22 @@ fn class(py: Python<'_>, which: usize) -> PyResult<Bound<'_, PyType>> {
 
 /// `e` as the exception Python sees.
 pub fn to_py(e: npy_serde::Error) -> PyErr {
+    raise(&e, e.to_string())
+}
+
+/// `e` as the exception Python sees, its message naming the file it is about.
+pub fn to_py_in(e: npy_serde::Error, file: &str) -> PyErr {
+    raise(&e, format!("{file}: {e}"))
+}
+
+fn raise(e: &npy_serde::Error, msg: String) -> PyErr {
     Python::attach(|py| {
         let which = match e.kind() {
             npy_serde::ErrorKind::Io(_) => 2,
             _ => 1,
         };
         match class(py, which) {
-            Ok(cls) => PyErr::from_type(cls, e.to_string()),
+            Ok(cls) => PyErr::from_type(cls, msg),
             Err(import_failed) => import_failed,
         }
     })

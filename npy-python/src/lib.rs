@@ -77,11 +77,30 @@ fn read_npy_file<'py>(
     })
 }
 
+/// `load_many`: the `.npy` files at `paths` read on `threads` threads (all cores by default)
+/// without the GIL, in order.
+#[pyfunction]
+#[pyo3(signature = (paths, threads, allow_pickle_data, encoding, max_header_size))]
+fn read_npy_many<'py>(
+    py: Python<'py>,
+    paths: Vec<String>,
+    threads: Option<usize>,
+    allow_pickle_data: bool,
+    encoding: &str,
+    max_header_size: u64,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    guard(|| {
+        let o = Options::new(allow_pickle_data, encoding, max_header_size)?;
+        load::many(py, &paths, threads, &o)
+    })
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_npy_path, m)?)?;
     m.add_function(wrap_pyfunction!(read_npy_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(read_npy_file, m)?)?;
+    m.add_function(wrap_pyfunction!(read_npy_many, m)?)?;
     m.add_function(wrap_pyfunction!(save::npy_header, m)?)?;
     m.add_function(wrap_pyfunction!(save::write_npz, m)?)?;
     m.add_function(wrap_pyfunction!(save::strings_npy, m)?)?;

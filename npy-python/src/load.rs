@@ -16,7 +16,7 @@ use npy_serde::header::{header_literal, read_contents, Contents, Literal, Object
 use npy_serde::pickle::{Encoding, PickleOptions};
 use npy_serde::{Error, ErrorKind, Limits, ReaderBuilder};
 
-use crate::errors::{to_py, value_error, IntoPy};
+use crate::errors::{to_py, to_py_in, value_error, IntoPy};
 use crate::objects::values_to_py;
 use crate::reader::Tee;
 
@@ -182,6 +182,74 @@ fn truncated(expected: u64, found: u64) -> Error {
     })
 }
 
+/// A `.npy` file read without the GIL: what [`to_loaded`] hands to Python.
+pub enum Raw {
+    /// A typed array: the descr as written, the shape, the order, the data bytes.
+    Typed(Literal, Vec<u64>, bool, Vec<u8>),
+    /// A typed array left to `np.memmap`: its data offset.
+    Mapped(Literal, Vec<u64>, bool, u64),
+    /// An object array: its header and pickle.
+    Objects(ObjectHeader, Vec<u8>),
+}
+
+/// Reads the `.npy` file at `path` (no Python object is touched: callers run it without the
+/// GIL); with `mmap`, only the header, once the file is known to hold the data.
+pub fn read_path(path: &str, mmap: bool, limits: &Limits) -> npy_serde::Result<Raw> {
+    let mut f = File::open(path)?;
+    let len = f.metadata()?.len();
+    let head = read_head(&mut f, limits)?;
+    match head.contents {
+        Contents::Objects(_) if mmap => Err(Error::invalid_value(
+            "an object array cannot be memory-mapped (its data is a pickle): load it without \
+             mmap_mode",
+        )),
+        Contents::Objects(h) => {
+            let mut pickle = Vec::new();
+            f.read_to_end(&mut pickle)?;
+            Ok(Raw::Objects(h, pickle))
+        }
+        other => {
+            let p = other.typed()?;
+            let descr = head
+                .descr
+                .ok_or_else(|| Error::invalid_value("the header has no descr"))?;
+            let need = p.header.data_len()?;
+            let have = len.saturating_sub(p.data_offset);
+            if have < need {
+                return Err(truncated(need, have).at_byte(len));
+            }
+            let (shape, fortran) = (p.header.shape, p.header.fortran_order);
+            if mmap {
+                return Ok(Raw::Mapped(descr, shape, fortran, p.data_offset));
+            }
+            // The file holds `need` bytes after the header (checked above): allocated once,
+            // read straight into the buffer the array will own.
+            let n = usize::try_from(need)
+                .map_err(|_| Error::invalid_value("the array is too large for this machine"))?;
+            let mut data = vec![0u8; n];
+            f.read_exact(&mut data)?;
+            Ok(Raw::Typed(descr, shape, fortran, data))
+        }
+    }
+}
+
+/// What [`read_path`] read, as the tuple the package builds its array from.
+pub fn to_loaded<'py>(py: Python<'py>, raw: Raw, o: &Options) -> PyResult<Bound<'py, PyAny>> {
+    match raw {
+        Raw::Typed(descr, shape, fortran, data) => typed_of(py, &descr, &shape, fortran, data),
+        Raw::Mapped(descr, shape, fortran, offset) => Ok((
+            "mapped",
+            literal_to_py(py, &descr)?,
+            shape_tuple(py, &shape)?,
+            fortran,
+            offset,
+        )
+            .into_pyobject(py)?
+            .into_any()),
+        Raw::Objects(h, pickle) => objects_of(py, &h, &pickle, o),
+    }
+}
+
 /// `load` of the `.npy` file at `path`; with `mmap`, the data is left to `np.memmap`
 /// (`("mapped", descr, shape, fortran_order, data_offset)`) once the file is known to hold it.
 pub fn from_path<'py>(
@@ -191,62 +259,39 @@ pub fn from_path<'py>(
     o: &Options,
 ) -> PyResult<Bound<'py, PyAny>> {
     let limits = o.limits();
-    let read = py.detach(|| -> npy_serde::Result<(Head, File, u64)> {
-        let mut f = File::open(path)?;
-        let len = f.metadata()?.len();
-        let head = read_head(&mut f, &limits)?;
-        Ok((head, f, len))
+    let raw = py.detach(|| read_path(path, mmap, &limits)).py()?;
+    to_loaded(py, raw, o)
+}
+
+/// `load_many`: every file read on a pool of `threads` (all cores if `None`) without the GIL,
+/// then each built under it, in order. The first file that cannot be read raises, named.
+pub fn many<'py>(
+    py: Python<'py>,
+    paths: &[String],
+    threads: Option<usize>,
+    o: &Options,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    use rayon::prelude::*;
+    let limits = o.limits();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .build()
+        .map_err(|e| value_error(format!("cannot start {threads:?} threads: {e}")))?;
+    let read: Vec<npy_serde::Result<Raw>> = py.detach(|| {
+        pool.install(|| {
+            paths
+                .par_iter()
+                .map(|p| read_path(p, false, &limits))
+                .collect()
+        })
     });
-    let (head, mut f, len) = read.py()?;
-    match head.contents {
-        Contents::Objects(_) if mmap => Err(value_error(
-            "an object array cannot be memory-mapped (its data is a pickle): load it without \
-             mmap_mode",
-        )),
-        Contents::Objects(h) => {
-            let pickle = py
-                .detach(|| {
-                    let mut v = Vec::new();
-                    f.read_to_end(&mut v).map(|_| v)
-                })
-                .map_err(|e| to_py(e.into()))?;
-            objects_of(py, &h, &pickle, o)
-        }
-        other => {
-            let p = other.typed().py()?;
-            let descr = head
-                .descr
-                .ok_or_else(|| value_error("the header has no descr"))?;
-            let need = p.header.data_len().py()?;
-            let have = len.saturating_sub(p.data_offset);
-            if have < need {
-                return Err(to_py(truncated(need, have).at_byte(len)));
-            }
-            if mmap {
-                return Ok((
-                    "mapped",
-                    literal_to_py(py, &descr)?,
-                    shape_tuple(py, &p.header.shape)?,
-                    p.header.fortran_order,
-                    p.data_offset,
-                )
-                    .into_pyobject(py)?
-                    .into_any());
-            }
-            // The file holds `need` bytes after the header (checked above): allocated once,
-            // read straight into the buffer the array will own.
-            let n = usize::try_from(need)
-                .map_err(|_| value_error("the array is too large for this machine"))?;
-            let data = py
-                .detach(|| -> std::io::Result<Vec<u8>> {
-                    let mut v = vec![0u8; n];
-                    f.read_exact(&mut v)?;
-                    Ok(v)
-                })
-                .map_err(|e| to_py(e.into()))?;
-            typed_of(py, &descr, &p.header.shape, p.header.fortran_order, data)
-        }
-    }
+    read.into_iter()
+        .zip(paths)
+        .map(|(r, p)| match r {
+            Ok(raw) => to_loaded(py, raw, o),
+            Err(e) => Err(to_py_in(e, p)),
+        })
+        .collect()
 }
 
 /// `load` of a `.npy` stream (`bytes`, or a file object through its `read`): the header, then

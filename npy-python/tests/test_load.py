@@ -146,3 +146,17 @@ def test_the_module_docs_examples_run():
 
     failed, attempted = doctest.testmod(npy_serde)
     assert attempted > 0 and failed == 0
+
+
+def test_load_many_gives_what_load_gives_in_order():
+    good = [p for p in NPY if numpy_load(p)[1] is None and p not in REFUSED]
+    for threads in (None, 1, 3):
+        many = npy_serde.load_many(good, threads=threads)
+        assert len(many) == len(good)
+        for p, a in zip(good, many):
+            same(a, np.load(p), str(p))
+    bad = FIXTURES / "bad" / "shape_negative_dim.npy"
+    with pytest.raises(NpyValueError, match="shape_negative_dim.npy"):
+        npy_serde.load_many([good[0], bad])
+    with pytest.raises(ValueError, match="threads"):
+        npy_serde.load_many(good, threads=0)

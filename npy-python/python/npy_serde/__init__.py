@@ -30,6 +30,7 @@ from .errors import NpyError, NpyOSError, NpyValueError
 
 __all__ = [
     "load",
+    "load_many",
     "save",
     "savez",
     "savez_compressed",
@@ -141,6 +142,22 @@ def load(file, *, mmap_mode=None, allow_pickle_data=False, encoding="ASCII",
         # Checked by the crate (header, limits, size): mapped as np.load maps it.
         return _format.open_memmap(path, mode=mmap_mode, max_header_size=max_header_size)
     return _array(loaded)
+
+
+def load_many(files, *, threads=None, allow_pickle_data=False, encoding="ASCII",
+              max_header_size=MAX_HEADER_SIZE):
+    """Load many ``.npy`` files at once: a list of arrays, in the order of `files` (paths).
+
+    The files are read on `threads` threads (all cores by default) with the GIL released, each
+    checked as :func:`load` checks it; the arrays are then built as ``np.load`` builds them.
+    The first file that cannot be read raises, its path in the message.
+    """
+    _check_options(None, encoding)
+    if threads is not None and threads < 1:
+        raise ValueError("threads must be at least 1")
+    paths = [os.fspath(f) for f in files]
+    loaded = _native.read_npy_many(paths, threads, allow_pickle_data, encoding, max_header_size)
+    return [_array(x) for x in loaded]
 
 
 class NpzFile(collections.abc.Mapping):

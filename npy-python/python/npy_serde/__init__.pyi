@@ -1,7 +1,7 @@
 """Type stubs of npy_serde."""
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any, Literal, Optional, Union
 
 import numpy as np
@@ -31,6 +31,9 @@ class NpzFile(Mapping[str, Any]):
 
 def load(file: _File, *, mmap_mode: _MmapMode = ..., allow_pickle_data: bool = ...,
          encoding: _Encoding = ..., max_header_size: int = ...) -> Union[np.ndarray, NpzFile]: ...
+def load_many(files: Iterable[Union[str, os.PathLike[str]]], *, threads: Optional[int] = ...,
+              allow_pickle_data: bool = ..., encoding: _Encoding = ...,
+              max_header_size: int = ...) -> list[np.ndarray]: ...
 def save(file: Union[str, os.PathLike[str], IO[bytes]], arr: npt.ArrayLike) -> None: ...
 def savez(file: Union[str, os.PathLike[str], IO[bytes]], *args: npt.ArrayLike,
           **kwds: npt.ArrayLike) -> None: ...
