@@ -40,7 +40,7 @@ pub fn to_py_in(e: npy_serde::Error, file: &str) -> PyErr {
 fn raise(e: &npy_serde::Error, msg: String) -> PyErr {
     Python::attach(|py| {
         let which = match e.kind() {
-            npy_serde::ErrorKind::Io(_) => 2,
+            npy_serde::ErrorKind::Io(_) | npy_serde::ErrorKind::Remote { .. } => 2,
             _ => 1,
         };
         match class(py, which) {

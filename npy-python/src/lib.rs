@@ -9,6 +9,7 @@
 //! | `reader.rs` | a Python file object as a `Read` |
 //! | `load.rs` | one `.npy` array: header, data buffer, memory-map offset, object values |
 //! | `objects.rs` | an object array's values as Python objects, from an allow-list |
+//! | `remote.rs` | `s3://` and `http(s)://` URLs through npy-remote (feature `remote`) |
 //! | `npz.rs` | `.npz` archives: members by key, CRC-checked, stored ones mapped in place |
 //! | `save.rs` | headers as `numpy.save` writes them; archives written by the crate |
 
@@ -17,6 +18,7 @@ mod load;
 mod npz;
 mod objects;
 mod reader;
+mod remote;
 mod save;
 
 use pyo3::prelude::*;
@@ -101,6 +103,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_npy_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(read_npy_file, m)?)?;
     m.add_function(wrap_pyfunction!(read_npy_many, m)?)?;
+    m.add_function(wrap_pyfunction!(remote::read_npy_url, m)?)?;
     m.add_function(wrap_pyfunction!(save::npy_header, m)?)?;
     m.add_function(wrap_pyfunction!(save::write_npz, m)?)?;
     m.add_function(wrap_pyfunction!(save::strings_npy, m)?)?;

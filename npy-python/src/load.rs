@@ -16,7 +16,7 @@ use npy_serde::header::{header_literal, read_contents, Contents, Literal, Object
 use npy_serde::pickle::{Encoding, PickleOptions};
 use npy_serde::{Error, ErrorKind, Limits, ReaderBuilder};
 
-use crate::errors::{to_py, to_py_in, value_error, IntoPy};
+use crate::errors::{to_py_in, value_error, IntoPy};
 use crate::objects::values_to_py;
 use crate::reader::Tee;
 
@@ -190,6 +190,8 @@ pub enum Raw {
     Mapped(Literal, Vec<u64>, bool, u64),
     /// An object array: its header and pickle.
     Objects(ObjectHeader, Vec<u8>),
+    /// An archive member that is not a `.npy` file: its bytes (what `np.load` gives for one).
+    Bytes(Vec<u8>),
 }
 
 /// Reads the `.npy` file at `path` (no Python object is touched: callers run it without the
@@ -247,6 +249,9 @@ pub fn to_loaded<'py>(py: Python<'py>, raw: Raw, o: &Options) -> PyResult<Bound<
             .into_pyobject(py)?
             .into_any()),
         Raw::Objects(h, pickle) => objects_of(py, &h, &pickle, o),
+        Raw::Bytes(b) => Ok(("raw", pyo3::types::PyBytes::new(py, &b))
+            .into_pyobject(py)?
+            .into_any()),
     }
 }
 
@@ -294,34 +299,45 @@ pub fn many<'py>(
         .collect()
 }
 
-/// `load` of a `.npy` stream (`bytes`, or a file object through its `read`): the header, then
-/// exactly the data it declares (growing with the bytes present), the stream left after it.
+/// Reads a `.npy` stream without touching Python (callers over a Rust source release the
+/// GIL): the header, then exactly the data it declares (growing with the bytes present), the
+/// stream left after it.
+pub fn read_stream<R: Read + ?Sized>(r: &mut R, limits: &Limits) -> npy_serde::Result<Raw> {
+    let head = read_head(r, limits)?;
+    match head.contents {
+        Contents::Objects(h) => {
+            let mut pickle = Vec::new();
+            r.read_to_end(&mut pickle)?;
+            Ok(Raw::Objects(h, pickle))
+        }
+        other => {
+            let p = other.typed()?;
+            let descr = head
+                .descr
+                .ok_or_else(|| Error::invalid_value("the header has no descr"))?;
+            let need = p.header.data_len()?;
+            let mut data = Vec::new();
+            r.take(need).read_to_end(&mut data)?;
+            if (data.len() as u64) < need {
+                return Err(truncated(need, data.len() as u64));
+            }
+            Ok(Raw::Typed(
+                descr,
+                p.header.shape,
+                p.header.fortran_order,
+                data,
+            ))
+        }
+    }
+}
+
+/// `load` of a `.npy` stream held by Python (`bytes`, or a file object read through its
+/// `read`, which needs the GIL held).
 pub fn from_reader<'py, R: Read>(
     py: Python<'py>,
     r: &mut R,
     o: &Options,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let head = read_head(r, &o.limits()).py()?;
-    match head.contents {
-        Contents::Objects(h) => {
-            let mut pickle = Vec::new();
-            r.read_to_end(&mut pickle).map_err(|e| to_py(e.into()))?;
-            objects_of(py, &h, &pickle, o)
-        }
-        other => {
-            let p = other.typed().py()?;
-            let descr = head
-                .descr
-                .ok_or_else(|| value_error("the header has no descr"))?;
-            let need = p.header.data_len().py()?;
-            let mut data = Vec::new();
-            r.take(need)
-                .read_to_end(&mut data)
-                .map_err(|e| to_py(e.into()))?;
-            if (data.len() as u64) < need {
-                return Err(to_py(truncated(need, data.len() as u64)));
-            }
-            typed_of(py, &descr, &p.header.shape, p.header.fortran_order, data)
-        }
-    }
+    let raw = read_stream(r, &o.limits()).py()?;
+    to_loaded(py, raw, o)
 }

@@ -9,15 +9,53 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use npy_serde::header::{header_literal, Contents};
-use npy_serde::npz::NpzArchive;
-use npy_serde::{MmapNpz, NpzReaderBuilder};
+use npy_serde::npz::{MemberInfo, NpzArchive};
+use npy_serde::{Limits, MmapNpz, NpzReaderBuilder};
 
 use crate::errors::{guard, value_error, IntoPy};
-use crate::load::{literal_to_py, Options};
+use crate::load::{literal_to_py, to_loaded, Options, Raw};
 
 /// What an archive is read from.
-trait Source: Read + Seek {}
-impl<T: Read + Seek> Source for T {}
+trait Source: Read + Seek + Send {}
+impl<T: Read + Seek + Send> Source for T {}
+
+/// Reads the member `info` whole, its CRC checked (no Python object touched).
+fn read_member(
+    archive: &mut NpzArchive<Box<dyn Source>>,
+    info: &MemberInfo,
+    limits: &Limits,
+) -> npy_serde::Result<Raw> {
+    let mut m = archive.by_index(info.index)?;
+    if !info.name.ends_with(".npy") {
+        return m.read_raw().map(Raw::Bytes);
+    }
+    let contents = m.contents()?.clone();
+    let head = m.header_bytes().unwrap_or_default().to_vec();
+    match contents {
+        Contents::Objects(h) => Ok(Raw::Objects(h, m.read_raw()?)),
+        other => {
+            let p = other.typed()?;
+            let descr = header_literal(&head, limits)?
+                .get("descr")
+                .cloned()
+                .ok_or_else(|| npy_serde::Error::invalid_value("the header has no descr"))?;
+            // The data, CRC-checked: no reservation from the declared size.
+            let data = m.read_raw()?;
+            if data.len() as u64 != p.header.data_len()? {
+                return Err(npy_serde::Error::invalid_value(format!(
+                    "member {}: the data is not the size the header declares",
+                    info.name
+                )));
+            }
+            Ok(Raw::Typed(
+                descr,
+                p.header.shape,
+                p.header.fortran_order,
+                data,
+            ))
+        }
+    }
+}
 
 /// An opened archive.
 #[pyclass(unsendable, module = "npy_serde._native")]
@@ -29,15 +67,35 @@ pub struct Npz {
 
 #[pymethods]
 impl Npz {
-    /// Opens the archive at `path` (a `str`) or held in `data` (`bytes`).
+    /// Opens the archive at `path` (a `str`), held in `data` (`bytes`), or (feature
+    /// `remote`) behind `url` (read by ranged GETs: the directory, then each member asked for).
     #[new]
-    #[pyo3(signature = (path, data, max_header_size))]
+    #[pyo3(signature = (path, data, max_header_size, url=None))]
     fn new(
+        py: Python<'_>,
         path: Option<String>,
         data: Option<&Bound<'_, PyBytes>>,
         max_header_size: u64,
+        url: Option<String>,
     ) -> PyResult<Npz> {
         guard(|| {
+            if let Some(url) = &url {
+                let source: Box<dyn Source> =
+                    Box::new(py.detach(|| crate::remote::open(url)).py()?);
+                let archive = py
+                    .detach(|| {
+                        NpzReaderBuilder::new()
+                            .max_header_size(max_header_size)
+                            .max_member_size(u64::MAX)
+                            .from_reader(source)
+                    })
+                    .py()?;
+                return Ok(Npz {
+                    archive,
+                    path: None,
+                    max_header_size,
+                });
+            }
             let source: Box<dyn Source> = match (&path, data) {
                 (Some(p), _) => Box::new(BufReader::new(
                     File::open(p).map_err(|e| crate::errors::to_py(e.into()))?,
@@ -63,8 +121,8 @@ impl Npz {
         self.archive.keys().map(str::to_string).collect()
     }
 
-    /// The member `key` read whole (CRC-checked): what `load` gives for a `.npy`, or
-    /// `("raw", bytes)` for a member that is not one (NumPy returns its bytes).
+    /// The member `key` read whole (CRC-checked), the GIL released: what `load` gives for a
+    /// `.npy`, or `("raw", bytes)` for a member that is not one (NumPy returns its bytes).
     #[pyo3(signature = (key, allow_pickle_data, encoding))]
     fn read<'py>(
         &mut self,
@@ -80,37 +138,10 @@ impl Npz {
                 .member(key)
                 .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(key.to_string()))?
                 .clone();
-            if !info.name.ends_with(".npy") {
-                let bytes = self.archive.by_index(info.index).py()?.read_raw().py()?;
-                return Ok(("raw", PyBytes::new(py, &bytes))
-                    .into_pyobject(py)?
-                    .into_any());
-            }
-            let mut m = self.archive.by_index(info.index).py()?;
-            let contents = m.contents().py()?.clone();
-            let head = m.header_bytes().unwrap_or_default().to_vec();
-            match contents {
-                Contents::Objects(h) => {
-                    let pickle = m.read_raw().py()?;
-                    crate::load::objects_of(py, &h, &pickle, &o)
-                }
-                other => {
-                    let p = other.typed().py()?;
-                    let descr = header_literal(&head, &o.limits()).py()?;
-                    let descr = descr
-                        .get("descr")
-                        .ok_or_else(|| value_error("the header has no descr"))?
-                        .clone();
-                    // The data, CRC-checked: no reservation from the declared size.
-                    let data = m.read_raw().py()?;
-                    if (data.len() as u64) != p.header.data_len().py()? {
-                        return Err(value_error(format!(
-                            "member {key}: the data is not the size the header declares"
-                        )));
-                    }
-                    crate::load::typed_of(py, &descr, &p.header.shape, p.header.fortran_order, data)
-                }
-            }
+            let limits = o.limits();
+            let archive = &mut self.archive;
+            let raw = py.detach(|| read_member(archive, &info, &limits)).py()?;
+            to_loaded(py, raw, &o)
         })
     }
 

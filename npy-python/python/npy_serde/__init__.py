@@ -98,13 +98,25 @@ def _is_bytes(file):
     return isinstance(file, (bytes, bytearray, memoryview))
 
 
+def _is_url(file):
+    """A ``scheme://`` string: which schemes are read (``s3``, ``http``, ``https``) is the
+    crate's to say, and its error lists them."""
+    if not isinstance(file, str):
+        return False
+    scheme, sep, _ = file.partition("://")
+    return bool(sep) and len(scheme) >= 2 and scheme[0].isalpha() and all(
+        c.isalnum() or c in "+-." for c in scheme)
+
+
 def load(file, *, mmap_mode=None, allow_pickle_data=False, encoding="ASCII",
          max_header_size=MAX_HEADER_SIZE):
     """Load an array from a ``.npy`` file, or an :class:`NpzFile` from a ``.npz`` archive.
 
     Parameters are ``np.load``'s. `file` is a path (``str``, ``os.PathLike``), a bytes-like
-    object holding the file, or a binary file object (read from its current position and left
-    right after the array, as ``np.load`` leaves it). With `mmap_mode` a ``.npy`` is an
+    object holding the file, a binary file object (read from its current position and left
+    right after the array, as ``np.load`` leaves it), or an ``s3://bucket/key`` or
+    ``http(s)://host/path`` URL, read by ranged GETs (credentials and endpoint from the
+    ``AWS_*`` environment; for an archive, only its directory and the members asked for). With `mmap_mode` a ``.npy`` is an
     ``np.memmap``, as ``np.load`` returns it, once its header and size are checked. With
     `allow_pickle_data`, object arrays are read as data: nothing is imported or run.
 
@@ -131,6 +143,14 @@ def load(file, *, mmap_mode=None, allow_pickle_data=False, encoding="ASCII",
             return NpzFile(file.read(), allow_pickle_data=allow_pickle_data,
                            encoding=encoding, max_header_size=max_header_size)
         return _array(_native.read_npy_file(file, *opts))
+    if _is_url(file):
+        if mmap_mode is not None:
+            raise NpyValueError(f"{file}: mmap_mode maps local files only")
+        loaded = _native.read_npy_url(file, *opts)
+        if loaded[0] == "npz":
+            return NpzFile(file, allow_pickle_data=allow_pickle_data, encoding=encoding,
+                           max_header_size=max_header_size)
+        return _array(loaded)
     path = os.fspath(file)
     with open(path, "rb") as f:
         magic = f.read(len(_NPY_MAGIC))
@@ -176,6 +196,10 @@ class NpzFile(collections.abc.Mapping):
         if _is_bytes(file):
             self._path = None
             self._native = _native.Npz(None, bytes(file), max_header_size)
+        elif _is_url(file):
+            # Read by ranged GETs: the directory now, each member when asked for.
+            self._path = None
+            self._native = _native.Npz(None, None, max_header_size, file)
         else:
             self._path = os.fspath(file)
             self._native = _native.Npz(self._path, None, max_header_size)
