@@ -5,6 +5,7 @@
 //!
 //! | file | owns |
 //! |---|---|
+//! | `arrow.rs` | `scan`: files as Arrow record batches through the PyCapsule interface |
 //! | `errors.rs` | the crate's errors as `npy_serde.errors` exceptions; panics kept out of Python |
 //! | `reader.rs` | a Python file object as a `Read` |
 //! | `load.rs` | one `.npy` array: header, data buffer, memory-map offset, object values |
@@ -13,6 +14,7 @@
 //! | `npz.rs` | `.npz` archives: members by key, CRC-checked, stored ones mapped in place |
 //! | `save.rs` | headers as `numpy.save` writes them; archives written by the crate |
 
+mod arrow;
 mod errors;
 mod load;
 mod npz;
@@ -108,5 +110,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(save::write_npz, m)?)?;
     m.add_function(wrap_pyfunction!(save::strings_npy, m)?)?;
     m.add_class::<npz::Npz>()?;
+    m.add_class::<arrow::Scan>()?;
+    m.add_class::<arrow::Batches>()?;
+    m.add_class::<arrow::OneBatch>()?;
     Ok(())
 }

@@ -20,6 +20,7 @@ array([0, 1, 2], dtype=int32)
 """
 
 import collections.abc
+import glob as _glob
 import os
 
 import numpy as np
@@ -35,6 +36,9 @@ __all__ = [
     "savez",
     "savez_compressed",
     "NpzFile",
+    "scan",
+    "scan_npy",
+    "read_npy",
     "NpyError",
     "NpyValueError",
     "NpyOSError",
@@ -354,3 +358,80 @@ def savez(file, *args, **kwds):
 def savez_compressed(file, *args, **kwds):
     """:func:`savez` with deflated members (``np.savez_compressed``)."""
     _savez(file, args, kwds, True)
+
+
+def _paths(source):
+    """The ``.npy`` files `source` names: a file, a directory's ``*.npy`` (sorted), a glob
+    (sorted), or a list of them."""
+    if isinstance(source, (list, tuple)):
+        out = []
+        for s in source:
+            out.extend(_paths(s))
+        return out
+    path = os.fspath(source)
+    if os.path.isdir(path):
+        files = sorted(_glob.glob(os.path.join(_glob.escape(path), "*.npy")))
+        if not files:
+            raise NpyValueError(f"{path}: a directory without .npy files")
+        return files
+    if any(c in path for c in "*?["):
+        files = sorted(_glob.glob(path))
+        if not files:
+            raise NpyValueError(f"{path}: no file matches")
+        return files
+    return [path]
+
+
+def scan(source, *, member=None, columns=None, batch_size=None, allow_pickle_data=False):
+    """Scan ``.npy`` files as Arrow record batches, through the Arrow PyCapsule interface:
+    ``pyarrow.table(s)``, ``polars.DataFrame(s)`` and ``duckdb.sql("FROM s")`` take the result
+    (no pyarrow needed here), and each of them reads the files anew.
+
+    `source` is a ``.npy`` file, a directory (its ``*.npy`` files, sorted), a glob, or a list
+    of them, every file of one schema; or an ``.npz`` archive with `member` the key of one of
+    its arrays. `columns` picks fields of a record array, in order; a consumer's
+    ``requested_schema`` does too. Record fields become columns, subarrays fixed-size lists,
+    as npy-arrow maps them; object arrays of strings with `allow_pickle_data`.
+    """
+    if member is not None:
+        archive = os.fspath(source)
+        return _native.Scan([], archive, member, columns, batch_size, allow_pickle_data)
+    return _native.Scan(_paths(source), None, None, columns, batch_size, allow_pickle_data)
+
+
+def scan_npy(source, *, member=None, batch_size=None, allow_pickle_data=False):
+    """A Polars ``LazyFrame`` over ``.npy`` files (see :func:`scan` for `source`), through
+    Polars' IO plugins (``polars.io.plugins.register_io_source``, unstable in Polars).
+
+    The projection (``select``, ``with_columns``) is pushed into the scan: only those fields
+    are decoded. ``head(n)`` / ``n_rows`` stop the scan once n rows are out. A filter is
+    applied to each batch as Polars gives it, exactly (the scan decodes every row first).
+    """
+    import polars as pl
+    from polars.io.plugins import register_io_source
+
+    s = scan(source, member=member, batch_size=batch_size, allow_pickle_data=allow_pickle_data)
+    schema = pl.DataFrame(s.empty()).schema
+
+    def batches(with_columns, predicate, n_rows, _batch_size_hint):
+        left = n_rows
+        for b in s.batches(with_columns):
+            if left is not None and left <= 0:
+                return
+            df = pl.DataFrame(b)
+            if predicate is not None:
+                df = df.filter(predicate)
+            if left is not None:
+                df = df.head(left)
+                left -= df.height
+            yield df
+
+    return register_io_source(io_source=batches, schema=schema)
+
+
+def read_npy(source, *, member=None, columns=None, allow_pickle_data=False):
+    """A Polars ``DataFrame`` of ``.npy`` files (see :func:`scan`), read now."""
+    import polars as pl
+
+    return pl.DataFrame(scan(source, member=member, columns=columns,
+                             allow_pickle_data=allow_pickle_data))
