@@ -7,6 +7,7 @@
 //! |---|---|
 //! | `arrow.rs` | `scan`: files as Arrow record batches through the PyCapsule interface |
 //! | `errors.rs` | the crate's errors as `npy_serde.errors` exceptions; panics kept out of Python |
+//! | `interrupt.rs` | Ctrl-C: work on a worker thread, signals polled by the caller |
 //! | `reader.rs` | a Python file object as a `Read` |
 //! | `load.rs` | one `.npy` array: header, data buffer, memory-map offset, object values |
 //! | `objects.rs` | an object array's values as Python objects, from an allow-list |
@@ -16,6 +17,7 @@
 
 mod arrow;
 mod errors;
+mod interrupt;
 mod load;
 mod npz;
 mod objects;

@@ -7,6 +7,7 @@
 
 use std::fs::File;
 use std::io::Read;
+use std::sync::atomic::AtomicBool;
 
 use numpy::PyArray1;
 use pyo3::prelude::*;
@@ -17,6 +18,7 @@ use npy_serde::pickle::{Encoding, PickleOptions};
 use npy_serde::{Error, ErrorKind, Limits, ReaderBuilder};
 
 use crate::errors::{to_py_in, value_error, IntoPy};
+use crate::interrupt::{interruptible, is_cancelled, read_exact_cancellable, stopped};
 use crate::objects::values_to_py;
 use crate::reader::Tee;
 
@@ -196,7 +198,12 @@ pub enum Raw {
 
 /// Reads the `.npy` file at `path` (no Python object is touched: callers run it without the
 /// GIL); with `mmap`, only the header, once the file is known to hold the data.
-pub fn read_path(path: &str, mmap: bool, limits: &Limits) -> npy_serde::Result<Raw> {
+pub fn read_path(
+    path: &str,
+    mmap: bool,
+    limits: &Limits,
+    cancel: &AtomicBool,
+) -> npy_serde::Result<Raw> {
     let mut f = File::open(path)?;
     let len = f.metadata()?.len();
     let head = read_head(&mut f, limits)?;
@@ -229,7 +236,7 @@ pub fn read_path(path: &str, mmap: bool, limits: &Limits) -> npy_serde::Result<R
             let n = usize::try_from(need)
                 .map_err(|_| Error::invalid_value("the array is too large for this machine"))?;
             let mut data = vec![0u8; n];
-            f.read_exact(&mut data)?;
+            read_exact_cancellable(&mut f, &mut data, cancel)?;
             Ok(Raw::Typed(descr, shape, fortran, data))
         }
     }
@@ -264,7 +271,7 @@ pub fn from_path<'py>(
     o: &Options,
 ) -> PyResult<Bound<'py, PyAny>> {
     let limits = o.limits();
-    let raw = py.detach(|| read_path(path, mmap, &limits)).py()?;
+    let raw = interruptible(py, |cancel| read_path(path, mmap, &limits, cancel))?;
     to_loaded(py, raw, o)
 }
 
@@ -282,14 +289,21 @@ pub fn many<'py>(
         .num_threads(threads.unwrap_or(0))
         .build()
         .map_err(|e| value_error(format!("cannot start {threads:?} threads: {e}")))?;
-    let read: Vec<npy_serde::Result<Raw>> = py.detach(|| {
-        pool.install(|| {
+    let read: Vec<npy_serde::Result<Raw>> = interruptible(py, |cancel| {
+        let read: Vec<npy_serde::Result<Raw>> = pool.install(|| {
             paths
                 .par_iter()
-                .map(|p| read_path(p, false, &limits))
+                .map(|p| match is_cancelled(cancel) {
+                    true => Err(stopped()),
+                    false => read_path(p, false, &limits, cancel),
+                })
                 .collect()
-        })
-    });
+        });
+        match is_cancelled(cancel) {
+            true => Err(stopped()),
+            false => Ok(read),
+        }
+    })?;
     read.into_iter()
         .zip(paths)
         .map(|(r, p)| match r {

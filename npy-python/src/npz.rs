@@ -140,7 +140,8 @@ impl Npz {
                 .clone();
             let limits = o.limits();
             let archive = &mut self.archive;
-            let raw = py.detach(|| read_member(archive, &info, &limits)).py()?;
+            let raw =
+                crate::interrupt::interruptible(py, |_| read_member(archive, &info, &limits))?;
             to_loaded(py, raw, &o)
         })
     }
