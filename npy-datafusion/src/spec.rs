@@ -266,6 +266,26 @@ impl TableSpec {
         self
     }
 
+    /// The same table with a relative local location made absolute (against the current
+    /// directory), as DataFusion's listing needs it: it would read a `:` in a relative path
+    /// as a URL's scheme. URLs (`scheme://`) and absolute paths stay as they are.
+    ///
+    /// ```
+    /// use npy_datafusion::TableSpec;
+    /// let spec: TableSpec = "data/w2.npy".parse()?;
+    /// assert!(std::path::Path::new(spec.absolute()?.location()).is_absolute());
+    /// let url: TableSpec = "s3://bucket/w2/".parse()?;
+    /// assert_eq!(url.absolute()?.location(), "s3://bucket/w2/");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn absolute(self) -> std::io::Result<TableSpec> {
+        if self.location.contains("://") || std::path::Path::new(&self.location).is_absolute() {
+            return Ok(self);
+        }
+        let path = std::path::absolute(&self.location)?;
+        Ok(self.with_location(path.display().to_string()))
+    }
+
     /// The file, directory, glob or URL of the table's files.
     pub fn location(&self) -> &str {
         &self.location

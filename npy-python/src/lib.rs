@@ -13,6 +13,7 @@
 //! | `objects.rs` | an object array's values as Python objects, from an allow-list |
 //! | `remote.rs` | `s3://` and `http(s)://` URLs through npy-remote (feature `remote`) |
 //! | `npz.rs` | `.npz` archives: members by key, CRC-checked, stored ones mapped in place |
+//! | `sql.rs` | `sql`: queries over table specs on DataFusion (feature `sql`) |
 //! | `save.rs` | headers as `numpy.save` writes them; archives written by the crate |
 
 mod arrow;
@@ -24,6 +25,8 @@ mod objects;
 mod reader;
 mod remote;
 mod save;
+#[cfg(feature = "sql")]
+mod sql;
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -115,5 +118,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<arrow::Scan>()?;
     m.add_class::<arrow::Batches>()?;
     m.add_class::<arrow::OneBatch>()?;
+    #[cfg(feature = "sql")]
+    m.add_class::<sql::Query>()?;
     Ok(())
 }

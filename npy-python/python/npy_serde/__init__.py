@@ -39,6 +39,8 @@ __all__ = [
     "scan",
     "scan_npy",
     "read_npy",
+    "sql",
+    "Query",
     "NpyError",
     "NpyValueError",
     "NpyOSError",
@@ -435,3 +437,42 @@ def read_npy(source, *, member=None, columns=None, allow_pickle_data=False):
 
     return pl.DataFrame(scan(source, member=member, columns=columns,
                              allow_pickle_data=allow_pickle_data))
+
+
+class Query:
+    """The result of :func:`sql`: an Arrow stream (``__arrow_c_stream__``; ``pyarrow.table``,
+    ``polars.DataFrame`` and DuckDB take it), the query run anew for each consumer, or a record
+    array (:meth:`to_numpy`)."""
+
+    def __init__(self, native):
+        self._native = native
+
+    @property
+    def column_names(self):
+        """The result's columns."""
+        return self._native.column_names
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        return self._native.__arrow_c_stream__(requested_schema)
+
+    def to_numpy(self):
+        """The result as a record array (one field per column), as npy-arrow writes it."""
+        return load(self._native.npy_bytes())
+
+
+def sql(query, tables, *, memory_limit=None):
+    """Run SQL over tables named by table specs, the specs ``npy sql -t NAME=SPEC`` takes:
+    a ``.npy`` file, a directory of shards or a glob, ``npz(a.npz, member=x)``, column tables
+    (``npy(dir, layout=columns)``), Parquet, Arrow IPC and CSV files, ``s3://`` and
+    ``http(s)://`` URLs, with options (``allow_pickle_data=true``, ...).
+
+    `tables` maps table names to specs. With `memory_limit` (``"2GiB"``) the query spills to
+    disk past it. Returns a :class:`Query`. Needs the package's ``sql`` feature (a build with
+    DataFusion: ``MATURIN_PEP517_ARGS="--features sql" pip install ./npy-python``).
+    """
+    native = getattr(_native, "Query", None)
+    if native is None:
+        raise NpyError("this npy_serde was built without the `sql` feature: install it with "
+                       "MATURIN_PEP517_ARGS=\"--features sql\" pip install ./npy-python")
+    return Query(native(query, [(str(k), os.fspath(v)) for k, v in dict(tables).items()],
+                        memory_limit))
