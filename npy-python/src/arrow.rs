@@ -23,6 +23,15 @@ use crate::errors::{guard, value_error, IntoPy};
 const STREAM: &CStr = c"arrow_array_stream";
 const SCHEMA: &CStr = c"arrow_schema";
 
+/// `reader` as an `arrow_array_stream` capsule (the PyCapsule interface), which a consumer
+/// moves the stream out of; one it leaves is released with the capsule.
+pub fn stream_capsule<'py>(
+    py: Python<'py>,
+    reader: Box<dyn RecordBatchReader + Send>,
+) -> PyResult<Bound<'py, PyCapsule>> {
+    PyCapsule::new_with_value(py, FFI_ArrowArrayStream::new(reader), STREAM)
+}
+
 /// What a scan reads: `.npy` files in order, or one member of an archive.
 #[derive(Clone, Debug)]
 enum Files {
@@ -215,7 +224,7 @@ impl Scan {
                 None => None,
             };
             let reader = py.detach(|| self.reader(columns.as_deref())).py()?;
-            PyCapsule::new_with_value(py, FFI_ArrowArrayStream::new(reader), STREAM)
+            stream_capsule(py, reader)
         })
     }
 
@@ -336,6 +345,6 @@ impl OneBatch {
         };
         let schema = batch.schema();
         let reader = arrow_array::RecordBatchIterator::new(vec![Ok(batch)], schema);
-        PyCapsule::new_with_value(py, FFI_ArrowArrayStream::new(Box::new(reader)), STREAM)
+        stream_capsule(py, Box::new(reader))
     }
 }

@@ -69,13 +69,29 @@ pub struct Head {
     pub descr: Option<Literal>,
 }
 
+impl Head {
+    /// The typed header and its descr as written; an object array is refused.
+    pub fn typed(self) -> npy_serde::Result<(npy_serde::ParsedHeader, Literal)> {
+        let parsed = self.contents.typed()?;
+        let descr = self
+            .descr
+            .ok_or_else(|| Error::invalid_value("the header has no descr"))?;
+        Ok((parsed, descr))
+    }
+}
+
+/// The `descr` of a typed header, exactly as written in `header_bytes`.
+pub fn descr_of(header_bytes: &[u8], limits: &Limits) -> npy_serde::Result<Option<Literal>> {
+    Ok(header_literal(header_bytes, limits)?.get("descr").cloned())
+}
+
 /// Reads the header at the start of `r` (left at the first data byte).
 pub fn read_head<R: Read + ?Sized>(r: &mut R, limits: &Limits) -> npy_serde::Result<Head> {
     let mut tee = Tee::new(r);
     let contents = read_contents(&mut tee, limits)?;
     let descr = match &contents {
         Contents::Objects(_) => None,
-        _ => header_literal(&tee.seen, limits)?.get("descr").cloned(),
+        _ => descr_of(&tee.seen, limits)?,
     };
     Ok(Head { contents, descr })
 }
@@ -217,11 +233,8 @@ pub fn read_path(
             f.read_to_end(&mut pickle)?;
             Ok(Raw::Objects(h, pickle))
         }
-        other => {
-            let p = other.typed()?;
-            let descr = head
-                .descr
-                .ok_or_else(|| Error::invalid_value("the header has no descr"))?;
+        contents => {
+            let (p, descr) = Head { contents, ..head }.typed()?;
             let need = p.header.data_len()?;
             let have = len.saturating_sub(p.data_offset);
             if have < need {
@@ -396,11 +409,8 @@ pub fn read_stream<R: Read + ?Sized>(r: &mut R, limits: &Limits) -> npy_serde::R
             r.read_to_end(&mut pickle)?;
             Ok(Raw::Objects(h, pickle))
         }
-        other => {
-            let p = other.typed()?;
-            let descr = head
-                .descr
-                .ok_or_else(|| Error::invalid_value("the header has no descr"))?;
+        contents => {
+            let (p, descr) = Head { contents, ..head }.typed()?;
             let need = p.header.data_len()?;
             let mut data = Vec::new();
             r.take(need).read_to_end(&mut data)?;

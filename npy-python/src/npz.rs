@@ -8,12 +8,12 @@ use std::io::{BufReader, Cursor, Read, Seek};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use npy_serde::header::{header_literal, Contents};
+use npy_serde::header::Contents;
 use npy_serde::npz::{MemberInfo, NpzArchive};
 use npy_serde::{Limits, MmapNpz, NpzReaderBuilder};
 
 use crate::errors::{guard, value_error, IntoPy};
-use crate::load::{literal_to_py, to_loaded, Options, Raw};
+use crate::load::{descr_of, literal_to_py, to_loaded, Head, Options, Raw};
 
 /// What an archive is read from.
 trait Source: Read + Seek + Send {}
@@ -33,12 +33,12 @@ fn read_member(
     let head = m.header_bytes().unwrap_or_default().to_vec();
     match contents {
         Contents::Objects(h) => Ok(Raw::Objects(h, m.read_raw()?)),
-        other => {
-            let p = other.typed()?;
-            let descr = header_literal(&head, limits)?
-                .get("descr")
-                .cloned()
-                .ok_or_else(|| npy_serde::Error::invalid_value("the header has no descr"))?;
+        contents => {
+            let (p, descr) = Head {
+                contents,
+                descr: descr_of(&head, limits)?,
+            }
+            .typed()?;
             // The data, CRC-checked: no reservation from the declared size.
             let data = m.read_raw()?;
             if data.len() as u64 != p.header.data_len()? {
@@ -164,11 +164,9 @@ impl Npz {
                 max_header_size: self.max_header_size,
                 ..npy_serde::Limits::default()
             };
-            let descr = header_literal(bytes, &limits).py()?;
-            let descr = descr
-                .get("descr")
-                .ok_or_else(|| value_error("the header has no descr"))?
-                .clone();
+            let descr = descr_of(bytes, &limits)
+                .py()?
+                .ok_or_else(|| value_error("the header has no descr"))?;
             let h = array.header();
             Ok(Some(
                 (

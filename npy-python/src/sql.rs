@@ -7,7 +7,6 @@
 use std::io::Cursor;
 use std::sync::Arc;
 
-use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
 use datafusion::dataframe::DataFrame;
@@ -161,11 +160,7 @@ impl Query {
                 ));
             }
             let reader = py.detach(|| self.execute())?;
-            PyCapsule::new_with_value(
-                py,
-                FFI_ArrowArrayStream::new(Box::new(reader)),
-                c"arrow_array_stream",
-            )
+            crate::arrow::stream_capsule(py, Box::new(reader))
         })
     }
 

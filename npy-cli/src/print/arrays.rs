@@ -52,37 +52,55 @@ fn json_dims(out: &mut dyn Write, p: &mut Printable<'_>, dims: &[u64], lines: bo
     Ok(())
 }
 
+/// The C-order index of each element in turn, written before it from 2-D on (`[0, 1] `).
+pub struct LineIndex {
+    shape: Vec<u64>,
+    idx: Vec<u64>,
+}
+
+impl LineIndex {
+    /// The first element's index of an array of `shape`.
+    pub fn new(shape: &[u64]) -> Self {
+        LineIndex {
+            shape: shape.to_vec(),
+            idx: vec![0; shape.len()],
+        }
+    }
+
+    /// Appends `[i, j, ..] ` for a 2-D or larger array (nothing otherwise), then moves on to
+    /// the next element.
+    pub fn write_next(&mut self, line: &mut String) {
+        if self.shape.len() >= 2 {
+            let at: Vec<String> = self.idx.iter().map(u64::to_string).collect();
+            line.push('[');
+            line.push_str(&at.join(", "));
+            line.push_str("] ");
+        }
+        for k in (0..self.shape.len()).rev() {
+            self.idx[k] += 1;
+            if self.idx[k] < self.shape[k] {
+                break;
+            }
+            self.idx[k] = 0;
+        }
+    }
+}
+
 /// One element per line (prefixed by its index for 2-D and more); a 0-d array is one line.
 pub fn text_array(out: &mut dyn Write, p: &mut Printable<'_>, indent: &str) -> PResult {
     let shape = p.shape.clone();
     let count = product(&shape);
     let dtype = p.dtype.clone();
-    let mut idx = vec![0u64; shape.len()];
+    let mut index = LineIndex::new(&shape);
     let mut line = String::new();
     for _ in 0..count {
         let v = p.next_value()?;
         line.clear();
         line.push_str(indent);
-        if shape.len() >= 2 {
-            line.push('[');
-            for (k, i) in idx.iter().enumerate() {
-                if k > 0 {
-                    line.push_str(", ");
-                }
-                line.push_str(&i.to_string());
-            }
-            line.push_str("] ");
-        }
+        index.write_next(&mut line);
         text_value(&mut line, &v, &dtype, &[]);
         line.push('\n');
         out.write_all(line.as_bytes())?;
-        for k in (0..shape.len()).rev() {
-            idx[k] += 1;
-            if idx[k] < shape[k] {
-                break;
-            }
-            idx[k] = 0;
-        }
     }
     Ok(())
 }

@@ -10,7 +10,7 @@ use npy_serde::pickle::{ObjectArray, PyValue};
 use crate::format::csv::csv_quote;
 use crate::format::objects::{first_global, global_refusal, object_json, object_text};
 use crate::input::layout::{product, shape_text};
-use crate::print::arrays::Style;
+use crate::print::arrays::{LineIndex, Style};
 use crate::print::printable::{select, PResult, PrintError, Range};
 
 /// The elements to print and the shape they have: the first axis cut by `range`; refused if
@@ -82,25 +82,15 @@ pub fn text_objects(
     shape: &[u64],
     indent: &str,
 ) -> PResult {
-    let mut idx = vec![0u64; shape.len()];
+    let mut index = LineIndex::new(shape);
     let mut line = String::new();
     for v in values {
         line.clear();
         line.push_str(indent);
-        if shape.len() >= 2 {
-            let at: Vec<String> = idx.iter().map(u64::to_string).collect();
-            line.push_str(&format!("[{}] ", at.join(", ")));
-        }
+        index.write_next(&mut line);
         object_text(&mut line, v);
         line.push('\n');
         out.write_all(line.as_bytes())?;
-        for k in (0..shape.len()).rev() {
-            idx[k] += 1;
-            if idx[k] < shape[k] {
-                break;
-            }
-            idx[k] = 0;
-        }
     }
     Ok(())
 }
