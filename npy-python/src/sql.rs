@@ -113,7 +113,6 @@ impl Query {
                         .map_err(|e| format!("{name}: {text}: {e}"))?
                         .absolute()
                         .map_err(|e| format!("{name}: {text}: {e}"))?;
-                    #[cfg(feature = "remote")]
                     npy_datafusion::register_store_for(
                         &ctx,
                         spec.location(),
