@@ -294,17 +294,57 @@ impl Batches {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<OneBatch>> {
+        let chunk = self.take(py, 1)?;
+        Ok(chunk.batches.into_iter().next().map(|batch| OneBatch {
+            schema: chunk.schema,
+            batch,
+        }))
+    }
+
+    /// The next batches, together at least `rows` rows (fewer at the end; none when done), as
+    /// one stream: a consumer builds one table of them, paying its per-table cost once.
+    fn next_rows(&self, py: Python<'_>, rows: usize) -> PyResult<Option<OneBatch>> {
+        let chunk = self.take(py, rows.max(1))?;
+        if chunk.batches.is_empty() {
+            return Ok(None);
+        }
+        let batch = arrow_select::concat::concat_batches(&chunk.schema, &chunk.batches)
+            .map_err(|e| value_error(e.to_string()))?;
+        Ok(Some(OneBatch {
+            schema: chunk.schema,
+            batch,
+        }))
+    }
+}
+
+/// Batches taken together.
+struct Taken {
+    schema: SchemaRef,
+    batches: Vec<RecordBatch>,
+}
+
+impl Batches {
+    /// Batches until `rows` rows are taken or the reader ends.
+    fn take(&self, py: Python<'_>, rows: usize) -> PyResult<Taken> {
         guard(|| {
-            let next = py.detach(|| {
+            let taken = py.detach(|| -> Result<Taken, ArrowError> {
                 let mut r = self.reader.lock().unwrap_or_else(|p| p.into_inner());
                 let schema = r.schema();
-                r.next().map(|b| b.map(|b| (schema, b)))
+                let mut batches = Vec::new();
+                let mut n = 0;
+                while n < rows {
+                    match r.next() {
+                        Some(b) => {
+                            let b = b?;
+                            n += b.num_rows();
+                            batches.push(b);
+                        }
+                        None => break,
+                    }
+                }
+                Ok(Taken { schema, batches })
             });
-            match next {
-                None => Ok(None),
-                Some(Ok((schema, batch))) => Ok(Some(OneBatch { schema, batch })),
-                Some(Err(e)) => Err(value_error(e.to_string())),
-            }
+            taken.map_err(|e| value_error(e.to_string()))
         })
     }
 }

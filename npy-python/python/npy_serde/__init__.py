@@ -401,6 +401,10 @@ def scan(source, *, member=None, columns=None, batch_size=None, allow_pickle_dat
     return _native.Scan(_paths(source), None, None, columns, batch_size, allow_pickle_data)
 
 
+#: Rows per DataFrame that ``scan_npy`` hands to Polars (the reader's batches concatenated).
+_POLARS_ROWS = 1 << 20
+
+
 def scan_npy(source, *, member=None, batch_size=None, allow_pickle_data=False):
     """A Polars ``LazyFrame`` over ``.npy`` files (see :func:`scan` for `source`), through
     Polars' IO plugins (``polars.io.plugins.register_io_source``, unstable in Polars).
@@ -415,10 +419,16 @@ def scan_npy(source, *, member=None, batch_size=None, allow_pickle_data=False):
     s = scan(source, member=member, batch_size=batch_size, allow_pickle_data=allow_pickle_data)
     schema = pl.DataFrame(s.empty()).schema
 
-    def batches(with_columns, predicate, n_rows, _batch_size_hint):
+    def batches(with_columns, predicate, n_rows, batch_size_hint):
         left = n_rows
-        for b in s.batches(with_columns):
+        it = s.batches(with_columns)
+        # A DataFrame costs Polars the same whatever its rows: hand over large ones.
+        rows = max(batch_size_hint or 0, _POLARS_ROWS)
+        while True:
             if left is not None and left <= 0:
+                return
+            b = it.next_rows(rows if left is None else min(rows, left))
+            if b is None:
                 return
             df = pl.DataFrame(b)
             if predicate is not None:
