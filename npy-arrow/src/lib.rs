@@ -7,6 +7,8 @@
 //!   projection: fields not asked for are never decoded). Streamed in bounded memory: a batch
 //!   holds at most [`MAX_BATCH_BYTES`] of record bytes. [`read_batch`] reads a whole file as one
 //!   batch, [`read_batches`] as a `Vec`. [`schema_for`] gives the schema a header maps to.
+//! - Column tables (feature `npz`): an `.npz` of columns or a directory of `COLUMN.npy` files
+//!   read as batches by [`ColumnTableReader`] and written by [`ColumnTableWriter`].
 //! - Writing: [`NpyBatchWriter`] (any `Write + Seek`, a path, or an `.npz` member through
 //!   [`write_npz_member`]), configured by [`BatchWriterBuilder`]; [`write_batches`] writes a
 //!   whole `RecordBatchReader` to a path. The count need not be known up front: the header is
@@ -151,6 +153,8 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod choose;
+#[cfg(feature = "npz")]
+mod columns;
 mod decode;
 mod encode;
 mod foreign;
@@ -164,9 +168,12 @@ mod pread;
 mod reader;
 mod rows;
 mod schema;
+mod widths;
 mod writer;
 
 pub use choose::{choose_columns, ColumnChoiceError};
+#[cfg(feature = "npz")]
+pub use columns::{ColumnTableReader, ColumnTableWriter};
 #[doc(hidden)]
 pub use decode::arrow_err;
 #[doc(hidden)]
@@ -185,6 +192,7 @@ pub use schema::{
     data_type_for, schema_for, DESCR_KEY, FORTRAN_KEY, PLAIN_COLUMN, SHAPE_KEY, TITLE_KEY, UNIT_KEY,
 };
 #[cfg(feature = "npz")]
+pub use widths::{needs_width, string_widths};
 pub use writer::write_npz_member;
 pub use writer::{dtype_for_field, write_batches, BatchWriterBuilder, NpyBatchWriter};
 

@@ -55,9 +55,9 @@ pub const MAX_BATCH_BYTES: usize = 64 << 20;
 #[derive(Clone, Debug)]
 pub struct BatchReaderBuilder {
     batch_size: usize,
-    names: Option<Vec<String>>,
-    indices: Option<Vec<usize>>,
-    reader: ReaderBuilder,
+    pub(crate) names: Option<Vec<String>>,
+    pub(crate) indices: Option<Vec<usize>>,
+    pub(crate) reader: ReaderBuilder,
     zero_copy: bool,
     parallel: bool,
 }

@@ -57,7 +57,7 @@ use npy_serde::write::{NpyWriter, WriterBuilder};
 pub struct BatchWriterBuilder {
     widths: HashMap<String, usize>,
     default_width: Option<usize>,
-    foreign: Choices,
+    pub(crate) foreign: Choices,
     ignore_metadata: bool,
     version: Option<Version>,
     objects: ObjectChoice,

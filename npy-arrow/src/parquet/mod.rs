@@ -107,3 +107,40 @@ mod writer;
 pub use reader::{ParquetReader, AHEAD_BYTES};
 pub use threads::QUEUED_BATCHES;
 pub use writer::ParquetWriter;
+
+/// The Parquet codec named by `text`, as `npy convert --compression` and the Python package's
+/// `convert` take it: `none` (or `uncompressed`), `snappy`, `zstd` (level 3) or `zstd:LEVEL`.
+///
+/// ```
+/// use parquet::basic::{Compression, ZstdLevel};
+/// assert_eq!(npy_arrow::parquet::compression("snappy")?, Compression::SNAPPY);
+/// assert_eq!(npy_arrow::parquet::compression("zstd:9")?, Compression::ZSTD(ZstdLevel::try_new(9).unwrap()));
+/// assert!(npy_arrow::parquet::compression("lz5").is_err());
+/// # Ok::<(), npy_serde::Error>(())
+/// ```
+pub fn compression(text: &str) -> npy_serde::Result<parquet::basic::Compression> {
+    use parquet::basic::{Compression, ZstdLevel};
+    let say = |msg: String| npy_serde::Error::new(npy_serde::ErrorKind::Message(msg));
+    let bad = || {
+        say(format!(
+            "compression {text}: use none, snappy, zstd or zstd:LEVEL"
+        ))
+    };
+    Ok(match text {
+        "none" | "uncompressed" => Compression::UNCOMPRESSED,
+        "snappy" => Compression::SNAPPY,
+        z => {
+            let level = match z.strip_prefix("zstd") {
+                Some("") => 3,
+                Some(l) => l
+                    .strip_prefix(':')
+                    .and_then(|l| l.parse().ok())
+                    .ok_or_else(bad)?,
+                None => return Err(bad()),
+            };
+            let level =
+                ZstdLevel::try_new(level).map_err(|e| say(format!("compression {text}: {e}")))?;
+            Compression::ZSTD(level)
+        }
+    })
+}

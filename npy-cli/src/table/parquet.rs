@@ -8,7 +8,6 @@ use arrow_array::RecordBatchReader;
 use arrow_schema::{ArrowError, DataType, Schema, SchemaRef};
 use npy_arrow::DESCR_KEY;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
 use crate::choice::TableChoice;
@@ -114,27 +113,8 @@ pub fn write<R: RecordBatchReader>(
     read_err: impl Fn(ArrowError) -> Failure,
 ) -> CliResult {
     let output = o.output;
-    let compression = match o.compression.unwrap_or("snappy") {
-        "none" | "uncompressed" => Compression::UNCOMPRESSED,
-        "snappy" => Compression::SNAPPY,
-        z if z.starts_with("zstd") => {
-            let level = z
-                .strip_prefix("zstd")
-                .and_then(|l| l.strip_prefix(':'))
-                .map(|l| l.parse::<i32>())
-                .transpose()
-                .map_err(|_| Failure::usage(format!("--compression {z}: use zstd:LEVEL")))?
-                .unwrap_or(3);
-            Compression::ZSTD(
-                ZstdLevel::try_new(level).map_err(|e| Failure::usage(format!("{z}: {e}")))?,
-            )
-        }
-        other => {
-            return Err(Failure::usage(format!(
-                "--compression {other}: use none, snappy or zstd[:LEVEL]"
-            )))
-        }
-    };
+    let compression = npy_arrow::parquet::compression(o.compression.unwrap_or("snappy"))
+        .map_err(|e| Failure::usage(format!("--{e}")))?;
     let mut props = WriterProperties::builder().set_compression(compression);
     if let Some(n) = o.row_group_size {
         props = props.set_max_row_group_row_count(Some(n.max(1)));

@@ -1,0 +1,207 @@
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float32Type, Int64Type};
+use arrow_array::{ArrayRef, Float32Array, Int64Array, RecordBatch, StringArray};
+use arrow_schema::DataType;
+use npy_serde::npz::{Compression, NpzWriter};
+
+use crate::{BatchReaderBuilder, BatchWriterBuilder, NullPolicy};
+
+/// A fresh directory under the temporary one, removed when dropped.
+struct Dir(std::path::PathBuf);
+
+impl Dir {
+    fn new(name: &str) -> Dir {
+        let d =
+            std::env::temp_dir().join(format!("npy-arrow-columns-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        Dir(d)
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn batch(first: i64, n: usize) -> RecordBatch {
+    let ids: Vec<i64> = (first..first + n as i64).collect();
+    let xs: Vec<f32> = ids.iter().map(|&i| i as f32 / 2.0).collect();
+    let names: Vec<String> = ids.iter().map(|i| format!("n{i}")).collect();
+    RecordBatch::try_from_iter([
+        ("id", Arc::new(Int64Array::from(ids)) as ArrayRef),
+        ("x", Arc::new(Float32Array::from(xs)) as ArrayRef),
+        ("name", Arc::new(StringArray::from(names)) as ArrayRef),
+    ])
+    .unwrap()
+}
+
+fn read_all(
+    r: impl Iterator<Item = Result<RecordBatch, arrow_schema::ArrowError>>,
+) -> Vec<RecordBatch> {
+    r.collect::<Result<Vec<_>, _>>().unwrap()
+}
+
+fn concat(batches: &[RecordBatch]) -> RecordBatch {
+    arrow_select::concat::concat_batches(&batches[0].schema(), batches).unwrap()
+}
+
+/// Written as an archive and as a directory, in several batches; read back equal, the
+/// archive's members aligned plain arrays (`np.load(t.npz)['x']` is `<f4`), batch sizes kept.
+#[test]
+fn written_tables_read_back_equal() {
+    let d = Dir::new("round");
+    let parts = [batch(0, 5), batch(5, 7)];
+    let whole = concat(&parts);
+    for name in ["t.npz", "t"] {
+        let path = d.0.join(name);
+        let mut w = BatchWriterBuilder::new()
+            .string_width("name", 3)
+            .column_table(&path, &parts[0].schema())
+            .unwrap();
+        for p in &parts {
+            w.write(p).unwrap();
+        }
+        assert!(w.finish().unwrap().is_empty());
+        let r = BatchReaderBuilder::new()
+            .batch_size(4)
+            .open_column_table(&path)
+            .unwrap();
+        assert_eq!(r.num_rows(), 12);
+        let back = read_all(r);
+        assert_eq!(
+            back.iter().map(|b| b.num_rows()).collect::<Vec<_>>(),
+            [4, 4, 4]
+        );
+        // A directory's columns come in name order, an archive's in member order.
+        let order: &[usize] = if name == "t" { &[0, 2, 1] } else { &[0, 1, 2] };
+        let expected = whole.project(order).unwrap();
+        assert_eq!(concat(&back).columns(), expected.columns(), "{name}");
+        // Nothing but the table is left in the directory.
+        let left: Vec<_> = std::fs::read_dir(&d.0)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(
+            left.iter().all(|n| !n.to_string_lossy().ends_with(".tmp")),
+            "{left:?}"
+        );
+    }
+    let npz = npy_serde::npz::MmapNpz::open(d.0.join("t.npz")).unwrap();
+    assert_eq!(npz.keys().collect::<Vec<_>>(), ["id", "x", "name"]);
+    let x = npz.array("x").unwrap();
+    assert_eq!(x.header().dtype.descr(), "'<f4'");
+    assert_eq!(npz.data_offset("x").unwrap() % 64, 0);
+    let files: Vec<_> = ["id.npy", "name.npy", "x.npy"]
+        .iter()
+        .map(|f| d.0.join("t").join(f).exists())
+        .collect();
+    assert_eq!(files, [true; 3]);
+}
+
+/// An archive as `np.savez_compressed` writes one (deflated, unaligned) and a record column
+/// (a struct), projected by name.
+#[test]
+fn deflated_members_and_record_columns_projected() {
+    #[derive(serde::Serialize, npy_serde::NpyRecord)]
+    struct P {
+        a: i16,
+        b: f64,
+    }
+    let d = Dir::new("deflated");
+    let path = d.0.join("c.npz");
+    let mut w = NpzWriter::new(std::fs::File::create(&path).unwrap())
+        .with_compression(Compression::Deflate);
+    w.add("id", &[1i64, 2, 3]).unwrap();
+    w.add(
+        "p",
+        &[P { a: 1, b: 0.5 }, P { a: 2, b: 1.5 }, P { a: 3, b: 2.5 }],
+    )
+    .unwrap();
+    w.add("x", &[1.0f32, 2.0, 3.0]).unwrap();
+    w.finish().unwrap();
+    let r = BatchReaderBuilder::new()
+        .columns(["p", "id"])
+        .open_column_table(&path)
+        .unwrap();
+    let fields: Vec<_> = r
+        .schema_ref()
+        .fields()
+        .iter()
+        .map(|f| f.name().as_str())
+        .collect();
+    assert_eq!(fields, ["p", "id"]);
+    assert!(matches!(r.schema_ref().field(0).data_type(), DataType::Struct(f) if f.len() == 2));
+    let b = concat(&read_all(r));
+    let p = b.column(0).as_struct();
+    assert_eq!(
+        p.column(1)
+            .as_primitive::<arrow_array::types::Float64Type>()
+            .values(),
+        &[0.5, 1.5, 2.5]
+    );
+    assert_eq!(b.column(1).as_primitive::<Int64Type>().values(), &[1, 2, 3]);
+    let bad = BatchReaderBuilder::new()
+        .columns(["nope"])
+        .open_column_table(&path)
+        .unwrap_err();
+    assert!(bad.to_string().contains("no column `nope`"), "{bad}");
+}
+
+/// Columns of different lengths, an empty directory, and the `mask` policy are errors that
+/// say which; a failed table leaves nothing under its name.
+#[test]
+fn refusals_name_the_column() {
+    let d = Dir::new("refusals");
+    npy_serde::to_path(d.0.join("a.npy"), &[1i64, 2, 3]).unwrap();
+    npy_serde::to_path(d.0.join("b.npy"), &[1.0f32, 2.0]).unwrap();
+    let e = BatchReaderBuilder::new()
+        .open_column_table(&d.0)
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("column `b` has 2 rows, column `a` 3"),
+        "{e}"
+    );
+    let empty = d.0.join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let e = BatchReaderBuilder::new()
+        .open_column_table(&empty)
+        .unwrap_err();
+    assert!(e.to_string().contains("has none"), "{e}");
+
+    let with_null = RecordBatch::try_from_iter([(
+        "v",
+        Arc::new(Int64Array::from(vec![Some(1), None])) as ArrayRef,
+    )])
+    .unwrap();
+    let out = d.0.join("m.npz");
+    let mut w = BatchWriterBuilder::new()
+        .nulls(NullPolicy::Mask)
+        .column_table(&out, &with_null.schema())
+        .unwrap();
+    w.write(&with_null).unwrap();
+    let e = w.finish().unwrap_err();
+    assert!(e.to_string().contains("`mask` null policy"), "{e}");
+    assert!(!out.exists());
+    // The column choice of the builder picks the columns written.
+    let out = d.0.join("chosen.npz");
+    let b = batch(0, 3);
+    let mut w = BatchWriterBuilder::new()
+        .exclude(["name"])
+        .column_table(&out, &b.schema())
+        .unwrap();
+    w.write(&b).unwrap();
+    w.finish().unwrap();
+    let back = concat(&read_all(
+        BatchReaderBuilder::new().open_column_table(&out).unwrap(),
+    ));
+    assert_eq!(back.num_columns(), 2);
+    assert_eq!(
+        back.column(1).as_primitive::<Float32Type>().values(),
+        &[0.0, 0.5, 1.0]
+    );
+}
