@@ -1,5 +1,5 @@
-//! `scan`: `.npy` files (one, a directory's, a glob's, or an `.npz` member) as Arrow record
-//! batches through the Arrow PyCapsule interface (`__arrow_c_stream__`, `__arrow_c_schema__`),
+//! `scan`: `.npy` files (one, a directory's, a glob's, an `.npz` member, or a column table) as
+//! Arrow record batches through the Arrow PyCapsule interface (`__arrow_c_stream__`, `__arrow_c_schema__`),
 //! so `pyarrow.table(x)`, `polars.DataFrame(x)` and `duckdb.sql("FROM x")` take them with no
 //! pyarrow dependency here. Each `__arrow_c_stream__` call opens the files again (a scan can be
 //! read more than once); a `requested_schema` selects and orders the columns it names.
@@ -19,6 +19,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
 use crate::errors::{guard, value_error, IntoPy};
+use crate::filter::{Filter, Lit};
 
 const STREAM: &CStr = c"arrow_array_stream";
 const SCHEMA: &CStr = c"arrow_schema";
@@ -32,11 +33,13 @@ pub fn stream_capsule<'py>(
     PyCapsule::new_with_value(py, FFI_ArrowArrayStream::new(reader), STREAM)
 }
 
-/// What a scan reads: `.npy` files in order, or one member of an archive.
+/// What a scan reads: `.npy` files in order, one member of an archive, or a column table
+/// (an `.npz` of columns or a directory of `COLUMN.npy` files).
 #[derive(Clone, Debug)]
 enum Files {
     Npy(Vec<String>),
     Member { archive: String, key: String },
+    Columns(String),
 }
 
 /// The batches of the scanned files, one after another (every file of the same schema).
@@ -133,6 +136,11 @@ impl Scan {
                 let bytes = a.read_raw(key)?;
                 Ok(Box::new(builder.from_reader(Cursor::new(bytes))?))
             }
+            Files::Columns(path) => Ok(Box::new(
+                builder
+                    .open_column_table(path)
+                    .map_err(|e| in_file(e, path))?,
+            )),
             Files::Npy(paths) => {
                 let mut next: VecDeque<String> = paths.iter().cloned().collect();
                 let first = next
@@ -153,10 +161,12 @@ impl Scan {
 
 #[pymethods]
 impl Scan {
-    /// Scans the `.npy` files at `paths` (one schema for all), or the member `key` of the
-    /// archive at `archive`; the schema is read now, from the first file.
+    /// Scans the `.npy` files at `paths` (one schema for all), the member `key` of the
+    /// archive at `archive`, or with `column_table` the column table at `archive` (an `.npz`
+    /// or a directory); the schema is read now, from the first file.
     #[new]
-    #[pyo3(signature = (paths, archive, key, columns, batch_size, allow_pickle_data))]
+    #[pyo3(signature = (paths, archive, key, columns, batch_size, allow_pickle_data, column_table=false))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         paths: Vec<String>,
@@ -165,17 +175,18 @@ impl Scan {
         columns: Option<Vec<String>>,
         batch_size: Option<usize>,
         allow_pickle_data: bool,
+        column_table: bool,
     ) -> PyResult<Scan> {
         guard(|| {
-            let files = match (archive, key) {
-                (Some(archive), Some(key)) => Files::Member { archive, key },
-                (None, None) => Files::Npy(paths),
-                _ => {
-                    return Err(value_error(
-                        "an archive member needs the archive and the key",
-                    ))
-                }
-            };
+            let files =
+                match (archive, key, column_table) {
+                    (Some(table), None, true) => Files::Columns(table),
+                    (Some(archive), Some(key), false) => Files::Member { archive, key },
+                    (None, None, false) => Files::Npy(paths),
+                    _ => return Err(value_error(
+                        "an archive member needs the archive and the key; a column table its path",
+                    )),
+                };
             if batch_size == Some(0) {
                 return Err(value_error("batch_size must be at least 1"));
             }
@@ -237,13 +248,21 @@ impl Scan {
     }
 
     /// The batches (of at most `batch_size` rows) of the columns `columns` (all if `None`)
-    /// as one-batch streams, for the Polars source; read anew on each call.
-    #[pyo3(signature = (columns=None))]
-    fn batches(&self, py: Python<'_>, columns: Option<Vec<String>>) -> PyResult<Batches> {
+    /// as one-batch streams, for the Polars source; read anew on each call. `filter`:
+    /// `(column, op, literal)` conjuncts evaluated on each batch (see `filter.rs`).
+    #[pyo3(signature = (columns=None, filter=None))]
+    fn batches(
+        &self,
+        py: Python<'_>,
+        columns: Option<Vec<String>>,
+        filter: Option<Vec<(String, String, Option<Lit>)>>,
+    ) -> PyResult<Batches> {
         guard(|| {
+            let filter = Filter::new(filter.unwrap_or_default())?;
             let reader = py.detach(|| self.reader(columns.as_deref())).py()?;
             Ok(Batches {
                 reader: std::sync::Mutex::new(reader),
+                filter,
             })
         })
     }
@@ -285,6 +304,7 @@ fn requested(schema: &Schema, capsule: &Bound<'_, PyCapsule>) -> PyResult<Vec<St
 #[pyclass(module = "npy_serde._native")]
 pub struct Batches {
     reader: std::sync::Mutex<Box<dyn RecordBatchReader + Send>>,
+    filter: Filter,
 }
 
 #[pymethods]
@@ -335,9 +355,14 @@ impl Batches {
                 while n < rows {
                     match r.next() {
                         Some(b) => {
-                            let b = b?;
+                            let b = match self.filter.is_empty() {
+                                true => b?,
+                                false => self.filter.apply(b?)?,
+                            };
                             n += b.num_rows();
-                            batches.push(b);
+                            if b.num_rows() > 0 {
+                                batches.push(b);
+                            }
                         }
                         None => break,
                     }

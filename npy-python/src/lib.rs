@@ -6,6 +6,8 @@
 //! | file | owns |
 //! |---|---|
 //! | `arrow.rs` | `scan`: files as Arrow record batches through the PyCapsule interface |
+//! | `convert.rs` | `convert`: tables from one format to another (`.npy`, `.npz`, column tables, Parquet, Arrow IPC) |
+//! | `filter.rs` | `scan_npy`'s filter: a Polars predicate's column-literal conjuncts, evaluated on each batch |
 //! | `errors.rs` | the crate's errors as `npy_serde.errors` exceptions; panics kept out of Python |
 //! | `interrupt.rs` | Ctrl-C: work on a worker thread, signals polled by the caller |
 //! | `reader.rs` | a Python file object as a `Read` |
@@ -17,7 +19,9 @@
 //! | `save.rs` | headers as `numpy.save` writes them; archives written by the crate |
 
 mod arrow;
+mod convert;
 mod errors;
+mod filter;
 mod interrupt;
 mod load;
 mod npz;
@@ -114,6 +118,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(save::npy_header, m)?)?;
     m.add_function(wrap_pyfunction!(save::write_npz, m)?)?;
     m.add_function(wrap_pyfunction!(save::strings_npy, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::convert, m)?)?;
     m.add_class::<npz::Npz>()?;
     m.add_class::<arrow::Scan>()?;
     m.add_class::<arrow::Batches>()?;

@@ -39,6 +39,7 @@ __all__ = [
     "scan",
     "scan_npy",
     "read_npy",
+    "convert",
     "sql",
     "Query",
     "NpyError",
@@ -384,17 +385,36 @@ def _paths(source):
     return [path]
 
 
-def scan(source, *, member=None, columns=None, batch_size=None, allow_pickle_data=False):
+def scan(source, *, member=None, layout="rows", columns=None, batch_size=None,
+         allow_pickle_data=False):
     """Scan ``.npy`` files as Arrow record batches, through the Arrow PyCapsule interface:
     ``pyarrow.table(s)``, ``polars.DataFrame(s)`` and ``duckdb.sql("FROM s")`` take the result
     (no pyarrow needed here), and each of them reads the files anew.
 
     `source` is a ``.npy`` file, a directory (its ``*.npy`` files, sorted), a glob, or a list
     of them, every file of one schema; or an ``.npz`` archive with `member` the key of one of
-    its arrays. `columns` picks fields of a record array, in order; a consumer's
-    ``requested_schema`` does too. Record fields become columns, subarrays fixed-size lists,
-    as npy-arrow maps them; object arrays of strings with `allow_pickle_data`.
+    its arrays. With ``layout="columns"`` `source` is a column table: an ``.npz`` archive whose
+    members are the columns (what ``np.savez(path, **columns)`` writes) or a directory of
+    ``COLUMN.npy`` files, every array of one length; a 1-D array is a column of its type, an
+    N-d one a fixed-size-list column, a record array a struct column.
+
+    `columns` picks fields of a record array (of a column table: its columns), in order; a
+    consumer's ``requested_schema`` does too. Record fields become columns, subarrays
+    fixed-size lists, as npy-arrow maps them; object arrays of strings with `allow_pickle_data`.
+
+    >>> import numpy as np, npy_serde, pyarrow as pa, tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> np.savez(os.path.join(d, "t.npz"), id=np.arange(3), x=np.ones(3, "<f4"))
+    >>> pa.table(npy_serde.scan(os.path.join(d, "t.npz"), layout="columns")).column_names
+    ['id', 'x']
     """
+    if layout not in ("rows", "columns"):
+        raise ValueError(f"layout must be 'rows' or 'columns', not {layout!r}")
+    if layout == "columns":
+        if member is not None:
+            raise ValueError("a column table is a whole archive or directory: no member")
+        return _native.Scan([], os.fspath(source), None, columns, batch_size,
+                            allow_pickle_data, True)
     if member is not None:
         archive = os.fspath(source)
         return _native.Scan([], archive, member, columns, batch_size, allow_pickle_data)
@@ -405,23 +425,37 @@ def scan(source, *, member=None, columns=None, batch_size=None, allow_pickle_dat
 _POLARS_ROWS = 1 << 20
 
 
-def scan_npy(source, *, member=None, batch_size=None, allow_pickle_data=False):
-    """A Polars ``LazyFrame`` over ``.npy`` files (see :func:`scan` for `source`), through
-    Polars' IO plugins (``polars.io.plugins.register_io_source``, unstable in Polars).
+def scan_npy(source, *, member=None, layout="rows", batch_size=None, allow_pickle_data=False):
+    """A Polars ``LazyFrame`` over ``.npy`` files or a column table (see :func:`scan` for
+    `source`, `member` and `layout`), through Polars' IO plugins
+    (``polars.io.plugins.register_io_source``, unstable in Polars; tested with Polars 2.1).
 
-    The projection (``select``, ``with_columns``) is pushed into the scan: only those fields
-    are decoded. ``head(n)`` / ``n_rows`` stop the scan once n rows are out. A filter is
-    applied to each batch as Polars gives it, exactly (the scan decodes every row first).
+    Pushed into the scan:
+
+    - the projection (``select``, ``with_columns``): only those fields are decoded;
+    - ``head(n)`` / ``n_rows``: the scan stops once n rows are out;
+    - the filter's conjuncts (terms joined by ``&``) that compare one column with a literal:
+      ``==``, ``!=``, ``<``, ``<=``, ``>``, ``>=`` (either side), ``is_between``,
+      ``is_null()``, ``is_not_null()``, on integer, float, boolean and string columns. They are
+      evaluated on each batch in Rust, so the rows they drop never become Polars frames. A term
+      whose literal the column cannot hold exactly, a float compared with zero or a
+      non-finite value, and every other expression (``|``, ``is_in``, arithmetic, dates) are
+      left to Polars.
+
+    Polars applies the whole predicate to what the scan gives, so the answer is always the
+    predicate's, exactly.
     """
     import polars as pl
     from polars.io.plugins import register_io_source
 
-    s = scan(source, member=member, batch_size=batch_size, allow_pickle_data=allow_pickle_data)
+    s = scan(source, member=member, layout=layout, batch_size=batch_size,
+             allow_pickle_data=allow_pickle_data)
     schema = pl.DataFrame(s.empty()).schema
 
     def batches(with_columns, predicate, n_rows, batch_size_hint):
         left = n_rows
-        it = s.batches(with_columns)
+        terms = _polars_filter(predicate) if predicate is not None else []
+        it = s.batches(with_columns, terms or None)
         # A DataFrame costs Polars the same whatever its rows: hand over large ones.
         rows = max(batch_size_hint or 0, _POLARS_ROWS)
         while True:
@@ -441,12 +475,155 @@ def scan_npy(source, *, member=None, batch_size=None, allow_pickle_data=False):
     return register_io_source(io_source=batches, schema=schema)
 
 
-def read_npy(source, *, member=None, columns=None, allow_pickle_data=False):
-    """A Polars ``DataFrame`` of ``.npy`` files (see :func:`scan`), read now."""
+_FLIPPED = {"Eq": "==", "NotEq": "!=", "Lt": ">", "LtEq": ">=", "Gt": "<", "GtEq": "<="}
+_OPS = {"Eq": "==", "NotEq": "!=", "Lt": "<", "LtEq": "<=", "Gt": ">", "GtEq": ">="}
+_NO_LITERAL = object()
+
+
+def _polars_literal(node):
+    """The Python value of a Polars literal node (its JSON form), or ``_NO_LITERAL``."""
+    lit = node.get("Literal") if isinstance(node, dict) else None
+    if not isinstance(lit, dict) or len(lit) != 1:
+        return _NO_LITERAL
+    (kind, value), = lit.items()
+    if not isinstance(value, dict) or len(value) != 1:
+        return _NO_LITERAL
+    (typ, v), = value.items()
+    if kind == "Dyn" and typ in ("Int", "Float"):
+        return v
+    if kind == "Scalar":
+        if typ == "Boolean" and isinstance(v, bool):
+            return v
+        if typ == "String" and isinstance(v, str):
+            return v
+        if typ.startswith(("Int", "UInt")) and isinstance(v, int) and not isinstance(v, bool):
+            return v
+        if typ.startswith("Float") and isinstance(v, (int, float)) and not isinstance(v, bool):
+            return float(v)
+    return _NO_LITERAL
+
+
+def _polars_terms(node, out):
+    """Appends the pushable conjuncts of the Polars expression `node` (its JSON form)."""
+    if not isinstance(node, dict) or len(node) != 1:
+        return
+    (kind, body), = node.items()
+    if kind == "BinaryExpr":
+        op, left, right = body.get("op"), body.get("left"), body.get("right")
+        if op in ("And", "LogicalAnd"):
+            _polars_terms(left, out)
+            _polars_terms(right, out)
+        elif op in _OPS:
+            if isinstance(left, dict) and isinstance(left.get("Column"), str):
+                v = _polars_literal(right)
+                if v is not _NO_LITERAL:
+                    out.append((left["Column"], _OPS[op], v))
+            elif isinstance(right, dict) and isinstance(right.get("Column"), str):
+                v = _polars_literal(left)
+                if v is not _NO_LITERAL:
+                    out.append((right["Column"], _FLIPPED[op], v))
+    elif kind == "Function":
+        inputs, function = body.get("input"), body.get("function")
+        if not isinstance(inputs, list) or not inputs or not isinstance(inputs[0], dict):
+            return
+        column = inputs[0].get("Column")
+        if not isinstance(column, str) or not isinstance(function, dict):
+            return
+        boolean = function.get("Boolean")
+        if boolean in ("IsNull", "IsNotNull") and len(inputs) == 1:
+            out.append((column, "is_null" if boolean == "IsNull" else "is_not_null", None))
+        elif isinstance(boolean, dict) and "IsBetween" in boolean and len(inputs) == 3:
+            closed = boolean["IsBetween"].get("closed")
+            lo, hi = _polars_literal(inputs[1]), _polars_literal(inputs[2])
+            if lo is not _NO_LITERAL and closed in ("Both", "Left", "Right", "None"):
+                out.append((column, ">=" if closed in ("Both", "Left") else ">", lo))
+            if hi is not _NO_LITERAL and closed in ("Both", "Left", "Right", "None"):
+                out.append((column, "<=" if closed in ("Both", "Right") else "<", hi))
+
+
+def _polars_filter(predicate):
+    """The conjuncts of a Polars predicate the scan evaluates (see :func:`scan_npy`); none if
+    its form is not one this package reads (Polars then applies it alone, as always)."""
+    import json
+
+    try:
+        tree = json.loads(predicate.meta.serialize(format="json"))
+    except Exception:  # a Polars without the JSON form: nothing is pushed
+        return []
+    out = []
+    _polars_terms(tree, out)
+    return out
+
+
+def read_npy(source, *, member=None, layout="rows", columns=None, allow_pickle_data=False):
+    """A Polars ``DataFrame`` of ``.npy`` files or a column table (see :func:`scan`), read now."""
     import polars as pl
 
-    return pl.DataFrame(scan(source, member=member, columns=columns,
+    return pl.DataFrame(scan(source, member=member, layout=layout, columns=columns,
                              allow_pickle_data=allow_pickle_data))
+
+
+def _policies(what, policy):
+    """`nulls` / `decimals` as ``(column or None, policy)`` pairs: a string for every column,
+    a mapping of column names (``None`` for the others) to policies."""
+    if policy is None:
+        return []
+    if isinstance(policy, str):
+        return [(None, policy)]
+    if isinstance(policy, collections.abc.Mapping):
+        return [(None if k is None else str(k), str(v)) for k, v in policy.items()]
+    raise TypeError(f"{what} must be a str or a mapping of column names to policies")
+
+
+def convert(src, dst, *, member=None, key=None, layout="rows", columns=None, exclude=None,
+            nulls=None, decimals=None, compression=None, row_group_size=None,
+            allow_pickle_data=False):
+    """Convert a table from one format to another, as ``npy convert`` does: the formats by
+    extension, ``.npy``, ``.npz``, ``.parquet``, ``.arrow`` (Arrow IPC, also ``.feather``),
+    and column tables (an ``.npz`` of columns or a directory of ``COLUMN.npy`` files).
+
+    - `src`: a ``.npy`` file, an ``.npz`` archive with `member` the key of an array (without
+      it, the archive is read as a column table), a directory (a column table), a Parquet or
+      an Arrow IPC file.
+    - `dst`: the output; written under a temporary name beside it and renamed over it when
+      complete (a failed conversion leaves no file). An ``.npz`` output holds the table as
+      the member `key` (default: `src`'s stem); with ``layout="columns"`` it is a column table
+      (stored members, each one's data aligned at 64 bytes), and a `dst` without one of the
+      extensions above a directory of ``COLUMN.npy`` files.
+    - `columns`, `exclude`: the top-level columns, in order (others are never decoded).
+    - `nulls`, `decimals` (``.npy`` / ``.npz`` output): a policy for every column
+      (``nulls="nan"``) or a mapping of column names to policies (``{"price": "fill=0",
+      None: "nan"}``, ``None`` for the others). Nulls: ``error`` (default: an error naming
+      column and row), ``nan``, ``fill=VALUE``, ``mask`` (a ``NAME_valid`` field beside each
+      nullable column; not for column tables). Decimals: ``auto`` (default: float64 up to 15
+      digits, exact back), ``f8``, ``scaled`` (int64 of the unscaled value).
+    - `compression` (Parquet output): ``none``, ``snappy`` (default), ``zstd`` or
+      ``zstd:LEVEL``; `row_group_size`: most rows per row group.
+    - `allow_pickle_data`: object arrays of ``str`` / ``bytes`` read as data (never run).
+
+    A string column from a table is as wide (``U<n>``) as its widest value anywhere in it.
+    Returns, for a column table, the columns whose Arrow type a plain array cannot keep (their
+    values exact, their type the dtype's own on reading); else an empty list.
+
+    >>> import numpy as np, npy_serde, tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> np.save(os.path.join(d, "a.npy"), np.array([(1, 2.5)], dtype=[("id", "<i8"), ("x", "<f8")]))
+    >>> npy_serde.convert(os.path.join(d, "a.npy"), os.path.join(d, "a.parquet"))
+    []
+    >>> npy_serde.convert(os.path.join(d, "a.parquet"), os.path.join(d, "cols.npz"), layout="columns")
+    []
+    >>> np.load(os.path.join(d, "cols.npz"))["x"]
+    array([2.5])
+    """
+    if exclude is not None and isinstance(exclude, str):
+        exclude = [exclude]
+    if columns is not None and isinstance(columns, str):
+        columns = [columns]
+    return _native.convert(
+        os.fspath(src), os.fspath(dst), member, key, layout,
+        None if columns is None else list(columns), list(exclude or []),
+        _policies("nulls", nulls), _policies("decimals", decimals),
+        compression, row_group_size, allow_pickle_data)
 
 
 class Query:
