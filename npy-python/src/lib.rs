@@ -118,6 +118,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(save::npy_header, m)?)?;
     m.add_function(wrap_pyfunction!(save::write_npz, m)?)?;
     m.add_function(wrap_pyfunction!(save::strings_npy, m)?)?;
+    m.add_function(wrap_pyfunction!(save::objects_npy, m)?)?;
     m.add_function(wrap_pyfunction!(convert::convert, m)?)?;
     m.add_class::<npz::Npz>()?;
     m.add_class::<arrow::Scan>()?;

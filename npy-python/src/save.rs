@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use npy_serde::npz::NpzWriter;
+use npy_serde::pickle::PyValue;
 use npy_serde::{DType, Header};
 
 use crate::errors::{guard, to_py, value_error, IntoPy};
@@ -52,6 +53,86 @@ pub fn strings_npy<'py>(
             npy_serde::pickle::strings_to_vec(it)
         };
         Ok(PyBytes::new(py, &bytes))
+    })
+}
+
+/// The `.npy` bytes of an object array of `shape` whose elements, in C order, are `values`:
+/// `str`, `bytes`, `int`, `float`, `complex`, `bool`, `None`, and `list`s, `tuple`s and `dict`s
+/// of them (exactly those types: a subclass, a NumPy scalar say, would come back as its base
+/// type, so it is refused), through the crate's pickle writer.
+#[pyfunction]
+pub fn objects_npy<'py>(
+    py: Python<'py>,
+    values: Vec<Bound<'py, PyAny>>,
+    shape: Vec<u64>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    guard(|| {
+        let values = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                to_value(v, 0).map_err(|e| {
+                    let e = e.value(py).to_string();
+                    value_error(format!("saving an object array: element {i}: {e}"))
+                })
+            })
+            .collect::<PyResult<Vec<PyValue>>>()?;
+        let bytes = npy_serde::pickle::objects_to_vec(&values, &shape).py()?;
+        Ok(PyBytes::new(py, &bytes))
+    })
+}
+
+/// `v` as the pickle writer's value, if it is one of the plain types.
+fn to_value(v: &Bound<'_, PyAny>, depth: usize) -> PyResult<PyValue> {
+    use pyo3::types::{PyBool, PyComplex, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+    let deeper = |items: &mut dyn Iterator<Item = Bound<'_, PyAny>>| {
+        if depth >= npy_serde::pickle::MAX_WRITE_DEPTH {
+            return Err(value_error(format!(
+                "lists, tuples and dicts nested more than {} deep",
+                npy_serde::pickle::MAX_WRITE_DEPTH
+            )));
+        }
+        items
+            .map(|x| to_value(&x, depth + 1))
+            .collect::<PyResult<Vec<_>>>()
+    };
+    Ok(if v.is_none() {
+        PyValue::None
+    } else if v.is_exact_instance_of::<PyBool>() {
+        PyValue::Bool(v.is_truthy()?)
+    } else if v.is_exact_instance_of::<PyInt>() {
+        match v.extract::<i64>() {
+            Ok(n) => PyValue::Int(n),
+            Err(_) => PyValue::BigInt(v.str()?.to_string()),
+        }
+    } else if v.is_exact_instance_of::<PyFloat>() {
+        PyValue::Float(v.extract()?)
+    } else if let Ok(c) = v.cast_exact::<PyComplex>() {
+        PyValue::Complex(c.real(), c.imag())
+    } else if let Ok(s) = v.cast_exact::<PyString>() {
+        PyValue::Str(s.to_str()?.to_owned())
+    } else if let Ok(b) = v.cast_exact::<PyBytes>() {
+        PyValue::Bytes(b.as_bytes().to_vec())
+    } else if let Ok(l) = v.cast_exact::<PyList>() {
+        PyValue::List(deeper(&mut l.iter())?)
+    } else if let Ok(t) = v.cast_exact::<PyTuple>() {
+        PyValue::Tuple(deeper(&mut t.iter())?)
+    } else if let Ok(d) = v.cast_exact::<PyDict>() {
+        let flat: Vec<Bound<'_, PyAny>> = d.iter().flat_map(|(k, v)| [k, v]).collect();
+        let flat = deeper(&mut flat.into_iter())?;
+        let mut pairs = Vec::with_capacity(flat.len() / 2);
+        let mut it = flat.into_iter();
+        while let (Some(k), Some(v)) = (it.next(), it.next()) {
+            pairs.push((k, v));
+        }
+        PyValue::Dict(pairs)
+    } else {
+        let t = v.get_type();
+        return Err(value_error(format!(
+            "a {t}: this writer takes str, bytes, int, float, complex, bool, None, and lists, \
+             tuples and dicts of them (np.save pickles any object, for \
+             np.load(allow_pickle=True) to read)"
+        )));
     })
 }
 

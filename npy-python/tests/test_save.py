@@ -85,7 +85,6 @@ def test_strings_round_trip(tmp_path):
     assert back.dtype == object and back.tolist() == values.tolist()
     ours = npy_serde.load(tmp_path / "s.npy", allow_pickle_data=True)
     assert ours.tolist() == values.tolist()
-    with pytest.raises(NpyValueError, match="str and None"):
-        npy_serde.save(tmp_path / "o.npy", np.array([1, "a"], dtype=object))
-    with pytest.raises(NpyValueError, match="1-D"):
-        npy_serde.save(tmp_path / "o.npy", np.array([["a"]], dtype=object))
+    # Other element types and shapes: test_save_objects.py.
+    with pytest.raises(NpyValueError, match="this writer takes str, bytes"):
+        npy_serde.save(tmp_path / "o.npy", np.array([1, {1}], dtype=object))

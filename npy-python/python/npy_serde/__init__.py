@@ -278,25 +278,23 @@ def _npy_parts(arr):
 
 
 def _objects_npy(arr):
-    """An object (or StringDType) array of ``str`` / ``None``, 1-D, through the crate's pickle
-    writer (NumPy 1.26 and 2.x load it)."""
-    if arr.ndim != 1:
-        raise NpyValueError(
-            f"saving an object array of shape {arr.shape}: this writer takes 1-D arrays of str "
-            "and None (np.save pickles any other, for np.load(allow_pickle=True) to read)")
-    values = arr.tolist()
+    """An object array through the crate's pickle writer (NumPy 1.26 and 2.x load it): any
+    shape, its elements ``str``, ``bytes``, ``int``, ``float``, ``complex``, ``bool``,
+    ``None``, and lists, tuples and dicts of them; or a 1-D ``StringDType`` array of ``str``
+    (``None`` its ``na_object``)."""
     if arr.dtype.kind == "T":
+        if arr.ndim != 1:
+            raise NpyValueError(
+                f"saving a StringDType array of shape {arr.shape}: this writer takes 1-D ones "
+                "(save arr.ravel() and reshape it after loading)")
+        values = arr.tolist()
         na = getattr(arr.dtype, "na_object", _MISSING)
         if na is not _MISSING and na is not None:
             raise NpyValueError("saving a StringDType array: its na_object must be None")
         values = [None if (na is not _MISSING and v is na) else v for v in values]
         return np.frombuffer(_native.strings_npy(values, True, na is not _MISSING), np.uint8)
-    bad = next((v for v in values if v is not None and not isinstance(v, str)), _MISSING)
-    if bad is not _MISSING:
-        raise NpyValueError(
-            f"saving an object array holding a {type(bad).__name__}: this writer takes str "
-            "and None")
-    return np.frombuffer(_native.strings_npy(values, False, False), np.uint8)
+    values = list(arr.ravel(order="C"))
+    return np.frombuffer(_native.objects_npy(values, [int(d) for d in arr.shape]), np.uint8)
 
 
 _MISSING = object()
@@ -319,8 +317,11 @@ def _write(file, parts, suffix):
 
 def save(file, arr):
     """Save an array to a ``.npy`` file, as ``np.save`` does: for every array it writes without
-    a pickle, the same bytes. A path without the ``.npy`` extension gets it. Object and
-    ``StringDType`` arrays of ``str`` / ``None`` are written by the crate's pickle writer."""
+    a pickle, the same bytes. A path without the ``.npy`` extension gets it. Object arrays of
+    any shape holding ``str``, ``bytes``, ``int``, ``float``, ``complex``, ``bool``, ``None``
+    and lists, tuples and dicts of them, and 1-D ``StringDType`` arrays, are written by the
+    crate's pickle writer (NumPy 1.26 and 2.x load them with ``allow_pickle=True``; this
+    package with ``allow_pickle_data=True``); any other element raises."""
     arr = np.asanyarray(arr)
     header, data = _npy_parts(arr)
     _write(file, [header, data], ".npy")

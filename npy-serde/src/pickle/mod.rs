@@ -75,7 +75,8 @@ mod write;
 pub use options::{Encoding, PickleOptions};
 pub use value::{ObjectArray, PyArray, PyValue};
 pub use write::{
-    strings_to_path, strings_to_path_stringdtype, strings_to_vec, strings_to_vec_stringdtype,
+    objects_to_vec, strings_to_path, strings_to_path_stringdtype, strings_to_vec,
+    strings_to_vec_stringdtype, MAX_WRITE_DEPTH,
 };
 
 pub(crate) use elements::{array_elements, not_an_array};

@@ -13,6 +13,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::pickle::PyValue;
 
 /// The pickle opcodes before the element count.
 const PREFIX: &[u8] =
@@ -209,6 +210,231 @@ pub fn strings_to_path_stringdtype<'a, P: AsRef<Path>>(
     na_object: bool,
 ) -> Result<()> {
     to_path(path.as_ref(), values, Kind::Strings { na: na_object })
+}
+
+/// How deep [`objects_to_vec`] follows lists, tuples and dicts inside each other.
+pub const MAX_WRITE_DEPTH: usize = 100;
+
+/// The `.npy` header of an object array of `shape` (format 1.0, as `np.save` writes it).
+fn header_of_shape(shape: &[u64]) -> Vec<u8> {
+    let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
+    let shape = match dims.len() {
+        1 => format!("({},)", dims[0]),
+        _ => format!("({})", dims.join(", ")),
+    };
+    let dict = format!("{{'descr': '|O', 'fortran_order': False, 'shape': {shape}, }}");
+    let total = (10 + dict.len() + 1).div_ceil(64) * 64;
+    let mut out = Vec::with_capacity(total);
+    out.extend_from_slice(b"\x93NUMPY\x01\x00");
+    out.extend_from_slice(&((total - 10) as u16).to_le_bytes());
+    out.extend_from_slice(dict.as_bytes());
+    out.resize(total - 1, b' ');
+    out.push(b'\n');
+    out
+}
+
+/// Pushes the `int` `n` (BININT or LONG1).
+fn push_int(out: &mut Vec<u8>, n: i64) {
+    match i32::try_from(n) {
+        Ok(n) => {
+            out.push(b'J');
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        Err(_) => push_long(out, &n.to_le_bytes()),
+    }
+}
+
+/// Pushes LONG1 / LONG4 of a little-endian two's complement `bytes`, minimal as Python's.
+fn push_long(out: &mut Vec<u8>, bytes: &[u8]) {
+    let mut len = bytes.len();
+    while len > 1 {
+        let (top, next) = (bytes[len - 1], bytes[len - 2]);
+        if (top == 0 && next < 0x80) || (top == 0xff && next >= 0x80) {
+            len -= 1;
+        } else {
+            break;
+        }
+    }
+    match u8::try_from(len) {
+        Ok(l) => out.extend_from_slice(&[0x8a, l]),
+        Err(_) => {
+            out.push(0x8b);
+            out.extend_from_slice(&(len as u32).to_le_bytes());
+        }
+    }
+    out.extend_from_slice(&bytes[..len]);
+}
+
+/// The little-endian two's complement bytes of the decimal integer `text`.
+fn big_int_bytes(text: &str) -> Option<Vec<u8>> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    // The magnitude, base 256, little-endian.
+    let mut mag: Vec<u8> = vec![0];
+    for d in digits.bytes() {
+        let mut carry = u32::from(d - b'0');
+        for byte in mag.iter_mut() {
+            let v = u32::from(*byte) * 10 + carry;
+            *byte = (v & 0xff) as u8;
+            carry = v >> 8;
+        }
+        while carry > 0 {
+            mag.push((carry & 0xff) as u8);
+            carry >>= 8;
+        }
+    }
+    mag.push(0); // the sign bit clear
+    if negative {
+        let mut carry = 1u16;
+        for byte in mag.iter_mut() {
+            let v = u16::from(!*byte) + carry;
+            *byte = (v & 0xff) as u8;
+            carry = v >> 8;
+        }
+    }
+    Some(mag)
+}
+
+/// Pushes a `str`, a `bytes` object's content after `short` / `long` opcodes.
+fn push_sized(out: &mut Vec<u8>, data: &[u8], short: u8, long: u8, huge: u8) {
+    if let Ok(l) = u8::try_from(data.len()) {
+        out.extend_from_slice(&[short, l]);
+    } else if let Ok(l) = u32::try_from(data.len()) {
+        out.push(long);
+        out.extend_from_slice(&l.to_le_bytes());
+    } else {
+        out.push(huge);
+        out.extend_from_slice(&(data.len() as u64).to_le_bytes());
+    }
+    out.extend_from_slice(data);
+}
+
+/// Pushes one element (see [`objects_to_vec`] for what is written).
+fn push_value(out: &mut Vec<u8>, v: &PyValue, depth: usize) -> Result<()> {
+    if depth > MAX_WRITE_DEPTH {
+        return Err(Error::limit(
+            "the nesting of lists, tuples and dicts",
+            MAX_WRITE_DEPTH as u64,
+            depth as u64,
+        ));
+    }
+    let items = |out: &mut Vec<u8>, vs: &[PyValue]| -> Result<()> {
+        vs.iter().try_for_each(|v| push_value(out, v, depth + 1))
+    };
+    match v {
+        PyValue::None => out.push(b'N'),
+        PyValue::Bool(true) => out.push(0x88),
+        PyValue::Bool(false) => out.push(0x89),
+        PyValue::Int(n) => push_int(out, *n),
+        PyValue::BigInt(text) => {
+            let bytes = big_int_bytes(text).ok_or_else(|| {
+                Error::invalid_value(format!("{text:?} is not a decimal integer"))
+            })?;
+            push_long(out, &bytes);
+        }
+        PyValue::Float(f) => {
+            out.push(b'G');
+            out.extend_from_slice(&f.to_be_bytes());
+        }
+        PyValue::Complex(re, im) => {
+            out.extend_from_slice(b"cbuiltins\ncomplex\nG");
+            out.extend_from_slice(&re.to_be_bytes());
+            out.push(b'G');
+            out.extend_from_slice(&im.to_be_bytes());
+            out.extend_from_slice(b"\x86R");
+        }
+        PyValue::Str(s) => push_sized(out, s.as_bytes(), 0x8c, b'X', 0x8d),
+        PyValue::Bytes(b) => push_sized(out, b, b'C', b'B', 0x8e),
+        PyValue::List(vs) => {
+            out.push(b']');
+            if !vs.is_empty() {
+                out.push(b'(');
+                items(out, vs)?;
+                out.push(b'e');
+            }
+        }
+        PyValue::Tuple(vs) if vs.is_empty() => out.push(b')'),
+        PyValue::Tuple(vs) => {
+            out.push(b'(');
+            items(out, vs)?;
+            out.push(b't');
+        }
+        PyValue::Dict(kvs) => {
+            out.push(b'}');
+            if !kvs.is_empty() {
+                out.push(b'(');
+                for (k, v) in kvs {
+                    push_value(out, k, depth + 1)?;
+                    push_value(out, v, depth + 1)?;
+                }
+                out.push(b'u');
+            }
+        }
+        other => {
+            return Err(Error::mismatch(
+                "str, bytes, int, float, complex, bool, None, or a list, tuple or dict of them",
+                other.type_name(),
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// A whole `.npy` file holding `values` (in C order) as an object array of `shape`, which
+/// `np.load(path, allow_pickle=True)` reads in NumPy 1.x and 2.x (the pickle names
+/// `numpy.core.multiarray._reconstruct`, as [`strings_to_vec`]'s). Elements: `None`, `bool`,
+/// `int` (any size), `float`, `complex`, `str`, `bytes`, and `list`s, `tuple`s and `dict`s of
+/// them, [`MAX_WRITE_DEPTH`] deep at most; any other value is an error naming its index and
+/// type. The count of `values` must be the product of `shape`.
+///
+/// ```
+/// use npy_serde::{pickle::{self, PyValue}, ReaderBuilder};
+/// let values = [PyValue::Int(1), PyValue::Str("a".into()),
+///               PyValue::List(vec![PyValue::Float(0.5)]), PyValue::None];
+/// let file = pickle::objects_to_vec(&values, &[2, 2])?;
+/// let back = ReaderBuilder::new().allow_pickle_data(true).read_objects_slice(&file)?;
+/// assert_eq!(back.shape, [2, 2]);
+/// assert_eq!(back.values, values);
+/// # Ok::<(), npy_serde::Error>(())
+/// ```
+pub fn objects_to_vec(values: &[PyValue], shape: &[u64]) -> Result<Vec<u8>> {
+    let count = shape
+        .iter()
+        .try_fold(1u64, |a, &d| a.checked_mul(d))
+        .ok_or_else(|| Error::overflow(format!("the shape {shape:?}")))?;
+    if count != values.len() as u64 {
+        return Err(Error::mismatch(
+            format!("{count} values (the shape {shape:?})"),
+            format!("{}", values.len()),
+        ));
+    }
+    let mut out = header_of_shape(shape);
+    out.extend_from_slice(PREFIX);
+    match shape {
+        [n] => {
+            push_int(&mut out, *n as i64);
+            out.push(0x85);
+        }
+        dims => {
+            out.push(b'(');
+            for &d in dims {
+                push_int(&mut out, d as i64);
+            }
+            out.push(b't');
+        }
+    }
+    // DTYPE without its leading TUPLE1 (the shape is closed above).
+    out.extend_from_slice(&DTYPE[1..]);
+    for (i, v) in values.iter().enumerate() {
+        push_value(&mut out, v, 0).map_err(|e| e.at_record(i as u64))?;
+    }
+    out.extend_from_slice(SUFFIX);
+    Ok(out)
 }
 
 #[cfg(test)]
