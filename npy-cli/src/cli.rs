@@ -64,7 +64,9 @@ cat --json (and convert to .json):
   .npz: an object {key: value} for every .npy member, in archive order.
   object arrays (--allow-pickle-data): str a string, None null, bytes latin-1 text, bool,
   int (any size), float and complex as above, lists, tuples and sets as lists, dicts and
-  records as objects (keys other than str as their Python repr), NumPy arrays nested.
+  records as objects (keys other than str as their Python repr), NumPy arrays nested;
+  datetime, date and time as isoformat() text, timezone as its tzname(), timedelta as its
+  exact seconds, Decimal as its exact number (NaN, Infinity as strings).
   Plain text prints each element as Python's repr; a class or function is refused.
 sql --json: an array of objects, one per result row, values as above; a NULL is null, or
   \"NaT\" in a datetime/duration column; complex columns (structs of real and imag) as

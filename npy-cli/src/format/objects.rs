@@ -1,14 +1,17 @@
 //! Python objects (the elements of an object array, read as data) written as the tool writes
 //! typed values: in the JSON convention (`str` a string, `bytes` latin-1 text, `None` null,
 //! lists, tuples and sets as lists, dicts and records as objects, NumPy arrays as nested
-//! lists) and as readable text (Python's `repr`: `'a'`, `None`, `[1, (2, 'x')]`).
+//! lists; `datetime`, `date` and `time` as their `isoformat()` text, a `timezone` as its
+//! `tzname()`, a `timedelta` as its exact seconds, a `Decimal` as its exact number, `"NaN"` and
+//! `"Infinity"` as strings) and as readable text (Python's `repr`: `'a'`, `None`,
+//! `[1, (2, 'x')]`, `datetime.date(2020, 2, 29)`, `Decimal('1.10')`).
 //!
 //! A class or function named as a value (`range`, which NumPy's own test files hold) is
 //! refused: [`first_global`] finds it before anything is written.
 
 use std::io::{self, Write};
 
-use npy_serde::pickle::{PyArray, PyValue};
+use npy_serde::pickle::{PyArray, PyTime, PyTimeDelta, PyTimeZone, PyValue};
 use npy_serde::Value;
 
 use crate::format::json::{json_str, write_json};
@@ -84,9 +87,25 @@ pub fn object_json(out: &mut dyn Write, v: &PyValue) -> io::Result<()> {
         }
         PyValue::Scalar(x) => write_json(out, x),
         PyValue::Array(a) => nested(out, a, &a.shape, &mut 0),
+        PyValue::DateTime(d) => json_str(out, &d.isoformat()),
+        PyValue::Date(d) => json_str(out, &d.isoformat()),
+        PyValue::Time(t) => json_str(out, &t.isoformat()),
+        PyValue::TimeZone(tz) => json_str(out, &tz.tzname()),
+        // Exact seconds, a JSON number (`-86394.999993`).
+        PyValue::TimeDelta(d) => out.write_all(d.total_seconds_text().as_bytes()),
+        // A finite decimal's text is a JSON number (`1.10`, `-0`, `1E+3`); NaN and the
+        // infinities are strings, as floats' are.
+        PyValue::Decimal(t) if is_finite_decimal(t) => out.write_all(t.as_bytes()),
+        PyValue::Decimal(t) => json_str(out, t),
         // Refused before writing (first_global); written as its name if it gets here.
         PyValue::Global { module, name } => json_str(out, &format!("{module}.{name}")),
     }
+}
+
+/// Whether a decimal's text (`str(Decimal)`) is a finite number, not `NaN` or `Infinity`.
+fn is_finite_decimal(t: &str) -> bool {
+    t.trim_start_matches('-')
+        .starts_with(|c: char| c.is_ascii_digit())
 }
 
 /// A NumPy array inside an object array, nested by its shape as `tolist()` nests it.
@@ -179,6 +198,86 @@ pub fn object_text(out: &mut String, v: &PyValue) {
             out.push_str(&String::from_utf8_lossy(&buf));
         }
         PyValue::Global { module, name } => out.push_str(&format!("<class '{module}.{name}'>")),
+        PyValue::DateTime(d) => {
+            let t = &d.time;
+            out.push_str(&format!(
+                "datetime.datetime({}, {}, {}, {}",
+                d.date.year,
+                d.date.month,
+                d.date.day,
+                clock_args(t)
+            ));
+            // Python's order: fold, then tzinfo (a time's is the other way round).
+            if t.fold {
+                out.push_str(", fold=1");
+            }
+            if let Some(tz) = &t.tzinfo {
+                out.push_str(&format!(", tzinfo={}", timezone_repr(tz)));
+            }
+            out.push(')');
+        }
+        PyValue::Date(d) => out.push_str(&format!(
+            "datetime.date({}, {}, {})",
+            d.year, d.month, d.day
+        )),
+        PyValue::Time(t) => {
+            out.push_str(&format!("datetime.time({}", clock_args(t)));
+            if let Some(tz) = &t.tzinfo {
+                out.push_str(&format!(", tzinfo={}", timezone_repr(tz)));
+            }
+            if t.fold {
+                out.push_str(", fold=1");
+            }
+            out.push(')');
+        }
+        PyValue::TimeDelta(d) => out.push_str(&timedelta_repr(d)),
+        PyValue::TimeZone(tz) => out.push_str(&timezone_repr(tz)),
+        PyValue::Decimal(t) => out.push_str(&format!("Decimal({})", repr_str(t))),
+    }
+}
+
+/// The hour, minute and, when not zero, second and microsecond, as `repr` lists them.
+fn clock_args(t: &PyTime) -> String {
+    let mut s = format!("{}, {}", t.hour, t.minute);
+    if t.second != 0 || t.microsecond != 0 {
+        s.push_str(&format!(", {}", t.second));
+    }
+    if t.microsecond != 0 {
+        s.push_str(&format!(", {}", t.microsecond));
+    }
+    s
+}
+
+/// `repr(timedelta)`: its fields that are not zero, by name; `datetime.timedelta(0)` for zero.
+fn timedelta_repr(d: &PyTimeDelta) -> String {
+    let mut parts = Vec::new();
+    if d.days != 0 {
+        parts.push(format!("days={}", d.days));
+    }
+    if d.seconds != 0 {
+        parts.push(format!("seconds={}", d.seconds));
+    }
+    if d.microseconds != 0 {
+        parts.push(format!("microseconds={}", d.microseconds));
+    }
+    if parts.is_empty() {
+        parts.push("0".into());
+    }
+    format!("datetime.timedelta({})", parts.join(", "))
+}
+
+/// `repr(timezone)`: `datetime.timezone.utc`, or the offset and the name given.
+fn timezone_repr(tz: &PyTimeZone) -> String {
+    if tz.is_utc() {
+        return "datetime.timezone.utc".into();
+    }
+    match &tz.name {
+        Some(n) => format!(
+            "datetime.timezone({}, {})",
+            timedelta_repr(&tz.offset),
+            repr_str(n)
+        ),
+        None => format!("datetime.timezone({})", timedelta_repr(&tz.offset)),
     }
 }
 
@@ -271,6 +370,65 @@ mod tests {
             "['a', None, b'caf\\xe9', nan, (1,), {2: True}, 1180591620717411303424]"
         );
         assert_eq!(text(&PyValue::Set(vec![])), "set()");
+    }
+
+    #[test]
+    fn datetimes_and_decimals_as_python_writes_them() {
+        use npy_serde::pickle::{PyDate, PyDateTime};
+        let est = PyTimeZone::new(
+            PyTimeDelta::new(0, -5 * 3600, 0).unwrap(),
+            Some("EST".into()),
+        )
+        .unwrap();
+        let mut time = PyTime::new(1, 30, 0, 0).unwrap();
+        time.fold = true;
+        time.tzinfo = Some(est.clone());
+        let folded = PyValue::DateTime(PyDateTime {
+            date: PyDate::new(2021, 11, 7).unwrap(),
+            time,
+        });
+        let plain = PyValue::DateTime(PyDateTime {
+            date: PyDate::new(2020, 1, 2).unwrap(),
+            time: PyTime::new(3, 4, 5, 0).unwrap(),
+        });
+        let mut t = PyTime::new(1, 2, 0, 5).unwrap();
+        t.fold = true;
+        t.tzinfo = Some(PyTimeZone::utc());
+        let v = PyValue::List(vec![
+            plain,
+            folded,
+            PyValue::Date(PyDate::new(2020, 2, 29).unwrap()),
+            PyValue::Time(t),
+            PyValue::Time(PyTime::new(0, 0, 0, 0).unwrap()),
+            PyValue::TimeDelta(PyTimeDelta::new(-1, 5, 7).unwrap()),
+            PyValue::TimeDelta(PyTimeDelta::new(0, 0, 0).unwrap()),
+            PyValue::TimeZone(est),
+            PyValue::TimeZone(
+                PyTimeZone::new(PyTimeDelta::new(0, 0, 0).unwrap(), Some("UTC".into())).unwrap(),
+            ),
+            PyValue::Decimal("1.10".into()),
+            PyValue::Decimal("-Infinity".into()),
+        ]);
+        // Python 3.11's repr of the same values.
+        assert_eq!(
+            text(&v),
+            "[datetime.datetime(2020, 1, 2, 3, 4, 5), \
+             datetime.datetime(2021, 11, 7, 1, 30, fold=1, tzinfo=datetime.timezone(\
+             datetime.timedelta(days=-1, seconds=68400), 'EST')), \
+             datetime.date(2020, 2, 29), \
+             datetime.time(1, 2, 0, 5, tzinfo=datetime.timezone.utc, fold=1), \
+             datetime.time(0, 0), \
+             datetime.timedelta(days=-1, seconds=5, microseconds=7), datetime.timedelta(0), \
+             datetime.timezone(datetime.timedelta(days=-1, seconds=68400), 'EST'), \
+             datetime.timezone(datetime.timedelta(0), 'UTC'), \
+             Decimal('1.10'), Decimal('-Infinity')]"
+        );
+        assert_eq!(
+            json(&v),
+            "[\"2020-01-02T03:04:05\", \"2021-11-07T01:30:00-05:00\", \"2020-02-29\", \
+             \"01:02:00.000005+00:00\", \"00:00:00\", -86394.999993, 0, \"EST\", \"UTC\", 1.10, \
+             \"-Infinity\"]"
+        );
     }
 
     #[test]

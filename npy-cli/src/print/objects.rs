@@ -127,6 +127,13 @@ fn cell(v: &PyValue) -> String {
     match v {
         PyValue::None => String::new(),
         PyValue::Str(s) => csv_quote(s),
+        // Their text without JSON's quotes: ISO dates and times, a time zone's name, the
+        // decimal's own text.
+        PyValue::DateTime(d) => csv_quote(&d.isoformat()),
+        PyValue::Date(d) => csv_quote(&d.isoformat()),
+        PyValue::Time(t) => csv_quote(&t.isoformat()),
+        PyValue::TimeZone(tz) => csv_quote(&tz.tzname()),
+        PyValue::Decimal(t) => csv_quote(t),
         other => {
             let mut json = Vec::new();
             // Writing to a Vec cannot fail.

@@ -375,8 +375,82 @@ fn untag(v: &Json) -> Json {
                 .collect::<Vec<_>>(),
             &serde_json::from_value::<Vec<usize>>(body["shape"].clone()).unwrap(),
         ),
+        // datetime values as their isoformat() text, a timezone as its tzname(), a timedelta
+        // as its seconds, a Decimal as its number (NaN and infinities as text).
+        "datetime" => {
+            let f = |i: usize| body[i].as_i64().unwrap();
+            Json::String(format!(
+                "{:04}-{:02}-{:02}T{}",
+                f(0),
+                f(1),
+                f(2),
+                clock(&body.as_array().unwrap()[3..])
+            ))
+        }
+        "date" => Json::String(format!(
+            "{:04}-{:02}-{:02}",
+            body[0].as_i64().unwrap(),
+            body[1].as_i64().unwrap(),
+            body[2].as_i64().unwrap()
+        )),
+        "time" => Json::String(clock(body.as_array().unwrap())),
+        "timedelta" => serde_json::from_str(&seconds_text(body)).unwrap(),
+        "timezone" => Json::String(match (&body[1], seconds_micros(&body[0]["timedelta"])) {
+            (Json::String(name), _) => name.clone(),
+            (_, 0) => "UTC".into(),
+            (_, t) => format!("UTC{}", offset_text(t)),
+        }),
+        "decimal" => {
+            let t = body.as_str().unwrap();
+            match serde_json::from_str::<Json>(t) {
+                Ok(n) if n.is_number() => n,
+                _ => Json::String(t.into()),
+            }
+        }
         other => panic!("tag {other}"),
     }
+}
+
+/// A tagged timedelta's `[days, seconds, microseconds]` in microseconds.
+fn seconds_micros(td: &Json) -> i128 {
+    let f = |i: usize| i128::from(td[i].as_i64().unwrap());
+    (f(0) * 86_400 + f(1)) * 1_000_000 + f(2)
+}
+
+/// A tagged timedelta as its exact seconds (`{"timedelta": [-1, 5, 7]}` is `-86394.999993`).
+fn seconds_text(td: &Json) -> String {
+    let t = seconds_micros(td);
+    let sign = if t < 0 { "-" } else { "" };
+    let (whole, frac) = (t.unsigned_abs() / 1_000_000, t.unsigned_abs() % 1_000_000);
+    match frac {
+        0 => format!("{sign}{whole}"),
+        f => format!("{sign}{whole}.{}", format!("{f:06}").trim_end_matches('0')),
+    }
+}
+
+/// A UTC offset in microseconds as isoformat() writes it: `+05:30`, `-02:59:52.999999`.
+fn offset_text(t: i128) -> String {
+    let sign = if t < 0 { '-' } else { '+' };
+    let (secs, us) = (t.unsigned_abs() / 1_000_000, t.unsigned_abs() % 1_000_000);
+    let hm = format!("{sign}{:02}:{:02}", secs / 3600, secs / 60 % 60);
+    match (secs % 60, us) {
+        (0, 0) => hm,
+        (s, 0) => format!("{hm}:{s:02}"),
+        (s, us) => format!("{hm}:{s:02}.{us:06}"),
+    }
+}
+
+/// A tagged time of day `[hour, minute, second, microsecond, fold, tzinfo]` as isoformat().
+fn clock(t: &[Json]) -> String {
+    let f = |i: usize| t[i].as_i64().unwrap();
+    let mut s = format!("{:02}:{:02}:{:02}", f(0), f(1), f(2));
+    if f(3) != 0 {
+        s.push_str(&format!(".{:06}", f(3)));
+    }
+    if let Some(tz) = t[5].get("timezone") {
+        s.push_str(&offset_text(seconds_micros(&tz[0]["timedelta"])));
+    }
+    s
 }
 
 /// Flat C-order values nested by `shape` (a bare value for 0-d), as `tolist()` nests them.

@@ -5,7 +5,10 @@
 //! maps, a nested array as nested sequences by its shape (as `ndarray.tolist()`), a NumPy
 //! scalar as its value. An `int` past `i64` reads as a `u64` when it fits, as an `i128`/`u128`
 //! when asked for one and it fits, else as its decimal text (as in JSON); `bytes` as a sequence of
-//! bytes (`Vec<u8>`), or as bytes when asked for them (`serde_bytes`). A global (a class or function the pickle names) is an error naming it.
+//! bytes (`Vec<u8>`), or as bytes when asked for them (`serde_bytes`). A `datetime`, `date` or
+//! `time` reads as its `isoformat()` text, a `timezone` as its `tzname()` (`UTC`, `UTC+05:30`,
+//! its name), a `timedelta` as its `total_seconds()` (an `f64`), a `Decimal` as its exact text
+//! (`1.10`, `NaN`). A global (a class or function the pickle names) is an error naming it.
 
 use super::value::{PyArray, PyValue};
 use crate::error::{Error, ErrorKind};
@@ -98,6 +101,12 @@ impl<'de> de::Deserializer<'de> for PyValue {
             }
             PyValue::Scalar(x) => scalar_value(x).deserialize_any(v),
             PyValue::Array(a) => nested(*a).deserialize_any(v),
+            PyValue::DateTime(d) => v.visit_string(d.isoformat()),
+            PyValue::Date(d) => v.visit_string(d.isoformat()),
+            PyValue::Time(t) => v.visit_string(t.isoformat()),
+            PyValue::TimeZone(tz) => v.visit_string(tz.tzname()),
+            PyValue::TimeDelta(d) => v.visit_f64(d.total_seconds()),
+            PyValue::Decimal(s) => v.visit_string(s),
             PyValue::Global { module, name } => Err(global_error(&module, &name)),
         }
     }
@@ -202,6 +211,12 @@ impl Serialize for PyValue {
             }
             PyValue::Scalar(v) => scalar_value(v.clone()).serialize(s),
             PyValue::Array(a) => nested((**a).clone()).serialize(s),
+            PyValue::DateTime(d) => s.serialize_str(&d.isoformat()),
+            PyValue::Date(d) => s.serialize_str(&d.isoformat()),
+            PyValue::Time(t) => s.serialize_str(&t.isoformat()),
+            PyValue::TimeZone(tz) => s.serialize_str(&tz.tzname()),
+            PyValue::TimeDelta(d) => s.serialize_f64(d.total_seconds()),
+            PyValue::Decimal(t) => s.serialize_str(t),
             PyValue::Global { module, name } => {
                 Err(serde::ser::Error::custom(global_error(module, name)))
             }
@@ -230,6 +245,21 @@ mod tests {
         assert_eq!(big, -(1i128 << 70));
         let s: f32 = Deserialize::deserialize(PyValue::Scalar(Value::Float(1.5))).unwrap();
         assert_eq!(s, 1.5);
+    }
+
+    #[test]
+    fn datetimes_and_decimals_read_as_their_text() {
+        use super::super::{PyDate, PyTimeDelta};
+        let d = PyValue::Date(PyDate::new(2020, 2, 29).unwrap());
+        let got: String = Deserialize::deserialize(d).unwrap();
+        assert_eq!(got, "2020-02-29");
+        let td = PyValue::TimeDelta(PyTimeDelta::new(0, 90, 500_000).unwrap());
+        let got: f64 = Deserialize::deserialize(td.clone()).unwrap();
+        assert_eq!(got, 90.5);
+        let v = PyValue::List(vec![PyValue::Decimal("1.10".into()), td]);
+        let json: Vec<serde_json::Value> = Deserialize::deserialize(v.clone()).unwrap();
+        assert_eq!(json, [serde_json::json!("1.10"), serde_json::json!(90.5)]);
+        assert_eq!(serde_json::to_string(&v).unwrap(), r#"["1.10",90.5]"#);
     }
 
     #[test]

@@ -40,7 +40,13 @@ pub(crate) fn expand(g: &Graph, budget: Budget, max_depth: usize) -> Result<PyVa
 /// The bytes a leaf costs the budget.
 pub(crate) fn leaf_bytes(v: &PyValue) -> u64 {
     match v {
-        PyValue::Str(s) | PyValue::BigInt(s) => s.len() as u64,
+        PyValue::Str(s) | PyValue::BigInt(s) | PyValue::Decimal(s) => s.len() as u64,
+        PyValue::TimeZone(tz) => tz.name.as_ref().map_or(0, |n| n.len() as u64),
+        PyValue::Time(t) | PyValue::DateTime(super::stdlib::PyDateTime { time: t, .. }) => t
+            .tzinfo
+            .as_ref()
+            .and_then(|tz| tz.name.as_ref())
+            .map_or(0, |n| n.len() as u64),
         PyValue::Bytes(b) => b.len() as u64,
         PyValue::Global { module, name } => (module.len() + name.len()) as u64,
         _ => 0,

@@ -1,6 +1,8 @@
 //! The globals this reader recognises by name (see the table in `numpy.rs`): never imported,
 //! only named.
 
+use super::stdlib::StdType;
+
 /// A global this reader turns into data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Known {
@@ -19,6 +21,8 @@ pub(crate) enum Known {
     ByteArray,
     Set,
     Complex,
+    /// `datetime.date`, `.time`, `.datetime`, `.timedelta`, `.timezone`, `decimal.Decimal`.
+    Std(StdType),
 }
 
 /// The recognised global `module.name`, if it is one.
@@ -48,7 +52,7 @@ pub(crate) fn known_global(module: &str, name: &str) -> Option<Known> {
         ("builtins" | "__builtin__", "bytearray") => Known::ByteArray,
         ("builtins" | "__builtin__", "set" | "frozenset") => Known::Set,
         ("builtins" | "__builtin__", "complex") => Known::Complex,
-        _ => return None,
+        (m, n) => return StdType::of(m, n).map(Known::Std),
     })
 }
 
@@ -67,6 +71,7 @@ pub(crate) fn known_name(k: Known) -> (&'static str, &'static str) {
         Known::ByteArray => ("builtins", "bytearray"),
         Known::Set => ("builtins", "set"),
         Known::Complex => ("builtins", "complex"),
+        Known::Std(t) => t.name(),
     }
 }
 

@@ -6,8 +6,10 @@
 //! interprets the pickle opcodes of protocols 0 to 5 as data and is safe by construction: it
 //! never imports or calls anything. The globals NumPy's own pickles need (the array, dtype and
 //! scalar reconstructors under `numpy.core` and `numpy._core`, `StringDType`'s, `_codecs.encode`
-//! and a few builtins: see the table in `numpy.rs`) are recognised by name and turned into
-//! data; any other global becomes [`PyValue::Global`] naming it, and applying it (`REDUCE`,
+//! and a few builtins: see the table in `numpy.rs`) and the standard library's `datetime`
+//! values and `decimal.Decimal` (from the state CPython pickles for them, every field checked:
+//! [`PyValue::DateTime`], [`PyValue::Decimal`] and their kin) are recognised by name and
+//! turned into data; any other global becomes [`PyValue::Global`] naming it, and applying it (`REDUCE`,
 //! `BUILD`, `NEWOBJ`, `INST`, `OBJ`) is an error naming it. Protocol 5's out-of-band buffers
 //! and persistent ids are refused.
 //!
@@ -31,6 +33,7 @@
 //! | `machine.rs` | the opcodes, the stack, the memo; the object graph |
 //! | `globals.rs`, `numpy.rs` | the globals recognised by name; what `REDUCE`/`BUILD` on them build |
 //! | `graph.rs` | the object graph's nodes |
+//! | `stdlib.rs`, `stdstate.rs` | `datetime`'s `date`, `time`, `datetime`, `timedelta`, `timezone` and `decimal.Decimal`: their values and text forms; built from the state CPython pickles, checked |
 //! | `npdtype.rs` | a pickled `numpy.dtype` resolved into this crate's dtype model |
 //! | `text.rs` | protocol-0 strings, big integers |
 //! | `limits.rs`, `expand.rs` | the graph expanded into [`PyValue`]s under the budget |
@@ -38,7 +41,7 @@
 //! | `stream.rs` | the common data list of `str`/`bytes`/`None` walked from the bytes, no graph node per element |
 //! | `options.rs` | [`PickleOptions`], [`Encoding`] |
 //! | `value.rs` | [`PyValue`], [`PyArray`], [`ObjectArray`] |
-//! | `write.rs` | strings written as an object array NumPy 1.x and 2.x load: [`strings_to_vec`], [`strings_to_path`]; as a `StringDType` array NumPy >= 2 loads: [`strings_to_vec_stringdtype`], [`strings_to_path_stringdtype`] |
+//! | `write.rs` | strings written as an object array NumPy 1.x and 2.x load: [`strings_to_vec`], [`strings_to_path`]; as a `StringDType` array NumPy >= 2 loads: [`strings_to_vec_stringdtype`], [`strings_to_path_stringdtype`]; any shape of plain Python values: [`objects_to_vec`] |
 //! | `de.rs` | serde: a [`PyValue`] as a `Deserializer`, and `Serialize` |
 //!
 //! ```
@@ -67,12 +70,15 @@ mod machine;
 mod npdtype;
 mod numpy;
 mod options;
+mod stdlib;
+mod stdstate;
 mod stream;
 mod text;
 mod value;
 mod write;
 
 pub use options::{Encoding, PickleOptions};
+pub use stdlib::{PyDate, PyDateTime, PyTime, PyTimeDelta, PyTimeZone};
 pub use value::{ObjectArray, PyArray, PyValue};
 pub use write::{
     objects_to_vec, strings_to_path, strings_to_path_stringdtype, strings_to_vec,

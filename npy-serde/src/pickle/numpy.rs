@@ -12,6 +12,7 @@
 //! | `numpy._core._internal._convert_to_stringdtype_kwargs` | NumPy 2's `StringDType(na_object=...)` |
 //! | `_codecs.encode` | `bytes` (how Python 3 pickles `bytes` at protocols 0-2) |
 //! | `builtins`/`__builtin__` `bytearray`, `set`, `frozenset`, `complex` | those values |
+//! | `datetime` `date`, `time`, `datetime`, `timedelta`, `timezone`; `decimal.Decimal` | those values, from the state CPython pickles, every field checked (`stdlib.rs`, `stdstate.rs`) |
 
 use super::globals::Known;
 use super::graph::{Id, Node};
@@ -152,6 +153,18 @@ pub(crate) fn reduce(
                 }
                 _ => return Err(wrong()),
             }
+        }
+        // The arguments of these are values already built (a state's bytes, a timedelta, a
+        // timezone): leaves of the graph, which never change once made.
+        Known::Std(ty) => {
+            let leaves: Vec<Option<&PyValue>> = a
+                .iter()
+                .map(|&id| match &nodes[id] {
+                    Node::Leaf(v) => Some(v),
+                    _ => None,
+                })
+                .collect();
+            Node::Leaf(super::stdstate::reduce(ty, &leaves)?)
         }
         Known::NdArray | Known::RecArray | Known::RecordType => {
             let (module, name) = super::globals::known_name(known);

@@ -1,6 +1,7 @@
 //! The data a pickle holds once interpreted: [`PyValue`] (a Python value made only of data)
 //! and [`PyArray`] (a NumPy array found inside one, such as an element of a ragged array).
 
+use super::stdlib::{PyDate, PyDateTime, PyTime, PyTimeDelta, PyTimeZone};
 use crate::value::Value;
 
 /// A Python value rebuilt from a pickle without running any code.
@@ -47,6 +48,20 @@ pub enum PyValue {
     Record(Vec<(String, PyValue)>),
     /// A NumPy array (an element of a ragged object array, say).
     Array(Box<PyArray>),
+    /// A `datetime.datetime`, from the state CPython pickles (fields checked).
+    DateTime(PyDateTime),
+    /// A `datetime.date`.
+    Date(PyDate),
+    /// A `datetime.time`.
+    Time(PyTime),
+    /// A `datetime.timedelta`.
+    TimeDelta(PyTimeDelta),
+    /// A `datetime.timezone` (a fixed offset from UTC; `timezone.utc` is the offset 0 without
+    /// a name).
+    TimeZone(PyTimeZone),
+    /// A `decimal.Decimal`, as the text `str()` gives for it (`1.10`, `-Infinity`, `1E+3`):
+    /// exact, never a float.
+    Decimal(String),
     /// A global the pickle names but this reader does not turn into data (a class or function,
     /// such as `builtins.range`): kept by name, never imported.
     Global {
@@ -79,6 +94,12 @@ impl PyValue {
             PyValue::Scalar(_) => "numpy scalar",
             PyValue::Record(_) => "numpy.void",
             PyValue::Array(_) => "numpy.ndarray",
+            PyValue::DateTime(_) => "datetime.datetime",
+            PyValue::Date(_) => "datetime.date",
+            PyValue::Time(_) => "datetime.time",
+            PyValue::TimeDelta(_) => "datetime.timedelta",
+            PyValue::TimeZone(_) => "datetime.timezone",
+            PyValue::Decimal(_) => "decimal.Decimal",
             PyValue::Global { .. } => "global",
         }
     }

@@ -8,7 +8,10 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use npy_serde::pickle::{Encoding, ObjectArray, PickleOptions, PyValue};
+use npy_serde::pickle::{
+    Encoding, ObjectArray, PickleOptions, PyDate, PyDateTime, PyTime, PyTimeDelta, PyTimeZone,
+    PyValue,
+};
 use npy_serde::{NpzArchive, ReaderBuilder, Value};
 use npy_serde_tests::fixtures_dir;
 use serde_json::{json, Value as Json};
@@ -85,7 +88,26 @@ fn to_json(v: &PyValue) -> Json {
         }
         PyValue::Array(a) => json!({"array": {"shape": a.shape, "values": all(&a.values)}}),
         PyValue::Global { module, name } => json!({"global": [module, name]}),
+        PyValue::DateTime(d) => {
+            let t = &d.time;
+            json!({"datetime": [d.date.year, d.date.month, d.date.day, t.hour, t.minute,
+                t.second, t.microsecond, u8::from(t.fold), t.tzinfo.as_ref().map(timezone_json)]})
+        }
+        PyValue::Date(d) => json!({"date": [d.year, d.month, d.day]}),
+        PyValue::Time(t) => json!({"time": [t.hour, t.minute, t.second, t.microsecond,
+            u8::from(t.fold), t.tzinfo.as_ref().map(timezone_json)]}),
+        PyValue::TimeDelta(d) => timedelta_json(d),
+        PyValue::TimeZone(tz) => timezone_json(tz),
+        PyValue::Decimal(s) => json!({"decimal": s}),
     }
+}
+
+fn timedelta_json(d: &PyTimeDelta) -> Json {
+    json!({"timedelta": [d.days, d.seconds, d.microseconds]})
+}
+
+fn timezone_json(tz: &PyTimeZone) -> Json {
+    json!({"timezone": [timedelta_json(&tz.offset), tz.name]})
 }
 
 fn options(encoding: &str) -> ReaderBuilder {
@@ -186,6 +208,86 @@ fn object_arrays_from_pypi_packages_read_as_np_load_reads_them() {
             .unwrap_err();
         assert!(err.to_string().contains("builtins.range"), "{name}: {err}");
     }
+}
+
+/// datetime and decimal values (`make_pickle.py`'s `stdlib` array) read at every protocol
+/// as CPython pickled them: the values exactly, the fold bit from protocol 4 on (NumPy 2's
+/// np.save; protocols 0-3 do not write it), Python 2 states as Latin-1 text or bytes.
+#[test]
+fn datetimes_and_decimals_read_exactly_at_every_protocol() {
+    let dt = |y, mo, d, h, mi, s, us| PyDateTime {
+        date: PyDate::new(y, mo, d).unwrap(),
+        time: PyTime::new(h, mi, s, us).unwrap(),
+    };
+    let est = PyTimeZone::new(
+        PyTimeDelta::new(0, -5 * 3600, 0).unwrap(),
+        Some("EST".into()),
+    )
+    .unwrap();
+    for (name, fold, encoding) in [
+        ("stdlib.npy", true, Encoding::Ascii),
+        ("stdlib_protocol0.npy", false, Encoding::Ascii),
+        ("stdlib_protocol2.npy", false, Encoding::Ascii),
+        ("stdlib_protocol3.npy", false, Encoding::Ascii),
+        ("stdlib_protocol5.npy", true, Encoding::Ascii),
+        ("python2_datetimes.npy", false, Encoding::Latin1),
+        ("python2_datetimes.npy", false, Encoding::Bytes),
+    ] {
+        let rb = ReaderBuilder::new()
+            .allow_pickle_data(true)
+            .pickle_options(PickleOptions::default().encoding(encoding));
+        let a = rb.read_objects_slice(&fixture_bytes("np2", name)).unwrap();
+        let v = &a.values;
+        assert_eq!(
+            v[0],
+            PyValue::DateTime(dt(2020, 1, 2, 3, 4, 5, 0)),
+            "{name}"
+        );
+        assert_eq!(
+            v[2],
+            PyValue::DateTime(dt(9999, 12, 31, 23, 59, 59, 999_999))
+        );
+        let mut utc = dt(2020, 1, 2, 3, 4, 5, 6);
+        utc.time.tzinfo = Some(PyTimeZone::utc());
+        assert_eq!(v[3], PyValue::DateTime(utc));
+        let mut folded = dt(2021, 11, 7, 1, 30, 0, 0);
+        folded.time.fold = fold;
+        folded.time.tzinfo = Some(est.clone());
+        assert_eq!(v[4], PyValue::DateTime(folded), "{name}");
+        assert_eq!(v[6], PyValue::Date(PyDate::new(2020, 2, 29).unwrap()));
+        let PyValue::Time(t) = &v[11] else {
+            panic!("{name}: {:?}", v[11])
+        };
+        assert_eq!(t.isoformat(), "01:02:03.000004+05:30");
+        if name.starts_with("python2") {
+            assert_eq!(v.len(), 13);
+            continue;
+        }
+        assert_eq!(
+            v[14],
+            PyValue::TimeDelta(PyTimeDelta {
+                days: -1,
+                seconds: 5,
+                microseconds: 7
+            })
+        );
+        assert_eq!(v[18], PyValue::TimeZone(PyTimeZone::utc()));
+        assert_eq!(v[19], PyValue::TimeZone(est.clone()));
+        assert_eq!(v[22], PyValue::Decimal("1.10".into()));
+        assert_eq!(v[28], PyValue::Decimal("-sNaN12".into()));
+        assert_eq!(
+            v[29],
+            PyValue::Decimal("123456789012345678901234567890.123456789".into())
+        );
+    }
+    // A typed read of them: their text (isoformat, str(Decimal)), a timedelta's seconds.
+    let got: Vec<Json> = options("ascii")
+        .deserialize_slice(&fixture_bytes("np2", "stdlib.npy"))
+        .unwrap();
+    assert_eq!(got[5], json!("2024-02-29T12:00:00-02:59:52.999999"));
+    assert_eq!(got[14], json!(-86394.999993));
+    assert_eq!(got[20], json!("UTC-02:59:52.999999"));
+    assert_eq!(got[22], json!("1.10"));
 }
 
 #[test]
