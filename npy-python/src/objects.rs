@@ -1,13 +1,16 @@
 //! The values of an object array (the data-only pickle reader's [`PyValue`]s) as Python
 //! objects, built from a fixed allow-list: `None`, `bool`, `int`, `float`, `complex`, `str`,
-//! `bytes`, `list`, `tuple`, `set`, `dict`, NumPy scalars and arrays. Nothing named by the
-//! pickle is imported or called: a class or function it names (`range`, say) is refused.
+//! `bytes`, `list`, `tuple`, `set`, `dict`, NumPy scalars and arrays, `datetime.datetime`,
+//! `.date`, `.time`, `.timedelta`, `.timezone` and `decimal.Decimal` (made by
+//! `npy_serde._build` from the modules it imports itself, out of the checked fields). Nothing
+//! named by the pickle is imported or called: a class or function it names (`range`, say) is
+//! refused.
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyComplex, PyDict, PyList, PySet, PyTuple};
 
-use npy_serde::pickle::{PyArray, PyValue};
+use npy_serde::pickle::{PyArray, PyTime, PyTimeDelta, PyTimeZone, PyValue};
 use npy_serde::Value;
 
 use crate::errors::value_error;
@@ -67,6 +70,34 @@ pub fn to_py<'py>(py: Python<'py>, v: &PyValue) -> PyResult<Bound<'py, PyAny>> {
         .into_any(),
         PyValue::Scalar(x) => build(py)?.getattr("scalar")?.call1(scalar(py, x)?)?,
         PyValue::Array(a) => array(py, a)?,
+        PyValue::DateTime(d) => {
+            let t = &d.time;
+            build(py)?.getattr("datetime")?.call1((
+                d.date.year,
+                d.date.month,
+                d.date.day,
+                t.hour,
+                t.minute,
+                t.second,
+                t.microsecond,
+                t.fold,
+                tzinfo(py, t)?,
+            ))?
+        }
+        PyValue::Date(d) => build(py)?
+            .getattr("date")?
+            .call1((d.year, d.month, d.day))?,
+        PyValue::Time(t) => build(py)?.getattr("time")?.call1((
+            t.hour,
+            t.minute,
+            t.second,
+            t.microsecond,
+            t.fold,
+            tzinfo(py, t)?,
+        ))?,
+        PyValue::TimeDelta(d) => timedelta(py, d)?,
+        PyValue::TimeZone(tz) => timezone(py, tz)?,
+        PyValue::Decimal(text) => build(py)?.getattr("decimal")?.call1((text.as_str(),))?,
         PyValue::Global { module, name } => {
             return Err(value_error(format!(
                 "an element is the Python class or function {module}.{name}, named in the \
@@ -74,6 +105,28 @@ pub fn to_py<'py>(py: Python<'py>, v: &PyValue) -> PyResult<Bound<'py, PyAny>> {
             )));
         }
     })
+}
+
+/// `datetime.timedelta(days, seconds, microseconds)`.
+fn timedelta<'py>(py: Python<'py>, d: &PyTimeDelta) -> PyResult<Bound<'py, PyAny>> {
+    build(py)?
+        .getattr("timedelta")?
+        .call1((d.days, d.seconds, d.microseconds))
+}
+
+/// `datetime.timezone(offset[, name])` (`timezone.utc` for the offset 0 without a name).
+fn timezone<'py>(py: Python<'py>, tz: &PyTimeZone) -> PyResult<Bound<'py, PyAny>> {
+    build(py)?
+        .getattr("timezone")?
+        .call1((timedelta(py, &tz.offset)?, tz.name.as_deref()))
+}
+
+/// A time's `tzinfo`: `None` or its `datetime.timezone`.
+fn tzinfo<'py>(py: Python<'py>, t: &PyTime) -> PyResult<Bound<'py, PyAny>> {
+    match &t.tzinfo {
+        Some(tz) => timezone(py, tz),
+        None => Ok(py.None().into_bound(py)),
+    }
 }
 
 /// A NumPy scalar as `(kind, value)` for `npy_serde._build.scalar`: the pickle keeps its

@@ -4,6 +4,8 @@
 expected.json), refused without the flag, and every hostile pickle refused in bounded time with
 nothing run."""
 
+import datetime as dt
+import decimal
 import json
 import os
 import time
@@ -79,3 +81,49 @@ def test_hostile_pickles_are_refused_and_nothing_runs(tmp_path):
 def test_object_arrays_are_not_memory_mapped():
     with pytest.raises(NpyValueError, match="memory-mapped"):
         npy_serde.load(PICKLE / "np2" / "strings.npy", mmap_mode="r", allow_pickle_data=True)
+
+
+def same(a, b):
+    """Whether two values from an object array are the same Python objects: type for type,
+    datetimes with their fold and time zone (repr), Decimals by their text (NaN, sNaN)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, decimal.Decimal):
+        return str(a) == str(b)
+    if isinstance(a, (dt.datetime, dt.time)):
+        return a == b and a.fold == b.fold and repr(a) == repr(b)
+    if isinstance(a, dt.timezone):
+        return repr(a) == repr(b) and (a is dt.timezone.utc) == (b is dt.timezone.utc)
+    return a == b and repr(a) == repr(b)
+
+
+STDLIB = [("stdlib.npy", "ASCII")] + [(f"stdlib_protocol{p}.npy", "ASCII") for p in (0, 2, 3, 5)] + [
+    ("python2_datetimes.npy", "latin1")]
+
+
+@pytest.mark.parametrize("name,encoding", STDLIB, ids=lambda c: c)
+def test_datetimes_and_decimals_are_the_objects_np_load_builds(name, encoding):
+    path = PICKLE / "np2" / name
+    ours = npy_serde.load(path, allow_pickle_data=True, encoding=encoding)
+    theirs = np.load(path, allow_pickle=True, encoding=encoding)
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+    kinds = set()
+    for a, b in zip(ours.tolist(), theirs.tolist()):
+        assert same(a, b), (a, b)
+        kinds.add(type(a))
+    assert {dt.datetime, dt.date, dt.time} <= kinds
+    if not name.startswith("python2"):
+        assert {dt.timedelta, dt.timezone, decimal.Decimal, dict, list} <= kinds
+        # timezone.utc is the singleton, as unpickling makes it.
+        assert ours[18] is dt.timezone.utc
+
+
+def test_invalid_datetime_states_are_refused_naming_the_field():
+    for name, part in [("datetime_bad_day.npy", "day 30"), ("datetime_bad_month.npy", "month 13"),
+                       ("timezone_past_a_day.npy", "24 hours")]:
+        with pytest.raises(NpyError, match=part):
+            npy_serde.load(PICKLE / "hostile" / name, allow_pickle_data=True)

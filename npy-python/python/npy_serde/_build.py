@@ -1,7 +1,10 @@
-"""Python halves of what npy_serde._native builds: NumPy arrays and scalars from values the
-data-only pickle reader checked. Nothing here imports or calls what a file names."""
+"""Python halves of what npy_serde._native builds: NumPy arrays and scalars, datetime and
+decimal values from values the data-only pickle reader checked. Nothing here imports or calls
+what a file names: the modules are this package's own fixed imports."""
 
 import ast
+import datetime as _datetime
+import decimal as _decimal
 
 import numpy as np
 from numpy.lib import format as _format
@@ -70,3 +73,35 @@ def stringdtype(descr):
     if value == "nan":
         return StringDType(na_object=np.nan)
     return StringDType(na_object=ast.literal_eval(value))
+
+
+def datetime(year, month, day, hour, minute, second, microsecond, fold, tzinfo):
+    """A ``datetime.datetime`` of checked fields (``tzinfo`` None or a ``timezone``)."""
+    return _datetime.datetime(year, month, day, hour, minute, second, microsecond,
+                              tzinfo=tzinfo, fold=int(fold))
+
+
+def date(year, month, day):
+    """A ``datetime.date``."""
+    return _datetime.date(year, month, day)
+
+
+def time(hour, minute, second, microsecond, fold, tzinfo):
+    """A ``datetime.time``."""
+    return _datetime.time(hour, minute, second, microsecond, tzinfo=tzinfo, fold=int(fold))
+
+
+def timedelta(days, seconds, microseconds):
+    """A ``datetime.timedelta`` of its normalised fields."""
+    return _datetime.timedelta(days=days, seconds=seconds, microseconds=microseconds)
+
+
+def timezone(offset, name):
+    """A ``datetime.timezone``: ``timezone(offset)`` is ``timezone.utc`` for a zero offset, as
+    when Python unpickles it."""
+    return _datetime.timezone(offset) if name is None else _datetime.timezone(offset, name)
+
+
+def decimal(text):
+    """A ``decimal.Decimal`` of its text (``str(Decimal)``, checked by the reader)."""
+    return _decimal.Decimal(text)
