@@ -69,8 +69,10 @@ impl ColumnIn {
     }
 }
 
-/// The batches of a column table (see the [module docs](self)); made by
-/// [`BatchReaderBuilder::open_column_table`].
+/// The batches of a column table, an `.npz` archive whose `.npy` members are the columns or a
+/// directory of `COLUMN.npy` files: a column per array, named by its key or stem (a 1-D array
+/// a column of its type, an N-d one a fixed-size-list column, a record array a struct column);
+/// made by [`BatchReaderBuilder::open_column_table`].
 ///
 /// ```
 /// use npy_arrow::BatchReaderBuilder;
@@ -364,8 +366,10 @@ struct ColumnOut {
     tmp: Temp,
 }
 
-/// Writes record batches as a column table (see the [module docs](self)); made by
-/// [`BatchWriterBuilder::column_table`].
+/// Writes record batches as a column table: one plain array per column, in an archive of stored
+/// members whose data starts at a multiple of 64 bytes (viewed in place by `npy sql`'s column
+/// scan) or in a directory; nothing appears under the target's name until
+/// [`finish`](ColumnTableWriter::finish) succeeds. Made by [`BatchWriterBuilder::column_table`].
 ///
 /// ```
 /// # use std::sync::Arc;
