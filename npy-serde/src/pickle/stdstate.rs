@@ -14,14 +14,19 @@ fn state_bytes(v: Option<&PyValue>) -> Option<Vec<u8>> {
     }
 }
 
-/// A `tzinfo` argument: absent or `None`, or a `timezone`.
-fn tzinfo(v: Option<&PyValue>, what: &str) -> Result<Option<PyTimeZone>, String> {
+/// A `tzinfo` argument: absent (`None` here) or `None`, or a `timezone`; `Some(None)` is an
+/// argument that is not a plain value (a list, a dict, an array), refused.
+fn tzinfo(v: Option<Option<&PyValue>>, what: &str) -> Result<Option<PyTimeZone>, String> {
     match v {
-        None | Some(PyValue::None) => Ok(None),
-        Some(PyValue::TimeZone(tz)) => Ok(Some(tz.clone())),
-        Some(other) => Err(format!(
+        None | Some(Some(PyValue::None)) => Ok(None),
+        Some(Some(PyValue::TimeZone(tz))) => Ok(Some(tz.clone())),
+        Some(Some(other)) => Err(format!(
             "the tzinfo of a {what} is a {}: only datetime.timezone (a fixed offset) is read",
             other.type_name()
+        )),
+        Some(None) => Err(format!(
+            "the tzinfo of a {what} is a container: only datetime.timezone (a fixed offset) \
+             is read"
         )),
     }
 }
@@ -59,7 +64,7 @@ pub(crate) fn reduce(ty: StdType, args: &[Option<&PyValue>]) -> Result<PyValue, 
         StdType::Time => match (state_bytes(arg(0)), args.len()) {
             (Some(b), 1 | 2) if b.len() == 6 => {
                 let mut t = time_of(&b).map_err(bad_state)?;
-                t.tzinfo = tzinfo(arg(1), &what)?;
+                t.tzinfo = tzinfo(args.get(1).copied(), &what)?;
                 PyValue::Time(t)
             }
             _ => return Err(wrong()),
@@ -71,7 +76,7 @@ pub(crate) fn reduce(ty: StdType, args: &[Option<&PyValue>]) -> Result<PyValue, 
                 let date = date_of(&[b[0], b[1], b[2] & 0x7f, b[3]]).map_err(bad_state)?;
                 let mut time = time_of(&b[4..]).map_err(bad_state)?;
                 time.fold = fold;
-                time.tzinfo = tzinfo(arg(1), &what)?;
+                time.tzinfo = tzinfo(args.get(1).copied(), &what)?;
                 PyValue::DateTime(PyDateTime { date, time })
             }
             _ => return Err(wrong()),
@@ -169,6 +174,8 @@ mod tests {
         assert!(dt.time.fold);
         let tz = PyValue::Int(3);
         let e = reduce(StdType::DateTime, &[Some(&s), Some(&tz)]).unwrap_err();
+        assert!(e.contains("tzinfo"), "{e}");
+        let e = reduce(StdType::DateTime, &[Some(&s), None]).unwrap_err();
         assert!(e.contains("tzinfo"), "{e}");
         let wide = PyValue::Str("\u{100}".repeat(10));
         assert!(reduce(StdType::DateTime, &[Some(&wide)]).is_err());
