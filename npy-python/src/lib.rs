@@ -1,10 +1,11 @@
 //! The native module of the `npy_serde` Python package (`npy_serde._native`): the crate's
 //! header parser, limits, data-only pickle reader and `.npz` reader behind the package's
-//! `load`, `save`, `savez` and `NpzFile` (`python/npy_serde/__init__.py`, which builds the
-//! NumPy arrays as `np.load` does).
+//! `load`, `save`, `savez` and `NpzFile` (`python/npy_serde/__init__.py`). Typed arrays are built
+//! here as `np.load` builds them (`array.rs`), object arrays by the package from their values.
 //!
 //! | file | owns |
 //! |---|---|
+//! | `array.rs` | the NumPy array over the bytes read: `PyArray_NewFromDescr`, its memory the base |
 //! | `arrow.rs` | `scan`: files as Arrow record batches through the PyCapsule interface |
 //! | `convert.rs` | `convert`: tables from one format to another (`.npy`, `.npz`, column tables, Parquet, Arrow IPC) |
 //! | `filter.rs` | `scan_npy`'s filter: a Polars predicate's column-literal conjuncts, evaluated on each batch |
@@ -18,6 +19,7 @@
 //! | `sql.rs` | `sql`: queries over table specs on DataFusion (feature `sql`) |
 //! | `save.rs` | headers as `numpy.save` writes them; archives written by the crate |
 
+mod array;
 mod arrow;
 mod convert;
 mod errors;
@@ -121,6 +123,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(save::objects_npy, m)?)?;
     m.add_function(wrap_pyfunction!(convert::convert, m)?)?;
     m.add_class::<npz::Npz>()?;
+    m.add_class::<array::ArrayMemory>()?;
     m.add_class::<arrow::Scan>()?;
     m.add_class::<arrow::Batches>()?;
     m.add_class::<arrow::OneBatch>()?;

@@ -1,15 +1,13 @@
-//! `load` of one `.npy` array: the header read once by the crate (its limits, its errors) and
-//! what it says handed to Python, which builds the array as `np.load` does
-//! (`npy_serde/__init__.py`): the descr exactly as written, for `numpy.lib.format`'s own
-//! `descr_to_dtype`, the shape, the order, and the data as a `uint8` array that owns the bytes
-//! read (no second copy), or the data offset for `np.memmap`, or an object array's values
-//! built from the data-only pickle reader's.
+//! `load` of one `.npy` array: the header read once by the crate (its limits, its errors), then
+//! the array `np.load` would give built over the bytes read (`array.rs`: the dtype from the
+//! descr exactly as written, through `numpy.lib.format`'s own `descr_to_dtype`; no second
+//! copy), or, for Python to finish (`npy_serde/__init__.py`), the data offset for `np.memmap`
+//! or an object array's values built from the data-only pickle reader's.
 
 use std::fs::File;
 use std::io::Read;
 use std::sync::atomic::AtomicBool;
 
-use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
@@ -17,6 +15,7 @@ use npy_serde::header::{header_literal, read_contents, Contents, Literal, Object
 use npy_serde::pickle::{Encoding, PickleOptions};
 use npy_serde::{Error, ErrorKind, Limits, ReaderBuilder};
 
+use crate::array::{array_of, dtype_of, Dtypes};
 use crate::errors::{to_py_in, value_error, IntoPy};
 use crate::interrupt::{interruptible, is_cancelled, read_exact_cancellable, stopped};
 use crate::objects::values_to_py;
@@ -138,26 +137,6 @@ fn shape_tuple<'py>(py: Python<'py>, shape: &[u64]) -> PyResult<Bound<'py, PyTup
     PyTuple::new(py, shape)
 }
 
-/// `("typed", descr, shape, fortran_order, data)`: `data` a `uint8` array owning the bytes.
-pub fn typed_of<'py>(
-    py: Python<'py>,
-    descr: &Literal,
-    shape: &[u64],
-    fortran: bool,
-    data: Vec<u8>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let data = PyArray1::from_vec(py, data);
-    Ok((
-        "typed",
-        literal_to_py(py, descr)?,
-        shape_tuple(py, shape)?,
-        fortran,
-        data,
-    )
-        .into_pyobject(py)?
-        .into_any())
-}
-
 /// `("objects", descr, shape, fortran_order, values)`: the values in C order.
 pub fn objects_of<'py>(
     py: Python<'py>,
@@ -204,6 +183,8 @@ fn truncated(expected: u64, found: u64) -> Error {
 pub enum Raw {
     /// A typed array: the descr as written, the shape, the order, the data bytes.
     Typed(Literal, Vec<u64>, bool, Vec<u8>),
+    /// A typed array read with its file in one buffer: the data starts at the offset.
+    TypedIn(Literal, Vec<u64>, bool, Vec<u8>, usize),
     /// A typed array left to `np.memmap`: its data offset.
     Mapped(Literal, Vec<u64>, bool, u64),
     /// An object array: its header and pickle.
@@ -211,6 +192,11 @@ pub enum Raw {
     /// An archive member that is not a `.npy` file: its bytes (what `np.load` gives for one).
     Bytes(Vec<u8>),
 }
+
+/// Files up to this size are read whole, in one `read`, into the buffer the array then owns
+/// (the header before the data, a few hundred bytes): a header read apart costs a `read` per
+/// piece of it (magic, length, text), which is most of a small file's time besides the copy.
+const WHOLE: u64 = 1 << 20;
 
 /// Reads the `.npy` file at `path` (no Python object is touched: callers run it without the
 /// GIL); with `mmap`, only the header, once the file is known to hold the data.
@@ -220,8 +206,22 @@ pub fn read_path(
     limits: &Limits,
     cancel: &AtomicBool,
 ) -> npy_serde::Result<Raw> {
-    let mut f = File::open(path)?;
+    let f = File::open(path)?;
     let len = f.metadata()?.len();
+    read_file(f, len, mmap, limits, cancel)
+}
+
+/// Reads the `.npy` file `f` of `len` bytes (see [`read_path`]).
+fn read_file(
+    mut f: File,
+    len: u64,
+    mmap: bool,
+    limits: &Limits,
+    cancel: &AtomicBool,
+) -> npy_serde::Result<Raw> {
+    if !mmap && len <= WHOLE {
+        return read_whole(&f, len, limits);
+    }
     let head = read_head(&mut f, limits)?;
     match head.contents {
         Contents::Objects(_) if mmap => Err(Error::invalid_value(
@@ -253,6 +253,70 @@ pub fn read_path(
             Ok(Raw::Typed(descr, shape, fortran, data))
         }
     }
+}
+
+/// A small file read whole: one `read` into a buffer of the size `fstat` gave (not zeroed
+/// first), the header parsed from it, the data left where it is.
+fn read_whole(f: &File, len: u64, limits: &Limits) -> npy_serde::Result<Raw> {
+    let file = read_up_to(f, len as usize)?;
+    let mut rest = &file[..];
+    let head = read_head(&mut rest, limits)?;
+    match head.contents {
+        Contents::Objects(h) => Ok(Raw::Objects(h, rest.to_vec())),
+        contents => {
+            let (p, descr) = Head { contents, ..head }.typed()?;
+            let need = p.header.data_len()?;
+            let read = file.len() as u64;
+            let have = read.saturating_sub(p.data_offset);
+            if have < need {
+                return Err(truncated(need, have).at_byte(read));
+            }
+            // `data_offset <= read`, the buffer's length: a `usize`.
+            let offset = p.data_offset as usize;
+            let (shape, fortran) = (p.header.shape, p.header.fortran_order);
+            Ok(Raw::TypedIn(descr, shape, fortran, file, offset))
+        }
+    }
+}
+
+/// Up to `n` bytes of `f` (fewer at its end), read with one `read` when the file has them:
+/// into a buffer not zeroed first (std's `read_to_end` reads in growing pieces, 8 KiB first).
+#[cfg(target_os = "linux")]
+fn read_up_to(f: &File, n: usize) -> std::io::Result<Vec<u8>> {
+    use std::os::fd::AsRawFd;
+    let mut buf = Vec::<u8>::with_capacity(n);
+    while buf.len() < n {
+        let left = n - buf.len();
+        // SAFETY: the `left` bytes after the buffer's first `len` lie in its capacity (`n`);
+        // `read` writes at most `left` bytes there and returns how many it wrote, which are
+        // then initialised, so `set_len` covers only written bytes.
+        let got = unsafe {
+            let at = buf.as_mut_ptr().add(buf.len());
+            libc::read(f.as_raw_fd(), at.cast(), left)
+        };
+        match got {
+            0 => break,
+            k if k > 0 => {
+                // SAFETY: see above: `k <= left` bytes were written after the initialised ones.
+                unsafe { buf.set_len(buf.len() + k as usize) }
+            }
+            _ => {
+                let e = std::io::Error::last_os_error();
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+        }
+    }
+    Ok(buf)
+}
+
+/// Up to `n` bytes of `f` (fewer at its end).
+#[cfg(not(target_os = "linux"))]
+fn read_up_to(f: &File, n: usize) -> std::io::Result<Vec<u8>> {
+    let mut buf = Vec::with_capacity(n);
+    f.take(n as u64).read_to_end(&mut buf)?;
+    Ok(buf)
 }
 
 /// Reads below this size run on the calling thread (the GIL released): a worker thread for
@@ -321,24 +385,45 @@ fn read_data(
     read_exact_cancellable(f, data, cancel)
 }
 
-/// What [`read_path`] read, as the tuple the package builds its array from.
+/// What [`read_path`] read, as the array (typed arrays) or the tuple the package builds its
+/// array from.
 pub fn to_loaded<'py>(py: Python<'py>, raw: Raw, o: &Options) -> PyResult<Bound<'py, PyAny>> {
-    match raw {
-        Raw::Typed(descr, shape, fortran, data) => typed_of(py, &descr, &shape, fortran, data),
-        Raw::Mapped(descr, shape, fortran, offset) => Ok((
-            "mapped",
-            literal_to_py(py, &descr)?,
-            shape_tuple(py, &shape)?,
-            fortran,
-            offset,
-        )
-            .into_pyobject(py)?
-            .into_any()),
-        Raw::Objects(h, pickle) => objects_of(py, &h, &pickle, o),
-        Raw::Bytes(b) => Ok(("raw", pyo3::types::PyBytes::new(py, &b))
-            .into_pyobject(py)?
-            .into_any()),
-    }
+    to_loaded_with(py, raw, o, None)
+}
+
+/// [`to_loaded`], dtypes taken from `dtypes` when given.
+fn to_loaded_with<'py>(
+    py: Python<'py>,
+    raw: Raw,
+    o: &Options,
+    dtypes: Option<&mut Dtypes<'py>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (descr, shape, fortran, data, offset) = match raw {
+        Raw::Typed(descr, shape, fortran, data) => (descr, shape, fortran, data, 0),
+        Raw::TypedIn(descr, shape, fortran, file, offset) => (descr, shape, fortran, file, offset),
+        Raw::Mapped(descr, shape, fortran, offset) => {
+            return Ok((
+                "mapped",
+                literal_to_py(py, &descr)?,
+                shape_tuple(py, &shape)?,
+                fortran,
+                offset,
+            )
+                .into_pyobject(py)?
+                .into_any());
+        }
+        Raw::Objects(h, pickle) => return objects_of(py, &h, &pickle, o),
+        Raw::Bytes(b) => {
+            return Ok(("raw", pyo3::types::PyBytes::new(py, &b))
+                .into_pyobject(py)?
+                .into_any());
+        }
+    };
+    let dtype = match dtypes {
+        Some(d) => d.get(py, &descr)?,
+        None => dtype_of(py, &descr)?,
+    };
+    array_of(py, dtype, &shape, fortran, data, offset)
 }
 
 /// `load` of the `.npy` file at `path`; with `mmap`, the data is left to `np.memmap`
@@ -350,18 +435,26 @@ pub fn from_path<'py>(
     o: &Options,
 ) -> PyResult<Bound<'py, PyAny>> {
     let limits = o.limits();
-    let small = mmap || std::fs::metadata(path).is_ok_and(|m| m.len() < SMALL);
-    let raw = if small {
+    let (f, len) = py
+        .detach(|| -> npy_serde::Result<(File, u64)> {
+            let f = File::open(path)?;
+            let len = f.metadata()?.len();
+            Ok((f, len))
+        })
+        .py()?;
+    let raw = if mmap || len < SMALL {
         let never = AtomicBool::new(false);
-        py.detach(|| read_path(path, mmap, &limits, &never)).py()?
+        py.detach(|| read_file(f, len, mmap, &limits, &never))
+            .py()?
     } else {
-        interruptible(py, |cancel| read_path(path, mmap, &limits, cancel))?
+        interruptible(py, |cancel| read_file(f, len, mmap, &limits, cancel))?
     };
     to_loaded(py, raw, o)
 }
 
-/// `load_many`: every file read on a pool of `threads` (all cores if `None`) without the GIL,
-/// then each built under it, in order. The first file that cannot be read raises, named.
+/// `load_many`: every file read on a pool of `threads` (rayon's global pool, on all cores, if
+/// `None`) without the GIL, then each array built under it, in order, one dtype per distinct
+/// descr. The first file that cannot be read raises, named.
 pub fn many<'py>(
     py: Python<'py>,
     paths: &[String],
@@ -370,12 +463,17 @@ pub fn many<'py>(
 ) -> PyResult<Vec<Bound<'py, PyAny>>> {
     use rayon::prelude::*;
     let limits = o.limits();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.unwrap_or(0))
-        .build()
-        .map_err(|e| value_error(format!("cannot start {threads:?} threads: {e}")))?;
+    let pool = match threads {
+        None => None,
+        Some(n) => Some(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .map_err(|e| value_error(format!("cannot start {n} threads: {e}")))?,
+        ),
+    };
     let read: Vec<npy_serde::Result<Raw>> = interruptible(py, |cancel| {
-        let read: Vec<npy_serde::Result<Raw>> = pool.install(|| {
+        let all = || -> Vec<npy_serde::Result<Raw>> {
             paths
                 .par_iter()
                 .map(|p| match is_cancelled(cancel) {
@@ -383,16 +481,21 @@ pub fn many<'py>(
                     false => read_path(p, false, &limits, cancel),
                 })
                 .collect()
-        });
+        };
+        let read = match &pool {
+            Some(pool) => pool.install(all),
+            None => all(),
+        };
         match is_cancelled(cancel) {
             true => Err(stopped()),
             false => Ok(read),
         }
     })?;
+    let mut dtypes = Dtypes::default();
     read.into_iter()
         .zip(paths)
         .map(|(r, p)| match r {
-            Ok(raw) => to_loaded(py, raw, o),
+            Ok(raw) => to_loaded_with(py, raw, o, Some(&mut dtypes)),
             Err(e) => Err(to_py_in(e, p)),
         })
         .collect()

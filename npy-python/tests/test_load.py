@@ -43,13 +43,15 @@ def after_array(path, array):
         return f.read()[array.nbytes:]
 
 
-def same(ours, theirs, where):
+def same(ours, theirs, where, aligned=True):
     assert type(ours) is type(theirs) or isinstance(ours, np.ndarray), where
     assert ours.dtype == theirs.dtype, f"{where}: {ours.dtype} != {theirs.dtype}"
     assert ours.dtype.descr == theirs.dtype.descr, where
     assert ours.shape == theirs.shape, where
     assert ours.flags.f_contiguous == theirs.flags.f_contiguous, where
     assert ours.flags.c_contiguous == theirs.flags.c_contiguous, where
+    if aligned:
+        assert ours.flags.aligned == theirs.flags.aligned, where
     assert ours.tobytes(order="A") == theirs.tobytes(order="A"), where
 
 
@@ -71,13 +73,66 @@ def test_npy_as_np_load(path):
         assert f.read() == after_array(path, theirs), "left right after the array"
     mapped = npy_serde.load(path, mmap_mode="r")
     assert isinstance(mapped, np.memmap)
-    same(np.asarray(mapped), theirs, "mmap")
+    # A map of a header not padded to 16 bytes is unaligned, as NumPy's own memmap of it.
+    same(np.asarray(mapped), theirs, "mmap", aligned=False)
 
 
 def test_loaded_arrays_own_writable_memory():
-    a = npy_serde.load(FIXTURES / "npy" / "rec_w2_le.npy")
-    assert a.flags.writeable and a.base is not None
+    """The array owns the bytes read (its base the package's memory object, no bytes or uint8
+    array), writeable, in the file's order, through a path, bytes, a file object and
+    load_many."""
+    w2 = FIXTURES / "npy" / "rec_w2_le.npy"
+    fortran = FIXTURES / "npy" / "f8_le_2x3_fortran.npy"
+    with open(fortran, "rb") as f:
+        from_file = npy_serde.load(f)
+    arrays = [npy_serde.load(w2), npy_serde.load(fortran), npy_serde.load(fortran.read_bytes()),
+              from_file, *npy_serde.load_many([w2, fortran])]
+    for a in arrays:
+        assert type(a) is np.ndarray
+        assert a.flags.writeable and a.flags.aligned
+        assert type(a.base) is npy_serde._native.ArrayMemory, type(a.base)
+        assert not isinstance(a.base, (bytes, bytearray, memoryview, np.ndarray))
+        assert "memory of" in repr(a.base)
+    for a in arrays[1:4] + arrays[5:]:
+        assert a.flags.f_contiguous and not a.flags.c_contiguous
+        assert a.shape == (2, 3) and a.strides == (8, 16)
+        np.testing.assert_array_equal(a, np.load(fortran))
+    a = arrays[0]
     a[0] = a[1]
+    assert a[0] == a[1]
+    # The memory outlives the array while a view of it lives.
+    view = npy_serde.load(w2)["x"]
+    np.testing.assert_array_equal(view, np.load(w2)["x"])
+    assert view.base.base.__class__ is npy_serde._native.ArrayMemory
+
+
+def test_load_many_copies_record_dtypes_and_shares_plain_ones():
+    w2 = FIXTURES / "npy" / "rec_w2_le.npy"
+    f8 = FIXTURES / "npy" / "f8_le_2x3_fortran.npy"
+    a, b, c, d = npy_serde.load_many([w2, w2, f8, f8])
+    assert a.dtype == b.dtype and a.dtype is not b.dtype
+    a.dtype.names = tuple(f"n{i}" for i in range(len(a.dtype.names)))
+    assert b.dtype == np.load(w2).dtype
+    assert c.dtype == d.dtype == np.float64
+
+
+def test_top_level_subarray_descrs_as_np_load():
+    """A descr of a subarray type (a hand-written header): np.load refuses it unless the array
+    is empty, where it keeps the subarray's base dtype and the header's shape."""
+    def npy(descr, shape, data):
+        h = f"{{'descr': {descr!r}, 'fortran_order': False, 'shape': {shape!r}, }}".encode()
+        h += b" " * (63 - (10 + len(h)) % 64) + b"\n"
+        return b"\x93NUMPY\x01\x00" + len(h).to_bytes(2, "little") + h + data
+
+    empty = npy(("<f4", (3,)), (0, 5), b"")
+    ours, theirs = npy_serde.load(empty), np.load(io.BytesIO(empty))
+    same(ours, theirs, "empty subarray")
+    assert ours.dtype == np.float32 and ours.shape == (0, 5)
+    full = npy(("<f4", (3,)), (2,), np.arange(6, dtype="<f4").tobytes())
+    with pytest.raises(ValueError):
+        np.load(io.BytesIO(full))
+    with pytest.raises(NpyValueError, match="subarray"):
+        npy_serde.load(full)
 
 
 def test_file_objects_are_left_after_each_array():

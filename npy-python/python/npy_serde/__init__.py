@@ -65,24 +65,12 @@ def _check_options(mmap_mode, encoding):
 
 
 def _array(loaded):
-    """The array `loaded` describes (what ``_native`` returned), built as ``np.load`` builds it."""
+    """The array `loaded` describes (what ``_native`` returned), built as ``np.load`` builds it:
+    typed arrays come built (their memory the bytes the crate read, owned by the array through
+    its base, a ``_native.ArrayMemory``), object arrays from their values."""
+    if type(loaded) is not tuple:
+        return loaded
     kind = loaded[0]
-    if kind == "typed":
-        _, descr, shape, fortran, data = loaded
-        dtype = _format.descr_to_dtype(descr)
-        count = 1
-        for d in shape:
-            count *= d
-        if dtype.itemsize == 0:
-            array = np.ndarray(count, dtype=dtype)
-        else:
-            # The array's memory is `data`'s: the bytes the crate read, not copied again.
-            array = np.frombuffer(data, dtype=dtype, count=count)
-        if fortran:
-            array.shape = shape[::-1]
-            return array.transpose()
-        array.shape = shape
-        return array
     if kind == "objects":
         _, descr, shape, fortran, values = loaded
         if descr.startswith("StringDType"):
@@ -154,7 +142,7 @@ def load(file, *, mmap_mode=None, allow_pickle_data=False, encoding="ASCII",
         if mmap_mode is not None:
             raise NpyValueError(f"{file}: mmap_mode maps local files only")
         loaded = _native.read_npy_url(file, *opts)
-        if loaded[0] == "npz":
+        if type(loaded) is tuple and loaded[0] == "npz":
             return NpzFile(file, allow_pickle_data=allow_pickle_data, encoding=encoding,
                            max_header_size=max_header_size)
         return _array(loaded)
@@ -165,7 +153,7 @@ def load(file, *, mmap_mode=None, allow_pickle_data=False, encoding="ASCII",
         return NpzFile(path, mmap_mode=mmap_mode, allow_pickle_data=allow_pickle_data,
                        encoding=encoding, max_header_size=max_header_size)
     loaded = _native.read_npy_path(path, mmap_mode is not None, *opts)
-    if loaded[0] == "mapped":
+    if type(loaded) is tuple and loaded[0] == "mapped":
         # Checked by the crate (header, limits, size): mapped as np.load maps it.
         return _format.open_memmap(path, mode=mmap_mode, max_header_size=max_header_size)
     return _array(loaded)
@@ -176,7 +164,9 @@ def load_many(files, *, threads=None, allow_pickle_data=False, encoding="ASCII",
     """Load many ``.npy`` files at once: a list of arrays, in the order of `files` (paths).
 
     The files are read on `threads` threads (all cores by default) with the GIL released, each
-    checked as :func:`load` checks it; the arrays are then built as ``np.load`` builds them.
+    checked as :func:`load` checks it; the arrays are then built as ``np.load`` builds them,
+    each owning its memory (one dtype per distinct descr; a record dtype is copied for each
+    array, so setting ``names`` on one renames no other's fields).
     The first file that cannot be read raises, its path in the message.
     """
     _check_options(None, encoding)

@@ -5,10 +5,13 @@ from typing import Any, Optional, Sequence, Tuple, Union
 import numpy as np
 import numpy.typing as npt
 
-# What a read returns: ("typed", descr, shape, fortran_order, data),
+# What a read returns: a typed array (an ndarray whose base is an ArrayMemory),
 # ("mapped", descr, shape, fortran_order, data_offset),
 # ("objects", descr, shape, fortran_order, values) or ("raw", bytes).
-Loaded = Tuple[Any, ...]
+Loaded = Union[npt.NDArray[Any], Tuple[Any, ...]]
+
+class ArrayMemory:
+    """The bytes a loaded array views and owns (its base)."""
 
 def read_npy_path(path: str, mmap: bool, allow_pickle_data: bool, encoding: str,
                   max_header_size: int) -> Loaded: ...
