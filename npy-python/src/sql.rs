@@ -5,7 +5,9 @@
 //! interface), or collected into a record array through npy-arrow's writer (`np.save`'s bytes).
 
 use std::io::Cursor;
+use std::sync::mpsc;
 use std::sync::Arc;
+use std::time::Duration;
 
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
@@ -38,25 +40,84 @@ fn df_error(e: impl std::fmt::Display) -> PyErr {
 /// A planned query, its session and runtime kept for each execution.
 #[pyclass(module = "npy_serde._native", frozen)]
 pub struct Query {
-    rt: Arc<Runtime>,
+    /// Always `Some` until dropped (then shut down without waiting, see `Drop`).
+    rt: Option<Runtime>,
     df: DataFrame,
     schema: SchemaRef,
 }
 
-/// A query's batches read one by one, blocking on the runtime.
+/// The runtime is shut down in the background: a query stopped by Ctrl-C may still have
+/// operators inside a long computation on its worker threads, which a blocking shutdown (the
+/// runtime's own `Drop`) would wait for; they stop at their next yield, or with the process.
+impl Drop for Query {
+    fn drop(&mut self) {
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+/// A query's batches, pulled by a task on the runtime and handed over a channel.
 struct Blocking {
-    rt: Arc<Runtime>,
-    stream: SendableRecordBatchStream,
+    batches: mpsc::Receiver<datafusion::error::Result<RecordBatch>>,
+    /// The task pulling the stream: aborted (the stream dropped, the query stopped) when the
+    /// reader is dropped or interrupted.
+    task: tokio::task::JoinHandle<()>,
     schema: SchemaRef,
+}
+
+/// How often a consumer's wait for the next batch looks for Ctrl-C.
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+impl Blocking {
+    /// Pulls `stream` on `rt`, two batches ahead of the consumer at most.
+    fn new(rt: &Runtime, mut stream: SendableRecordBatchStream, schema: SchemaRef) -> Blocking {
+        let (tx, batches) = mpsc::sync_channel(2);
+        let task = rt.spawn(async move {
+            while let Some(item) = stream.next().await {
+                let last = item.is_err();
+                // A full channel blocks this worker until the consumer takes a batch: the
+                // runtime moves its other tasks to another thread meanwhile.
+                if tokio::task::block_in_place(|| tx.send(item)).is_err() || last {
+                    break;
+                }
+            }
+        });
+        Blocking {
+            batches,
+            task,
+            schema,
+        }
+    }
+}
+
+impl Drop for Blocking {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
 }
 
 impl Iterator for Blocking {
     type Item = Result<RecordBatch, ArrowError>;
 
+    /// The next batch. While it is computed, the calling thread looks for a pending signal
+    /// every 50 ms (Python runs signal handlers on the main thread only: a consumer there,
+    /// `pyarrow.table(q)` say, is interruptible); on Ctrl-C the query stops and the consumer
+    /// gets an error saying so.
     fn next(&mut self) -> Option<Self::Item> {
-        self.rt
-            .block_on(self.stream.next())
-            .map(|r| r.map_err(|e| ArrowError::ExternalError(Box::new(e))))
+        loop {
+            match self.batches.recv_timeout(SIGNAL_POLL) {
+                Ok(item) => return Some(item.map_err(|e| ArrowError::ExternalError(Box::new(e)))),
+                Err(mpsc::RecvTimeoutError::Disconnected) => return None,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if let Err(e) = Python::attach(|py| py.check_signals()) {
+                        self.task.abort();
+                        let msg = format!("the query was interrupted ({e}): Ctrl-C stops it");
+                        return Some(Err(ArrowError::ExternalError(msg.into())));
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -68,15 +129,11 @@ impl RecordBatchReader for Blocking {
 
 impl Query {
     fn execute(&self) -> Result<Blocking, PyErr> {
-        let stream = self
-            .rt
+        let rt = self.rt.as_ref().expect("a live query has its runtime");
+        let stream = rt
             .block_on(self.df.clone().execute_stream())
             .map_err(df_error)?;
-        Ok(Blocking {
-            rt: self.rt.clone(),
-            stream,
-            schema: self.schema.clone(),
-        })
+        Ok(Blocking::new(rt, stream, self.schema.clone()))
     }
 }
 
@@ -127,7 +184,7 @@ impl Query {
             let df = plan.map_err(value_error)?;
             let schema: SchemaRef = Arc::new(df.schema().as_arrow().clone());
             Ok(Query {
-                rt: Arc::new(rt),
+                rt: Some(rt),
                 df,
                 schema,
             })

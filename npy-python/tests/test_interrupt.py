@@ -1,5 +1,6 @@
 """Ctrl-C stops a long load: a process loading a large (sparse) file gets SIGINT while the
-data is read and raises ``KeyboardInterrupt`` at once, ``load`` and ``load_many`` alike."""
+data is read and raises ``KeyboardInterrupt`` at once, ``load`` and ``load_many`` alike; and a
+query whose result pyarrow is reading stops with an error saying it was interrupted."""
 
 import signal
 import subprocess
@@ -36,13 +37,50 @@ def big(tmp_path_factory):
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
 @pytest.mark.parametrize("door", ["one", "many"])
 def test_sigint_interrupts_a_long_load(big, door):
-    p = subprocess.Popen([sys.executable, "-c", CHILD, str(big), door],
-                         stdout=subprocess.PIPE, text=True)
+    interrupt(CHILD, str(big), door, after=0.3)
+
+
+def interrupt(child, *args, after):
+    """Runs `child` with `args`, sends it SIGINT `after` seconds after it printed "start",
+    and checks that it said "interrupted" within 3 seconds."""
+    p = subprocess.Popen([sys.executable, "-c", child, *args], stdout=subprocess.PIPE,
+                         text=True)
     assert p.stdout.readline().strip() == "start"
-    time.sleep(0.3)
+    time.sleep(after)
     sent = time.monotonic()
     p.send_signal(signal.SIGINT)
-    out, _ = p.communicate(timeout=30)
+    out, _ = p.communicate(timeout=60)
     waited = time.monotonic() - sent
     assert out.startswith("interrupted"), out
     assert waited < 3, f"{waited:.2f} s from SIGINT to the exception"
+
+
+CHILD_SQL = """
+import sys, time, npy_serde, pyarrow as pa
+q = npy_serde.sql("SELECT count(*) AS n FROM t a CROSS JOIN t b WHERE a.v * b.v = -1.0",
+                  {"t": sys.argv[1]})
+print("start", flush=True)
+t = time.monotonic()
+try:
+    pa.table(q)
+    print("finished", time.monotonic() - t, flush=True)
+except KeyboardInterrupt:
+    print("interrupted", time.monotonic() - t, flush=True)
+except Exception as e:
+    said = "interrupted" if "interrupted" in str(e) else f"failed: {e}"
+    print(said, time.monotonic() - t, flush=True)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
+def test_sigint_interrupts_a_query_a_consumer_reads(tmp_path):
+    """A query whose stream pyarrow consumes (the batches computed while pyarrow waits in
+    the stream's get_next) stops on Ctrl-C."""
+    import npy_serde
+
+    pytest.importorskip("pyarrow")
+    if getattr(npy_serde._native, "Query", None) is None:
+        pytest.skip("built without the sql feature")
+    path = tmp_path / "t.npy"
+    np.save(path, np.zeros(200_000, dtype=[("v", "<f8")]))
+    interrupt(CHILD_SQL, str(path), after=0.5)
