@@ -191,8 +191,8 @@ pub use rows::{needs_gather, rows_of};
 pub use schema::{
     data_type_for, schema_for, DESCR_KEY, FORTRAN_KEY, PLAIN_COLUMN, SHAPE_KEY, TITLE_KEY, UNIT_KEY,
 };
-#[cfg(feature = "npz")]
 pub use widths::{needs_width, string_widths};
+#[cfg(feature = "npz")]
 pub use writer::write_npz_member;
 pub use writer::{dtype_for_field, write_batches, BatchWriterBuilder, NpyBatchWriter};
 
