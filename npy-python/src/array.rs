@@ -11,11 +11,11 @@ use numpy::npyffi::{self, npy_intp, NpyTypes, NPY_ARRAY_F_CONTIGUOUS, NPY_ARRAY_
 use numpy::{PyArrayDescr, PyArrayDescrMethods, PY_ARRAY_API};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyList, PyTuple};
 
 use npy_serde::header::Literal;
 
 use crate::errors::value_error;
-use crate::load::literal_to_py;
 
 /// The memory of an array `load` built: the bytes read from the file, the array's base object.
 /// The array views them (from the data offset on); they are freed with the last array or view
@@ -208,4 +208,42 @@ pub fn array_of<'py>(
         }
         Ok(array)
     }
+}
+
+/// A header literal as the Python object it spells.
+pub fn literal_to_py<'py>(py: Python<'py>, l: &Literal) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match l {
+        Literal::Str(s) => s.into_pyobject(py)?.into_any(),
+        Literal::Int(i) => i.into_pyobject(py)?.into_any(),
+        Literal::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+        Literal::None => py.None().into_bound(py),
+        Literal::Tuple(v) => PyTuple::new(
+            py,
+            v.iter()
+                .map(|x| literal_to_py(py, x))
+                .collect::<PyResult<Vec<_>>>()?,
+        )?
+        .into_any(),
+        Literal::List(v) => PyList::new(
+            py,
+            v.iter()
+                .map(|x| literal_to_py(py, x))
+                .collect::<PyResult<Vec<_>>>()?,
+        )?
+        .into_any(),
+        Literal::Dict(pairs) => {
+            let d = pyo3::types::PyDict::new(py);
+            for (k, v) in pairs {
+                d.set_item(literal_to_py(py, k)?, literal_to_py(py, v)?)?;
+            }
+            d.into_any()
+        }
+        // `Literal` may grow: nothing a header holds today is left.
+        #[allow(unreachable_patterns)]
+        other => {
+            return Err(value_error(format!(
+                "an unexpected literal in the header: {other:?}"
+            )))
+        }
+    })
 }

@@ -9,13 +9,13 @@ use std::io::Read;
 use std::sync::atomic::AtomicBool;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::PyTuple;
 
 use npy_serde::header::{header_literal, read_contents, Contents, Literal, ObjectHeader};
 use npy_serde::pickle::{Encoding, PickleOptions};
 use npy_serde::{Error, ErrorKind, Limits, ReaderBuilder};
 
-use crate::array::{array_of, dtype_of, Dtypes};
+use crate::array::{array_of, dtype_of, literal_to_py, Dtypes};
 use crate::errors::{to_py_in, value_error, IntoPy};
 use crate::interrupt::{interruptible, is_cancelled, read_exact_cancellable, stopped};
 use crate::objects::values_to_py;
@@ -93,44 +93,6 @@ pub fn read_head<R: Read + ?Sized>(r: &mut R, limits: &Limits) -> npy_serde::Res
         _ => descr_of(&tee.seen, limits)?,
     };
     Ok(Head { contents, descr })
-}
-
-/// A header literal as the Python object it spells.
-pub fn literal_to_py<'py>(py: Python<'py>, l: &Literal) -> PyResult<Bound<'py, PyAny>> {
-    Ok(match l {
-        Literal::Str(s) => s.into_pyobject(py)?.into_any(),
-        Literal::Int(i) => i.into_pyobject(py)?.into_any(),
-        Literal::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
-        Literal::None => py.None().into_bound(py),
-        Literal::Tuple(v) => PyTuple::new(
-            py,
-            v.iter()
-                .map(|x| literal_to_py(py, x))
-                .collect::<PyResult<Vec<_>>>()?,
-        )?
-        .into_any(),
-        Literal::List(v) => PyList::new(
-            py,
-            v.iter()
-                .map(|x| literal_to_py(py, x))
-                .collect::<PyResult<Vec<_>>>()?,
-        )?
-        .into_any(),
-        Literal::Dict(pairs) => {
-            let d = pyo3::types::PyDict::new(py);
-            for (k, v) in pairs {
-                d.set_item(literal_to_py(py, k)?, literal_to_py(py, v)?)?;
-            }
-            d.into_any()
-        }
-        // `Literal` may grow: nothing a header holds today is left.
-        #[allow(unreachable_patterns)]
-        other => {
-            return Err(value_error(format!(
-                "an unexpected literal in the header: {other:?}"
-            )))
-        }
-    })
 }
 
 fn shape_tuple<'py>(py: Python<'py>, shape: &[u64]) -> PyResult<Bound<'py, PyTuple>> {

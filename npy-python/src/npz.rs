@@ -12,8 +12,9 @@ use npy_serde::header::Contents;
 use npy_serde::npz::{MemberInfo, NpzArchive};
 use npy_serde::{Limits, MmapNpz, NpzReaderBuilder};
 
+use crate::array::literal_to_py;
 use crate::errors::{guard, value_error, IntoPy};
-use crate::load::{descr_of, literal_to_py, to_loaded, Head, Options, Raw};
+use crate::load::{descr_of, to_loaded, Head, Options, Raw};
 
 /// What an archive is read from.
 trait Source: Read + Seek + Send {}
