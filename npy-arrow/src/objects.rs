@@ -250,10 +250,9 @@ fn scalar_column(values: &[&PyValue], name: &str, descr: &str) -> Result<ArrayRe
         values
             .iter()
             .enumerate()
-            .map(|(i, v)| match v {
-                PyValue::Scalar(Value::Int(n)) => Ok(*n),
-                PyValue::Int(n) => Ok(*n),
-                other => Err(bad(i, other)),
+            .map(|(i, v)| match (v.scalar(), v) {
+                (Some(Value::Int(n)), _) | (_, PyValue::Int(n)) => Ok(*n),
+                _ => Err(bad(i, v)),
             })
             .collect()
     };
@@ -261,9 +260,9 @@ fn scalar_column(values: &[&PyValue], name: &str, descr: &str) -> Result<ArrayRe
         values
             .iter()
             .enumerate()
-            .map(|(i, v)| match v {
-                PyValue::Scalar(Value::UInt(n)) => Ok(*n),
-                other => Err(bad(i, other)),
+            .map(|(i, v)| match (v.scalar(), v) {
+                (Some(Value::UInt(n)), _) => Ok(*n),
+                _ => Err(bad(i, v)),
             })
             .collect()
     };
@@ -271,9 +270,9 @@ fn scalar_column(values: &[&PyValue], name: &str, descr: &str) -> Result<ArrayRe
         values
             .iter()
             .enumerate()
-            .map(|(i, v)| match v {
-                PyValue::Scalar(Value::Float(x)) | PyValue::Float(x) => Ok(*x),
-                other => Err(bad(i, other)),
+            .map(|(i, v)| match (v.scalar(), v) {
+                (Some(Value::Float(x)), _) | (_, PyValue::Float(x)) => Ok(*x),
+                _ => Err(bad(i, v)),
             })
             .collect()
     };
@@ -294,9 +293,9 @@ fn scalar_column(values: &[&PyValue], name: &str, descr: &str) -> Result<ArrayRe
         DataType::Boolean => {
             let mut out = Vec::with_capacity(values.len());
             for (i, v) in values.iter().enumerate() {
-                match v {
-                    PyValue::Scalar(Value::Bool(b)) | PyValue::Bool(b) => out.push(Some(*b)),
-                    other => return Err(bad(i, other)),
+                match (v.scalar(), v) {
+                    (Some(Value::Bool(b)), _) | (_, PyValue::Bool(b)) => out.push(Some(*b)),
+                    _ => return Err(bad(i, v)),
                 }
             }
             Arc::new(BooleanArray::from(out))
@@ -316,9 +315,9 @@ fn scalar_column(values: &[&PyValue], name: &str, descr: &str) -> Result<ArrayRe
         DataType::Utf8 => {
             let mut out = Vec::with_capacity(values.len());
             for (i, v) in values.iter().enumerate() {
-                match v {
-                    PyValue::Scalar(Value::String(s)) | PyValue::Str(s) => out.push(Some(s)),
-                    other => return Err(bad(i, other)),
+                match (v.scalar(), v) {
+                    (Some(Value::String(s)), _) | (_, PyValue::Str(s)) => out.push(Some(s)),
+                    _ => return Err(bad(i, v)),
                 }
             }
             Arc::new(StringArray::from_iter(out))
@@ -326,11 +325,11 @@ fn scalar_column(values: &[&PyValue], name: &str, descr: &str) -> Result<ArrayRe
         DataType::Binary => {
             let mut out = Vec::with_capacity(values.len());
             for (i, v) in values.iter().enumerate() {
-                match v {
-                    PyValue::Scalar(Value::Bytes(b)) | PyValue::Bytes(b) => {
+                match (v.scalar(), v) {
+                    (Some(Value::Bytes(b)), _) | (_, PyValue::Bytes(b)) => {
                         out.push(Some(b.as_slice()))
                     }
-                    other => return Err(bad(i, other)),
+                    _ => return Err(bad(i, v)),
                 }
             }
             Arc::new(BinaryArray::from_iter(out))

@@ -210,6 +210,11 @@ pub fn array_of<'py>(
     }
 }
 
+/// Header literals (a tuple's or a list's items) as Python objects.
+fn literals_to_py<'py>(py: Python<'py>, v: &[Literal]) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    v.iter().map(|x| literal_to_py(py, x)).collect()
+}
+
 /// A header literal as the Python object it spells.
 pub fn literal_to_py<'py>(py: Python<'py>, l: &Literal) -> PyResult<Bound<'py, PyAny>> {
     Ok(match l {
@@ -217,20 +222,8 @@ pub fn literal_to_py<'py>(py: Python<'py>, l: &Literal) -> PyResult<Bound<'py, P
         Literal::Int(i) => i.into_pyobject(py)?.into_any(),
         Literal::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
         Literal::None => py.None().into_bound(py),
-        Literal::Tuple(v) => PyTuple::new(
-            py,
-            v.iter()
-                .map(|x| literal_to_py(py, x))
-                .collect::<PyResult<Vec<_>>>()?,
-        )?
-        .into_any(),
-        Literal::List(v) => PyList::new(
-            py,
-            v.iter()
-                .map(|x| literal_to_py(py, x))
-                .collect::<PyResult<Vec<_>>>()?,
-        )?
-        .into_any(),
+        Literal::Tuple(v) => PyTuple::new(py, literals_to_py(py, v)?)?.into_any(),
+        Literal::List(v) => PyList::new(py, literals_to_py(py, v)?)?.into_any(),
         Literal::Dict(pairs) => {
             let d = pyo3::types::PyDict::new(py);
             for (k, v) in pairs {

@@ -69,6 +69,10 @@ pub fn to_py<'py>(py: Python<'py>, v: &PyValue) -> PyResult<Bound<'py, PyAny>> {
         )?
         .into_any(),
         PyValue::Scalar(x) => build(py)?.getattr("scalar")?.call1(scalar(py, x)?)?,
+        // A NumPy scalar of its own dtype (`np.float32(1.5)` stays a float32).
+        PyValue::NumpyScalar { descr, value } => build(py)?
+            .getattr("typed_scalar")?
+            .call1((descr.as_str(), element(py, value)?))?,
         PyValue::Array(a) => array(py, a)?,
         PyValue::DateTime(d) => {
             let t = &d.time;

@@ -127,3 +127,19 @@ def test_invalid_datetime_states_are_refused_naming_the_field():
                        ("timezone_past_a_day.npy", "24 hours")]:
         with pytest.raises(NpyError, match=part):
             npy_serde.load(PICKLE / "hostile" / name, allow_pickle_data=True)
+
+
+@pytest.mark.parametrize("sub", ["np1", "np2"])
+def test_numpy_scalars_in_object_arrays_keep_their_dtype(sub):
+    # make_pickle.py's `scalars`: one scalar of each kind in an object array.
+    path = PICKLE / sub / "scalars.npy"
+    ours = npy_serde.load(path, allow_pickle_data=True)
+    want = [np.float32, np.int64, np.uint8, np.bool_, np.complex128, np.str_, np.bytes_,
+            np.datetime64]
+    assert [type(x) for x in ours] == want
+    assert ours[7].dtype == np.dtype("M8[D]") and ours[7] == np.datetime64("2020-01-02")
+    assert ours[0] == np.float32(1.5) and ours[2] == 200
+    if int(np.__version__.split(".")[0]) >= 2:
+        theirs = np.load(path, allow_pickle=True)
+        for a, b in zip(ours, theirs):
+            assert type(a) is type(b) and a.dtype == b.dtype and a == b, (a, b)

@@ -85,7 +85,7 @@ pub fn object_json(out: &mut dyn Write, v: &PyValue) -> io::Result<()> {
             }
             out.write_all(b"}")
         }
-        PyValue::Scalar(x) => write_json(out, x),
+        PyValue::Scalar(x) | PyValue::NumpyScalar { value: x, .. } => write_json(out, x),
         PyValue::Array(a) => nested(out, a, &a.shape, &mut 0),
         PyValue::DateTime(d) => json_str(out, &d.isoformat()),
         PyValue::Date(d) => json_str(out, &d.isoformat()),
@@ -189,7 +189,7 @@ pub fn object_text(out: &mut String, v: &PyValue) {
             }
             out.push('}');
         }
-        PyValue::Scalar(x) => scalar_text(out, x),
+        PyValue::Scalar(x) | PyValue::NumpyScalar { value: x, .. } => scalar_text(out, x),
         PyValue::Array(a) => {
             // As nested lists (tolist()), in the text form of its elements.
             let mut buf = Vec::new();

@@ -22,10 +22,16 @@ _SCALARS = {
 
 
 def scalar(kind, value):
-    """A NumPy scalar of `kind` (the pickle keeps a scalar's value, not its dtype: NumPy's
-    64-bit type of that kind)."""
+    """A NumPy scalar of `kind`, for an element whose dtype is not known: NumPy's 64-bit type
+    of that kind (a pickled scalar carries its dtype and goes through `typed_scalar`)."""
     make = _SCALARS.get(kind)
     return value if make is None else make(value)
+
+
+def typed_scalar(descr, value):
+    """A NumPy scalar of the dtype `descr` (its Python literal text) holding `value`, the plain
+    value of one element (an int for a datetime64, a tuple for a record)."""
+    return np.array(value, dtype=dtype_of(descr))[()]
 
 
 def dtype_of(descr):

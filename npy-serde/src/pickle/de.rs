@@ -99,7 +99,9 @@ impl<'de> de::Deserializer<'de> for PyValue {
                 map.end()?;
                 Ok(out)
             }
-            PyValue::Scalar(x) => scalar_value(x).deserialize_any(v),
+            PyValue::Scalar(x) | PyValue::NumpyScalar { value: x, .. } => {
+                scalar_value(x).deserialize_any(v)
+            }
             PyValue::Array(a) => nested(*a).deserialize_any(v),
             PyValue::DateTime(d) => v.visit_string(d.isoformat()),
             PyValue::Date(d) => v.visit_string(d.isoformat()),
@@ -209,7 +211,9 @@ impl Serialize for PyValue {
                 }
                 m.end()
             }
-            PyValue::Scalar(v) => scalar_value(v.clone()).serialize(s),
+            PyValue::Scalar(v) | PyValue::NumpyScalar { value: v, .. } => {
+                scalar_value(v.clone()).serialize(s)
+            }
             PyValue::Array(a) => nested((**a).clone()).serialize(s),
             PyValue::DateTime(d) => s.serialize_str(&d.isoformat()),
             PyValue::Date(d) => s.serialize_str(&d.isoformat()),

@@ -189,7 +189,10 @@ impl Expander<'_> {
                                 d.itemsize()
                             )));
                         }
-                        PyValue::Scalar(v)
+                        PyValue::NumpyScalar {
+                            descr: d.descr(),
+                            value: v,
+                        }
                     }
                     (NpDType::Object | NpDType::Strings { .. }, Some(data)) => self.value(*data)?,
                     _ => return Err(err("a numpy scalar without its data")),

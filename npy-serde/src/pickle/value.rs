@@ -40,9 +40,18 @@ pub enum PyValue {
     Set(Vec<PyValue>),
     /// A `dict`, in insertion order (a repeated key keeps its last value, as Python does).
     Dict(Vec<(PyValue, PyValue)>),
-    /// A NumPy scalar (`np.float32(1.5)`, `np.datetime64(...)`), or one element of a NumPy
-    /// array of a fixed-size dtype, decoded as the crate's [`Value`].
+    /// One element of a NumPy array of a fixed-size dtype (see [`PyArray::values`]), decoded as
+    /// the crate's [`Value`]; the array's [`PyArray::descr`] gives its type.
     Scalar(Value),
+    /// A NumPy scalar pickled on its own, such as an element of an object array
+    /// (`np.float32(1.5)`, `np.datetime64('2020-01-01')`): its dtype and its value, so a reader
+    /// can give back the same type (a `float32` stays a `float32`).
+    NumpyScalar {
+        /// The dtype as NumPy's `descr` text: `'<f4'`, `'<M8[D]'`, `[('a', '<i2')]`.
+        descr: String,
+        /// The value, decoded as the crate's [`Value`].
+        value: Value,
+    },
     /// One element of a structured array whose dtype has an object field: `(name, value)` in
     /// dtype order.
     Record(Vec<(String, PyValue)>),
@@ -91,7 +100,7 @@ impl PyValue {
             PyValue::Tuple(_) => "tuple",
             PyValue::Set(_) => "set",
             PyValue::Dict(_) => "dict",
-            PyValue::Scalar(_) => "numpy scalar",
+            PyValue::Scalar(_) | PyValue::NumpyScalar { .. } => "numpy scalar",
             PyValue::Record(_) => "numpy.void",
             PyValue::Array(_) => "numpy.ndarray",
             PyValue::DateTime(_) => "datetime.datetime",
@@ -101,6 +110,22 @@ impl PyValue {
             PyValue::TimeZone(_) => "datetime.timezone",
             PyValue::Decimal(_) => "decimal.Decimal",
             PyValue::Global { .. } => "global",
+        }
+    }
+
+    /// The decoded value of a NumPy scalar or of an element of a fixed-size array
+    /// ([`PyValue::NumpyScalar`] or [`PyValue::Scalar`]).
+    ///
+    /// ```
+    /// use npy_serde::{pickle::PyValue, Value};
+    /// let x = PyValue::NumpyScalar { descr: "'<f4'".into(), value: Value::Float(1.5) };
+    /// assert_eq!(x.scalar(), Some(&Value::Float(1.5)));
+    /// assert_eq!(PyValue::Float(1.5).scalar(), None);
+    /// ```
+    pub fn scalar(&self) -> Option<&Value> {
+        match self {
+            PyValue::Scalar(v) | PyValue::NumpyScalar { value: v, .. } => Some(v),
+            _ => None,
         }
     }
 

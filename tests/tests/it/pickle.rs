@@ -82,7 +82,7 @@ fn to_json(v: &PyValue) -> Json {
         PyValue::Dict(p) => {
             json!({"dict": p.iter().map(|(k, v)| json!([to_json(k), to_json(v)])).collect::<Vec<_>>()})
         }
-        PyValue::Scalar(x) => scalar_json(x),
+        PyValue::Scalar(x) | PyValue::NumpyScalar { value: x, .. } => scalar_json(x),
         PyValue::Record(f) => {
             json!({"record": f.iter().map(|(n, v)| json!([n, to_json(v)])).collect::<Vec<_>>()})
         }
@@ -213,6 +213,27 @@ fn object_arrays_from_pypi_packages_read_as_np_load_reads_them() {
 /// datetime and decimal values (`make_pickle.py`'s `stdlib` array) read at every protocol
 /// as CPython pickled them: the values exactly, the fold bit from protocol 4 on (NumPy 2's
 /// np.save; protocols 0-3 do not write it), Python 2 states as Latin-1 text or bytes.
+#[test]
+fn numpy_scalars_in_object_arrays_keep_their_dtype() {
+    // make_pickle.py's `scalars`: np.float32, np.int64, np.uint8, np.bool_, np.complex128,
+    // np.str_, np.bytes_ and np.datetime64 in an object array; `dtype.str` of each.
+    let want = ["<f4", "<i8", "|u1", "|b1", "<c16", "<U1", "|S1", "<M8[D]"];
+    for sub in ["np1", "np2"] {
+        let a = read_fixture(sub, "scalars.npy", &options("ascii")).unwrap();
+        let got: Vec<&str> = a
+            .values
+            .iter()
+            .map(|v| match v {
+                PyValue::NumpyScalar { descr, .. } => descr.trim_matches('\''),
+                other => panic!("{sub}: {other:?} is not a NumPy scalar"),
+            })
+            .collect();
+        assert_eq!(got, want, "{sub}");
+        assert_eq!(a.values[0].scalar(), Some(&Value::Float(1.5)));
+        assert_eq!(a.values[7].scalar(), Some(&Value::DateTime(18263)));
+    }
+}
+
 #[test]
 fn datetimes_and_decimals_read_exactly_at_every_protocol() {
     let dt = |y, mo, d, h, mi, s, us| PyDateTime {
