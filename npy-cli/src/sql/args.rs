@@ -1,15 +1,21 @@
 //! `npy sql`'s arguments (the command's help is the doc comment of `Command::Sql` in cli.rs).
 //! They are parsed in every build; without the `datafusion` feature the command refuses.
 
-// `npy sql QUERY FILE... [-t NAME=SPEC]... [--csv | --json | -o OUT]` (no doc comment: clap
+// `npy sql QUERY FILE... [-f SQL] [-t NAME=SPEC]... [--csv | --json | -o OUT]` (no doc comment: clap
 // would take it for the command's help).
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The query, e.g. "SELECT flag, count(*) FROM w2 GROUP BY flag".
-    pub query: String,
+    /// The query, e.g. "SELECT flag, count(*) FROM w2 GROUP BY flag"; several statements
+    /// separated by `;` run in order (CREATE VIEW v AS ...; SELECT ... FROM v), each result
+    /// printed. `-` reads the statements from standard input.
+    pub query: Option<String>,
     /// .npy files (or ARCHIVE:KEY members), and .parquet, .arrow/.feather or .csv files, each
     /// a table named by its stem.
     pub files: Vec<String>,
+    /// Read the statements from FILE (`-`: standard input); every positional argument is then
+    /// a FILE.
+    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    pub file: Option<String>,
     /// A table NAME over SPEC: a file, a directory of shards, a glob, or ARCHIVE:KEY (of .npy,
     /// .npz, .parquet, .arrow or .csv files); or FORMAT(LOCATION, KEY=VALUE, ...) with its
     /// format and options (see below).
@@ -28,7 +34,8 @@ pub struct Args {
     /// as null, or "NaT" in a datetime or duration column).
     #[arg(long, conflicts_with = "output")]
     pub json: bool,
-    /// Write the result to a .npy, .parquet or .arrow file instead, streamed.
+    /// Write the result to a .npy, .parquet or .arrow file instead, streamed (of several
+    /// statements, the one that returns rows).
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output: Option<String>,
     /// Parquet output: none, snappy (default), zstd or zstd:LEVEL.

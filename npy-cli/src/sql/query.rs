@@ -14,6 +14,8 @@ use datafusion::arrow::error::ArrowError;
 use datafusion::error::DataFusionError;
 use datafusion::execution::SendableRecordBatchStream;
 use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::sql::parser::{DFParserBuilder, Statement};
+use datafusion::sql::sqlparser::dialect::dialect_from_str;
 use futures::StreamExt;
 use npy_datafusion::{
     memory_limited_context, register_npy_format, MemoryLimit, NpyReadOptions, NpySessionExt,
@@ -30,8 +32,9 @@ use crate::sql::json::write_rows;
 use crate::table::ends::TableOut;
 use crate::table::write::write_chosen;
 
-/// Runs the query and prints or writes its result.
+/// Runs the statements and prints or writes their results.
 pub fn run(g: &Global, a: &Args) -> CliResult {
+    let (text, files) = statements_and_files(a)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -40,15 +43,15 @@ pub fn run(g: &Global, a: &Args) -> CliResult {
     register_npy_format(&ctx).map_err(query_failure)?;
     let options = NpyReadOptions::new().reader_options(g.reader_options());
     // FILEs take --allow-pickle-data; -t specs their own allow_pickle_data=true.
-    let mut files = options.clone();
+    let mut file_options = options.clone();
     if a.allow_pickle_data {
-        files = files
+        file_options = file_options
             .set("allow_pickle_data", "true")
             .map_err(query_failure)?;
     }
     let mut named: Vec<(String, String, &NpyReadOptions)> = Vec::new();
-    for file in &a.files {
-        named.push((stem(file)?, file.clone(), &files));
+    for file in &files {
+        named.push((stem(file)?, file.clone(), &file_options));
     }
     for t in &a.tables {
         let (name, spec) = table_arg(t)?;
@@ -62,32 +65,141 @@ pub fn run(g: &Global, a: &Args) -> CliResult {
         rt.block_on(ctx.register_spec(name, &spec))
             .map_err(|e| Failure::file(path, flat(&e)))?;
     }
-    let df = rt.block_on(ctx.sql(&a.query)).map_err(query_failure)?;
-    let stream = rt.block_on(df.execute_stream()).map_err(query_failure)?;
-    let mut batches = Blocking { rt: &rt, stream };
-
-    if let Some(out) = &a.output {
-        let target = match ext(out).as_deref() {
-            Some("npy") => Target::Npy,
-            Some("parquet" | "pq") => Target::Parquet,
-            Some("arrow" | "feather" | "ipc") => Target::Arrow,
-            _ => {
-                return Err(Failure::usage(format!(
-                    "-o {out}: the output is a .npy, .parquet or .arrow file"
-                )))
+    let statements = parse(&ctx, &text)?;
+    let count = statements.len();
+    // In order: a view or table one statement creates is there for the next. A statement whose
+    // result has no columns (CREATE VIEW, DROP VIEW, SET) prints nothing.
+    let mut written = None;
+    let mut printed = false;
+    for (i, statement) in statements.into_iter().enumerate() {
+        let numbered = |f: Failure| match count {
+            1 => f,
+            _ => Failure {
+                msg: format!("statement {} of {count}: {}", i + 1, f.msg),
+                ..f
+            },
+        };
+        let state = ctx.state();
+        let df = rt
+            .block_on(async {
+                let plan = state.statement_to_plan(statement).await?;
+                ctx.execute_logical_plan(plan).await
+            })
+            .map_err(|e| numbered(query_failure(e)))?;
+        let stream = rt
+            .block_on(df.execute_stream())
+            .map_err(|e| numbered(query_failure(e)))?;
+        let mut batches = Blocking { rt: &rt, stream };
+        if batches.schema().fields().is_empty() {
+            for b in &mut batches {
+                b.map_err(|e| numbered(arrow_failure(e)))?;
             }
-        };
-        let o = TableOut {
-            input: "the query",
-            output: out,
-            target,
-            compression: a.compression.as_deref(),
-            row_group_size: a.row_group_size,
-        };
-        return write_chosen(batches, &o, &a.choice);
+            continue;
+        }
+        if let Some(out) = &a.output {
+            if let Some(first) = written {
+                return Err(Failure::usage(format!(
+                    "-o {out} takes the result of one statement: statements {first} and {} \
+                     both return rows",
+                    i + 1
+                )));
+            }
+            written = Some(i + 1);
+            write_output(batches, a, out).map_err(numbered)?;
+        } else {
+            print(batches, a, printed).map_err(numbered)?;
+            printed = true;
+        }
     }
+    match (&a.output, written) {
+        (Some(out), None) => Err(Failure::usage(format!(
+            "-o {out}: no statement returns rows to write"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The statements' text (the QUERY argument; with `-f FILE`, that file's, every positional
+/// argument then a FILE; `-` reads standard input) and the FILEs.
+fn statements_and_files(a: &Args) -> CliResult<(String, Vec<String>)> {
+    let mut files = a.files.clone();
+    let source = match (&a.file, &a.query) {
+        (Some(f), query) => {
+            if let Some(q) = query {
+                files.insert(0, q.clone());
+            }
+            f.clone()
+        }
+        (None, Some(q)) if q != "-" => return Ok((q.clone(), files)),
+        (None, Some(_)) => "-".to_string(),
+        (None, None) => {
+            return Err(Failure::usage(
+                "sql: give the statements as QUERY, or with -f FILE (- for standard input)",
+            ))
+        }
+    };
+    let text = if source == "-" {
+        io::read_to_string(io::stdin()).map_err(|e| Failure::input(format!("stdin: {e}")))?
+    } else {
+        std::fs::read_to_string(&source).map_err(|e| Failure::file(&source, e))?
+    };
+    Ok((text, files))
+}
+
+/// The statements of `text` (`;`-separated), parsed as the session's `ctx.sql` parses one: its
+/// dialect and recursion limit.
+fn parse(ctx: &SessionContext, text: &str) -> CliResult<Vec<Statement>> {
+    let state = ctx.state();
+    let config = state.config().options();
+    let dialect = dialect_from_str(config.sql_parser.dialect).ok_or_else(|| {
+        Failure::usage(format!(
+            "unsupported SQL dialect {}",
+            config.sql_parser.dialect
+        ))
+    })?;
+    let statements = DFParserBuilder::new(text)
+        .with_dialect(dialect.as_ref())
+        .with_recursion_limit(config.sql_parser.recursion_limit.get())
+        .build()
+        .and_then(|mut p| p.parse_statements())
+        .map_err(query_failure)?;
+    if statements.is_empty() {
+        return Err(Failure::usage("sql: no SQL statement in the query"));
+    }
+    Ok(statements.into())
+}
+
+/// Writes one statement's result to `-o OUT`, streamed.
+fn write_output(batches: Blocking<'_>, a: &Args, out: &str) -> CliResult {
+    let target = match ext(out).as_deref() {
+        Some("npy") => Target::Npy,
+        Some("parquet" | "pq") => Target::Parquet,
+        Some("arrow" | "feather" | "ipc") => Target::Arrow,
+        _ => {
+            return Err(Failure::usage(format!(
+                "-o {out}: the output is a .npy, .parquet or .arrow file"
+            )))
+        }
+    };
+    let o = TableOut {
+        input: "the query",
+        output: out,
+        target,
+        compression: a.compression.as_deref(),
+        row_group_size: a.row_group_size,
+    };
+    write_chosen(batches, &o, &a.choice)
+}
+
+/// Prints one statement's result on stdout: an aligned table, CSV (a header, then the rows) or
+/// a JSON array. A result after the first is set off by an empty line (CSV, tables); JSON
+/// prints one array per result.
+fn print(mut batches: Blocking<'_>, a: &Args, after_another: bool) -> CliResult {
     let stdout = io::stdout();
-    let out = io::BufWriter::new(stdout.lock());
+    let mut out = io::BufWriter::new(stdout.lock());
+    if after_another && !a.json {
+        writeln!(out).map_err(|e| Failure::write("stdout", e))?;
+    }
     if a.csv {
         let mut w = datafusion::arrow::csv::WriterBuilder::new()
             .with_header(true)
@@ -100,7 +212,6 @@ pub fn run(g: &Global, a: &Args) -> CliResult {
             .map_err(|e| Failure::write("stdout", e))
     } else if a.json {
         // The tool's JSON conventions (those of `cat --json`), not arrow-json's.
-        let mut out = out;
         let mut first = true;
         let w = |e| Failure::write("stdout", e);
         out.write_all(b"[").map_err(w)?;
@@ -117,7 +228,6 @@ pub fn run(g: &Global, a: &Args) -> CliResult {
             .map_err(arrow_failure)?;
         let text =
             datafusion::arrow::util::pretty::pretty_format_batches(&all).map_err(arrow_failure)?;
-        let mut out = out;
         writeln!(out, "{text}")
             .and_then(|_| out.flush())
             .map_err(|e| Failure::write("stdout", e))

@@ -300,3 +300,65 @@ fn parquet_arrow_and_csv_files_are_tables_beside_npy_ones() {
         "{help}"
     );
 }
+
+#[test]
+fn several_statements_run_in_order_from_the_argument_a_file_or_stdin() {
+    let d = Dir::new("statements");
+    shards(&d, &[10]);
+    let s0 = d.join("s0.npy");
+    // A view the first statement creates, queried by the next two; DROP VIEW prints nothing.
+    let sql = "CREATE VIEW odd AS SELECT id FROM s0 WHERE id % 2 = 1;\n\
+               SELECT count(*) AS n FROM odd;\n\
+               SELECT max(id) AS m FROM odd;\n\
+               DROP VIEW odd;";
+    let csv = npy_ok(["sql", sql, &s0, "--csv"]);
+    assert_eq!(csv, "n\n5\n\nm\n9\n");
+    let json = npy_ok(["sql", sql, &s0, "--json"]);
+    assert_eq!(json, "[\n  {\"n\": 5}\n]\n[\n  {\"m\": 9}\n]\n");
+    // -f FILE: every positional argument is a FILE.
+    let file = d.join("q.sql");
+    std::fs::write(&file, sql).unwrap();
+    assert_eq!(npy_ok(["sql", "-f", &file, &s0, "--csv"]), csv);
+    // - reads standard input.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_npy"))
+        .args(["sql", "-", &s0, "--csv"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(sql.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), csv);
+
+    // -o takes the one statement that returns rows.
+    let out = d.join("odd.npy");
+    let one = "CREATE VIEW odd AS SELECT id FROM s0 WHERE id % 2 = 1; \
+               SELECT id FROM odd ORDER BY id; DROP VIEW odd";
+    npy_ok(["sql", one, &s0, "-o", &out]);
+    let back: Vec<(i64,)> = npy_serde::from_path_serde(&out).unwrap();
+    assert_eq!(back, [(1,), (3,), (5,), (7,), (9,)]);
+    let two = npy(["sql", sql, &s0, "-o", &out]);
+    assert_eq!(two.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&two.stderr);
+    assert!(
+        err.contains("takes the result of one statement: statements 2 and 3"),
+        "{err}"
+    );
+    // An error names its statement.
+    let bad = npy(["sql", "SELECT 1; SELECT nope FROM s0", &s0]);
+    assert_eq!(bad.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("statement 2 of 2:") && err.contains("nope"),
+        "{err}"
+    );
+    let none = npy(["sql", " ; ", &s0]);
+    assert_eq!(none.status.code(), Some(2), "{none:?}");
+}
