@@ -53,6 +53,29 @@ pub(crate) fn watch_scheduler(ctx: SessionContext, url: &str) -> SessionContext 
     SessionContext::new_with_state(state)
 }
 
+/// How many more times a transport-looking error checks the scheduler (see
+/// [`Scheduler::explain`]).
+const REPROBES: u32 = 5;
+/// The wait between those checks.
+const REPROBE_GAP: Duration = Duration::from_millis(100);
+
+/// Whether an error's text reads as a failed connection rather than an answer of a
+/// scheduler: the words of hyper, h2 and tonic for a closed or reset stream.
+fn looks_like_transport(e: &str) -> bool {
+    let e = e.to_ascii_lowercase();
+    [
+        "h2 protocol error",
+        "transport error",
+        "broken pipe",
+        "connection reset",
+        "connection refused",
+        "error trying to connect",
+        "stream closed",
+    ]
+    .iter()
+    .any(|w| e.contains(w))
+}
+
 /// The scheduler a client talks to.
 #[derive(Debug)]
 struct Scheduler {
@@ -65,13 +88,36 @@ struct Scheduler {
 impl Scheduler {
     /// `e` as it is, if the scheduler still accepts connections; else an error saying that
     /// the scheduler is gone, with `e` after it.
+    ///
+    /// A scheduler that is being killed drops its open connections before its listening
+    /// socket, so the client can see a broken connection while a new one is still accepted.
+    /// An error that reads as a failed transport is therefore checked again, up to
+    /// [`REPROBES`] times [`REPROBE_GAP`] apart, before it is passed on as the scheduler's.
     async fn explain(&self, e: DataFusionError) -> DataFusionError {
-        let probe = tokio::time::timeout(PROBE_TIMEOUT, tokio::net::TcpStream::connect(&self.addr));
-        let why = match probe.await {
-            Ok(Ok(_)) => return e,
-            Ok(Err(io)) => io.to_string(),
-            Err(_) => format!("no answer to a connection within {PROBE_TIMEOUT:?}"),
+        let tries = if looks_like_transport(&e.to_string()) {
+            1 + REPROBES
+        } else {
+            1
         };
+        let mut why = None;
+        for i in 0..tries {
+            if i > 0 {
+                tokio::time::sleep(REPROBE_GAP).await;
+            }
+            let probe =
+                tokio::time::timeout(PROBE_TIMEOUT, tokio::net::TcpStream::connect(&self.addr));
+            match probe.await {
+                Ok(Ok(_)) => continue,
+                Ok(Err(io)) => why = Some(io.to_string()),
+                Err(_) => {
+                    why = Some(format!(
+                        "no answer to a connection within {PROBE_TIMEOUT:?}"
+                    ))
+                }
+            }
+            break;
+        }
+        let Some(why) = why else { return e };
         DataFusionError::Execution(format!(
             "lost the Ballista scheduler at {}: it does not accept connections ({why}), and a \
              job it was running is lost with it: run the query again once a scheduler is back \
@@ -216,6 +262,38 @@ mod tests {
         let s = scheduler(listener.local_addr().unwrap().to_string());
         let e = block_on(s.explain(DataFusionError::Execution("task failed".into())));
         assert_eq!(e.to_string(), "Execution error: task failed");
+    }
+
+    #[test]
+    fn a_scheduler_dying_as_its_connection_breaks_is_named() {
+        // The listener still accepts at the first check and is gone 150 ms later, as when a
+        // killed process closes its connections before its listening socket.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let closer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(150));
+            drop(listener);
+        });
+        let s = scheduler(addr.clone());
+        let e = block_on(s.explain(DataFusionError::Execution(
+            "h2 protocol error: error reading a body from connection: broken pipe".into(),
+        )))
+        .to_string();
+        closer.join().unwrap();
+        assert!(
+            e.contains(&format!("lost the Ballista scheduler at df://{addr}")),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn transport_words_are_told_from_a_schedulers_answer() {
+        assert!(looks_like_transport(
+            "Execution error: code: 'Unknown error', message: \"h2 protocol error: error \
+             reading a body from connection\""
+        ));
+        assert!(looks_like_transport("transport error: Connection refused"));
+        assert!(!looks_like_transport("Execution error: task failed"));
     }
 
     #[test]
