@@ -706,20 +706,20 @@ fn live_zoo_comes_back_with_its_arrow_type() {
     assert!(failures.is_empty(), "{}", failures.join("\n  "));
 }
 
-const TPCH_TABLES: [&str; 8] = [
+pub(crate) const TPCH_TABLES: [&str; 8] = [
     "region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem",
 ];
 
 /// The TPC-H tables of `tpchgen-cli` (beside NPY_PYTHON, where pip installs it) at scale factor
-/// 0.01, as Parquet, into `dir`.
-pub(crate) fn tpch(dir: &Dir) {
+/// `sf`, as Parquet, into `dir`.
+pub(crate) fn tpch(dir: &Dir, sf: &str) {
     run_python(
         r#"
 import os, subprocess, sys, sysconfig
 exe = os.path.join(sysconfig.get_path('scripts'), 'tpchgen-cli')
-subprocess.run([exe, 'parquet', '--scale-factor', '0.01', '--output-dir', sys.argv[1]], check=True)
+subprocess.run([exe, 'parquet', '--scale-factor', sys.argv[2], '--output-dir', sys.argv[1]], check=True)
 "#,
-        &[dir.0.as_os_str()],
+        &[dir.0.as_os_str(), std::ffi::OsStr::new(sf)],
     );
 }
 
@@ -748,7 +748,7 @@ fn live_tpch_tables_convert_with_no_option() {
         return;
     }
     let dir = Dir::new("tpch-convert");
-    tpch(&dir);
+    tpch(&dir, "0.01");
     let failures = convert_tpch(&dir, &TPCH_TABLES);
     assert!(
         failures.is_empty(),
@@ -793,93 +793,4 @@ print('tpch tables equal')
 "#,
         &args,
     );
-}
-
-/// TPC-H Q1, Q3 and Q6 by `npy sql` over the `.npy` tables (written with `-o Q.arrow`, which
-/// keeps the result's Arrow types) equal DuckDB's answers over the Parquet files: the same
-/// columns and rows in order; strings, integers, dates and decimals exact; floats to a relative
-/// 1e-9. One difference of the engines is allowed for what it is: DataFusion's `avg` of a
-/// `Decimal128(15, 2)` is a decimal of scale 6, truncated (DuckDB's a double), so a decimal
-/// answer to a double must be within one unit of its last place.
-#[cfg(feature = "datafusion")]
-#[test]
-fn live_tpch_q1_q3_q6_match_duckdb() {
-    if live_python().is_none() {
-        return;
-    }
-    let dir = Dir::new("tpch-sql");
-    tpch(&dir);
-    let tables = ["lineitem", "orders", "customer"];
-    let failures = convert_tpch(&dir, &tables);
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-    let specs: Vec<(&str, String)> = tables
-        .iter()
-        .map(|t| (*t, dir.join(&format!("{t}.npy"))))
-        .collect();
-    tpch_answers_match_duckdb(&dir, &specs);
-}
-
-/// Runs TPC-H Q1, Q3 and Q6 with `npy sql` over `tables` (each a name and its table spec) and
-/// checks the answers against DuckDB's over the Parquet files of `dir`.
-#[cfg(feature = "datafusion")]
-pub(crate) fn tpch_answers_match_duckdb(dir: &Dir, tables: &[(&str, String)]) {
-    let queries = fixtures_dir().join("tpch");
-    let mut args = vec![dir.0.display().to_string(), queries.display().to_string()];
-    for q in ["q1", "q3", "q6"] {
-        let text = std::fs::read_to_string(queries.join(format!("{q}.sql"))).unwrap();
-        // The query without its comment lines (a first argument starting with `--` would be
-        // taken for an option).
-        let sql: Vec<&str> = text
-            .lines()
-            .filter(|l| !l.trim_start().starts_with("--"))
-            .collect();
-        let mut cmd = vec![
-            "sql".to_string(),
-            sql.join("\n").trim().trim_end_matches(';').to_string(),
-        ];
-        for (t, spec) in tables {
-            cmd.push("-t".into());
-            cmd.push(format!("{t}={spec}"));
-        }
-        cmd.push("-o".into());
-        cmd.push(dir.join(&format!("{q}.arrow")));
-        npy_ok(&cmd);
-        args.push(q.to_string());
-    }
-    let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
-    let printed = run_python(
-        r#"
-import sys, datetime, decimal, duckdb, pyarrow as pa, pyarrow.feather as pf
-d, qdir, qs = sys.argv[1], sys.argv[2], sys.argv[3:]
-con = duckdb.connect()
-for t in ['lineitem', 'orders', 'customer']:
-    con.execute(f"CREATE VIEW {t} AS SELECT * FROM read_parquet('{d}/{t}.parquet')")
-bad = []
-for q in qs:
-    r = con.execute(open(f'{qdir}/{q}.sql').read())
-    cols = [c[0] for c in r.description]
-    want = r.fetchall()
-    tab = pf.read_table(f'{d}/{q}.arrow')
-    if tab.column_names != cols or tab.num_rows != len(want):
-        bad.append(f'{q}: {tab.column_names} x {tab.num_rows}, want {cols} x {len(want)}')
-        continue
-    types = {f.name: f.type for f in tab.schema}
-    for i, (g, w) in enumerate(zip(tab.to_pylist(), want)):
-        for c, wv in zip(cols, w):
-            gv, t = g[c], types[c]
-            if isinstance(gv, decimal.Decimal) and isinstance(wv, float):
-                ok = abs(gv - decimal.Decimal(wv)) <= decimal.Decimal(1).scaleb(-t.scale)
-            elif isinstance(gv, float) or isinstance(wv, float):
-                ok = abs(float(gv) - float(wv)) <= 1e-9 * abs(float(wv))
-            else:
-                ok = gv == wv
-            if not ok:
-                bad.append(f'{q} row {i} {c} ({t}): {gv!r}, want {wv!r}')
-    print(q, len(want), 'rows:', ', '.join(f'{f.name} {f.type}' for f in tab.schema))
-assert not bad, '\n'.join(bad)
-"#,
-        &args,
-    );
-    println!("{printed}");
-    assert!(printed.contains("q6 1 rows"), "{printed}");
 }

@@ -28,4 +28,4 @@ mod sql;
 mod sql_memory;
 mod text_csv;
 #[cfg(all(feature = "datafusion", feature = "parquet"))]
-mod tpch_columns;
+mod tpch_sql;
