@@ -6,8 +6,11 @@
 //! The tables are made once by `tpchgen-cli` (beside `NPY_PYTHON`, where pip installs it) as
 //! Parquet, and converted by the release `npy` tool to row `.npy` files (`npy convert
 //! --decimals f8`: money as float64); both are kept under the target directory
-//! (`target/tpch-sql/sf1/`), so a rerun skips them. Queries Q1 Q3 Q5 Q6 Q10 Q12 Q14 Q18 in
-//! their standard text with the validation parameters (`tests/fixtures/tpch/qN.sql`).
+//! (`target/tpch-sql/sf1/`), so a rerun skips them. All 22 queries in their standard text with
+//! the validation parameters (`tests/fixtures/tpch/qN.sql`; Q15 is a view, the query and the
+//! view dropped, run after `SET datafusion.execution.target_partitions = 1` on every
+//! DataFusion side: it keeps the rows whose float sum equals the maximum of the same sums
+//! computed again, which only one order of addition makes exact).
 //!
 //! Each `npy sql` run is a whole process (its start, the tables' registration, the query and
 //! printing the answer as CSV); DuckDB's is timed inside Python, its views over the Parquet
@@ -19,7 +22,9 @@
 //!   of whole records, DataFusion filtering the decoded rows): the anchor of the before/after
 //!   ratio;
 //! - `rows no-push`: mapped, `filter_pushdown=false` (what the map alone gives);
-//! - `columns` when `npy convert --help` lists `--layout`.
+//! - `columns` when `npy convert --help` lists `--layout` (filters in the scan, issue 45);
+//! - `columns no-push`: `filter_pushdown=false`, the column scan before issue 45 (DataFusion's
+//!   `FilterExec` over a scan of every row): the anchor of the column tables' before/after.
 //!
 //! Every side's answer is checked against DataFusion-over-Parquet's (numbers to a relative
 //! 1e-6: the money is float64 in the `.npy` files, decimal in the Parquet files). Printed: each
@@ -28,7 +33,9 @@
 //! for columns) and to DuckDB.
 //!
 //! Environment: `NPY_PYTHON` (required: tpchgen-cli, duckdb), `NPY_BENCH_SF` (default 1),
-//! `NPY_BENCH_REPS` (default 3), `NPY_BIN` (default: `npy` beside this bench's directory).
+//! `NPY_BENCH_REPS` (default 3), `NPY_BIN` (default: `npy` beside this bench's directory),
+//! `NPY_BENCH_QUERIES` (say `q1,q12,q18`; default all 22), `NPY_BENCH_SIDES` (the `.npy` sides
+//! to time, say `rows,columns`; default all).
 //! Run: `cargo build --release -p npy-cli --features parquet,datafusion`, then
 //! `NPY_PYTHON=$PWD/.venv/bin/python cargo bench -p npy-cli
 //! --bench tpch_sql`
@@ -46,8 +53,13 @@ const TABLES: [&str; 8] = [
     "lineitem", "orders", "customer", "part", "partsupp", "supplier", "nation", "region",
 ];
 
-/// The queries timed (`tests/fixtures/tpch/qN.sql`).
-const QUERIES: [&str; 8] = ["q1", "q3", "q5", "q6", "q10", "q12", "q14", "q18"];
+/// The queries timed by default (`tests/fixtures/tpch/qN.sql`): all 22.
+fn queries() -> Vec<String> {
+    match std::env::var("NPY_BENCH_QUERIES") {
+        Ok(list) if !list.trim().is_empty() => list.split(',').map(|q| q.trim().to_string()).collect(),
+        _ => (1..=22).map(|i| format!("q{i}")).collect(),
+    }
+}
 
 /// Writes every table with tpchgen-cli (found beside the interpreter, where pip installs it).
 const GENERATE: &str = r#"
@@ -97,11 +109,17 @@ fn target_dir() -> PathBuf {
         .unwrap_or_else(std::env::temp_dir)
 }
 
-/// A query's text without its comment lines (the tool takes the query as an argument).
+/// A query's text without its comment lines (the tool takes the query as an argument); Q15
+/// after a `SET` of one partition (see the module docs).
 fn query_text(dir: &Path, q: &str) -> String {
     let text = std::fs::read_to_string(dir.join(format!("{q}.sql"))).unwrap();
     let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with("--")).collect();
-    lines.join("\n")
+    let text = lines.join("\n");
+    if q == "q15" {
+        format!("SET datafusion.execution.target_partitions = 1;\n{text}")
+    } else {
+        text
+    }
 }
 
 /// One side of the comparison: its name and the table arguments of `npy sql`.
@@ -263,7 +281,19 @@ fn main() {
             "npz",
             ", layout=columns",
         ));
+        sides.push(side(
+            "columns no-push",
+            &data.join("columns"),
+            "npz",
+            "npz",
+            ", layout=columns, filter_pushdown=false",
+        ));
     }
+    if let Ok(list) = std::env::var("NPY_BENCH_SIDES") {
+        let wanted: Vec<&str> = list.split(',').map(str::trim).collect();
+        sides.retain(|s| wanted.contains(&s.name));
+    }
+    let queries = queries();
     let parquet = side("DF parquet", &data.join("parquet"), "parquet", "", "");
 
     let mut args: Vec<std::ffi::OsString> = vec![
@@ -271,7 +301,7 @@ fn main() {
         data.join("parquet").into(),
         qdir.clone().into(),
     ];
-    args.extend(QUERIES.iter().map(|q| q.into()));
+    args.extend(queries.iter().map(|q| q.into()));
     let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
     let duck: Vec<(String, Duration)> = python_times(DUCKDB, &args);
 
@@ -291,7 +321,8 @@ fn main() {
     let mut vs_df: Vec<Vec<f64>> = vec![Vec::new(); sides.len()];
     let mut vs_duck: Vec<Vec<f64>> = vec![Vec::new(); sides.len()];
     let mut wrong = Vec::new();
-    for q in QUERIES {
+    for q in &queries {
+        let q = q.as_str();
         let text = query_text(&qdir, q);
         let Some((df, want)) = time_sql(&npy, &parquet, &text, reps) else {
             println!("{q}: DataFusion over Parquet failed; skipped");
@@ -339,12 +370,19 @@ fn main() {
             vs_df[k].len()
         );
     }
-    let (after, before) = (geomean(&vs_df[0]), geomean(&vs_df[1]));
-    println!(
-        "rows: {after:.2}x DataFusion over Parquet (issue 32 wants >= 0.6x), {before:.2}x before \
-         (access=read, filter_pushdown=false): {:.2}x faster",
-        after / before
-    );
+    let at = |name: &str| sides.iter().position(|s| s.name == name);
+    for (now, then, what) in [
+        ("rows", "rows read", "issue 32 wants >= 0.6x; before: access=read, filter_pushdown=false"),
+        ("columns", "columns no-push", "issue 45 wants >= 1.0x; before: filter_pushdown=false"),
+    ] {
+        if let (Some(a), Some(b)) = (at(now), at(then)) {
+            let (after, before) = (geomean(&vs_df[a]), geomean(&vs_df[b]));
+            println!(
+                "{now}: {after:.2}x DataFusion over Parquet ({what}: {before:.2}x): {:.2}x faster",
+                after / before
+            );
+        }
+    }
     if wrong.is_empty() {
         println!("every answer equals DataFusion over Parquet's");
     } else {

@@ -30,7 +30,7 @@ use npy_serde::header::Header;
 /// A pushed filter selects at least this share (1 in N) of a chunk's rows: the other
 /// columns are decoded for the whole chunk and then filtered; sparser selections copy the
 /// passing rows' bytes together first and decode only them.
-const DENSE: usize = 4;
+pub(crate) const DENSE: usize = 4;
 
 /// Whether the scan of a table with `table`'s columns evaluates `filter` exactly: it reads
 /// only the files' own columns (not partition columns) and is not volatile.
@@ -68,8 +68,13 @@ impl ScanFilter {
         Ok(ScanFilter { predicate, on })
     }
 
+    /// The columns the predicate reads (indices into the files' columns), ascending.
+    pub(crate) fn on(&self) -> &[usize] {
+        &self.on
+    }
+
     /// The rows of `batch` (the columns `on`, in order) the predicate keeps.
-    fn mask(&self, batch: &RecordBatch) -> DfResult<BooleanArray> {
+    pub(crate) fn mask(&self, batch: &RecordBatch) -> DfResult<BooleanArray> {
         let value = self.predicate.evaluate(batch)?;
         let array = value.into_array(batch.num_rows())?;
         let Some(mask) = array.as_boolean_opt() else {

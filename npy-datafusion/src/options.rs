@@ -341,7 +341,8 @@ impl NpyReadOptions {
 
     /// Lets the scan evaluate a query's filters (`true`, the default: the filter's columns are
     /// decoded first, the others only for the rows that pass) or leaves them to DataFusion
-    /// (`false`). Answers are the same either way. The option `filter_pushdown=true|false`.
+    /// (`false`), in row files and column tables alike. Answers are the same either way. The
+    /// option `filter_pushdown=true|false`.
     ///
     /// ```
     /// use npy_datafusion::NpyReadOptions;

@@ -28,7 +28,7 @@ use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::{AggregateUDF, Extension, LogicalPlan, ScalarUDF, WindowUDF};
 use datafusion::physical_expr_common::physical_expr::snapshot_physical_expr;
-use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
 use datafusion_proto::logical_plan::LogicalExtensionCodec;
 use datafusion_proto::physical_plan::from_proto::{
     parse_protobuf_file_scan_config, parse_table_schema_from_proto,
@@ -344,6 +344,23 @@ impl NpyPhysicalCodec {
     }
 }
 
+impl NpyPhysicalCodec {
+    /// A scan's pushed filter as datafusion-proto's message. A dynamic filter (a join's, a
+    /// TopK's) goes as its value now: its producer stays on this side.
+    fn predicate_proto(
+        &self,
+        predicate: Option<Arc<dyn PhysicalExpr>>,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> DfResult<Option<PhysicalExprNode>> {
+        match predicate {
+            Some(p) => Ok(Some(
+                proto_converter.physical_expr_to_proto(&snapshot_physical_expr(p)?, self)?,
+            )),
+            None => Ok(None),
+        }
+    }
+}
+
 /// The scan's config and source, if `node` is an `.npy` scan.
 fn npy_scan(node: &dyn ExecutionPlan) -> Option<(&FileScanConfig, &NpySource)> {
     let exec = node.downcast_ref::<DataSourceExec>()?;
@@ -365,9 +382,18 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
             let conf = (proto.conf.as_ref())
                 .ok_or_else(|| malformed("the column scan's config is missing"))?;
             let options = self.limit_options(scan_options(&proto)?)?;
-            let table = parse_table_schema_from_proto(conf)?.file_schema().clone();
-            let source = scan_source(&proto, table, options)?;
+            let table_schema = parse_table_schema_from_proto(conf)?;
             let decode_ctx = PhysicalPlanDecodeContext::new(ctx, self);
+            let predicate = match &proto.predicate {
+                Some(p) => Some(proto_converter.proto_to_physical_expr(
+                    p,
+                    table_schema.table_schema(),
+                    &decode_ctx,
+                )?),
+                None => None,
+            };
+            let table = table_schema.file_schema().clone();
+            let source = scan_source(&proto, table, options, predicate)?;
             let config =
                 parse_protobuf_file_scan_config(conf, &decode_ctx, proto_converter, source)?;
             return Ok(DataSourceExec::from_data_source(config));
@@ -411,19 +437,13 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
     ) -> DfResult<()> {
         if let Some((config, source)) = column_scan(node.as_ref()) {
             let conf = serialize_file_scan_config(config, self, proto_converter)?;
-            return encode(COLUMN_SCAN_TAG, &scan_proto(source, conf), buf);
+            let predicate = self.predicate_proto(source.filter(), proto_converter)?;
+            return encode(COLUMN_SCAN_TAG, &scan_proto(source, conf, predicate), buf);
         }
         let Some((config, source)) = npy_scan(node.as_ref()) else {
             return self.inner.try_encode(node, buf, proto_converter);
         };
-        let predicate = match source.filter() {
-            // A dynamic filter (a join's, a TopK's) goes as its value now: its producer stays
-            // on this side.
-            Some(p) => {
-                Some(proto_converter.physical_expr_to_proto(&snapshot_physical_expr(p)?, self)?)
-            }
-            None => None,
-        };
+        let predicate = self.predicate_proto(source.filter(), proto_converter)?;
         let proto = ScanProto {
             conf: Some(serialize_file_scan_config(config, self, proto_converter)?),
             options: Some(options_to_proto(source.options())),

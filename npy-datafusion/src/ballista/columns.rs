@@ -12,8 +12,8 @@ use datafusion::catalog::TableProvider;
 use datafusion::datasource::physical_plan::{FileScanConfig, FileSource};
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::Result as DfResult;
-use datafusion::physical_plan::ExecutionPlan;
-use datafusion_proto::protobuf::FileScanExecConf;
+use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
+use datafusion_proto::protobuf::{FileScanExecConf, PhysicalExprNode};
 use prost::Message;
 
 use super::errors::as_text;
@@ -22,7 +22,9 @@ use crate::NpyReadOptions;
 
 /// Tags of the column messages (after the codec's own tags are tried).
 pub(super) const COLUMN_TABLE_TAG: &[u8] = b"\0npy-serde/column-table/1\0";
-pub(super) const COLUMN_SCAN_TAG: &[u8] = b"\0npy-serde/column-scan/2\0";
+/// Version 3 carries the scan's predicate: a peer of version 2 would ignore it and return
+/// every row of a scan DataFusion no longer filters above, so it fails to decode instead.
+pub(super) const COLUMN_SCAN_TAG: &[u8] = b"\0npy-serde/column-scan/3\0";
 
 #[derive(Clone, PartialEq, Message)]
 pub(super) struct ColumnTableProto {
@@ -49,6 +51,9 @@ pub(super) struct ColumnScanProto {
     read: u64,
     #[prost(uint64, tag = "6")]
     batch_size: u64,
+    /// The filter pushed into the scan, over the table's columns.
+    #[prost(message, optional, tag = "7")]
+    pub(super) predicate: Option<PhysicalExprNode>,
 }
 
 /// The message of `node`, if it is a column table.
@@ -82,7 +87,11 @@ pub(super) fn column_scan(node: &dyn ExecutionPlan) -> Option<(&FileScanConfig, 
 }
 
 /// The message of a column table's scan whose config datafusion-proto wrote as `conf`.
-pub(super) fn scan_proto(source: &ColumnSource, conf: FileScanExecConf) -> ColumnScanProto {
+pub(super) fn scan_proto(
+    source: &ColumnSource,
+    conf: FileScanExecConf,
+    predicate: Option<PhysicalExprNode>,
+) -> ColumnScanProto {
     let (rows, read) = source.rows();
     ColumnScanProto {
         conf: Some(conf),
@@ -91,18 +100,22 @@ pub(super) fn scan_proto(source: &ColumnSource, conf: FileScanExecConf) -> Colum
         rows,
         read,
         batch_size: source.batch_size() as u64,
+        predicate,
     }
 }
 
 /// The source of `proto`'s scan over the table `table`, read with `options` (the executor's
-/// limits applied), its errors as text (see [`as_text`]).
+/// limits applied) under `predicate` (`proto`'s, decoded), its errors as text (see
+/// [`as_text`]).
 pub(super) fn scan_source(
     proto: &ColumnScanProto,
     table: SchemaRef,
     options: NpyReadOptions,
+    predicate: Option<Arc<dyn PhysicalExpr>>,
 ) -> DfResult<Arc<dyn FileSource>> {
     let source = ColumnSource::new(&proto.location, options, table, proto.rows, proto.read)
-        .with_error_map(as_text);
+        .with_error_map(as_text)
+        .with_predicate(predicate);
     let source: Arc<dyn FileSource> = Arc::new(source);
     Ok(match usize::try_from(proto.batch_size) {
         Ok(n) if n > 0 => source.with_batch_size(n),

@@ -17,14 +17,15 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, StructArray};
+use arrow_array::{ArrayRef, BooleanArray, StructArray};
 use arrow_buffer::Buffer;
 use arrow_schema::DataType;
+use datafusion::arrow::compute::filter;
 use datafusion::error::Result as DfResult;
 
 use super::super::options::NpyReadOptions;
 use super::survey::{in_column, Column, Place, Source, Survey};
-use npy_arrow::{fixed_array, RowDecoder};
+use npy_arrow::{arrow_err, fixed_array, RowDecoder};
 use npy_serde::error::{Error, Result};
 use npy_serde::header::{parse_header, ParsedHeader};
 use npy_serde::npz::MmapNpz;
@@ -175,8 +176,13 @@ fn in_place_type(header: &ParsedHeader, data: &Buffer, field: &DataType) -> Opti
 }
 
 impl ColumnData {
-    /// Rows `first..first + rows` as one Arrow array.
-    pub(crate) fn rows(&self, first: u64, rows: usize) -> Result<ArrayRef> {
+    /// The bytes of one row.
+    pub(crate) fn row_bytes(&self) -> usize {
+        self.decoder.row_bytes()
+    }
+
+    /// Where rows `first..first + rows` lie in the data (byte offsets), checked.
+    fn extent(&self, first: u64, rows: usize) -> Result<(usize, usize)> {
         let row_bytes = self.decoder.row_bytes();
         let start = usize::try_from(first)
             .ok()
@@ -195,6 +201,13 @@ impl ColumnData {
                     self.offset + self.data.len() as u64,
                 )
             })?;
+        Ok((start, end))
+    }
+
+    /// Rows `first..first + rows` as one Arrow array.
+    pub(crate) fn rows(&self, first: u64, rows: usize) -> Result<ArrayRef> {
+        let (start, end) = self.extent(first, rows)?;
+        let len = end - start;
         if let Some(dt) = &self.in_place {
             return Ok(fixed_array(
                 dt,
@@ -206,10 +219,57 @@ impl ColumnData {
         let batch = self
             .decoder
             .decode(chunk, first, rows, self.offset + start as u64)?;
-        if self.is_struct {
-            return Ok(Arc::new(StructArray::from(batch)));
+        Ok(self.column_of(batch))
+    }
+
+    /// The rows of `first..first + rows` that `mask` keeps (`kept` of them, at least one), as
+    /// one Arrow array, and the bytes of the column read to make it.
+    ///
+    /// A column viewed in place is sliced and filtered (only the kept values are copied); a
+    /// decoded one is decoded whole and filtered when the filter keeps at least one row in
+    /// [`DENSE`](super::super::filter::DENSE), else only the kept rows' bytes are copied
+    /// together and decoded. A decoding error among those is found again in the whole run,
+    /// whose positions are the file's.
+    pub(crate) fn rows_where(
+        &self,
+        first: u64,
+        rows: usize,
+        mask: &BooleanArray,
+        kept: usize,
+    ) -> Result<(ArrayRef, usize)> {
+        let row_bytes = self.decoder.row_bytes();
+        if kept == rows {
+            return Ok((self.rows(first, rows)?, rows * row_bytes));
         }
-        Ok(batch.column(0).clone())
+        if self.in_place.is_some() || kept.saturating_mul(super::super::filter::DENSE) >= rows {
+            let read = if self.in_place.is_some() { kept } else { rows };
+            let all = self.rows(first, rows)?;
+            return Ok((filter(&all, mask).map_err(arrow_err)?, read * row_bytes));
+        }
+        let (start, end) = self.extent(first, rows)?;
+        let chunk = &self.data.as_slice()[start..end];
+        let mut bytes = Vec::with_capacity(kept * row_bytes);
+        for i in mask.values().set_indices() {
+            bytes.extend_from_slice(&chunk[i * row_bytes..(i + 1) * row_bytes]);
+        }
+        match self
+            .decoder
+            .decode(&bytes, first, kept, self.offset + start as u64)
+        {
+            Ok(batch) => Ok((self.column_of(batch), kept * row_bytes)),
+            Err(e) => {
+                let all = self.rows(first, rows)?;
+                Ok((filter(&all, mask).map_err(|_| e)?, rows * row_bytes))
+            }
+        }
+    }
+
+    /// A decoded batch as the column: its one column, or a struct of a record's fields.
+    fn column_of(&self, batch: arrow_array::RecordBatch) -> ArrayRef {
+        if self.is_struct {
+            return Arc::new(StructArray::from(batch));
+        }
+        batch.column(0).clone()
     }
 }
 

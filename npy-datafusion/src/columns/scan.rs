@@ -12,11 +12,21 @@
 //! The columns are opened once per scan and shared by its partitions (which start on
 //! different columns, so that the work of opening them, inflating deflated members and
 //! checking CRCs, is spread over them); on a cluster, once per task.
+//!
+//! The scan takes the filters DataFusion pushes into it (the physical `FilterPushdown` rule)
+//! that it evaluates exactly (see `filter::pushable`), unless `filter_pushdown=false` or a
+//! `LIMIT` was planned into it: each batch's filter columns are read first and the predicate
+//! evaluated on them; a batch no row of which passes is skipped, and the other projected
+//! columns are read only for the rows that pass (late materialisation: a column viewed in place
+//! copies only the kept values, a decoded one, strings say, decodes only the kept rows when
+//! they are sparse). Its metric `bytes_scanned`, one per column (`EXPLAIN ANALYZE` shows
+//! them), counts the column bytes each read.
 
 use std::sync::{Arc, OnceLock};
 
 use arrow_array::{RecordBatch, RecordBatchOptions};
 use arrow_schema::SchemaRef;
+use datafusion::common::config::ConfigOptions;
 use datafusion::common::stats::Precision;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::Statistics;
@@ -28,13 +38,16 @@ use datafusion::datasource::projection::{ProjectionOpener, SplitProjection};
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::physical_expr::conjunction;
 use datafusion::physical_expr::projection::ProjectionExprs;
-use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
+use datafusion::physical_plan::filter_pushdown::{FilterPushdownPropagation, PushedDown};
+use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
 use datafusion::physical_plan::{DisplayFormatType, PhysicalExpr};
 use futures::stream::{self, StreamExt};
 use object_store::ObjectStore;
 use tokio::sync::mpsc::Sender;
 
+use super::super::filter::{pushable, ScanFilter};
 use super::super::opener::ErrorMap;
 use super::super::options::NpyReadOptions;
 use super::data::{open_column, ColumnData, OpenArchive};
@@ -134,6 +147,8 @@ pub(crate) struct ColumnSource {
     map_err: Option<ErrorMap>,
     metrics: ExecutionPlanMetricsSet,
     opened: Arc<Opened>,
+    /// The filter pushed into the scan (over the table's columns).
+    predicate: Option<Arc<dyn PhysicalExpr>>,
 }
 
 impl std::fmt::Debug for ColumnSource {
@@ -143,6 +158,7 @@ impl std::fmt::Debug for ColumnSource {
             .field("file_indices", &self.projection.file_indices)
             .field("rows", &self.rows)
             .field("read", &self.read)
+            .field("predicate", &self.predicate)
             .finish_non_exhaustive()
     }
 }
@@ -169,6 +185,7 @@ impl ColumnSource {
             batch_size: npy_arrow::DEFAULT_BATCH_SIZE,
             map_err: None,
             metrics: ExecutionPlanMetricsSet::new(),
+            predicate: None,
         }
     }
 }
@@ -198,6 +215,14 @@ impl ColumnSource {
     pub(crate) fn batch_size(&self) -> usize {
         self.batch_size
     }
+
+    /// The scan keeping only the rows for which `predicate` (over the table's columns) is
+    /// true, as a scan DataFusion pushed the filter into does (the codec sets it again on the
+    /// executors).
+    pub(crate) fn with_predicate(mut self, predicate: Option<Arc<dyn PhysicalExpr>>) -> Self {
+        self.predicate = predicate;
+        self
+    }
 }
 
 impl FileSource for ColumnSource {
@@ -209,9 +234,30 @@ impl FileSource for ColumnSource {
     ) -> DfResult<Arc<dyn FileOpener>> {
         let file_schema = self.table_schema.file_schema();
         let indices = self.projection.file_indices.clone();
+        let filter = match &self.predicate {
+            Some(p) => Some(Arc::new(ScanFilter::new(p, file_schema)?)),
+            None => None,
+        };
+        // The projected columns, then the filter's others.
+        let read = match &filter {
+            Some(f) => f.read_columns(&indices),
+            None => indices.clone(),
+        };
+        let scanned = read
+            .iter()
+            .map(|&i| {
+                MetricBuilder::new(&self.metrics)
+                    .with_new_label("column", file_schema.field(i).name().clone())
+                    .counter("bytes_scanned", partition)
+            })
+            .collect();
         let opener = Arc::new(ColumnOpener {
             projected: Arc::new(file_schema.project(&indices)?),
-            indices,
+            columns: Arc::new(file_schema.project(&read)?),
+            projected_len: indices.len(),
+            indices: read,
+            filter,
+            scanned: Arc::new(scanned),
             source: self.clone(),
             store: object_store,
             partition,
@@ -241,7 +287,11 @@ impl FileSource for ColumnSource {
     fn fmt_extra(&self, t: DisplayFormatType, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         match t {
             DisplayFormatType::Default | DisplayFormatType::Verbose => {
-                write!(f, ", location={}, rows={}", self.location, self.rows)
+                write!(f, ", location={}, rows={}", self.location, self.rows)?;
+                match &self.predicate {
+                    Some(p) => write!(f, ", predicate={p}"),
+                    None => Ok(()),
+                }
             }
             DisplayFormatType::TreeRender => Ok(()),
         }
@@ -272,7 +322,55 @@ impl FileSource for ColumnSource {
         &self,
         f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
     ) -> DfResult<TreeNodeRecursion> {
+        if let Some(p) = &self.predicate
+            && f(p)? == TreeNodeRecursion::Stop
+        {
+            return Ok(TreeNodeRecursion::Stop);
+        }
         datafusion::physical_plan::apply_expression_roots(self.projection.source.iter(), f)
+    }
+
+    /// Takes the filters it evaluates exactly (over the table's columns, not volatile),
+    /// answering `Yes` for them and `No` for the others (DataFusion keeps those); none with
+    /// `filter_pushdown=false`, and none into a scan of a `LIMIT`'s first rows (the rows a
+    /// filter keeps may lie past them).
+    fn try_pushdown_filters(
+        &self,
+        filters: Vec<Arc<dyn PhysicalExpr>>,
+        _config: &ConfigOptions,
+    ) -> DfResult<FilterPushdownPropagation<Arc<dyn FileSource>>> {
+        let takes = !self.options.keep_filters && self.read == self.rows;
+        let verdicts: Vec<PushedDown> = filters
+            .iter()
+            .map(|f| {
+                if takes && pushable(f, &self.table_schema) {
+                    PushedDown::Yes
+                } else {
+                    PushedDown::No
+                }
+            })
+            .collect();
+        let taken: Vec<Arc<dyn PhysicalExpr>> = filters
+            .iter()
+            .zip(&verdicts)
+            .filter(|(_, v)| matches!(v, PushedDown::Yes))
+            .map(|(f, _)| f.clone())
+            .collect();
+        if taken.is_empty() {
+            return Ok(FilterPushdownPropagation::with_parent_pushdown_result(
+                verdicts,
+            ));
+        }
+        let mut source = self.clone();
+        source.predicate = Some(conjunction(self.predicate.iter().cloned().chain(taken)));
+        Ok(
+            FilterPushdownPropagation::with_parent_pushdown_result(verdicts)
+                .with_updated_node(Arc::new(source) as Arc<dyn FileSource>),
+        )
+    }
+
+    fn filter(&self) -> Option<Arc<dyn PhysicalExpr>> {
+        self.predicate.clone()
     }
 }
 
@@ -280,9 +378,15 @@ impl FileSource for ColumnSource {
 struct ColumnOpener {
     source: ColumnSource,
     store: Arc<dyn ObjectStore>,
-    /// The columns read (indices into the table), and their schema.
+    /// The columns read (indices into the table): the projected ones, then a filter's others.
     indices: Vec<usize>,
+    /// Their schema, and the projected columns' (the first `projected_len`).
+    columns: SchemaRef,
     projected: SchemaRef,
+    projected_len: usize,
+    filter: Option<Arc<ScanFilter>>,
+    /// Each read column's `bytes_scanned`.
+    scanned: Arc<Vec<Count>>,
     partition: usize,
 }
 
@@ -299,7 +403,11 @@ impl FileOpener for ColumnOpener {
             source: self.source.clone(),
             store: self.store.clone(),
             projected: self.projected.clone(),
+            columns: self.columns.clone(),
+            projected_len: self.projected_len,
             indices: self.indices.clone(),
+            filter: self.filter.clone(),
+            scanned: self.scanned.clone(),
             partition: self.partition,
             first,
             end: end.min(self.source.read),
@@ -319,7 +427,12 @@ struct Partition {
     source: ColumnSource,
     store: Arc<dyn ObjectStore>,
     projected: SchemaRef,
+    /// The columns read (see [`ColumnOpener`]), their schema, the projected ones' count.
+    columns: SchemaRef,
+    projected_len: usize,
     indices: Vec<usize>,
+    filter: Option<Arc<ScanFilter>>,
+    scanned: Arc<Vec<Count>>,
     partition: usize,
     first: u64,
     end: u64,
@@ -349,12 +462,20 @@ impl Partition {
         let step = self.source.batch_size.max(1) as u64;
         while at < self.end {
             let rows = step.min(self.end - at) as usize;
-            let batch = self.batch(&columns, at, rows).map_err(map);
+            let batch = match &self.filter {
+                None => self.batch(&columns, at, rows).map(Some),
+                Some(f) => self.filtered(f, &columns, at, rows),
+            };
+            at += rows as u64;
+            let batch = match batch {
+                Ok(None) => continue,
+                Ok(Some(b)) => Ok(b),
+                Err(e) => Err(map(e)),
+            };
             let failed = batch.is_err();
             if tx.blocking_send(batch).is_err() || failed {
                 return;
             }
-            at += rows as u64;
         }
     }
 
@@ -365,7 +486,7 @@ impl Partition {
         let opened = &src.opened;
         let survey = shared(&opened.survey, || {
             let survey = remote::survey_blocking(&src.location, &self.store, &src.options)?;
-            survey.check_columns(&self.projected)?;
+            survey.check_columns(&self.columns)?;
             if survey.rows != src.rows {
                 return Err(
                     DataFusionError::External(Box::new(Error::invalid_value(format!(
@@ -391,7 +512,7 @@ impl Partition {
         let mut out: Vec<Option<Arc<ColumnData>>> = vec![None; n];
         for k in 0..n {
             let j = (k + self.partition) % n;
-            let column = survey.column(self.projected.field(j).name())?;
+            let column = survey.column(self.columns.field(j).name())?;
             let data = shared(&opened.columns[self.indices[j]], || {
                 let whole = src.read == src.rows;
                 open_column(
@@ -409,12 +530,68 @@ impl Partition {
         Ok(out.into_iter().flatten().collect())
     }
 
+    /// Rows `first..first + rows` of the projected columns.
     fn batch(&self, columns: &[Arc<ColumnData>], first: u64, rows: usize) -> DfResult<RecordBatch> {
-        let mut arrays = Vec::with_capacity(columns.len());
-        for (j, c) in columns.iter().enumerate() {
+        let mut arrays = Vec::with_capacity(self.projected_len);
+        for (j, c) in columns.iter().enumerate().take(self.projected_len) {
             let a = c.rows(first, rows).map_err(|e| self.column_err(j, e))?;
+            self.scanned[j].add(c.row_bytes() * rows);
             arrays.push(a);
         }
+        self.projected_batch(arrays, rows)
+    }
+
+    /// The rows of `first..first + rows` that `filter` keeps, in the projected columns: the
+    /// filter's columns read first, the others for the kept rows only; `None` when no row
+    /// passes.
+    fn filtered(
+        &self,
+        filter: &ScanFilter,
+        columns: &[Arc<ColumnData>],
+        first: u64,
+        rows: usize,
+    ) -> DfResult<Option<RecordBatch>> {
+        let position = |t: usize| self.indices.iter().position(|&i| i == t).unwrap_or(0);
+        let on: Vec<usize> = filter.on().iter().map(|&t| position(t)).collect();
+        let mut on_arrays = Vec::with_capacity(on.len());
+        for &j in &on {
+            let c = &columns[j];
+            on_arrays.push(c.rows(first, rows).map_err(|e| self.column_err(j, e))?);
+            self.scanned[j].add(c.row_bytes() * rows);
+        }
+        let on_batch = RecordBatch::try_new_with_options(
+            Arc::new(self.columns.project(&on)?),
+            on_arrays,
+            &RecordBatchOptions::new().with_row_count(Some(rows)),
+        )?;
+        let mask = filter.mask(&on_batch)?;
+        let kept = mask.true_count();
+        if kept == 0 {
+            return Ok(None);
+        }
+        let mut arrays = Vec::with_capacity(self.projected_len);
+        for (j, c) in columns.iter().enumerate().take(self.projected_len) {
+            let a = match on.iter().position(|&k| k == j) {
+                Some(k) if kept == rows => on_batch.column(k).clone(),
+                Some(k) => datafusion::arrow::compute::filter(on_batch.column(k), &mask)?,
+                None => {
+                    let (a, bytes) = c
+                        .rows_where(first, rows, &mask, kept)
+                        .map_err(|e| self.column_err(j, e))?;
+                    self.scanned[j].add(bytes);
+                    a
+                }
+            };
+            arrays.push(a);
+        }
+        self.projected_batch(arrays, kept).map(Some)
+    }
+
+    fn projected_batch(
+        &self,
+        arrays: Vec<arrow_array::ArrayRef>,
+        rows: usize,
+    ) -> DfResult<RecordBatch> {
         RecordBatch::try_new_with_options(
             self.projected.clone(),
             arrays,
@@ -424,7 +601,7 @@ impl Partition {
     }
 
     fn column_err(&self, j: usize, e: Error) -> DataFusionError {
-        let name = self.projected.field(j).name();
+        let name = self.columns.field(j).name();
         match self.source.opened.survey.get() {
             Some(Ok(survey)) => match survey.column(name) {
                 Ok(c) => in_column(e, &survey.place, &c.source),

@@ -3,8 +3,9 @@
 //! store by ranged GETs, see `remote`); each query surveys it again as it is planned, so a
 //! file cut short or rewritten since fails the query naming it, and plans a
 //! scan of the columns the query uses (`scan`: a `DataSourceExec` whose file groups are runs
-//! of rows). Filters stay above the scan, in
-//! DataFusion's own `FilterExec` (the table answers `Unsupported` for every filter).
+//! of rows). The table answers `Unsupported` for every filter (the logical plan keeps them);
+//! DataFusion's physical `FilterPushdown` then hands the scan those it evaluates exactly
+//! (see `scan`).
 
 use std::sync::Arc;
 

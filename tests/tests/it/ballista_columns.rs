@@ -99,8 +99,8 @@ fn column_tables_on_the_cluster_answer_as_one_process() {
     assert!(err.contains("bad.npz"), "{err}");
 }
 
-/// The physical codec sends the column scan with its file groups (runs of rows), projection
-/// and limit, and the decoded plan is the same plan.
+/// The physical codec sends the column scan with its file groups (runs of rows), projection,
+/// limit and pushed filter, and the decoded plan is the same plan.
 #[test]
 fn the_physical_codec_round_trips_a_column_scan() {
     let dir = TempDir::new("ballista-columns-codec");
@@ -121,6 +121,13 @@ fn the_physical_codec_round_trips_a_column_scan() {
             text.contains("DataSourceExec") && text.contains("file_type=npy columns"),
             "{text}"
         );
+        if q.contains("WHERE") {
+            // The filter is the scan's (DataFusion's FilterExec is gone): the codec carries it.
+            assert!(
+                text.contains("predicate=id@") && !text.contains("FilterExec"),
+                "{text}"
+            );
+        }
         let node = PhysicalPlanNode::try_from_physical_plan(plan.clone(), &codec).unwrap();
         let back = node
             .try_into_physical_plan(&ctx.task_ctx(), &codec)
