@@ -56,7 +56,9 @@ const TABLES: [&str; 8] = [
 /// The queries timed by default (`tests/fixtures/tpch/qN.sql`): all 22.
 fn queries() -> Vec<String> {
     match std::env::var("NPY_BENCH_QUERIES") {
-        Ok(list) if !list.trim().is_empty() => list.split(',').map(|q| q.trim().to_string()).collect(),
+        Ok(list) if !list.trim().is_empty() => {
+            list.split(',').map(|q| q.trim().to_string()).collect()
+        }
         _ => (1..=22).map(|i| format!("q{i}")).collect(),
     }
 }
@@ -372,8 +374,16 @@ fn main() {
     }
     let at = |name: &str| sides.iter().position(|s| s.name == name);
     for (now, then, what) in [
-        ("rows", "rows read", "issue 32 wants >= 0.6x; before: access=read, filter_pushdown=false"),
-        ("columns", "columns no-push", "issue 45 wants >= 1.0x; before: filter_pushdown=false"),
+        (
+            "rows",
+            "rows read",
+            "issue 32 wants >= 0.6x; before: access=read, filter_pushdown=false",
+        ),
+        (
+            "columns",
+            "columns no-push",
+            "issue 45 wants >= 1.0x; before: filter_pushdown=false",
+        ),
     ] {
         if let (Some(a), Some(b)) = (at(now), at(then)) {
             let (after, before) = (geomean(&vs_df[a]), geomean(&vs_df[b]));

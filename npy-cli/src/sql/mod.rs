@@ -1,11 +1,14 @@
-//! `npy sql QUERY FILE...`: SQL over `.npy` files with DataFusion. The query engine ([`query`])
-//! and the JSON printer of its results ([`json`]) are what the `datafusion` feature adds.
+//! `npy sql QUERY FILE...`: SQL over `.npy` files with DataFusion. The query engine ([`query`]),
+//! the JSON printer of its results ([`json`]) and the interactive session ([`shell`]) are what
+//! the `datafusion` feature adds.
 
 pub mod args;
 #[cfg(feature = "datafusion")]
 mod json;
 #[cfg(feature = "datafusion")]
 mod query;
+#[cfg(feature = "datafusion")]
+mod shell;
 
 use crate::failure::CliResult;
 use crate::global::Global;
@@ -15,7 +18,10 @@ use args::Args;
 pub fn run(g: &Global, a: Args) -> CliResult {
     #[cfg(feature = "datafusion")]
     {
-        query::run(g, &a)
+        match query::open(g, &a)? {
+            (opened, Some(text)) => query::run(&opened, &a, &text),
+            (opened, None) => shell::run(&opened.ctx, &opened.rt, query::Format::of(&a)),
+        }
     }
     #[cfg(not(feature = "datafusion"))]
     {

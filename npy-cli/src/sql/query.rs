@@ -3,9 +3,10 @@
 //! table named by its stem; `-t NAME=SPEC` names a file, a directory of shards, a glob or an
 //! archive member (`ARCHIVE:KEY`), with its format and options
 //! (`npy_datafusion::TableSpec`). Results go to stdout as an aligned table, CSV
-//! or JSON, or to a `.npy`, `.parquet` or `.arrow` file, streamed.
+//! or JSON, or to a `.npy`, `.parquet` or `.arrow` file, streamed. With no statements on a
+//! terminal, the session is interactive ([`shell`](super::shell)).
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::Path;
 
 use datafusion::arrow::array::{RecordBatch, RecordBatchReader};
@@ -32,9 +33,60 @@ use crate::sql::json::write_rows;
 use crate::table::ends::TableOut;
 use crate::table::write::write_chosen;
 
-/// Runs the statements and prints or writes their results.
-pub fn run(g: &Global, a: &Args) -> CliResult {
+/// How results print on stdout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Format {
+    /// An aligned table.
+    Table,
+    /// A header row, then one line per row.
+    Csv,
+    /// An array of objects, one per row.
+    Json,
+}
+
+impl Format {
+    pub(super) fn of(a: &Args) -> Format {
+        match (a.csv, a.json) {
+            (true, _) => Format::Csv,
+            (_, true) => Format::Json,
+            _ => Format::Table,
+        }
+    }
+
+    /// `table`, `csv` or `json`.
+    pub(super) fn parse(text: &str) -> Option<Format> {
+        match text.to_ascii_lowercase().as_str() {
+            "table" => Some(Format::Table),
+            "csv" => Some(Format::Csv),
+            "json" => Some(Format::Json),
+            _ => None,
+        }
+    }
+
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Format::Table => "table",
+            Format::Csv => "csv",
+            Format::Json => "json",
+        }
+    }
+}
+
+/// The query runtime and the session, its tables registered.
+pub(super) struct Opened {
+    pub(super) rt: Runtime,
+    pub(super) ctx: SessionContext,
+}
+
+/// Starts the runtime and the session with the tables of `a` registered; returns them with
+/// the statements to run (none: an interactive session, see [`statements_and_files`]).
+pub(super) fn open(g: &Global, a: &Args) -> CliResult<(Opened, Option<String>)> {
     let (text, files) = statements_and_files(a)?;
+    if text.is_none() && a.output.is_some() {
+        return Err(Failure::usage(
+            "sql: -o writes the result of statements given as QUERY or with -f FILE",
+        ));
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -65,7 +117,13 @@ pub fn run(g: &Global, a: &Args) -> CliResult {
         rt.block_on(ctx.register_spec(name, &spec))
             .map_err(|e| Failure::file(path, flat(&e)))?;
     }
-    let statements = parse(&ctx, &text)?;
+    Ok((Opened { rt, ctx }, text))
+}
+
+/// Runs the statements of `text` and prints or writes their results.
+pub(super) fn run(opened: &Opened, a: &Args, text: &str) -> CliResult {
+    let (rt, ctx) = (&opened.rt, &opened.ctx);
+    let statements = parse(ctx, text)?;
     let count = statements.len();
     // In order: a view or table one statement creates is there for the next. A statement whose
     // result has no columns (CREATE VIEW, DROP VIEW, SET) prints nothing.
@@ -79,17 +137,7 @@ pub fn run(g: &Global, a: &Args) -> CliResult {
                 ..f
             },
         };
-        let state = ctx.state();
-        let df = rt
-            .block_on(async {
-                let plan = state.statement_to_plan(statement).await?;
-                ctx.execute_logical_plan(plan).await
-            })
-            .map_err(|e| numbered(query_failure(e)))?;
-        let stream = rt
-            .block_on(df.execute_stream())
-            .map_err(|e| numbered(query_failure(e)))?;
-        let mut batches = Blocking { rt: &rt, stream };
+        let mut batches = execute(ctx, rt, statement, false).map_err(numbered)?;
         if batches.schema().fields().is_empty() {
             for b in &mut batches {
                 b.map_err(|e| numbered(arrow_failure(e)))?;
@@ -107,7 +155,7 @@ pub fn run(g: &Global, a: &Args) -> CliResult {
             written = Some(i + 1);
             write_output(batches, a, out).map_err(numbered)?;
         } else {
-            print(batches, a, printed).map_err(numbered)?;
+            print(batches, Format::of(a), printed).map_err(numbered)?;
             printed = true;
         }
     }
@@ -119,9 +167,29 @@ pub fn run(g: &Global, a: &Args) -> CliResult {
     }
 }
 
+/// Plans and starts one statement; its batches come on the calling thread. `cancel`: Ctrl-C
+/// stops the query (the interactive session's), its batches ending with an error saying so.
+pub(super) fn execute<'a>(
+    ctx: &SessionContext,
+    rt: &'a Runtime,
+    statement: Statement,
+    cancel: bool,
+) -> CliResult<Blocking<'a>> {
+    let state = ctx.state();
+    let stream = rt
+        .block_on(async {
+            let plan = state.statement_to_plan(statement).await?;
+            ctx.execute_logical_plan(plan).await?.execute_stream().await
+        })
+        .map_err(query_failure)?;
+    Ok(Blocking { rt, stream, cancel })
+}
+
 /// The statements' text (the QUERY argument; with `-f FILE`, that file's, every positional
-/// argument then a FILE; `-` reads standard input) and the FILEs.
-fn statements_and_files(a: &Args) -> CliResult<(String, Vec<String>)> {
+/// argument then a FILE; `-` reads standard input) and the FILEs. No text: none was given and
+/// standard input is a terminal (an interactive session); none given and standard input is
+/// not a terminal: the statements are read from it.
+fn statements_and_files(a: &Args) -> CliResult<(Option<String>, Vec<String>)> {
     let mut files = a.files.clone();
     let source = match (&a.file, &a.query) {
         (Some(f), query) => {
@@ -130,25 +198,22 @@ fn statements_and_files(a: &Args) -> CliResult<(String, Vec<String>)> {
             }
             f.clone()
         }
-        (None, Some(q)) if q != "-" => return Ok((q.clone(), files)),
+        (None, Some(q)) if q != "-" => return Ok((Some(q.clone()), files)),
         (None, Some(_)) => "-".to_string(),
-        (None, None) => {
-            return Err(Failure::usage(
-                "sql: give the statements as QUERY, or with -f FILE (- for standard input)",
-            ))
-        }
+        (None, None) if io::stdin().is_terminal() => return Ok((None, files)),
+        (None, None) => "-".to_string(),
     };
     let text = if source == "-" {
         io::read_to_string(io::stdin()).map_err(|e| Failure::input(format!("stdin: {e}")))?
     } else {
         std::fs::read_to_string(&source).map_err(|e| Failure::file(&source, e))?
     };
-    Ok((text, files))
+    Ok((Some(text), files))
 }
 
 /// The statements of `text` (`;`-separated), parsed as the session's `ctx.sql` parses one: its
 /// dialect and recursion limit.
-fn parse(ctx: &SessionContext, text: &str) -> CliResult<Vec<Statement>> {
+pub(super) fn parse(ctx: &SessionContext, text: &str) -> CliResult<Vec<Statement>> {
     let state = ctx.state();
     let config = state.config().options();
     let dialect = dialect_from_str(config.sql_parser.dialect).ok_or_else(|| {
@@ -192,46 +257,61 @@ fn write_output(batches: Blocking<'_>, a: &Args, out: &str) -> CliResult {
 }
 
 /// Prints one statement's result on stdout: an aligned table, CSV (a header, then the rows) or
-/// a JSON array. A result after the first is set off by an empty line (CSV, tables); JSON
-/// prints one array per result.
-fn print(mut batches: Blocking<'_>, a: &Args, after_another: bool) -> CliResult {
+/// a JSON array; returns its rows. A result after the first is set off by an empty line (CSV,
+/// tables); JSON prints one array per result.
+pub(super) fn print(
+    mut batches: Blocking<'_>,
+    format: Format,
+    after_another: bool,
+) -> CliResult<usize> {
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
-    if after_another && !a.json {
+    if after_another && format != Format::Json {
         writeln!(out).map_err(|e| Failure::write("stdout", e))?;
     }
-    if a.csv {
-        let mut w = datafusion::arrow::csv::WriterBuilder::new()
-            .with_header(true)
-            .build(out);
-        for b in &mut batches {
-            w.write(&b.map_err(arrow_failure)?).map_err(write_failure)?;
+    let mut rows = 0;
+    match format {
+        Format::Csv => {
+            let mut w = datafusion::arrow::csv::WriterBuilder::new()
+                .with_header(true)
+                .build(out);
+            for b in &mut batches {
+                let b = b.map_err(arrow_failure)?;
+                rows += b.num_rows();
+                w.write(&b).map_err(write_failure)?;
+            }
+            w.into_inner()
+                .flush()
+                .map_err(|e| Failure::write("stdout", e))?;
         }
-        w.into_inner()
-            .flush()
-            .map_err(|e| Failure::write("stdout", e))
-    } else if a.json {
-        // The tool's JSON conventions (those of `cat --json`), not arrow-json's.
-        let mut first = true;
-        let w = |e| Failure::write("stdout", e);
-        out.write_all(b"[").map_err(w)?;
-        for b in &mut batches {
-            write_rows(&mut out, &b.map_err(arrow_failure)?, &mut first).map_err(w)?;
+        Format::Json => {
+            // The tool's JSON conventions (those of `cat --json`), not arrow-json's.
+            let mut first = true;
+            let w = |e| Failure::write("stdout", e);
+            out.write_all(b"[").map_err(w)?;
+            for b in &mut batches {
+                let b = b.map_err(arrow_failure)?;
+                rows += b.num_rows();
+                write_rows(&mut out, &b, &mut first).map_err(w)?;
+            }
+            out.write_all(if first { b"]\n" } else { b"\n]\n" })
+                .and_then(|_| out.flush())
+                .map_err(w)?;
         }
-        out.write_all(if first { b"]\n" } else { b"\n]\n" })
-            .and_then(|_| out.flush())
-            .map_err(w)
-    } else {
-        let all: Vec<RecordBatch> = batches
-            .by_ref()
-            .collect::<Result<_, _>>()
-            .map_err(arrow_failure)?;
-        let text =
-            datafusion::arrow::util::pretty::pretty_format_batches(&all).map_err(arrow_failure)?;
-        writeln!(out, "{text}")
-            .and_then(|_| out.flush())
-            .map_err(|e| Failure::write("stdout", e))
+        Format::Table => {
+            let all: Vec<RecordBatch> = batches
+                .by_ref()
+                .collect::<Result<_, _>>()
+                .map_err(arrow_failure)?;
+            rows = all.iter().map(RecordBatch::num_rows).sum();
+            let text = datafusion::arrow::util::pretty::pretty_format_batches(&all)
+                .map_err(arrow_failure)?;
+            writeln!(out, "{text}")
+                .and_then(|_| out.flush())
+                .map_err(|e| Failure::write("stdout", e))?;
+        }
     }
+    Ok(rows)
 }
 
 /// The query's session: on the `--cluster`'s scheduler, inside `--memory-limit` (spilling)
@@ -335,7 +415,7 @@ fn flat(e: &DataFusionError) -> String {
         .replace("External error: ", "")
 }
 
-fn arrow_failure(e: ArrowError) -> Failure {
+pub(super) fn arrow_failure(e: ArrowError) -> Failure {
     match e {
         ArrowError::ExternalError(inner) => match inner.downcast::<DataFusionError>() {
             Ok(df) => query_failure(*df),
@@ -353,18 +433,43 @@ fn write_failure(e: ArrowError) -> Failure {
 }
 
 /// The query's batches, one at a time, on the calling thread.
-struct Blocking<'a> {
+pub(super) struct Blocking<'a> {
     rt: &'a Runtime,
     stream: SendableRecordBatchStream,
+    /// Ctrl-C stops the query: the next batch is an error saying so, and none follows.
+    cancel: bool,
 }
 
 impl Iterator for Blocking<'_> {
     type Item = Result<RecordBatch, ArrowError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        self.rt
-            .block_on(self.stream.next())
-            .map(|r| r.map_err(|e| ArrowError::ExternalError(Box::new(e))))
+        let next = if self.cancel {
+            let stream = &mut self.stream;
+            let next = self.rt.block_on(async {
+                tokio::select! {
+                    b = stream.next() => Some(b),
+                    _ = tokio::signal::ctrl_c() => None,
+                }
+            });
+            match next {
+                Some(b) => b,
+                None => {
+                    self.stream = Box::pin(
+                        datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
+                            self.stream.schema(),
+                            futures::stream::empty(),
+                        ),
+                    );
+                    return Some(Err(ArrowError::ExternalError(
+                        "the query was stopped (Ctrl-C)".into(),
+                    )));
+                }
+            }
+        } else {
+            self.rt.block_on(self.stream.next())
+        };
+        next.map(|r| r.map_err(|e| ArrowError::ExternalError(Box::new(e))))
     }
 }
 

@@ -22,6 +22,8 @@ mod object;
 mod objects;
 #[cfg(feature = "remote")]
 mod remote;
+#[cfg(all(feature = "datafusion", feature = "parquet", unix))]
+mod shell;
 #[cfg(all(feature = "datafusion", feature = "parquet"))]
 mod sql;
 #[cfg(all(feature = "datafusion", feature = "parquet"))]
