@@ -26,6 +26,7 @@ use datafusion::physical_expr_common::physical_expr::is_volatile;
 use datafusion::physical_expr_common::physical_expr::{
     snapshot_generation, snapshot_physical_expr,
 };
+use datafusion::physical_plan::filter_pushdown::PushedDown;
 use datafusion::physical_plan::joins::HashTableLookupExpr;
 use datafusion::physical_plan::PhysicalExpr;
 use object_store::ObjectMeta;
@@ -49,6 +50,37 @@ pub(crate) fn pushable(filter: &Arc<dyn PhysicalExpr>, table: &TableSchema) -> b
                 .get(c.index())
                 .is_some_and(|f| f.name() == c.name())
         })
+}
+
+/// What a scan answers DataFusion's `FilterPushdown` with: `Yes` for each of `filters` it
+/// evaluates exactly (when it `takes` filters at all, those [`pushable`] over `table`), `No`
+/// for the others (DataFusion keeps them above the scan); and, if it took any, its new
+/// predicate: `current` and the taken filters in conjunction.
+pub(crate) fn take_filters(
+    filters: &[Arc<dyn PhysicalExpr>],
+    takes: bool,
+    table: &TableSchema,
+    current: Option<&Arc<dyn PhysicalExpr>>,
+) -> (Vec<PushedDown>, Option<Arc<dyn PhysicalExpr>>) {
+    let verdicts: Vec<PushedDown> = filters
+        .iter()
+        .map(|f| {
+            if takes && pushable(f, table) {
+                PushedDown::Yes
+            } else {
+                PushedDown::No
+            }
+        })
+        .collect();
+    let taken: Vec<Arc<dyn PhysicalExpr>> = filters
+        .iter()
+        .zip(&verdicts)
+        .filter(|(_, v)| matches!(v, PushedDown::Yes))
+        .map(|(f, _)| f.clone())
+        .collect();
+    let predicate =
+        (!taken.is_empty()).then(|| conjunction(current.cloned().into_iter().chain(taken)));
+    (verdicts, predicate)
 }
 
 /// A scan's predicate over the columns it reads.

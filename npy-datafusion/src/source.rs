@@ -14,14 +14,13 @@ use datafusion::datasource::physical_plan::{FileOpener, FileScanConfig, FileSour
 use datafusion::datasource::projection::{ProjectionOpener, SplitProjection};
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::{DataFusionError, Result as DfResult};
-use datafusion::physical_expr::conjunction;
 use datafusion::physical_expr::projection::ProjectionExprs;
-use datafusion::physical_plan::filter_pushdown::{FilterPushdownPropagation, PushedDown};
+use datafusion::physical_plan::filter_pushdown::FilterPushdownPropagation;
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use datafusion::physical_plan::{DisplayFormatType, PhysicalExpr};
 use object_store::ObjectStore;
 
-use super::filter::{pushable, ScanFilter};
+use super::filter::{take_filters, ScanFilter};
 use super::member::MemberOpener;
 use super::objects::ObjectFileOpener;
 use super::opener::{ErrorMap, ScanFiles};
@@ -204,29 +203,19 @@ impl FileSource for NpySource {
         filters: Vec<Arc<dyn PhysicalExpr>>,
         _config: &ConfigOptions,
     ) -> DfResult<FilterPushdownPropagation<Arc<dyn FileSource>>> {
-        let verdicts: Vec<PushedDown> = filters
-            .iter()
-            .map(|f| {
-                if !self.options.keep_filters && pushable(f, &self.table_schema) {
-                    PushedDown::Yes
-                } else {
-                    PushedDown::No
-                }
-            })
-            .collect();
-        let taken: Vec<Arc<dyn PhysicalExpr>> = filters
-            .iter()
-            .zip(&verdicts)
-            .filter(|(_, v)| matches!(v, PushedDown::Yes))
-            .map(|(f, _)| f.clone())
-            .collect();
-        if taken.is_empty() {
+        let (verdicts, predicate) = take_filters(
+            &filters,
+            !self.options.keep_filters,
+            &self.table_schema,
+            self.predicate.as_ref(),
+        );
+        let Some(predicate) = predicate else {
             return Ok(FilterPushdownPropagation::with_parent_pushdown_result(
                 verdicts,
             ));
-        }
+        };
         let mut source = self.clone();
-        source.predicate = Some(conjunction(self.predicate.iter().cloned().chain(taken)));
+        source.predicate = Some(predicate);
         Ok(
             FilterPushdownPropagation::with_parent_pushdown_result(verdicts)
                 .with_updated_node(Arc::new(source) as Arc<dyn FileSource>),

@@ -24,6 +24,7 @@ use datafusion::datasource::file_format::FileFormatFactory;
 use datafusion::datasource::listing::{ListingTable, ListingTableConfig, ListingTableUrl};
 use datafusion::datasource::physical_plan::{FileScanConfig, FileSource};
 use datafusion::datasource::source::DataSourceExec;
+use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::{AggregateUDF, Extension, LogicalPlan, ScalarUDF, WindowUDF};
@@ -361,6 +362,18 @@ impl NpyPhysicalCodec {
     }
 }
 
+/// A scan's pushed filter from its message, over the table's columns.
+fn predicate_from(
+    proto: Option<&PhysicalExprNode>,
+    table_schema: &TableSchema,
+    decode_ctx: &PhysicalPlanDecodeContext<'_>,
+    proto_converter: &dyn PhysicalProtoConverterExtension,
+) -> DfResult<Option<Arc<dyn PhysicalExpr>>> {
+    proto
+        .map(|p| proto_converter.proto_to_physical_expr(p, table_schema.table_schema(), decode_ctx))
+        .transpose()
+}
+
 /// The scan's config and source, if `node` is an `.npy` scan.
 fn npy_scan(node: &dyn ExecutionPlan) -> Option<(&FileScanConfig, &NpySource)> {
     let exec = node.downcast_ref::<DataSourceExec>()?;
@@ -384,14 +397,12 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
             let options = self.limit_options(scan_options(&proto)?)?;
             let table_schema = parse_table_schema_from_proto(conf)?;
             let decode_ctx = PhysicalPlanDecodeContext::new(ctx, self);
-            let predicate = match &proto.predicate {
-                Some(p) => Some(proto_converter.proto_to_physical_expr(
-                    p,
-                    table_schema.table_schema(),
-                    &decode_ctx,
-                )?),
-                None => None,
-            };
+            let predicate = predicate_from(
+                proto.predicate.as_ref(),
+                &table_schema,
+                &decode_ctx,
+                proto_converter,
+            )?;
             let table = table_schema.file_schema().clone();
             let source = scan_source(&proto, table, options, predicate)?;
             let config =
@@ -408,14 +419,12 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
         let options = self.limit_options(options_from_proto(proto.options)?)?;
         let table_schema = parse_table_schema_from_proto(&conf)?;
         let decode_ctx = PhysicalPlanDecodeContext::new(ctx, self);
-        let predicate = match &proto.predicate {
-            Some(p) => Some(proto_converter.proto_to_physical_expr(
-                p,
-                table_schema.table_schema(),
-                &decode_ctx,
-            )?),
-            None => None,
-        };
+        let predicate = predicate_from(
+            proto.predicate.as_ref(),
+            &table_schema,
+            &decode_ctx,
+            proto_converter,
+        )?;
         // Executors send a failed task's error to the client as text: ours as its message.
         let mut source: Arc<dyn FileSource> = Arc::new(
             NpySource::new(table_schema, options)

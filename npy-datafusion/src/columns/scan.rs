@@ -38,16 +38,15 @@ use datafusion::datasource::projection::{ProjectionOpener, SplitProjection};
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::{DataFusionError, Result as DfResult};
-use datafusion::physical_expr::conjunction;
 use datafusion::physical_expr::projection::ProjectionExprs;
-use datafusion::physical_plan::filter_pushdown::{FilterPushdownPropagation, PushedDown};
+use datafusion::physical_plan::filter_pushdown::FilterPushdownPropagation;
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
 use datafusion::physical_plan::{DisplayFormatType, PhysicalExpr};
 use futures::stream::{self, StreamExt};
 use object_store::ObjectStore;
 use tokio::sync::mpsc::Sender;
 
-use super::super::filter::{pushable, ScanFilter};
+use super::super::filter::{take_filters, ScanFilter};
 use super::super::opener::ErrorMap;
 use super::super::options::NpyReadOptions;
 use super::data::{open_column, ColumnData, OpenArchive};
@@ -339,30 +338,19 @@ impl FileSource for ColumnSource {
         filters: Vec<Arc<dyn PhysicalExpr>>,
         _config: &ConfigOptions,
     ) -> DfResult<FilterPushdownPropagation<Arc<dyn FileSource>>> {
-        let takes = !self.options.keep_filters && self.read == self.rows;
-        let verdicts: Vec<PushedDown> = filters
-            .iter()
-            .map(|f| {
-                if takes && pushable(f, &self.table_schema) {
-                    PushedDown::Yes
-                } else {
-                    PushedDown::No
-                }
-            })
-            .collect();
-        let taken: Vec<Arc<dyn PhysicalExpr>> = filters
-            .iter()
-            .zip(&verdicts)
-            .filter(|(_, v)| matches!(v, PushedDown::Yes))
-            .map(|(f, _)| f.clone())
-            .collect();
-        if taken.is_empty() {
+        let (verdicts, predicate) = take_filters(
+            &filters,
+            !self.options.keep_filters && self.read == self.rows,
+            &self.table_schema,
+            self.predicate.as_ref(),
+        );
+        let Some(predicate) = predicate else {
             return Ok(FilterPushdownPropagation::with_parent_pushdown_result(
                 verdicts,
             ));
-        }
+        };
         let mut source = self.clone();
-        source.predicate = Some(conjunction(self.predicate.iter().cloned().chain(taken)));
+        source.predicate = Some(predicate);
         Ok(
             FilterPushdownPropagation::with_parent_pushdown_result(verdicts)
                 .with_updated_node(Arc::new(source) as Arc<dyn FileSource>),
