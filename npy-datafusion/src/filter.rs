@@ -18,6 +18,7 @@ use arrow_schema::{Schema, SchemaRef};
 use datafusion::arrow::compute::kernels::boolean::and;
 use datafusion::arrow::compute::{filter_record_batch, prep_null_mask_filter};
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+use datafusion::datasource::physical_plan::FileSource;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::physical_expr::utils::{collect_columns, reassign_expr_columns};
@@ -26,7 +27,7 @@ use datafusion::physical_expr_common::physical_expr::is_volatile;
 use datafusion::physical_expr_common::physical_expr::{
     snapshot_generation, snapshot_physical_expr,
 };
-use datafusion::physical_plan::filter_pushdown::PushedDown;
+use datafusion::physical_plan::filter_pushdown::{FilterPushdownPropagation, PushedDown};
 use datafusion::physical_plan::joins::HashTableLookupExpr;
 use datafusion::physical_plan::PhysicalExpr;
 use object_store::ObjectMeta;
@@ -54,14 +55,15 @@ pub(crate) fn pushable(filter: &Arc<dyn PhysicalExpr>, table: &TableSchema) -> b
 
 /// What a scan answers DataFusion's `FilterPushdown` with: `Yes` for each of `filters` it
 /// evaluates exactly (when it `takes` filters at all, those [`pushable`] over `table`), `No`
-/// for the others (DataFusion keeps them above the scan); and, if it took any, its new
-/// predicate: `current` and the taken filters in conjunction.
+/// for the others (DataFusion keeps them above the scan); and, if it took any, the scan
+/// `with` its new predicate (`current` and the taken filters in conjunction).
 pub(crate) fn take_filters(
     filters: &[Arc<dyn PhysicalExpr>],
     takes: bool,
     table: &TableSchema,
     current: Option<&Arc<dyn PhysicalExpr>>,
-) -> (Vec<PushedDown>, Option<Arc<dyn PhysicalExpr>>) {
+    with: impl FnOnce(Arc<dyn PhysicalExpr>) -> Arc<dyn FileSource>,
+) -> FilterPushdownPropagation<Arc<dyn FileSource>> {
     let verdicts: Vec<PushedDown> = filters
         .iter()
         .map(|f| {
@@ -78,9 +80,11 @@ pub(crate) fn take_filters(
         .filter(|(_, v)| matches!(v, PushedDown::Yes))
         .map(|(f, _)| f.clone())
         .collect();
-    let predicate =
-        (!taken.is_empty()).then(|| conjunction(current.cloned().into_iter().chain(taken)));
-    (verdicts, predicate)
+    let answer = FilterPushdownPropagation::with_parent_pushdown_result(verdicts);
+    if taken.is_empty() {
+        return answer;
+    }
+    answer.with_updated_node(with(conjunction(current.cloned().into_iter().chain(taken))))
 }
 
 /// A scan's predicate over the columns it reads.

@@ -338,23 +338,17 @@ impl FileSource for ColumnSource {
         filters: Vec<Arc<dyn PhysicalExpr>>,
         _config: &ConfigOptions,
     ) -> DfResult<FilterPushdownPropagation<Arc<dyn FileSource>>> {
-        let (verdicts, predicate) = take_filters(
+        Ok(take_filters(
             &filters,
             !self.options.keep_filters && self.read == self.rows,
             &self.table_schema,
             self.predicate.as_ref(),
-        );
-        let Some(predicate) = predicate else {
-            return Ok(FilterPushdownPropagation::with_parent_pushdown_result(
-                verdicts,
-            ));
-        };
-        let mut source = self.clone();
-        source.predicate = Some(predicate);
-        Ok(
-            FilterPushdownPropagation::with_parent_pushdown_result(verdicts)
-                .with_updated_node(Arc::new(source) as Arc<dyn FileSource>),
-        )
+            |predicate| {
+                let mut source = self.clone();
+                source.predicate = Some(predicate);
+                Arc::new(source)
+            },
+        ))
     }
 
     fn filter(&self) -> Option<Arc<dyn PhysicalExpr>> {
