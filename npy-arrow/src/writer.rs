@@ -287,13 +287,22 @@ impl BatchWriterBuilder {
             rows: 0,
             scratch: Vec::new(),
             pipe: None,
+            staged: None,
         })
     }
 
     /// A writer of batches with `schema` into a new file at `path`. The encoded records are
     /// written by a second thread while the next batch is encoded.
+    ///
+    /// The file is written under a temporary name beside `path` and renamed over it by
+    /// [`NpyBatchWriter::finish`]: until then an existing file at `path` is as it was, and a
+    /// writer dropped unfinished (or failing) leaves no file behind (see
+    /// [`npy_serde::staged::StagedFile`]).
     pub fn create<P: AsRef<Path>>(&self, path: P, schema: &Schema) -> Result<NpyBatchWriter<File>> {
-        self.file_writer(File::create(path)?, schema)
+        let (file, staged) = npy_serde::staged::StagedFile::create(path)?.into_parts();
+        let mut w = self.file_writer(file, schema)?;
+        w.staged = staged;
+        Ok(w)
     }
 
     /// A writer of batches with `schema` into `file` from its current position, like
@@ -376,6 +385,9 @@ pub struct NpyBatchWriter<W: Write + Seek> {
     /// For a writer made from a path: the file (a duplicate of its descriptor) whose blocks a
     /// second thread writes, once the header is written.
     pipe: Option<File>,
+    /// For a writer made from a path: the rename [`finish`](Self::finish) does (the file is
+    /// written under a temporary name; dropped unfinished, it is removed).
+    staged: Option<npy_serde::staged::PendingRename>,
 }
 
 impl<W: Write + Seek> std::fmt::Debug for NpyBatchWriter<W> {
@@ -587,6 +599,15 @@ impl<W: Write + Seek> NpyBatchWriter<W> {
     /// it fails here unless exactly that many rows were written (see `fortran.rs`: runs of
     /// rows written at their offsets, at most 16 MiB of rows buffered).
     pub fn finish(mut self) -> Result<W> {
+        let staged = self.staged.take();
+        let inner = self.finish_inner()?;
+        if let Some(staged) = staged {
+            staged.commit()?;
+        }
+        Ok(inner)
+    }
+
+    fn finish_inner(&mut self) -> Result<W> {
         if self.target.is_none() && matches!(self.state, State::Pending(_)) {
             self.start_objects()?;
         }

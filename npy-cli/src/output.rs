@@ -2,9 +2,9 @@
 //! written under a temporary name beside their target and renamed over it when complete (so a
 //! failed command leaves no partial file, and converting a file onto itself is safe).
 
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+
+use npy_serde::staged::{PendingRename, StagedFile};
 
 use crate::failure::{CliResult, Failure};
 
@@ -32,27 +32,15 @@ pub fn npz_member_output(out: &str) -> Option<(&str, &str)> {
     (!key.is_empty()).then_some((archive, key))
 }
 
-/// The temporary file an output is written to before it is renamed over `target`: beside it
-/// (so the rename stays on one file system), hidden, named for this process.
-pub fn temp_path_for(target: &Path) -> PathBuf {
-    let dir = target
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    dir.join(format!(".{name}.npy-tmp-{}", std::process::id()))
-}
-
 /// The output: standard output, or a temporary file next to OUT that replaces OUT only when
 /// everything was written (so a failed conversion leaves no partial file, and converting a
-/// file onto itself is safe).
+/// file onto itself is safe): npy-serde's [`StagedFile`], which also keeps an existing OUT's
+/// permissions, follows a symbolic link and writes a FIFO or device directly.
 pub struct Sink {
     /// The buffered output.
     pub writer: BufWriter<Box<dyn Write>>,
-    tmp: Option<(PathBuf, PathBuf)>,
+    /// The target's name and the rename still to be done (removed if not committed).
+    staged: Option<(String, Option<PendingRename>)>,
 }
 
 impl Sink {
@@ -61,41 +49,29 @@ impl Sink {
         if out == "-" {
             return Ok(Sink {
                 writer: BufWriter::with_capacity(1 << 16, Box::new(io::stdout())),
-                tmp: None,
+                staged: None,
             });
         }
-        let target = PathBuf::from(out);
-        let tmp = temp_path_for(&target);
-        let file = File::create(&tmp).map_err(|e| Failure::file(out, e))?;
+        let (file, pending) = StagedFile::create(out)
+            .map_err(|e| Failure::file(out, e))?
+            .into_parts();
         Ok(Sink {
             writer: BufWriter::with_capacity(1 << 16, Box::new(file)),
-            tmp: Some((tmp, target)),
+            staged: Some((out.to_string(), pending)),
         })
     }
 
     /// Flushes, and renames the temporary file over the target.
     pub fn commit(mut self) -> CliResult {
-        let name = match &self.tmp {
-            Some((_, t)) => t.display().to_string(),
+        let name = match &self.staged {
+            Some((t, _)) => t.clone(),
             None => "standard output".to_string(),
         };
         self.writer.flush().map_err(|e| Failure::write(&name, e))?;
-        if let Some((tmp, target)) = self.tmp.take() {
-            if let Err(e) = std::fs::rename(&tmp, &target) {
-                let _ = std::fs::remove_file(&tmp);
-                return Err(Failure::write(&name, e));
-            }
+        if let Some((_, Some(pending))) = self.staged.take() {
+            pending.commit().map_err(|e| Failure::write(&name, e))?;
         }
         Ok(())
-    }
-}
-
-impl Drop for Sink {
-    fn drop(&mut self) {
-        if let Some((tmp, _)) = self.tmp.take() {
-            // Not committed: remove the partial output.
-            let _ = std::fs::remove_file(tmp);
-        }
     }
 }
 

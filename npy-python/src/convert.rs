@@ -6,7 +6,7 @@
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Cursor};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -18,7 +18,7 @@ use npy_arrow::{
     DESCR_KEY,
 };
 use npy_serde::npz::{Compression, MmapNpz, NpzReaderBuilder, NpzWriter};
-use npy_serde::{Error, ErrorKind, Result};
+use npy_serde::{Error, ErrorKind, Result, StagedFile};
 use pyo3::prelude::*;
 
 use crate::errors::guard;
@@ -222,8 +222,8 @@ impl Job {
             }
             return w.finish();
         }
-        let staged = Staged::new(dst)?;
-        let file = File::create(&staged.tmp)?;
+        // Under a temporary name beside `dst`, renamed over it when complete.
+        let (file, staged) = StagedFile::create(dst)?.into_parts();
         match kind {
             Kind::Npy => {
                 let mut w = self.writer_builder(&schema)?.file_writer(file, &schema)?;
@@ -279,7 +279,9 @@ impl Job {
             }
             Kind::Directory => unreachable!("refused above"),
         }
-        staged.commit()?;
+        if let Some(staged) = staged {
+            staged.commit()?;
+        }
         Ok(Vec::new())
     }
 }
@@ -347,45 +349,6 @@ impl Iterator for Reader<'_> {
 impl RecordBatchReader for Reader<'_> {
     fn schema(&self) -> SchemaRef {
         self.schema.clone()
-    }
-}
-
-/// The output's temporary name beside it, removed unless committed.
-struct Staged {
-    tmp: PathBuf,
-    target: PathBuf,
-    done: bool,
-}
-
-impl Staged {
-    fn new(target: &str) -> Result<Staged> {
-        let target = PathBuf::from(target);
-        let dir = target.parent().filter(|p| !p.as_os_str().is_empty());
-        let name = target.file_name().map(|n| n.to_string_lossy().into_owned());
-        let tmp = dir.unwrap_or(Path::new(".")).join(format!(
-            ".{}.npy-serde-{}.tmp",
-            name.unwrap_or_else(|| "out".into()),
-            std::process::id()
-        ));
-        Ok(Staged {
-            tmp,
-            target,
-            done: false,
-        })
-    }
-
-    fn commit(mut self) -> Result<()> {
-        std::fs::rename(&self.tmp, &self.target)?;
-        self.done = true;
-        Ok(())
-    }
-}
-
-impl Drop for Staged {
-    fn drop(&mut self) {
-        if !self.done {
-            let _ = std::fs::remove_file(&self.tmp);
-        }
     }
 }
 

@@ -3,7 +3,6 @@
 //! byte for byte; archives of `.npy` members written by the crate's zip writer (stored, or
 //! deflated); and object arrays of strings through the crate's pickle writer.
 
-use std::fs::File;
 use std::io::{BufWriter, Cursor, Write};
 
 use numpy::PyReadonlyArray1;
@@ -12,7 +11,7 @@ use pyo3::types::PyBytes;
 
 use npy_serde::npz::NpzWriter;
 use npy_serde::pickle::PyValue;
-use npy_serde::{DType, Header};
+use npy_serde::{DType, Header, StagedFile};
 
 use crate::errors::{guard, to_py, value_error, IntoPy};
 
@@ -179,9 +178,11 @@ pub fn write_npz<'py>(
         }
         match path {
             Some(p) => {
-                let f = File::create(p).map_err(|e| to_py(e.into()))?;
-                let mut w = write_members(BufWriter::new(f), &members, compressed).py()?;
-                w.flush().map_err(|e| to_py(e.into()))?;
+                // Under a temporary name, renamed over `p` when complete.
+                let f = StagedFile::create(p).map_err(|e| to_py(e.into()))?;
+                let w = write_members(BufWriter::new(f), &members, compressed).py()?;
+                let f = w.into_inner().map_err(|e| to_py(e.into_error().into()))?;
+                f.commit().map_err(|e| to_py(e.into()))?;
                 Ok(None)
             }
             None => {

@@ -90,12 +90,14 @@ pub mod binary16;
 mod kind;
 mod layout;
 mod miss;
+pub mod staged;
 #[doc(hidden)]
 pub mod text;
 #[cfg(feature = "tier-hook")]
 pub mod tier;
 #[cfg(not(feature = "tier-hook"))]
 mod tier;
+pub use staged::StagedFile;
 
 // ---- reading: the doors, then byte sources, the shape walk and the tiers (see `read`) ----
 pub mod read;

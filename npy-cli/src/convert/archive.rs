@@ -3,9 +3,8 @@
 //! `--align` every stored member's array data at a multiple of 64 in the file, so that
 //! `npy_serde::npz::MmapNpz` can view it in place.
 
-use std::fs::File;
+use npy_serde::staged::StagedFile;
 use std::io::{self, BufWriter, Write};
-use std::path::PathBuf;
 
 use npy_serde::npz::{Compression, NpzStreamWriter, NpzWriter, RawMemberWriter};
 
@@ -14,7 +13,6 @@ use crate::global::Global;
 use crate::input::archive::open_archive;
 use crate::input::source::Source;
 use crate::input::spec::Spec;
-use crate::output::temp_path_for;
 
 /// The two archive writers (a file is written through a temporary, stdout streamed).
 trait Members {
@@ -91,21 +89,19 @@ pub fn run(g: &Global, spec: &Spec, zip: bool, out: &str, align: bool) -> CliRes
             .map_err(|e| Failure::write(out, io::Error::other(e)))?;
         return inner.flush().map_err(|e| Failure::write(out, e));
     }
-    let target = PathBuf::from(out);
-    let tmp = temp_path_for(&target);
-    let result = (|| {
-        let file = File::create(&tmp).map_err(|e| Failure::file(out, e))?;
-        let mut w = NpzWriter::new(BufWriter::with_capacity(1 << 16, file)).align(align);
-        copy_members(g, spec, zip, &mut w, out)?;
-        let mut inner = w
-            .finish()
-            .map_err(|e| Failure::write(out, io::Error::other(e)))?;
-        inner.flush().map_err(|e| Failure::write(out, e))?;
-        drop(inner);
-        std::fs::rename(&tmp, &target).map_err(|e| Failure::write(out, e))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    // Under a temporary name, renamed over OUT when complete (removed on failure).
+    let (file, pending) = StagedFile::create(out)
+        .map_err(|e| Failure::file(out, e))?
+        .into_parts();
+    let mut w = NpzWriter::new(BufWriter::with_capacity(1 << 16, file)).align(align);
+    copy_members(g, spec, zip, &mut w, out)?;
+    let mut inner = w
+        .finish()
+        .map_err(|e| Failure::write(out, io::Error::other(e)))?;
+    inner.flush().map_err(|e| Failure::write(out, e))?;
+    drop(inner);
+    match pending {
+        Some(p) => p.commit().map_err(|e| Failure::write(out, e)),
+        None => Ok(()),
     }
-    result
 }

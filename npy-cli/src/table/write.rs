@@ -9,21 +9,22 @@ use std::path::{Path, PathBuf};
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
 use npy_arrow::{BatchWriterBuilder, NpyBatchWriter};
+use npy_serde::staged::{PendingRename, StagedFile};
 
 use crate::choice::{ChoiceArgs, TableChoice};
 use crate::failure::{CliResult, Failure};
-use crate::output::{npz_member_output, temp_path_for, Target};
+use crate::output::{npz_member_output, Target};
 use crate::table::ends::{finish_file, TableOut};
 use crate::table::parquet;
 use crate::table::progress::Progress;
 use crate::table::select::Select;
 use crate::table::widths::read_failure;
 
-/// The output file, written under a temporary name and renamed when complete.
+/// The output file, written under a temporary name and renamed when complete (removed if
+/// dropped before).
 struct Out {
-    tmp: PathBuf,
     target: PathBuf,
-    done: bool,
+    pending: Option<PendingRename>,
 }
 
 impl Out {
@@ -34,30 +35,20 @@ impl Out {
             ));
         }
         let target = PathBuf::from(name);
-        let tmp = temp_path_for(&target);
-        let f = File::create(&tmp).map_err(|e| Failure::file(name, e))?;
+        let (f, pending) = StagedFile::create(&target)
+            .map_err(|e| Failure::file(name, e))?
+            .into_parts();
         Ok((
-            Out {
-                tmp,
-                target,
-                done: false,
-            },
+            Out { target, pending },
             BufWriter::with_capacity(1 << 20, f),
         ))
     }
 
-    fn commit(mut self) -> CliResult {
+    fn commit(self) -> CliResult {
         let name = self.target.display().to_string();
-        std::fs::rename(&self.tmp, &self.target).map_err(|e| Failure::write(&name, e))?;
-        self.done = true;
-        Ok(())
-    }
-}
-
-impl Drop for Out {
-    fn drop(&mut self) {
-        if !self.done {
-            let _ = std::fs::remove_file(&self.tmp);
+        match self.pending {
+            Some(p) => p.commit().map_err(|e| Failure::write(&name, e)),
+            None => Ok(()),
         }
     }
 }

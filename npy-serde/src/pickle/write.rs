@@ -143,7 +143,8 @@ pub fn strings_to_vec<'a>(values: impl ExactSizeIterator<Item = Option<&'a str>>
     out
 }
 
-/// [`strings_to_vec`] into the file at `path` (created or truncated).
+/// [`strings_to_vec`] into the file at `path`, created or replaced when complete (see
+/// [`StagedFile`](crate::staged::StagedFile)).
 ///
 /// ```no_run
 /// let v = vec![Some("a"), None];
@@ -162,10 +163,10 @@ fn to_path<'a>(
     values: impl ExactSizeIterator<Item = Option<&'a str>>,
     kind: Kind,
 ) -> Result<()> {
-    let f = std::fs::File::create(path)?;
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    let staged = crate::staged::StagedFile::create(path)?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, staged);
     write_to(&mut w, values, kind)?;
-    w.flush()?;
+    w.into_inner().map_err(|e| e.into_error())?.commit()?;
     Ok(())
 }
 
@@ -195,9 +196,9 @@ pub fn strings_to_vec_stringdtype<'a>(
     Ok(out)
 }
 
-/// [`strings_to_vec_stringdtype`] into the file at `path` (created or truncated; NumPy >= 2
-/// only). On a `None` without `na_object` the file is left incomplete and the error names
-/// the element.
+/// [`strings_to_vec_stringdtype`] into the file at `path`, created or replaced when complete
+/// (NumPy >= 2 only). On a `None` without `na_object` the error names the element and `path`
+/// is left as it was.
 ///
 /// ```no_run
 /// let v = vec![Some("a"), None];

@@ -96,6 +96,13 @@ impl MmapArrayMut {
     /// `np.save` does (`[f32; 3]` elements give `shape + (3,)` of `<f4`), and the data is a
     /// hole in a sparse file, so an array larger than memory costs no time and no disk until
     /// it is written.
+    ///
+    /// Unlike the other writers to a path (see [`StagedFile`](crate::staged::StagedFile)), the file is
+    /// created under `path` itself, at its full size, and the caller writes through the map:
+    /// until [`flush`](Self::flush) and drop, a crash leaves a file of the right size whose
+    /// unwritten records are zeros. An existing file at `path` is truncated first (its other
+    /// hard links see the new contents); create under a temporary name and rename it when
+    /// done if readers must never see a partial array.
     pub fn create<T: NpyRecord>(path: impl AsRef<Path>, shape: &[u64]) -> Result<MmapArrayMut> {
         let (base, sub) = fold(&T::dtype());
         let mut full = shape.to_vec();

@@ -80,6 +80,7 @@ use crate::error::{Error, Result};
 use crate::header::Header;
 use crate::pyliteral;
 use crate::record::NpyRecord;
+use crate::staged::StagedFile;
 use blocks::{BlockSink, Blocks, PipeFn};
 use exact::{write_tier, WriteTier};
 use options::fold;
@@ -109,7 +110,8 @@ pub fn to_vec<T: Serialize + NpyRecord + Sync>(records: &[T]) -> Result<Vec<u8>>
     WriterBuilder::new().to_vec(records)
 }
 
-/// Like [`to_writer`], creating (or truncating) the file at `path`.
+/// Like [`to_writer`], into the file at `path`, created or replaced when complete (see
+/// [`WriterBuilder::to_path`]).
 pub fn to_path<P: AsRef<Path>, T: Serialize + NpyRecord + Sync>(
     path: P,
     records: &[T],
@@ -163,25 +165,31 @@ impl WriterBuilder {
         Ok(out)
     }
 
-    /// Like [`to_writer`](Self::to_writer), creating (or truncating) the file at `path`.
+    /// Like [`to_writer`](Self::to_writer), into the file at `path`, created or replaced: the
+    /// file is written under a temporary name beside `path` and renamed over it when complete
+    /// (see [`StagedFile`] for symbolic links, FIFOs and hard links), so a failed write leaves
+    /// `path` as it was.
     pub fn to_path<P: AsRef<Path>, T: Serialize + NpyRecord + Sync>(
         &self,
         path: P,
         records: &[T],
     ) -> Result<()> {
-        let file = File::create(path)?;
         let elem = self.element_dtype(|| Some(T::dtype()))?;
+        let staged = StagedFile::create(path)?;
+        let file = staged.file();
         let exact = write_tier::<T>(&elem);
         self.write_flat(
-            &file,
+            file,
             elem,
             None,
             records,
             exact,
             Some(Blocks::push_pipelined::<_, T>),
             self.fortran_order,
-            |len| preallocate(&file, len),
-        )
+            |len| preallocate(file, len),
+        )?;
+        staged.commit()?;
+        Ok(())
     }
 
     /// Writes any `Serialize` value as an array of the builder's [`dtype`](Self::dtype)

@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::header::{self, Header, Limits, Version};
 use crate::pyliteral;
 use crate::record::NpyRecord;
+use crate::staged::{PendingRename, StagedFile};
 
 /// The 6 bytes a seekable [`NpyWriter`] writes in place of `\x93NUMPY` until
 /// [`NpyWriter::finish`] writes the real header: a file left by a writer dropped without
@@ -42,6 +43,7 @@ impl WriterBuilder {
             base,
             sub,
             exact: None,
+            staged: None,
             fortran: self.fortran_order,
             mode: Mode::Counted { expected: len },
         })
@@ -74,6 +76,7 @@ impl WriterBuilder {
             base,
             sub,
             exact: None,
+            staged: None,
             fortran: self.fortran_order,
             mode: Mode::Patch {
                 start,
@@ -188,6 +191,7 @@ impl WriterBuilder {
             base: h.dtype,
             sub,
             exact: None,
+            staged: None,
             fortran: h.fortran_order,
             mode: Mode::Patch {
                 start,
@@ -206,12 +210,17 @@ impl WriterBuilder {
         self.append(file)?.piped(self.pipelined())
     }
 
-    /// A streaming writer into a new file at `path` (truncated if it exists), count not known
-    /// up front: [`writer`](Self::writer) on the file, with the blocks written on a second
+    /// A streaming writer into a new file at `path`, count not known up front:
+    /// [`writer`](Self::writer) on the file, with the blocks written on a second
     /// thread while the caller encodes the next ones, and the file's space reserved ahead of
     /// them, as NumPy does before writing (feature `parallel`, unless
     /// [`parallel(false)`](Self::parallel)). Errors of those writes are reported by the next
     /// call that writes a block, or by [`NpyWriter::finish`].
+    ///
+    /// The file is written under a temporary name beside `path`, and [`NpyWriter::finish`]
+    /// renames it over `path` (an existing file there stays as it was until then, and a writer
+    /// dropped unfinished or failing removes its temporary file: see [`StagedFile`] for
+    /// symbolic links, FIFOs and hard links).
     ///
     /// ```
     /// # use npy_serde::{NpyRecord, WriterBuilder};
@@ -230,8 +239,10 @@ impl WriterBuilder {
     /// # Ok::<(), npy_serde::Error>(())
     /// ```
     pub fn create_path<P: AsRef<Path>>(&self, path: P) -> Result<NpyWriter<File>> {
-        let file = File::create(path)?;
-        self.writer(file)?.piped(self.pipelined())
+        let (file, staged) = StagedFile::create(path)?.into_parts();
+        let mut w = self.writer(file)?;
+        w.staged = staged;
+        w.piped(self.pipelined())
     }
 }
 
@@ -374,6 +385,9 @@ pub struct NpyWriter<W> {
     /// The exact tier for the record type last given to [`NpyWriter::write`] or
     /// [`NpyWriter::write_all`] (an `Option<WriteTier<T>>`, with its type id).
     pub(super) exact: Option<(TypeId, Box<dyn Any + Send>)>,
+    /// The rename that [`NpyWriter::finish`] completes, for a writer into a new file at a path
+    /// (see [`StagedFile`]); dropped unfinished, it removes the temporary file.
+    pub(super) staged: Option<PendingRename>,
 }
 
 impl<W: Write> NpyWriter<W> {
@@ -516,6 +530,9 @@ impl<W: Write> NpyWriter<W> {
             }
         }
         self.inner.flush()?;
+        if let Some(staged) = self.staged.take() {
+            staged.commit()?;
+        }
         Ok(self.inner)
     }
 

@@ -544,11 +544,55 @@ fn to_path_preallocation_leaves_exact_files() {
         }
     }
     let rows: Vec<Row> = rows.into_iter().map(|(a, s)| Row { a, s }).collect();
+    // to_path writes under a temporary name: the failed write leaves the file as it was, and
+    // no temporary file.
+    std::fs::write(&path, to_vec(&small).unwrap()).unwrap();
     let e = to_path(&path, &rows).unwrap_err();
     assert_eq!(e.position().record, Some(150_000));
-    let len = std::fs::metadata(&path).unwrap().len();
-    assert!(len < 128 + 12 * 200_000, "{len}");
-    assert_eq!((len - 128) % 12, 0, "whole records only: {len}");
+    assert_eq!(std::fs::read(&path).unwrap(), to_vec(&small).unwrap());
+    assert!(
+        temp_files_of(&path).is_empty(),
+        "{:?}",
+        temp_files_of(&path)
+    );
+    std::fs::remove_file(&path).unwrap();
+}
+
+/// The temporary files of writes to `path` still in its directory.
+fn temp_files_of(path: &std::path::Path) -> Vec<std::ffi::OsString> {
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    std::fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().starts_with(&format!(".{name}.")))
+        .collect()
+}
+
+/// `NpyWriter::create` writes under a temporary name: the target appears (or is replaced)
+/// only by `finish`; a writer dropped unfinished leaves the old file and no temporary one.
+#[test]
+fn create_path_replaces_the_target_on_finish_only() {
+    let path = temp_path("create-staged");
+    to_path(&path, &[1u32, 2]).unwrap();
+    let old = std::fs::read(&path).unwrap();
+    for parallel in [true, false] {
+        let builder = WriterBuilder::new().record::<u32>().parallel(parallel);
+        let mut w = builder.create_path(&path).unwrap();
+        let many: Vec<u32> = (0..300_000).collect();
+        w.write_all(&many).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), old);
+        drop(w);
+        assert_eq!(std::fs::read(&path).unwrap(), old);
+        assert!(temp_files_of(&path).is_empty());
+
+        let mut w = builder.create_path(&path).unwrap();
+        w.write_all(&many).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), old);
+        w.finish().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), to_vec(&many).unwrap());
+        assert!(temp_files_of(&path).is_empty());
+        to_path(&path, &[1u32, 2]).unwrap();
+    }
     std::fs::remove_file(&path).unwrap();
 }
 

@@ -731,3 +731,44 @@ proptest! {
         prop_assert!(rows_equal(&first, &again));
     }
 }
+
+/// `NpyBatchWriter::create` writes under a temporary name: the file appears (or replaces the
+/// old one) only when `finish` completes; a writer dropped unfinished leaves the old file and
+/// nothing else.
+#[test]
+fn batch_writer_create_replaces_the_file_on_finish_only() {
+    let dir = TempDir::new("batch-create");
+    let path = dir.join("t.npy");
+    npy_serde::to_path(&path, &[7i64]).unwrap();
+    let old = std::fs::read(&path).unwrap();
+    let batch = RecordBatch::try_from_iter([(
+        "x",
+        Arc::new(arrow_array::Int64Array::from(vec![1, 2, 3])) as ArrayRef,
+    )])
+    .unwrap();
+    let listing = || {
+        let mut v: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let mut w = NpyBatchWriter::create(&path, &batch.schema()).unwrap();
+    w.write(&batch).unwrap();
+    drop(w);
+    assert_eq!(std::fs::read(&path).unwrap(), old);
+    assert_eq!(listing(), ["t.npy"]);
+
+    let mut w = NpyBatchWriter::create(&path, &batch.schema()).unwrap();
+    w.write(&batch).unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), old);
+    w.finish().unwrap();
+    #[derive(serde::Deserialize)]
+    struct X {
+        x: i64,
+    }
+    let back = npy_serde::from_path_serde::<_, X>(&path).unwrap();
+    assert_eq!(back.iter().map(|r| r.x).collect::<Vec<_>>(), [1, 2, 3]);
+    assert_eq!(listing(), ["t.npy"]);
+}

@@ -343,8 +343,8 @@ fn path_writers_write_the_same_bytes() {
     let back: Vec<&str> = back.iter().map(|t| t.s.as_str()).collect();
     assert_eq!(back, ["abcd", "ef"]);
 
-    // Dropped without finish: the blocks already handed over are written, the file does not
-    // read as complete.
+    // Dropped without finish: the file was written under a temporary name, which is removed;
+    // no file appears under the target's name.
     let path = dir.join("dropped.npy");
     let mut w = npy_serde::WriterBuilder::new()
         .record::<W2>()
@@ -353,8 +353,13 @@ fn path_writers_write_the_same_bytes() {
         .unwrap();
     w.write_all(&rows[..1000]).unwrap();
     drop(w);
-    assert!(npy_serde::from_path::<_, W2>(&path).is_err());
-    assert!(std::fs::metadata(&path).unwrap().len() > 4096);
+    assert!(!path.exists());
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".npy-tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }
 
 /// npz members on the exact tier: `records` and `read` give what `records` and

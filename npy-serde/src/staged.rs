@@ -1,0 +1,320 @@
+//! Files written under a temporary name beside their target and renamed over it only when
+//! complete, so that a failed or interrupted write never leaves a half-written file under the
+//! target's name (and an existing target stays as it was until the rename).
+//!
+//! What each kind of target gets:
+//!
+//! | target | what happens |
+//! |---|---|
+//! | no file yet | a temporary file in the same directory, renamed to the target on success; permissions as [`File::create`] gives (`0o666` less the umask) |
+//! | a regular file | the same; the new file takes the old one's permissions (not its owner, group or extended attributes) |
+//! | a symbolic link | followed: the file it points to is replaced beside itself, the link is kept |
+//! | a regular file with other hard links | the target's name gets the new file; the other names keep the old contents (a rename cannot change an inode in place) |
+//! | a FIFO, a device (`/dev/null`, `/dev/stdout`), any other non-regular file | written directly: there is nothing to rename over |
+//!
+//! The temporary file is named `.NAME.PID-N.npy-tmp` (hidden, in the target's directory, so the
+//! rename never crosses file systems) and is removed if the write fails or is dropped before it
+//! completes. Nothing is synced to disk: like `numpy.save`, a completed write is in the page
+//! cache, and [`File::sync_all`] on [`StagedFile::file`] before [`StagedFile::commit`] makes it
+//! durable.
+//!
+//! [`MmapArrayMut::create`](crate::MmapArrayMut::create) is the exception among the writers: it
+//! maps the file at its full size and the caller writes through the map, so it creates the
+//! file under the target name directly.
+
+use std::fs::{File, OpenOptions, Permissions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A file being written under a temporary name, renamed over its target by
+/// [`commit`](Self::commit) (see the [module docs](self) for each kind of target). Dropped
+/// without a commit, it removes its temporary file and leaves the target as it was.
+///
+/// ```
+/// use std::io::Write;
+/// # let dir = std::env::temp_dir().join(format!("staged-doc-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// let path = dir.join("out.txt");
+/// std::fs::write(&path, "old")?;
+///
+/// let mut f = npy_serde::staged::StagedFile::create(&path)?;
+/// f.write_all(b"new")?;
+/// assert_eq!(std::fs::read(&path)?, b"old"); // not yet replaced
+/// f.commit()?;
+/// assert_eq!(std::fs::read(&path)?, b"new");
+///
+/// let mut f = npy_serde::staged::StagedFile::create(&path)?;
+/// f.write_all(b"half")?;
+/// drop(f); // a failed write: the target is untouched, no temporary file is left
+/// assert_eq!(std::fs::read(&path)?, b"new");
+/// assert_eq!(std::fs::read_dir(&dir)?.count(), 1);
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct StagedFile {
+    file: File,
+    pending: Option<PendingRename>,
+}
+
+/// The rename of a [`StagedFile`] still to be done, held apart from the file by writers that
+/// own the file as their sink and commit when they finish ([`StagedFile::into_parts`]).
+/// Dropped without [`commit`](Self::commit), it removes the temporary file.
+#[derive(Debug)]
+pub struct PendingRename {
+    tmp: PathBuf,
+    target: PathBuf,
+    keep: Option<Permissions>,
+}
+
+impl StagedFile {
+    /// Creates the temporary file for `target` (or opens a non-regular `target` for writing
+    /// directly).
+    pub fn create(target: impl AsRef<Path>) -> io::Result<StagedFile> {
+        let target = target.as_ref();
+        let (target, existing) = match std::fs::symlink_metadata(target) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let resolved = std::fs::canonicalize(target)?;
+                let m = std::fs::metadata(&resolved).ok();
+                (resolved, m)
+            }
+            Ok(m) => (target.to_path_buf(), Some(m)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => (target.to_path_buf(), None),
+            Err(e) => return Err(e),
+        };
+        if let Some(m) = &existing
+            && !m.is_file()
+        {
+            // A FIFO, a device, a directory (which File::create refuses with its own error).
+            let file = File::create(&target)?;
+            return Ok(StagedFile {
+                file,
+                pending: None,
+            });
+        }
+        let (file, tmp) = create_temp(&target)?;
+        Ok(StagedFile {
+            file,
+            pending: Some(PendingRename {
+                tmp,
+                target,
+                keep: existing.map(|m| m.permissions()),
+            }),
+        })
+    }
+
+    /// The open file (the temporary one until the commit).
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// The open file, mutably.
+    pub fn file_mut(&mut self) -> &mut File {
+        &mut self.file
+    }
+
+    /// The temporary file's path; `None` for a target written directly (a FIFO, a device).
+    pub fn temp_path(&self) -> Option<&Path> {
+        self.pending.as_ref().map(|p| p.tmp.as_path())
+    }
+
+    /// Renames the temporary file over the target (taking an existing target's permissions
+    /// first) and returns the file, open, now under the target's name. On failure the
+    /// temporary file is removed and the target is as it was.
+    pub fn commit(self) -> io::Result<File> {
+        let (file, pending) = self.into_parts();
+        if let Some(p) = pending {
+            p.commit()?;
+        }
+        Ok(file)
+    }
+
+    /// The file and the rename still to be done (`None` for a target written directly), for
+    /// writers that hold the file as their sink and commit when they finish.
+    pub fn into_parts(self) -> (File, Option<PendingRename>) {
+        (self.file, self.pending)
+    }
+}
+
+impl PendingRename {
+    /// Renames the temporary file over the target (see [`StagedFile::commit`]).
+    pub fn commit(mut self) -> io::Result<()> {
+        let tmp = std::mem::take(&mut self.tmp);
+        let done = (|| {
+            if let Some(keep) = self.keep.take() {
+                std::fs::set_permissions(&tmp, keep)?;
+            }
+            std::fs::rename(&tmp, &self.target)
+        })();
+        if done.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        done
+    }
+}
+
+impl Drop for PendingRename {
+    fn drop(&mut self) {
+        if !self.tmp.as_os_str().is_empty() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Temporary files created by this process so far (part of their names).
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A new, empty file beside `target` under a name no other file has (created exclusively).
+fn create_temp(target: &Path) -> io::Result<(File, PathBuf)> {
+    let dir = target
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
+    let mut tries = 0;
+    loop {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let tmp = dir.join(format!(".{name}.{}-{n}.npy-tmp", std::process::id()));
+        match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Ok(f) => return Ok((f, tmp)),
+            // A leftover of an earlier process with the same id: take the next number.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && tries < 100 => tries += 1,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+impl Write for StagedFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file.write(buf)
+    }
+
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        self.file.write_vectored(bufs)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+impl Read for StagedFile {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.file.read(buf)
+    }
+}
+
+impl Seek for StagedFile {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        self.file.seek(pos)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("npy-staged-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn names(d: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_new_target_appears_only_on_commit() {
+        let d = dir("new");
+        let target = d.join("a.npy");
+        let mut f = StagedFile::create(&target).unwrap();
+        f.write_all(b"data").unwrap();
+        assert!(!target.exists());
+        assert_eq!(names(&d).len(), 1);
+        assert!(names(&d)[0].starts_with(".a.npy.") && names(&d)[0].ends_with(".npy-tmp"));
+        let mut file = f.commit().unwrap();
+        file.write_all(b"!").unwrap(); // still open, now under the target's name
+        assert_eq!(std::fs::read(&target).unwrap(), b"data!");
+        assert_eq!(names(&d), ["a.npy"]);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn dropped_without_commit_leaves_the_old_target() {
+        let d = dir("drop");
+        let target = d.join("a.npy");
+        std::fs::write(&target, b"old").unwrap();
+        let mut f = StagedFile::create(&target).unwrap();
+        f.write_all(b"new").unwrap();
+        drop(f);
+        assert_eq!(std::fs::read(&target).unwrap(), b"old");
+        assert_eq!(names(&d), ["a.npy"]);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn permissions_kept_links_followed_devices_written_directly() {
+        use std::os::unix::fs::{symlink, PermissionsExt};
+        let d = dir("kinds");
+        let target = d.join("a.npy");
+        std::fs::write(&target, b"old").unwrap();
+        std::fs::set_permissions(&target, Permissions::from_mode(0o640)).unwrap();
+        let mut f = StagedFile::create(&target).unwrap();
+        f.write_all(b"new").unwrap();
+        f.commit().unwrap();
+        let m = std::fs::metadata(&target).unwrap();
+        assert_eq!(m.permissions().mode() & 0o777, 0o640);
+
+        // A symbolic link stays a link; the file it names is replaced.
+        let link = d.join("link.npy");
+        symlink("a.npy", &link).unwrap();
+        let mut f = StagedFile::create(&link).unwrap();
+        f.write_all(b"via link").unwrap();
+        f.commit().unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read(&target).unwrap(), b"via link");
+
+        // Another hard link keeps the old contents.
+        let other = d.join("other.npy");
+        std::fs::hard_link(&target, &other).unwrap();
+        let mut f = StagedFile::create(&target).unwrap();
+        f.write_all(b"newer").unwrap();
+        f.commit().unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"newer");
+        assert_eq!(std::fs::read(&other).unwrap(), b"via link");
+        assert_eq!(names(&d), ["a.npy", "link.npy", "other.npy"]);
+
+        // A device is written directly.
+        let mut f = StagedFile::create("/dev/null").unwrap();
+        assert!(f.temp_path().is_none());
+        f.write_all(b"gone").unwrap();
+        f.commit().unwrap();
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_missing_directory_is_the_error_of_creating_the_file() {
+        let e = StagedFile::create("/nonexistent-dir-npy/a.npy").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+    }
+}
