@@ -4,6 +4,8 @@ member's bytes equal to ``np.save``'s, and object arrays of strings through the 
 writer, which NumPy loads."""
 
 import io
+import os
+import stat
 import zipfile
 
 import numpy as np
@@ -68,6 +70,20 @@ def test_savez_members_are_np_save_bytes(tmp_path, compressed):
         assert set(back.files) == {"arr_0", "arr_1", *kw}
     with pytest.raises(ValueError, match="arr_0"):
         npy_serde.savez(tmp_path / "dup", np.arange(2), arr_0=np.arange(3))
+
+
+def test_savez_replaces_an_archive_when_complete(tmp_path):
+    # Written under a temporary name beside the target and renamed over it: the old archive's
+    # permissions are kept and no temporary file is left.
+    path = tmp_path / "a.npz"
+    np.savez(path, x=np.arange(3))
+    os.chmod(path, 0o640)
+    npy_serde.savez(path, y=np.arange(4))
+    assert os.listdir(tmp_path) == ["a.npz"]
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o640
+    with np.load(path) as z:
+        assert z.files == ["y"]
+        np.testing.assert_array_equal(z["y"], np.arange(4))
 
 
 def test_savez_to_a_file_object():
