@@ -11,10 +11,11 @@
 //! | a symbolic link | followed: the file it points to is replaced beside itself, the link is kept |
 //! | a regular file with other hard links | the target's name gets the new file; the other names keep the old contents (a rename cannot change an inode in place) |
 //! | a FIFO, a device (`/dev/null`, `/dev/stdout`), any other non-regular file | written directly: there is nothing to rename over |
+//! | a regular file in a directory where no file may be created | written in place (truncated first), as [`File::create`] would: a rename is impossible there |
 //!
 //! The temporary file is named `.NAME.PID-N.npy-tmp` (hidden, in the target's directory, so the
 //! rename never crosses file systems) and is removed if the write fails or is dropped before it
-//! completes. Nothing is synced to disk: like `numpy.save`, a completed write is in the page
+//! completes; a process killed mid-write leaves it behind, under that name. Nothing is synced to disk: like `numpy.save`, a completed write is in the page
 //! cache, and [`File::sync_all`] on [`StagedFile::file`] before [`StagedFile::commit`] makes it
 //! durable.
 //!
@@ -87,13 +88,16 @@ impl StagedFile {
             && !m.is_file()
         {
             // A FIFO, a device, a directory (which File::create refuses with its own error).
-            let file = File::create(&target)?;
-            return Ok(StagedFile {
-                file,
-                pending: None,
-            });
+            return StagedFile::in_place(&target);
         }
-        let (file, tmp) = create_temp(&target)?;
+        let (file, tmp) = match create_temp(&target) {
+            Ok(created) => created,
+            // No file may be created beside an existing target: write it in place.
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied && existing.is_some() => {
+                return StagedFile::in_place(&target);
+            }
+            Err(e) => return Err(e),
+        };
         Ok(StagedFile {
             file,
             pending: Some(PendingRename {
@@ -101,6 +105,14 @@ impl StagedFile {
                 target,
                 keep: existing.map(|m| m.permissions()),
             }),
+        })
+    }
+
+    /// `target` opened for writing in place (truncated), with no rename to do.
+    fn in_place(target: &Path) -> io::Result<StagedFile> {
+        Ok(StagedFile {
+            file: File::create(target)?,
+            pending: None,
         })
     }
 
@@ -114,7 +126,7 @@ impl StagedFile {
         &mut self.file
     }
 
-    /// The temporary file's path; `None` for a target written directly (a FIFO, a device).
+    /// The temporary file's path; `None` for a target written in place (see the module docs).
     pub fn temp_path(&self) -> Option<&Path> {
         self.pending.as_ref().map(|p| p.tmp.as_path())
     }
@@ -130,7 +142,7 @@ impl StagedFile {
         Ok(file)
     }
 
-    /// The file and the rename still to be done (`None` for a target written directly), for
+    /// The file and the rename still to be done (`None` for a target written in place), for
     /// writers that hold the file as their sink and commit when they finish.
     pub fn into_parts(self) -> (File, Option<PendingRename>) {
         (self.file, self.pending)
