@@ -42,6 +42,20 @@ struct Rec {
     v: [f32; 3],
 }
 
+/// `Rec` as the file lays it out: `#[repr(C, packed)]` makes its memory W2's 33-byte
+/// records (the derive checks the offsets at compile time), so `from_path` reads it with one
+/// copy, as it reads plain numbers. W3 (big-endian) still decodes, swapping each field.
+#[derive(Deserialize, NpyRecord, Clone, Copy, Debug)]
+#[repr(C, packed)]
+#[allow(dead_code)] // fields are read through black_box
+struct PackedRec {
+    id: i64,
+    x: f64,
+    y: f32,
+    flag: u8,
+    v: [f32; 3],
+}
+
 /// W2 for the peer crate npyz (its own derive), timed on the same files.
 #[derive(npyz::Deserialize, Clone, Copy, Debug)]
 #[allow(dead_code)] // fields are read through black_box
@@ -249,6 +263,12 @@ fn main() {
         run(format!("{name} from_path -> Vec<Rec>"), b2, k, &mut || {
             Box::new(npy_serde::from_path::<_, Rec>(path).unwrap())
         });
+        run(
+            format!("{name} from_path -> Vec<PackedRec>"),
+            b2,
+            k,
+            &mut || Box::new(npy_serde::from_path::<_, PackedRec>(path).unwrap()),
+        );
         run(format!("{name} from_path, 1 thread"), b2, k, &mut || {
             Box::new(
                 npy_serde::ReaderBuilder::new()

@@ -12,9 +12,12 @@
 //!   the item's token);
 //! - `#[derive(NpyRecord)]` on a `#[repr(C)]` struct whose fields all qualify: the derive
 //!   compares Rust's `size_of` and every field's `offset_of!` with the dtype's at compile time.
-//!   A `#[repr(C)]` struct whose dtype has another layout (the default packed dtype with an
-//!   `f64` after a `u8`, say) fails to compile: add `#[npy(align)]` to get NumPy's
-//!   `align=True` layout, which is C's, or drop `#[repr(C)]`. A struct with a field the layout
+//!   NumPy's default record layout (no padding, `np.dtype([...])`) is `#[repr(C, packed)]`;
+//!   its `align=True` layout is `#[repr(C)]` with `#[npy(align)]`. A `#[repr(C)]` struct
+//!   whose dtype has another layout (the default packed dtype with an `f64` after a `u8`,
+//!   say) fails to compile: add `#[npy(align)]`, make it `packed`, or drop `#[repr(C)]`.
+//!   Fields of a packed struct are read by copy (`{ row.x }`): Rust refuses references to
+//!   them, since they may be unaligned. A struct with a field the layout
 //!   model does not describe (`f16`, complex, strings) does not qualify, and reads and writes
 //!   through the serde tiers as before.
 //!
@@ -39,6 +42,19 @@
 //!
 //! assert!(Row::POD.is_some());
 //! assert_eq!(Row::dtype().itemsize(), std::mem::size_of::<Row>());
+//!
+//! // np.dtype([('id', '<i8'), ('x', '<f4'), ('ok', '?')]): NumPy's default, 13 bytes.
+//! #[derive(Serialize, Deserialize, NpyRecord, Clone, Copy, Debug)]
+//! #[repr(C, packed)]
+//! struct Packed { id: i64, x: f32, ok: bool }
+//!
+//! assert!(Packed::POD.is_some());
+//! assert_eq!(Packed::dtype().itemsize(), 13);
+//! let rows = vec![Packed { id: 7, x: 0.5, ok: true }];
+//! let bytes = npy_serde::to_vec(&rows)?; // written from the slice's memory
+//! let back: Vec<Packed> = npy_serde::from_slice(&bytes)?; // one copy
+//! assert_eq!({ back[0].x }, 0.5);
+//! # Ok::<(), npy_serde::Error>(())
 //! ```
 
 use crate::dtype::DType;

@@ -45,6 +45,18 @@ struct Pair {
     b: f32,
 }
 
+/// W2's fields in NumPy's default (packed) layout, 33 bytes: `#[repr(C, packed)]` is that
+/// layout in Rust, so this is plain data too.
+#[derive(Serialize, Deserialize, NpyRecord, Clone, Copy, Debug, PartialEq)]
+#[repr(C, packed)]
+struct W2P {
+    id: i64,
+    x: f64,
+    y: f32,
+    flag: u8,
+    v: [f32; 3],
+}
+
 /// The same fields without `#[repr(C)]`: not plain data.
 #[derive(Serialize, Deserialize, NpyRecord, Clone, Copy, Debug, PartialEq)]
 #[npy(align)]
@@ -75,6 +87,8 @@ fn which_types_are_plain_data() {
     assert!(W2A::POD.is_some());
     assert!(Flagged::POD.is_some());
     assert!(Pair::POD.is_some());
+    assert!(W2P::POD.is_some());
+    assert_eq!(std::mem::size_of::<W2P>(), 33);
     assert!(W2AUnpinned::POD.is_none(), "not #[repr(C)]");
     assert!(half::f16::POD.is_none(), "f16 is not in the layout model");
     assert_eq!(std::mem::size_of::<W2A>(), W2A::dtype().itemsize());
@@ -320,6 +334,54 @@ fn bulk_reads_equal_the_other_tiers() {
     let lying = npy("<f8", &[1 << 40], false, &1.0f64.to_le_bytes().repeat(3));
     let err = npy_serde::from_reader::<_, f64>(Cursor::new(&lying)).unwrap_err();
     assert_eq!(err.kind().code(), "unexpected_eof");
+}
+
+/// NumPy's default record layout read into a `#[repr(C, packed)]` struct: one copy on every
+/// door, a view in place (alignment 1 fits any offset), and written back byte for byte.
+#[test]
+fn packed_structs_are_numpys_default_layout() {
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/npy/rec_w2_le.npy");
+    let file = std::fs::read(&fixture).unwrap();
+    let rb = ReaderBuilder::new();
+    tier::take();
+    let got: Vec<W2P> = rb.from_path(&fixture).unwrap();
+    assert_eq!(tier::take().exact, 5, "the one-copy path");
+    let want: Vec<(i64, f64, f32, u8, [f32; 3])> = npy_serde::from_slice_serde(&file).unwrap();
+    // Compared bit for bit: the fixture holds NaNs. Fields of a packed struct are copied out
+    // (Rust refuses references to them).
+    let bits = |r: &(i64, f64, f32, u8, [f32; 3])| {
+        (
+            r.0,
+            r.1.to_bits(),
+            r.2.to_bits(),
+            r.3,
+            r.4.map(f32::to_bits),
+        )
+    };
+    let rows = |v: &[W2P]| -> Vec<_> {
+        v.iter()
+            .map(|g| bits(&({ g.id }, { g.x }, { g.y }, { g.flag }, { g.v })))
+            .collect()
+    };
+    assert_eq!(rows(&got), want.iter().map(bits).collect::<Vec<_>>());
+    assert_eq!(
+        rows(&npy_serde::from_slice::<W2P>(&file).unwrap()),
+        rows(&got)
+    );
+    let map = MmapArray::open(&fixture).unwrap();
+    assert_eq!(rows(map.as_slice::<W2P>().unwrap()), rows(&got));
+    assert_eq!(npy_serde::to_vec(&got).unwrap(), file, "numpy.save's bytes");
+
+    // Big-endian data still decodes (each field swapped), on the exact tier.
+    let be = npy_serde::WriterBuilder::new()
+        .byte_order(npy_serde::ByteOrder::Big)
+        .to_vec(&got)
+        .unwrap();
+    assert_eq!(
+        rows(&npy_serde::from_slice::<W2P>(&be).unwrap()),
+        rows(&got)
+    );
 }
 
 #[test]
