@@ -216,6 +216,19 @@ fn main() {
                 stream_records_on(f, black_box(&w2))
             }),
         ),
+        (
+            "W2",
+            "background(BufWriter) + write",
+            b2,
+            time_if("W2 background(BufWriter) + write", reps, || {
+                let f = std::io::BufWriter::new(File::create(&ps).unwrap());
+                let mut w = NpyWriter::background::<Rec>(f).unwrap();
+                for r in black_box(&w2) {
+                    w.write(r).unwrap();
+                }
+                w.finish().unwrap().into_inner().unwrap();
+            }),
+        ),
     ];
     let w2z: Vec<NpyzRec> = w2
         .iter()

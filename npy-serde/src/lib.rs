@@ -109,7 +109,7 @@ pub use read::{
 
 // ---- writing: the mirror of reading (see `write`) ----
 pub mod write;
-pub use write::{to_path, to_vec, to_writer, MmapArrayMut, NpyWriter, WriterBuilder};
+pub use write::{to_path, to_vec, to_writer, Background, MmapArrayMut, NpyWriter, WriterBuilder};
 
 // ---- ndarray (feature `ndarray`): reads, writes and views through the doors above ----
 #[cfg(feature = "ndarray")]

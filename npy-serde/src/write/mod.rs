@@ -134,6 +134,7 @@ mod stream;
 
 pub use mmap::MmapArrayMut;
 pub use options::{WriterBuilder, DEFAULT_BUFFER_SIZE};
+pub use pipe::Background;
 pub(crate) use shape::ElemKind;
 pub use stream::{NpyWriter, UNFINISHED_MAGIC};
 

@@ -9,12 +9,16 @@
 //! cache then overlap. At most [`BUFFERS`] blocks exist at once, so memory stays bounded
 //! whatever the file's size.
 //!
+//! A writer on a [`Background`] (any `Write + Seek + Send + 'static`,
+//! [`WriterBuilder::background`](crate::WriterBuilder::background)) gets the same thread,
+//! which writes the blocks to the shared writer (no space is reserved: only a file can).
+//!
 //! Owns: the thread, its buffers and the space reservation. Calls only `std` and `libc`.
 
 use std::fs::File;
-use std::io::{self, Seek, Write};
+use std::io::{self, Seek, SeekFrom, Write};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 /// Blocks in existence at most: one being filled, the others queued or being written.
@@ -26,6 +30,9 @@ const RESERVE_MAX: u64 = 1 << 30;
 
 /// A full block and how many of its bytes to write.
 type Job = (Vec<u8>, usize);
+
+/// What the thread does with each block.
+type Sink = Box<dyn FnMut(&[u8]) -> io::Result<()> + Send>;
 
 /// The writing thread of one file, and the blocks it gives back.
 pub(super) struct Pipe {
@@ -42,8 +49,9 @@ pub(super) struct Pipe {
     /// Set once an error was reported: every later write fails too.
     failed: bool,
     worker: Option<JoinHandle<()>>,
-    /// The file (a duplicate of the caller's descriptor), for [`Pipe::release`].
-    file: File,
+    /// The file (a duplicate of the caller's descriptor), for [`Pipe::release`]; `None` for a
+    /// [`Background`] writer.
+    file: Option<File>,
 }
 
 impl Pipe {
@@ -52,6 +60,34 @@ impl Pipe {
     pub(super) fn new(file: &File) -> io::Result<Pipe> {
         let mut theirs = file.try_clone()?;
         let ours = file.try_clone()?;
+        let mut pos = theirs.stream_position().ok();
+        let mut reserved = pos.unwrap_or(0);
+        let sink = move |block: &[u8]| {
+            // Reserve ahead (best effort: without it the writes allocate as they go).
+            if let Some(p) = pos {
+                let end = p.saturating_add(block.len() as u64);
+                if end > reserved {
+                    let step = (p / 4).clamp(RESERVE_MIN, RESERVE_MAX);
+                    let to = end.saturating_add(step);
+                    reserve(&theirs, reserved, to - reserved);
+                    reserved = to;
+                }
+                pos = Some(end);
+            }
+            theirs.write_all(block)
+        };
+        Pipe::spawn(Box::new(sink), Some(ours))
+    }
+
+    /// A thread writing to the writer `shared` holds (the caller must not use it until
+    /// [`Pipe::drain`] returns).
+    pub(super) fn shared<W: Write + Send + 'static>(shared: &Background<W>) -> io::Result<Pipe> {
+        let theirs = Arc::clone(&shared.inner);
+        let sink = move |block: &[u8]| lock(&theirs)?.write_all(block);
+        Pipe::spawn(Box::new(sink), None)
+    }
+
+    fn spawn(mut sink: Sink, file: Option<File>) -> io::Result<Pipe> {
         let (jobs, todo) = sync_channel::<Job>(BUFFERS);
         let (back, done) = sync_channel::<Vec<u8>>(BUFFERS);
         let error = Arc::new(Mutex::new(None));
@@ -59,27 +95,12 @@ impl Pipe {
         let worker = std::thread::Builder::new()
             .name("npy-serde writer".into())
             .spawn(move || {
-                let mut pos = theirs.stream_position().ok();
-                let mut reserved = pos.unwrap_or(0);
                 let mut failed = false;
                 for (buf, n) in todo {
-                    if !failed {
-                        // Reserve ahead (best effort: without it the writes allocate as they go).
-                        if let Some(p) = pos {
-                            let end = p.saturating_add(n as u64);
-                            if end > reserved {
-                                let step = (p / 4).clamp(RESERVE_MIN, RESERVE_MAX);
-                                let to = end.saturating_add(step);
-                                reserve(&theirs, reserved, to - reserved);
-                                reserved = to;
-                            }
-                            pos = Some(end);
-                        }
-                        if let Err(e) = theirs.write_all(&buf[..n]) {
-                            failed = true;
-                            if let Ok(mut slot) = slot.lock() {
-                                *slot = Some(e);
-                            }
+                    if !failed && let Err(e) = sink(&buf[..n]) {
+                        failed = true;
+                        if let Ok(mut slot) = slot.lock() {
+                            *slot = Some(e);
                         }
                     }
                     if back.send(buf).is_err() {
@@ -96,7 +117,7 @@ impl Pipe {
             error,
             failed: false,
             worker: Some(worker),
-            file: ours,
+            file,
         })
     }
 
@@ -141,8 +162,10 @@ impl Pipe {
     /// After [`drain`](Self::drain): gives back the space reserved past the end of the file
     /// (truncating to its own length frees it).
     pub(super) fn release(&mut self) -> io::Result<()> {
-        let len = self.file.metadata()?.len();
-        self.file.set_len(len)
+        match &self.file {
+            Some(file) => file.set_len(file.metadata()?.len()),
+            None => Ok(()),
+        }
     }
 
     fn check(&mut self) -> io::Result<()> {
@@ -172,6 +195,70 @@ impl Drop for Pipe {
             let _ = w.join();
         }
     }
+}
+
+/// A writer whose records an [`NpyWriter`](crate::NpyWriter) hands to a thread of its own:
+/// made by [`WriterBuilder::background`](crate::WriterBuilder::background) and
+/// [`NpyWriter::background`](crate::NpyWriter::background), given back by
+/// [`NpyWriter::finish`](crate::NpyWriter::finish); [`into_inner`](Self::into_inner) then
+/// unwraps the writer.
+///
+/// While the `NpyWriter` is writing, a second thread writes its full blocks to the writer
+/// while the caller encodes the next ones (the thread a writer made from a path gets, for any
+/// `Write + Seek + Send + 'static`: a `BufWriter<File>`, a socket wrapper, a writer into an
+/// object store). The writer sits behind a mutex that only one side uses at a time.
+pub struct Background<W> {
+    inner: Arc<Mutex<W>>,
+}
+
+impl<W> Background<W> {
+    pub(crate) fn new(w: W) -> Background<W> {
+        Background {
+            inner: Arc::new(Mutex::new(w)),
+        }
+    }
+
+    /// The writer, after [`NpyWriter::finish`](crate::NpyWriter::finish) (its writing thread
+    /// has ended then). Fails only if that thread panicked inside the writer's own `write`.
+    pub fn into_inner(self) -> io::Result<W> {
+        let mutex = Arc::try_unwrap(self.inner)
+            .map_err(|_| io::Error::other("the writing thread still holds the writer"))?;
+        mutex.into_inner().map_err(|_| poisoned())
+    }
+}
+
+impl<W> std::fmt::Debug for Background<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Background").finish_non_exhaustive()
+    }
+}
+
+impl<W: Write> Write for Background<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        lock(&self.inner)?.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        lock(&self.inner)?.write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        lock(&self.inner)?.flush()
+    }
+}
+
+impl<W: Seek> Seek for Background<W> {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        lock(&self.inner)?.seek(pos)
+    }
+}
+
+fn lock<W>(m: &Mutex<W>) -> io::Result<MutexGuard<'_, W>> {
+    m.lock().map_err(|_| poisoned())
+}
+
+fn poisoned() -> io::Error {
+    io::Error::other("the writer panicked on the writing thread; the file is incomplete")
 }
 
 fn stopped() -> io::Error {

@@ -13,6 +13,7 @@ use std::any::{Any, TypeId};
 use super::blocks::Blocks;
 use super::exact::{write_tier, WriteTier};
 use super::options::{fold, same_layout, WriterBuilder};
+use super::pipe::{Background, Pipe};
 use super::plan::Plan;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -246,6 +247,74 @@ impl WriterBuilder {
     }
 }
 
+impl WriterBuilder {
+    /// [`writer`](Self::writer) with the blocks written on a second thread, while the caller
+    /// encodes the next ones, as [`create_path`](Self::create_path) writes a file: for any
+    /// `Write + Seek` that can move to a thread (`Send + 'static`), such as a `BufWriter<File>`.
+    /// The writer goes into a [`Background`], which [`NpyWriter::finish`] gives back
+    /// ([`Background::into_inner`] unwraps it). Errors of the thread's writes are reported by
+    /// the next call that writes a block, or by `finish`. With
+    /// [`parallel(false)`](Self::parallel), one CPU, or without feature `parallel`, the blocks
+    /// are written on the caller's thread.
+    ///
+    /// Unlike `create_path`, nothing reserves the space ahead: given a path, `create_path` is
+    /// faster still.
+    ///
+    /// ```
+    /// # use npy_serde::{NpyRecord, WriterBuilder};
+    /// # use serde::{Deserialize, Serialize};
+    /// #[derive(Serialize, Deserialize, NpyRecord)]
+    /// struct Rec { id: i64, x: f64 }
+    ///
+    /// let out = std::io::Cursor::new(Vec::new()); // a BufWriter<File>, a socket wrapper...
+    /// let mut w = WriterBuilder::new().record::<Rec>().background(out)?;
+    /// for i in 0..10_000 {
+    ///     w.write(&Rec { id: i, x: 0.5 })?;
+    /// }
+    /// let bytes = w.finish()?.into_inner()?.into_inner();
+    /// assert_eq!(npy_serde::from_slice::<Rec>(&bytes)?.len(), 10_000);
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
+    pub fn background<W: Write + Seek + Send + 'static>(
+        &self,
+        writer: W,
+    ) -> Result<NpyWriter<Background<W>>> {
+        self.writer(Background::new(writer))?
+            .on_thread(self.pipelined())
+    }
+
+    /// [`writer_with_len`](Self::writer_with_len) with the blocks written on a second thread,
+    /// as [`background`](Self::background) does: for a `Write` without `Seek` (a pipe, a
+    /// socket) when the count is known.
+    pub fn background_with_len<W: Write + Send + 'static>(
+        &self,
+        writer: W,
+        len: u64,
+    ) -> Result<NpyWriter<Background<W>>> {
+        self.writer_with_len(Background::new(writer), len)?
+            .on_thread(self.pipelined())
+    }
+}
+
+impl<W: Write + Send + 'static> NpyWriter<Background<W>> {
+    /// A writer for records of `T` with its blocks written on a second thread (see
+    /// [`WriterBuilder::background`]).
+    pub fn background<T: NpyRecord>(writer: W) -> Result<Self>
+    where
+        W: Seek,
+    {
+        WriterBuilder::new().record::<T>().background(writer)
+    }
+
+    /// Hands the blocks to a thread writing to the shared writer, if `yes`.
+    fn on_thread(mut self, yes: bool) -> Result<Self> {
+        if yes {
+            self.blocks.pipe = Some(Pipe::shared(&self.inner)?);
+        }
+        Ok(self)
+    }
+}
+
 impl NpyWriter<File> {
     /// A writer for records of `T` into a new file at `path`, count not known up front (see
     /// [`WriterBuilder::create_path`]): the fastest way to write a file record by record.
@@ -268,7 +337,7 @@ impl NpyWriter<File> {
     /// Hands the blocks to a writing thread (see `super::pipe`), if `yes`.
     fn piped(mut self, yes: bool) -> Result<Self> {
         if yes {
-            self.blocks.pipe = Some(super::pipe::Pipe::new(&self.inner)?);
+            self.blocks.pipe = Some(Pipe::new(&self.inner)?);
         }
         Ok(self)
     }
@@ -472,7 +541,7 @@ impl<W: Write> NpyWriter<W> {
     /// file this writer writes to (a duplicate of its descriptor, sharing its offset).
     #[doc(hidden)]
     pub fn piped_on(mut self, file: &File) -> Result<Self> {
-        self.blocks.pipe = Some(super::pipe::Pipe::new(file)?);
+        self.blocks.pipe = Some(Pipe::new(file)?);
         Ok(self)
     }
 

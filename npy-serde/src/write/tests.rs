@@ -740,3 +740,97 @@ fn header_fitting_repads() {
     assert_eq!(p.data_offset, 192);
     assert!(header_fitting(&h, Version::V1_0, 40).is_err());
 }
+
+/// A writer that fails (or panics) once it has taken `limit` bytes.
+struct FailsAfter {
+    taken: Vec<u8>,
+    limit: usize,
+    panic: bool,
+}
+
+impl std::io::Write for FailsAfter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.taken.len() + buf.len() > self.limit {
+            assert!(!self.panic, "a writer that panics");
+            return Err(std::io::Error::other("disk full (test)"));
+        }
+        self.taken.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn background_writers_give_the_same_bytes() {
+    let vals: Vec<[f32; 3]> = (0..50_001).map(|i| [i as f32, 0.5, -1.0]).collect();
+    let want = to_vec(&vals).unwrap();
+    // Small blocks: many of them go through the thread, and the last one is partial.
+    for (parallel, buffer) in [(true, 1000), (true, 1 << 20), (false, 1000)] {
+        let b = WriterBuilder::new()
+            .record::<[f32; 3]>()
+            .buffer_size(buffer)
+            .parallel(parallel);
+        let mut w = b.background(Cursor::new(Vec::new())).unwrap();
+        for v in &vals[..7] {
+            w.write(v).unwrap();
+        }
+        w.write_serde(&vals[7]).unwrap();
+        w.write_all(&vals[8..]).unwrap();
+        assert_eq!(w.len(), vals.len() as u64);
+        let out = w.finish().unwrap().into_inner().unwrap().into_inner();
+        assert_eq!(out, want, "parallel {parallel}, buffer {buffer}");
+
+        let mut w = b
+            .background_with_len(Vec::new(), vals.len() as u64)
+            .unwrap();
+        w.write_all_serde(&vals).unwrap();
+        assert_eq!(w.finish().unwrap().into_inner().unwrap(), want);
+    }
+    // Mid-stream, as `writer` allows; and the NpyWriter shorthand.
+    let mut cur = Cursor::new(b"prefix".to_vec());
+    cur.seek(SeekFrom::End(0)).unwrap();
+    let mut w = NpyWriter::background::<[f32; 3]>(cur).unwrap();
+    w.write_all(&vals).unwrap();
+    let out = w.finish().unwrap().into_inner().unwrap().into_inner();
+    assert_eq!(&out[..6], b"prefix");
+    assert_eq!(out[6..], want[..]);
+}
+
+#[test]
+fn background_write_errors_are_reported_not_lost() {
+    let vals: Vec<u64> = (0..100_000).collect();
+    let b = WriterBuilder::new().record::<u64>().buffer_size(4096);
+    let sink = FailsAfter {
+        taken: Vec::new(),
+        limit: 50_000,
+        panic: false,
+    };
+    let mut w = b.background_with_len(sink, vals.len() as u64).unwrap();
+    // The thread's error reaches a later write or `finish`, never silently.
+    let err = match w.write_all(&vals) {
+        Err(e) => e,
+        Ok(()) => w.finish().unwrap_err(),
+    };
+    assert!(err.to_string().contains("disk full (test)"), "{err}");
+
+    // A writer that panics on the thread: an error here, not a panic.
+    let sink = FailsAfter {
+        taken: Vec::new(),
+        limit: 50_000,
+        panic: true,
+    };
+    let mut w = b.background_with_len(sink, vals.len() as u64).unwrap();
+    // Record by record, so every block goes through the thread (`write_all` of plain data
+    // writes the slice itself, on this thread).
+    let err = match vals.iter().try_for_each(|v| w.write(v)) {
+        Err(e) => e,
+        Ok(()) => w.finish().unwrap_err(),
+    };
+    assert!(
+        err.to_string().contains("writing thread stopped") || err.to_string().contains("panicked"),
+        "{err}"
+    );
+}
