@@ -489,6 +489,49 @@ impl ColumnTableWriter {
     /// type a plain array cannot keep (a record field keeps it in its title, see the crate
     /// docs): their values are exact, their type on reading the dtype's own.
     pub fn finish(self) -> Result<Vec<String>> {
+        let (target, archive, files, untyped) = self.finish_columns()?;
+        if archive {
+            let part = Temp::beside(&target, "npz");
+            let file = BufWriter::with_capacity(1 << 20, File::create(&part.0)?);
+            let w = write_archive(file, &files)?;
+            w.into_inner().map_err(|e| Error::from(e.into_error()))?;
+            part.commit(&target)?;
+        } else {
+            for (name, tmp, header, offset) in &files {
+                let target = target.join(format!("{name}.npy"));
+                let part = Temp::beside(&target, "part");
+                let mut out = BufWriter::with_capacity(1 << 20, File::create(&part.0)?);
+                out.write_all(header)?;
+                io::copy(&mut data_of(&tmp.0, *offset)?, &mut out)?;
+                out.into_inner().map_err(|e| Error::from(e.into_error()))?;
+                part.commit(&target)?;
+            }
+        }
+        Ok(untyped)
+    }
+
+    /// Finishes every column's array and writes the table as an `.npz` archive (the archive
+    /// [`finish`](Self::finish) puts at an `.npz` path) into `out`, from its current position,
+    /// whatever the writer's path: for callers that stage or upload the file themselves
+    /// (npy-datafusion's `COPY TO`). Returns `out` and the columns [`finish`](Self::finish)
+    /// returns. The column arrays' temporary files are beside the writer's path, as ever.
+    pub fn finish_into<W: Write + Seek>(self, out: W) -> Result<(W, Vec<String>)> {
+        let (_, _, files, untyped) = self.finish_columns()?;
+        let out = write_archive(out, &files)?;
+        Ok((out, untyped))
+    }
+
+    /// Finishes every column's temporary array: the target, whether it is an archive, each
+    /// column's name, temporary file, plain header and data offset, and the untyped columns.
+    #[allow(clippy::type_complexity)]
+    fn finish_columns(
+        self,
+    ) -> Result<(
+        PathBuf,
+        bool,
+        Vec<(String, Temp, Vec<u8>, u64)>,
+        Vec<String>,
+    )> {
         let mut files = Vec::with_capacity(self.columns.len());
         let mut untyped = Vec::new();
         for c in self.columns {
@@ -500,31 +543,19 @@ impl ColumnTableWriter {
             }
             files.push((field.name().clone(), c.tmp, plain, offset));
         }
-        if self.archive {
-            let part = Temp::beside(&self.target, "npz");
-            let file = BufWriter::with_capacity(1 << 20, File::create(&part.0)?);
-            let mut npz = NpzWriter::new(file).align(true);
-            for (name, tmp, header, offset) in &files {
-                let mut m = npz.start_raw(&format!("{name}.npy"))?;
-                m.write_all(header)?;
-                io::copy(&mut data_of(&tmp.0, *offset)?, &mut m)?;
-            }
-            let w = npz.finish()?;
-            w.into_inner().map_err(|e| Error::from(e.into_error()))?;
-            part.commit(&self.target)?;
-        } else {
-            for (name, tmp, header, offset) in &files {
-                let target = self.target.join(format!("{name}.npy"));
-                let part = Temp::beside(&target, "part");
-                let mut out = BufWriter::with_capacity(1 << 20, File::create(&part.0)?);
-                out.write_all(header)?;
-                io::copy(&mut data_of(&tmp.0, *offset)?, &mut out)?;
-                out.into_inner().map_err(|e| Error::from(e.into_error()))?;
-                part.commit(&target)?;
-            }
-        }
-        Ok(untyped)
+        Ok((self.target, self.archive, files, untyped))
     }
+}
+
+/// The archive of the finished columns `files` (stored members, data aligned at 64) into `out`.
+fn write_archive<W: Write + Seek>(out: W, files: &[(String, Temp, Vec<u8>, u64)]) -> Result<W> {
+    let mut npz = NpzWriter::new(out).align(true);
+    for (name, tmp, header, offset) in files {
+        let mut m = npz.start_raw(&format!("{name}.npy"))?;
+        m.write_all(header)?;
+        io::copy(&mut data_of(&tmp.0, *offset)?, &mut m)?;
+    }
+    npz.finish()
 }
 
 /// The `.npy` header of the plain array whose data is that of the one-field record array at

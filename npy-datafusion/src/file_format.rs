@@ -1,7 +1,8 @@
 //! [`NpyFormat`] (DataFusion's `FileFormat` for `.npy` files and `.npz` members) and its
 //! factory: schema inference and exact row counts from the headers, fetched through the
 //! object store (a row count only for a file or member that holds the data its header
-//! declares).
+//! declares); and the writer plan of `COPY ... TO` and `INSERT INTO` ([`NpySink`]), with
+//! [`NpzFormatFactory`] for `.npz` outputs.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -14,10 +15,15 @@ use datafusion::common::{GetExt, Statistics};
 use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
 use datafusion::datasource::file_format::{FileFormat, FileFormatFactory};
 use datafusion::datasource::listing::ListingOptions;
-use datafusion::datasource::physical_plan::{FileScanConfig, FileScanConfigBuilder, FileSource};
+use datafusion::datasource::physical_plan::{
+    FileScanConfig, FileScanConfigBuilder, FileSinkConfig, FileSource,
+};
+use datafusion::datasource::sink::DataSinkExec;
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::logical_expr::dml::InsertOp;
+use datafusion::physical_expr::LexRequirement;
 use datafusion::physical_plan::ExecutionPlan;
 use object_store::{ObjectMeta, ObjectStore};
 
@@ -29,45 +35,168 @@ use super::objects::object_schema;
 use super::options::NpyReadOptions;
 use super::schema::{check_same, table_schema};
 use super::source::NpySource;
+use super::write::file::Kind;
+use super::write::options::DEFAULT_MEMBER;
+use super::write::{NpySink, NpyWriteOptions};
 use npy_serde::header::Contents;
 
-/// The `.npy` file format for DataFusion's listing tables; see the [module docs](super).
+/// The `.npy` file format for DataFusion's listing tables; see the [module docs](super). It
+/// also writes: `COPY ... TO` and `INSERT INTO` a table of it (see
+/// [Writing](crate#writing-copy-to-and-insert-into)).
 #[derive(Clone, Debug, Default)]
 pub struct NpyFormat {
     options: NpyReadOptions,
+    write: NpyWriteOptions,
 }
 
 impl NpyFormat {
     /// A format reading with `options` (header and data limits, an `.npz` member).
     pub fn new(options: NpyReadOptions) -> Self {
-        NpyFormat { options }
+        NpyFormat {
+            options,
+            write: NpyWriteOptions::default(),
+        }
+    }
+
+    /// The format writing with `write` (`COPY ... TO`, `INSERT INTO`).
+    pub fn with_write_options(mut self, write: NpyWriteOptions) -> Self {
+        self.write = write;
+        self
     }
 
     /// The options.
     pub fn options(&self) -> &NpyReadOptions {
         &self.options
     }
+
+    /// The write options.
+    pub fn write_options(&self) -> &NpyWriteOptions {
+        &self.write
+    }
+
+    /// What each file this format writes is: a `.npy` file of rows, an archive of one member of
+    /// rows (the `member` option), or an archive of columns (`layout=columns`, archives only).
+    fn kind(&self) -> DfResult<Kind> {
+        match (self.write.layout, &self.options.member) {
+            (super::options::TableLayout::Columns, Some(_)) => Ok(Kind::Columns),
+            (super::options::TableLayout::Columns, None) => Err(DataFusionError::Configuration(
+                "npy write option layout=columns: a .npy file holds one array of rows; the \
+                 columns layout (one member per column) is an .npz archive: write to a .npz \
+                 path or STORED AS NPZ"
+                    .into(),
+            )),
+            (_, Some(key)) => Ok(Kind::Member(key.clone())),
+            (_, None) => Ok(Kind::Npy),
+        }
+    }
 }
 
-/// Creates [`NpyFormat`]s for `CREATE EXTERNAL TABLE ... STORED AS NPY` (register it with
-/// [`register_npy_format`](super::register_npy_format)). `OPTIONS` keys: those of
-/// [`NpyReadOptions::set`], as [`table_spec_help`](super::table_spec_help) lists them (`member`,
-/// an `.npz` member's key: the table reads that member of each archive; `max_header_size`,
-/// `max_data_size`, ...).
+/// The format of `read` and `write` with SQL's `OPTIONS` applied: each key (`format.` prefix
+/// or not) is a write option ([`NpyWriteOptions::set`]), `layout` (both), or a read option
+/// ([`NpyReadOptions::set`]); keys of DataFusion's other namespaces (`execution.`) are not the
+/// format's.
+fn format_with(
+    mut read: NpyReadOptions,
+    mut write: NpyWriteOptions,
+    format_options: &HashMap<String, String>,
+) -> DfResult<NpyFormat> {
+    let mut keys: Vec<(&String, &String)> = format_options.iter().collect();
+    keys.sort();
+    for (full, value) in keys {
+        let key = full.strip_prefix("format.").unwrap_or(full);
+        if NpyWriteOptions::is_write_key(key) {
+            write = write.set(key, value)?;
+        } else if key == "layout" {
+            read = read.set(key, value)?;
+            write = write.set(key, value)?;
+        } else if full.starts_with("format.") || !full.contains('.') {
+            read = read.set(key, value)?;
+        }
+    }
+    Ok(NpyFormat::new(read).with_write_options(write))
+}
+
+/// Creates [`NpyFormat`]s for `CREATE EXTERNAL TABLE ... STORED AS NPY` and `COPY ... TO
+/// 'x.npy'` (register it with [`register_npy_format`](super::register_npy_format)). `OPTIONS`
+/// keys: those of [`NpyReadOptions::set`], as [`table_spec_help`](super::table_spec_help) lists
+/// them (`member`, an `.npz` member's key: the table reads, and writes, that member of each
+/// archive; `max_header_size`, `max_data_size`, ...), and the write options of
+/// [`NpyWriteOptions`] (`nulls`, `decimals`, `string_width`, ...).
 #[derive(Clone, Debug, Default)]
 pub struct NpyFormatFactory {
     options: NpyReadOptions,
+    write: NpyWriteOptions,
 }
 
 impl NpyFormatFactory {
     /// A factory whose formats start from `options` (SQL `OPTIONS` override them).
     pub fn new(options: NpyReadOptions) -> Self {
-        NpyFormatFactory { options }
+        NpyFormatFactory {
+            options,
+            write: NpyWriteOptions::default(),
+        }
+    }
+
+    /// The factory whose formats write with `write` unless SQL `OPTIONS` say otherwise.
+    pub fn with_write_options(mut self, write: NpyWriteOptions) -> Self {
+        self.write = write;
+        self
     }
 
     /// The options its formats start from.
     pub fn options(&self) -> &NpyReadOptions {
         &self.options
+    }
+}
+
+/// Creates [`NpyFormat`]s over `.npz` archives, for `COPY ... TO 'x.npz'`, `STORED AS NPZ`
+/// and `CREATE EXTERNAL TABLE ... STORED AS NPZ` (registered by
+/// [`register_npy_format`](super::register_npy_format)): the rows are the member `member`
+/// of each archive (default `arr_0`, NumPy's name for `np.savez(path, a)`'s array), or, with
+/// `OPTIONS ('layout' 'columns')`, each member is a column (what `npy convert --layout
+/// columns` writes; a table of them is a column table). The other options are
+/// [`NpyFormatFactory`]'s.
+#[derive(Clone, Debug, Default)]
+pub struct NpzFormatFactory {
+    options: NpyReadOptions,
+    write: NpyWriteOptions,
+}
+
+impl NpzFormatFactory {
+    /// A factory whose formats start from `options` and `write` (SQL `OPTIONS` override
+    /// them).
+    pub fn new(options: NpyReadOptions, write: NpyWriteOptions) -> Self {
+        NpzFormatFactory { options, write }
+    }
+
+    /// The format of these options: archives, of the member `arr_0` unless one is named.
+    fn archives(&self, format_options: &HashMap<String, String>) -> DfResult<NpyFormat> {
+        let mut format = format_with(self.options.clone(), self.write.clone(), format_options)?;
+        if format.options.member.is_none() {
+            format.options.member = Some(DEFAULT_MEMBER.to_string());
+        }
+        Ok(format)
+    }
+}
+
+impl GetExt for NpzFormatFactory {
+    fn get_ext(&self) -> String {
+        "npz".to_string()
+    }
+}
+
+impl FileFormatFactory for NpzFormatFactory {
+    fn create(
+        &self,
+        _state: &dyn Session,
+        format_options: &HashMap<String, String>,
+    ) -> DfResult<Arc<dyn FileFormat>> {
+        Ok(Arc::new(self.archives(format_options)?))
+    }
+
+    fn default(&self) -> Arc<dyn FileFormat> {
+        let format = self.archives(&HashMap::new());
+        Arc::new(format.unwrap_or_else(|_| NpyFormat::new(self.options.clone())))
     }
 }
 
@@ -83,16 +212,12 @@ impl FileFormatFactory for NpyFormatFactory {
         _state: &dyn Session,
         format_options: &HashMap<String, String>,
     ) -> DfResult<Arc<dyn FileFormat>> {
-        let mut options = self.options.clone();
-        for (key, value) in format_options {
-            let key = key.strip_prefix("format.").unwrap_or(key);
-            options = options.set(key, value)?;
-        }
-        Ok(Arc::new(NpyFormat::new(options)))
+        let format = format_with(self.options.clone(), self.write.clone(), format_options)?;
+        Ok(Arc::new(format))
     }
 
     fn default(&self) -> Arc<dyn FileFormat> {
-        Arc::new(NpyFormat::new(self.options.clone()))
+        Arc::new(NpyFormat::new(self.options.clone()).with_write_options(self.write.clone()))
     }
 }
 
@@ -203,6 +328,23 @@ impl FileFormat for NpyFormat {
 
     fn file_source(&self, table_schema: TableSchema) -> Arc<dyn FileSource> {
         Arc::new(NpySource::new(table_schema, self.options.clone()))
+    }
+
+    async fn create_writer_physical_plan(
+        &self,
+        input: Arc<dyn ExecutionPlan>,
+        _state: &dyn Session,
+        conf: FileSinkConfig,
+        order_requirements: Option<LexRequirement>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        if conf.insert_op != InsertOp::Append {
+            return Err(DataFusionError::NotImplemented(format!(
+                "{} into .npy/.npz files: only appends are written (INSERT INTO, COPY TO)",
+                conf.insert_op
+            )));
+        }
+        let sink = Arc::new(NpySink::new(conf, self.write.clone(), self.kind()?));
+        Ok(Arc::new(DataSinkExec::new(input, sink, order_requirements)))
     }
 }
 

@@ -128,6 +128,66 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Writing: `COPY TO` and `INSERT INTO`
+//! After [`register_npy_format`], SQL writes `.npy` files and `.npz` archives as DataFusion's
+//! own formats are written (the sink is [`NpySink`]; each file is written by npy-arrow's
+//! writers, those of `npy convert`, so the same rows and options give the same bytes):
+//! - `COPY (SELECT ...) TO 'out.npy'`: one `.npy` file, a record array of the result's
+//!   columns (a plain array for a result of one column read from one). `STORED AS NPY` names
+//!   the format where the path has no extension.
+//! - `COPY (SELECT ...) TO 'out.npz'` (or `STORED AS NPZ`): an archive whose one member,
+//!   `OPTIONS ('member' 'KEY')` (default `arr_0`), holds the records; with `OPTIONS ('layout'
+//!   'columns')` an archive of one plain array per column, stored and aligned (the column table
+//!   `npy convert --layout columns` writes, which `layout=columns` tables read in place).
+//! - One file or a directory, as DataFusion decides for every format: a path with an
+//!   extension is one file; a path ending in `/` (or without an extension) is a directory of
+//!   files with generated names (`PARTITIONED BY (col)` makes hive-style `col=value/`
+//!   directories); how many files and rows each are DataFusion's settings
+//!   `datafusion.execution.minimum_parallel_output_files` and
+//!   `soft_max_rows_per_output_file`.
+//! - `INSERT INTO t ...` where `t` is a directory table `STORED AS NPY` (or `NPZ`) adds new
+//!   files to its directory, written with the options it was created with. A column table
+//!   (`layout=columns`) is not written to.
+//! - Options ([`NpyWriteOptions`]): `nulls` (`error`, the default, `nan`, `fill=VALUE`,
+//!   `mask`) and `decimals` (`auto`, `f8`, `scaled`), for every column or one (`nulls.COLUMN`),
+//!   as `npy convert --nulls/--decimals`; `string_width[.COLUMN]`; `strings` (`fixed` or
+//!   `objects`); `layout`; `member`. A bad key or value fails the statement naming it, what
+//!   was expected and what was found.
+//! - Nothing half-written: each file is written under a temporary name beside its target
+//!   ([`StagedFile`](npy_serde::staged::StagedFile)) and renamed over it only once every file of
+//!   the statement is written and the query has succeeded; a failing query or write removes
+//!   them (and a directory the statement made), leaving an existing target as it was. On an
+//!   object store, each file is written to the local temporary directory, then uploaded (in
+//!   parts when large; a failed upload is aborted).
+//! - Rows are written in the order the query gives them: without `ORDER BY`, a scan split
+//!   into partitions may interleave them, as for any format.
+//!
+//! ```
+//! use datafusion::prelude::SessionContext;
+//! # let dir = std::env::temp_dir().join(format!("df-copy-doc-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir)?;
+//! let rt = tokio::runtime::Runtime::new()?;
+//! rt.block_on(async {
+//!     let ctx = SessionContext::new();
+//!     npy_datafusion::register_npy_format(&ctx)?;
+//!     let out = dir.join("squares.npy");
+//!     let sql = format!(
+//!         "COPY (SELECT value, value * value AS square FROM (VALUES (1), (2), (NULL)) AS t(value)) \
+//!          TO '{}' OPTIONS ('nulls' 'fill=-1')",
+//!         out.display()
+//!     );
+//!     ctx.sql(&sql).await?.collect().await?;
+//!     #[derive(serde::Deserialize, Debug, PartialEq)]
+//!     struct Row { value: i64, square: i64 }
+//!     let rows: Vec<Row> = npy_serde::from_path_serde(&out)?;
+//!     assert_eq!(rows[1], Row { value: 2, square: 4 });
+//!     assert_eq!(rows[2], Row { value: -1, square: -1 });
+//!     Ok::<_, Box<dyn std::error::Error>>(())
+//! })?;
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # The rooms
 //! DataFusion's own datasource layout (as `datafusion-datasource-csv`/`-parquet`):
 //! `file_format` ([`NpyFormat`], [`NpyFormatFactory`]: schema and statistics from the
@@ -140,7 +200,8 @@
 //! files), `session` ([`NpySessionExt`]), and below them `header`, `archive`, `schema` and
 //! `extent` (a header fetched through the object store, an archive opened through it, the
 //! table schema a header maps to, the check that a file holds its data) over `error`, the
-//! ground floor. `columns` holds the column tables (their own `TableProvider` and file source, over
+//! ground floor. `write` is the other way: the sink of `COPY TO` and `INSERT INTO`
+//! ([`NpySink`], which `file_format` plans), its options and each file's writer. `columns` holds the column tables (their own `TableProvider` and file source, over
 //! `options`, `schema` and `extent`).
 
 #![deny(missing_docs)]
@@ -171,8 +232,9 @@ mod schema;
 mod session;
 mod source;
 mod spec;
+mod write;
 
-pub use file_format::{NpyFormat, NpyFormatFactory};
+pub use file_format::{NpyFormat, NpyFormatFactory, NpzFormatFactory};
 pub use formats::CsvOptions;
 pub use memory::{memory_limited_context, MemoryLimit};
 pub use options::{NpyReadOptions, TableLayout};
@@ -181,6 +243,7 @@ pub use remote::{register_store_for, register_store_in};
 pub use session::{register_npy_format, NpySessionExt};
 pub use source::NpySource;
 pub use spec::{table_spec_help, TableFormat, TableSpec, TableSpecError};
+pub use write::{NpySink, NpyWriteOptions};
 
 /// The README's examples, compiled as doc tests.
 #[cfg(doctest)]

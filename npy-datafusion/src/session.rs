@@ -13,7 +13,7 @@ use datafusion::logical_expr::CreateExternalTable;
 use datafusion::prelude::SessionContext;
 
 use super::columns::ColumnTable;
-use super::file_format::NpyFormatFactory;
+use super::file_format::{NpyFormatFactory, NpzFormatFactory};
 use super::listing::{npy_table, spec_table};
 use super::options::{NpyReadOptions, TableLayout};
 use super::spec::TableSpec;
@@ -137,9 +137,10 @@ pub fn register_npy_format(ctx: &SessionContext) -> DfResult<()> {
     let state = ctx.state_ref();
     let mut state = state.write();
     state.register_file_format(Arc::new(NpyFormatFactory::default()), true)?;
-    state
-        .table_factories_mut()
-        .insert("NPY".into(), Arc::new(NpyTableFactory::default()));
+    state.register_file_format(Arc::new(NpzFormatFactory::default()), true)?;
+    let tables = state.table_factories_mut();
+    tables.insert("NPY".into(), Arc::new(NpyTableFactory::default()));
+    tables.insert("NPZ".into(), Arc::new(NpyTableFactory::default()));
     Ok(())
 }
 
@@ -167,6 +168,12 @@ impl TableProviderFactory for NpyTableFactory {
         let mut options = NpyReadOptions::new();
         for (key, value) in &cmd.options {
             let key = key.strip_prefix("format.").unwrap_or(key);
+            // A column table is not written to (its INSERTs are refused): the write options
+            // are checked and left.
+            if crate::NpyWriteOptions::is_write_key(key) {
+                crate::NpyWriteOptions::new().set(key, value)?;
+                continue;
+            }
             options = options.set(key, value)?;
         }
         let [location] = cmd.locations.as_slice() else {

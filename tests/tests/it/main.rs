@@ -45,6 +45,7 @@ mod npz_hostile;
 mod npz_mmap;
 #[cfg(target_endian = "little")]
 mod npz_numpy;
+mod npz_parallel;
 mod npz_roundtrip;
 #[cfg(feature = "arrow")]
 mod objects;
@@ -62,6 +63,8 @@ mod sql;
 mod sql_formats;
 #[cfg(feature = "datafusion")]
 mod sql_layouts;
+#[cfg(feature = "datafusion")]
+mod sql_write;
 mod streaming;
 mod tiers;
 mod views;

@@ -1,0 +1,13 @@
+//! Writing from SQL: the sink of `COPY ... TO` and `INSERT INTO` ([`NpySink`]), its options
+//! ([`NpyWriteOptions`]) and each file's writer (`file`). See the crate's
+//! [Writing](crate#writing-copy-to-and-insert-into) section.
+
+pub(crate) mod file;
+pub(crate) mod options;
+mod sink;
+
+pub use options::NpyWriteOptions;
+pub use sink::NpySink;
+
+#[cfg(test)]
+mod tests;
