@@ -13,7 +13,9 @@
 //!   ([`NpzWriter::add_array`]), unnamed members (`arr_0`, ...), or members streamed one record
 //!   at a time without holding them in memory ([`NpzWriter::start_records`],
 //!   [`NpzWriter::start_member`]), each stored or deflated. [`NpzWriter::align`] puts every
-//!   stored member's data at a multiple of 64 bytes in the file.
+//!   stored member's data at a multiple of 64 bytes in the file. With feature `parallel`, whole
+//!   members are deflated on all cores, pigz-style (one deflate stream per member, cut into
+//!   chunks compressed in parallel; several members at once).
 //! - [`MmapNpz`] maps an archive and views its stored members in place, as a mapped `.npy`
 //!   ([`MmapArray`](crate::MmapArray): typed slices, ndarray views, records, one record), which
 //!   NumPy cannot do (it ignores `mmap_mode` for archives).
@@ -91,6 +93,8 @@
 mod append;
 mod member;
 mod mmap;
+#[cfg(feature = "parallel")]
+mod par;
 mod read;
 #[cfg(feature = "sprs")]
 mod sparse;

@@ -40,6 +40,14 @@ pub(super) struct Core<Z: Write + Seek> {
     pending: Option<Pending>,
     /// Set once a member is left unfinished: the archive would be invalid.
     broken: Option<String>,
+    /// Whole deflated members queued for compression on all cores (`None`: deflated on this
+    /// thread as they are written, as the appender does).
+    #[cfg(feature = "parallel")]
+    pipe: Option<super::par::Pipeline>,
+    /// The names of the members added, queued ones included (with `pipe`: a queued member is
+    /// not in the zip writer's directory yet, so duplicates are caught here).
+    #[cfg(feature = "parallel")]
+    names: std::collections::HashSet<String>,
 }
 
 impl<Z: Write + Seek> Core<Z> {
@@ -51,7 +59,81 @@ impl<Z: Write + Seek> Core<Z> {
             positional: 0,
             pending: None,
             broken: None,
+            #[cfg(feature = "parallel")]
+            pipe: None,
+            #[cfg(feature = "parallel")]
+            names: std::collections::HashSet::new(),
         }
+    }
+
+    /// A core whose whole deflated members ([`write_member`](Self::write_member)) are deflated
+    /// on all cores (feature `parallel`; without it, the same as [`new`](Self::new)).
+    /// `stream`: the output cannot seek (sizes go in data descriptors).
+    pub(super) fn new_parallel(zip: ZipWriter<Z>, stream: bool) -> Self {
+        #[allow(unused_mut)] // without `parallel`
+        let mut core = Self::new(zip);
+        #[cfg(feature = "parallel")]
+        {
+            core.pipe = Some(super::par::Pipeline::new(stream));
+        }
+        #[cfg(not(feature = "parallel"))]
+        let _ = stream;
+        core
+    }
+
+    /// Writes every queued member (waiting for its compression); a failure leaves the archive
+    /// unusable.
+    fn drain(&mut self) -> Result<()> {
+        #[cfg(feature = "parallel")]
+        if let Some(pipe) = self.pipe.as_mut().filter(|p| !p.is_empty())
+            && let Err(e) = pipe.write_ready(&mut self.zip, true)
+        {
+            self.broken = Some(format!("writing a deflated member failed: {e}"));
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// True if a whole member added now is queued for deflating on all cores
+    /// ([`queue_member`](Self::queue_member)).
+    #[cfg(feature = "parallel")]
+    fn queues(&self) -> bool {
+        self.pipe.is_some() && self.compression == Compression::Deflate
+    }
+
+    /// Queues whole member `name`, written by `write`, for deflating on all cores.
+    #[cfg(feature = "parallel")]
+    fn queue_member(
+        &mut self,
+        name: &str,
+        write: impl FnOnce(&mut dyn Write) -> Result<()>,
+    ) -> Result<()> {
+        // Checked as `start_file` checks them, before anything is queued.
+        self.check_ready()?;
+        if self.names.contains(name) {
+            return Err(zip_error(format!(
+                "cannot start member {}: the archive already has a member of that name",
+                quote(name)
+            )));
+        }
+        let Some(pipe) = self.pipe.as_mut() else {
+            return Err(zip_error("this archive writer deflates members in line"));
+        };
+        let mut sink = pipe.member(name.to_string());
+        let result = write(&mut sink).and_then(|()| sink.finish());
+        if let Err(e) = result {
+            // `finish` failing leaves the member queued, unsealed: drop it too.
+            pipe.abandon_unsealed();
+            self.broken = Some(format!("writing member {} failed: {e}", quote(name)));
+            return Err(e);
+        }
+        self.names.insert(name.to_string());
+        // Write the members already deflated, without waiting for the others.
+        if let Err(e) = pipe.write_ready(&mut self.zip, false) {
+            self.broken = Some(format!("writing a deflated member failed: {e}"));
+            return Err(e);
+        }
+        Ok(())
     }
 
     pub(super) fn check_ready(&mut self) -> Result<()> {
@@ -72,6 +154,7 @@ impl<Z: Write + Seek> Core<Z> {
     /// Starts member `name` (zip64 sizes always, like NumPy's `force_zip64=True`).
     fn start_file(&mut self, name: &str) -> Result<()> {
         self.check_ready()?;
+        self.drain()?;
         let mut options = SimpleFileOptions::default()
             .compression_method(self.compression.to_zip()?)
             .large_file(true)
@@ -81,9 +164,21 @@ impl<Z: Write + Seek> Core<Z> {
             // id (0xd935), which readers (Python's zipfile, so NumPy) skip.
             options = options.with_android_alignment(ALIGNMENT as u16);
         }
+        #[cfg(feature = "parallel")]
+        if self.pipe.is_some() && self.names.contains(name) {
+            return Err(zip_error(format!(
+                "cannot start member {}: the archive already has a member of that name",
+                quote(name)
+            )));
+        }
         self.zip
             .start_file(name, options)
-            .map_err(|e| from_zip(&format!("cannot start member {}", quote(name)), e))
+            .map_err(|e| from_zip(&format!("cannot start member {}", quote(name)), e))?;
+        #[cfg(feature = "parallel")]
+        if self.pipe.is_some() {
+            self.names.insert(name.to_string());
+        }
+        Ok(())
     }
 
     pub(super) fn start_member(&mut self, key: &str, header: &Header) -> Result<MemberWriter<'_>> {
@@ -133,6 +228,10 @@ impl<Z: Write + Seek> Core<Z> {
         name: &str,
         write: impl FnOnce(&mut dyn Write) -> Result<()>,
     ) -> Result<()> {
+        #[cfg(feature = "parallel")]
+        if self.queues() {
+            return self.queue_member(name, write);
+        }
         self.start_file(name)?;
         let result = write(&mut self.zip);
         if let Err(e) = &result {
@@ -147,6 +246,10 @@ impl<Z: Write + Seek> Core<Z> {
     }
 
     pub(super) fn add_raw(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+        #[cfg(feature = "parallel")]
+        if self.queues() {
+            return self.queue_member(name, |w| Ok(w.write_all(bytes)?));
+        }
         self.start_file(name)?;
         self.zip.write_all(bytes)?;
         Ok(())
@@ -160,6 +263,7 @@ impl<Z: Write + Seek> Core<Z> {
 
     pub(super) fn finish(mut self) -> Result<Z> {
         self.check_ready()?;
+        self.drain()?;
         self.zip
             .finish()
             .map_err(|e| from_zip("cannot finish the archive", e))
@@ -513,6 +617,23 @@ pub(super) use writer_methods;
 /// zip layer write the central directory; a member left incomplete is then shorter than its
 /// `.npy` header says, which `np.load` and this crate reject when that member is loaded.
 ///
+/// # Deflated members on all cores
+///
+/// With feature `parallel` (a default feature), a whole member added deflated
+/// ([`add`](Self::add), [`add_with`](Self::add_with), [`add_array`](Self::add_array),
+/// [`add_raw`](Self::add_raw), the positional forms) is deflated on rayon's pool, pigz-style:
+/// cut into chunks of 1 MiB, each primed with the 32 KiB before it (so the ratio stays zlib's),
+/// which together form one deflate stream; the member decompresses to the same bytes, under
+/// the same CRC-32, as when deflated in one piece. The call returns once the member's chunks are
+/// handed over, and members are written in the order they were added as their chunks complete,
+/// so small members are deflated in parallel with each other and the next member is encoded
+/// while the last one is compressed. At most 2 × (threads + 1) chunks are in flight; a member's
+/// compressed bytes are held until it is written. An I/O error writing a queued member is
+/// reported by the next call or by `finish`, and dropping the writer without `finish` loses the
+/// members still queued. Members streamed through [`start_member`](Self::start_member),
+/// [`start_records`](Self::start_records) or [`start_raw`](Self::start_raw) are deflated on
+/// the calling thread as they are written (the queue is written out first).
+///
 /// ```
 /// use std::io::Write;
 /// use npy_serde::npz::{Compression, NpzArchive, NpzWriter};
@@ -562,13 +683,43 @@ impl<W: Write + Seek> NpzWriter<W> {
     /// A writer storing members uncompressed, like `numpy.savez`.
     pub fn new(writer: W) -> Self {
         NpzWriter {
+            core: Core::new_parallel(ZipWriter::new(writer), false),
+        }
+    }
+
+    /// A writer deflating members, like `numpy.savez_compressed` (whole members on all cores,
+    /// see [Deflated members on all cores](Self#deflated-members-on-all-cores)).
+    ///
+    /// ```
+    /// use npy_serde::npz::{NpzArchive, NpzWriter};
+    ///
+    /// let x: Vec<f64> = (0..1_000_000).map(|i| f64::from(i) * 0.5).collect();
+    /// let mut w = NpzWriter::new_compressed(std::io::Cursor::new(Vec::new()));
+    /// w.add("x", &x)?; // 8 MB: eight chunks, deflated in parallel
+    /// w.add("n", &[1u8, 2, 3])?;
+    /// let bytes = w.finish()?.into_inner();
+    /// assert!(bytes.len() < 2_000_000);
+    /// assert_eq!(NpzArchive::from_bytes(&bytes)?.read::<f64>("x")?, x);
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
+    pub fn new_compressed(writer: W) -> Self {
+        Self::new(writer).with_compression(Compression::Deflate)
+    }
+
+    /// A writer deflating every member on this thread, as it is written (the appender's way).
+    #[cfg(test)]
+    pub(super) fn new_in_line(writer: W) -> Self {
+        NpzWriter {
             core: Core::new(ZipWriter::new(writer)),
         }
     }
 
-    /// A writer deflating members, like `numpy.savez_compressed`.
-    pub fn new_compressed(writer: W) -> Self {
-        Self::new(writer).with_compression(Compression::Deflate)
+    /// Cuts whole deflated members into chunks of `chunk` bytes for the pool.
+    #[cfg(all(test, feature = "parallel"))]
+    pub(super) fn set_chunk(&mut self, chunk: usize) {
+        if let Some(p) = self.core.pipe.as_mut() {
+            p.set_chunk(chunk);
+        }
     }
 
     writer_methods!();
@@ -585,6 +736,9 @@ impl<W: Write + Seek> NpzWriter<W> {
 /// The same methods as [`NpzWriter`]. Each member's sizes and CRC-32 follow its data in a
 /// zip64 data descriptor, as NumPy does when it saves to a non-seekable stream; `np.load` and
 /// [`NpzArchive`](super::NpzArchive) read such archives (from a file, once it is complete).
+/// Whole members added deflated are compressed on all cores as [`NpzWriter`]'s are (see
+/// [Deflated members on all cores](NpzWriter#deflated-members-on-all-cores)), with data
+/// descriptors too.
 ///
 /// ```
 /// use std::io::Write;
@@ -621,13 +775,21 @@ impl<W: Write> NpzStreamWriter<W> {
     /// A streaming writer storing members uncompressed, like `numpy.savez`.
     pub fn new(writer: W) -> Self {
         NpzStreamWriter {
-            core: Core::new(ZipWriter::new_stream(writer)),
+            core: Core::new_parallel(ZipWriter::new_stream(writer), true),
         }
     }
 
     /// A streaming writer deflating members, like `numpy.savez_compressed`.
     pub fn new_compressed(writer: W) -> Self {
         Self::new(writer).with_compression(Compression::Deflate)
+    }
+
+    /// A streaming writer deflating every member on this thread, as it is written.
+    #[cfg(test)]
+    pub(super) fn new_in_line(writer: W) -> Self {
+        NpzStreamWriter {
+            core: Core::new(ZipWriter::new_stream(writer)),
+        }
     }
 
     writer_methods!();
