@@ -7,7 +7,9 @@
 //!
 //! - streaming read: a generated `.npy` of W2 records (10 GB at scale 1, no disk involved)
 //!   through `RecordReader::new`, summing a field;
-//! - streaming write: the same records through `NpyWriter::write` into `io::sink()`;
+//! - streaming write: the same records through `NpyWriter::write` into `io::sink()`, then into
+//!   a file (10 GB on disk at scale 1, removed after) by `NpyWriter::create` and by
+//!   `NpyWriter::background` over a `BufWriter<File>`;
 //! - `from_path` of a W2 file (660 MB at scale 1): peak heap minus the result's size.
 //!
 //! Environment: `NPY_BENCH_SCALE` (float, default 1).
@@ -116,6 +118,15 @@ impl Read for Generated {
     }
 }
 
+/// Writes `n` copies of `rec`, numbered.
+fn fill<W: std::io::Write>(w: &mut NpyWriter<W>, n: u64, rec: Rec) {
+    for i in 0..n {
+        let mut r = rec;
+        r.id = i as i64;
+        w.write(&r).unwrap();
+    }
+}
+
 fn vm_hwm() -> String {
     std::fs::read_to_string("/proc/self/status")
         .ok()
@@ -179,11 +190,39 @@ fn main() {
         peak as f64 / MIB,
         n_stream as f64 * 33.0 / 1e9 / secs
     );
+
+    // The same records into files: `NpyWriter::create` (its writing thread, space reserved
+    // ahead) and `NpyWriter::background` over a `BufWriter<File>`; each file is removed after.
+    let dir = std::env::temp_dir().join(format!("npy-serde-bench-mem-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("stream.npy");
+    for what in ["create", "background(BufWriter)"] {
+        let t = Instant::now();
+        let ((), peak) = peak_of(|| {
+            if what == "create" {
+                let mut w = NpyWriter::create::<Rec>(&out).unwrap();
+                fill(&mut w, n_stream, rec);
+                w.finish().unwrap();
+            } else {
+                let f = std::io::BufWriter::new(std::fs::File::create(&out).unwrap());
+                let mut w = NpyWriter::background::<Rec>(f).unwrap();
+                fill(&mut w, n_stream, rec);
+                w.finish().unwrap().into_inner().unwrap();
+            }
+        });
+        let secs = t.elapsed().as_secs_f64();
+        let len = std::fs::metadata(&out).unwrap().len();
+        std::fs::remove_file(&out).unwrap();
+        println!(
+            "file write {what:<22} {:>6.2} GB: peak heap {:6.2} MiB, {:.2} GB/s",
+            len as f64 / 1e9,
+            peak as f64 / MIB,
+            n_stream as f64 * 33.0 / 1e9 / secs
+        );
+    }
     println!("after streaming: {}", vm_hwm());
 
     // from_path: the result, plus how much more.
-    let dir = std::env::temp_dir().join(format!("npy-serde-bench-mem-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("w2.npy");
     let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
     std::io::copy(&mut Generated::new(n2), &mut file).unwrap();
