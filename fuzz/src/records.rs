@@ -82,6 +82,30 @@ fn records_roundtrip(recs: &[Rec]) {
     assert_eq!(bytes, bytes2, "write -> read -> write changed the bytes");
 }
 
+/// A file of `Pod`s read by `from_path` with a threshold of one byte, so that it is decoded
+/// by positional reads in blocks on rayon's threads (`read::parallel::from_file`): the same
+/// records as from the slice. The file is in `/dev/shm` where there is one (no disk per input).
+fn from_file_in_parallel(data: &[u8], pods: &[Pod]) {
+    let dir = std::path::Path::new("/dev/shm");
+    let dir = if dir.is_dir() {
+        dir.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    };
+    let path = dir.join(format!("npy-serde-fuzz-records-{}.npy", std::process::id()));
+    std::fs::write(&path, data).expect("writing the input to a file");
+    let got = ReaderBuilder::new()
+        .max_data_size(1 << 22)
+        .parallel_threshold(1)
+        .from_path::<_, Pod>(&path)
+        .expect("from_path of what from_slice read");
+    assert_eq!(
+        format!("{got:?}"),
+        format!("{pods:?}"),
+        "from_path in parallel"
+    );
+}
+
 /// Target `records`: `deserialize_slice::<Vec<Rec>>` (and borrowing, subset, 0-d and nested
 /// variants), the chunked-reader path (which must agree with the slice) and the streaming
 /// reader. A file of exactly `Rec`'s dtype that reads successfully is written back and must
@@ -160,6 +184,7 @@ pub fn records(data: &[u8]) {
             } else {
                 ByteOrder::Big
             };
+            from_file_in_parallel(data, &pods);
             let out = WriterBuilder::new()
                 .byte_order(order)
                 .to_vec(&pods)

@@ -38,7 +38,8 @@ pub enum Writer {
     ToVec,
     /// `NpyWriter` with a declared length, record by record; the same bytes as `to_vec`.
     Counted,
-    /// `NpyWriter` on a seekable sink (header patched at `finish`), by slices and records.
+    /// `NpyWriter` on a seekable sink (header patched at `finish`), by slices and records;
+    /// for odd buffer sizes, with its blocks written on a second thread (`background`).
     Uncounted,
     /// `WriterBuilder::write_array` of the dynamic array.
     Array,
@@ -227,16 +228,30 @@ pub fn writers(input: WritersInput) {
             let (wb, typed_dtype) = typed_writer();
             // A small block buffer (the default is 1 MiB, zeroed for every input): the same
             // code, and more block flushes per input.
-            let mut uncounted = wb
-                .buffer_size(input.buffer as usize * 8)
-                .writer(Cursor::new(Vec::new()))
-                .expect("uncounted writer");
+            // An odd buffer size: the same writer with its blocks written on a second thread
+            // (`WriterBuilder::background`).
+            let wb = wb.buffer_size(input.buffer as usize * 8);
             let (a, b) = typed.split_at(typed.len() / 2);
-            uncounted.write_all(a).expect("write_all");
-            for t in b {
-                uncounted.write_serde(t).expect("write");
-            }
-            let out = uncounted.finish().expect("finish uncounted").into_inner();
+            let out = if input.buffer % 2 == 1 {
+                let mut w = wb
+                    .background(Cursor::new(Vec::new()))
+                    .expect("background writer");
+                w.write_all(a).expect("write_all");
+                for t in b {
+                    w.write(t).expect("write");
+                }
+                let w = w.finish().expect("finish background");
+                w.into_inner().expect("the background writer").into_inner()
+            } else {
+                let mut uncounted = wb
+                    .writer(Cursor::new(Vec::new()))
+                    .expect("uncounted writer");
+                uncounted.write_all(a).expect("write_all");
+                for t in b {
+                    uncounted.write_serde(t).expect("write");
+                }
+                uncounted.finish().expect("finish uncounted").into_inner()
+            };
             check_header(&out, &typed_dtype, &typed_shape, "uncounted NpyWriter");
             let back: Vec<Typed> = ReaderBuilder::new()
                 .from_reader(Chunked::new(&out, chunk))
