@@ -12,7 +12,7 @@ use super::elem::ElemSer;
 
 use super::exact::{write_tier, WriteTier};
 use super::pipe::Pipe;
-use super::plan::Plan;
+use super::plan::{Node, Plan};
 use super::shape::Sink;
 use crate::dtype::DType;
 use crate::error::Result;
@@ -29,6 +29,9 @@ pub(super) struct Blocks {
     pub(super) expected: Option<u64>,
     /// The thread that writes full blocks, for writers made from a path (see `super::pipe`).
     pub(super) pipe: Option<Pipe>,
+    /// Whether the serde doors still try the runtime-planned tier (`super::planned`) first:
+    /// cleared by its first miss.
+    pub(super) planned: bool,
 }
 
 impl Blocks {
@@ -41,6 +44,7 @@ impl Blocks {
             block_bytes,
             expected,
             pipe: None,
+            planned: true,
         }
     }
 
@@ -91,7 +95,7 @@ impl Blocks {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn push<W: Write + ?Sized, T: Serialize + ?Sized>(
         &mut self,
         w: &mut W,
@@ -102,8 +106,7 @@ impl Blocks {
             self.make_room(w)?;
         }
         let slot = &mut self.buf[self.filled..self.filled + isz];
-        crate::tier::served(crate::tier::Tier::General, 1);
-        rec.serialize(ElemSer::new(&self.plan.root, slot))
+        encode(&self.plan.root, slot, rec, &mut self.planned)
             .map_err(|e| e.at_record(self.count))?;
         self.filled += isz;
         self.count += 1;
@@ -210,8 +213,7 @@ impl Blocks {
                 }
             }
             for rec in &rest[off / isz..n] {
-                crate::tier::served(crate::tier::Tier::General, 1);
-                if let Err(e) = rec.serialize(ElemSer::new(root, &mut buf[off..off + isz])) {
+                if let Err(e) = encode(root, &mut buf[off..off + isz], rec, &mut self.planned) {
                     let k = off / isz;
                     self.filled += off;
                     self.count += k as u64;
@@ -301,6 +303,27 @@ impl<W: Write + ?Sized> Sink for BlockSink<'_, W> {
     fn position(&self) -> u64 {
         self.blocks.count
     }
+}
+
+/// One record into `slot` on the runtime-planned tier (`super::planned`) while `planned`
+/// holds, else, or after a miss (which clears `planned` for the records after it), on the
+/// general tier.
+#[inline(always)]
+fn encode<T: ?Sized + Serialize>(
+    root: &Node,
+    slot: &mut [u8],
+    rec: &T,
+    planned: &mut bool,
+) -> Result<()> {
+    if *planned {
+        if super::planned::encode(root, slot, rec) {
+            crate::tier::served(crate::tier::Tier::Planned, 1);
+            return Ok(());
+        }
+        *planned = false;
+    }
+    crate::tier::served(crate::tier::Tier::General, 1);
+    rec.serialize(ElemSer::new(root, slot))
 }
 
 /// [`Blocks::push_pipelined`] for a record type known to qualify, chosen where its bounds are.

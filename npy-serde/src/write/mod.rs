@@ -129,6 +129,7 @@ mod mmap;
 mod options;
 mod pipe;
 mod plan;
+mod planned;
 mod shape;
 mod stream;
 

@@ -471,7 +471,7 @@ impl<W: Write> NpyWriter<W> {
     /// needed): one record, an element of the writer's dtype, through the general serializer.
     /// The same bytes and errors as `write`, which is several times faster for the writer's
     /// own `NpyRecord` type.
-    #[inline]
+    #[inline(always)]
     pub fn write_serde<T: Serialize + ?Sized>(&mut self, record: &T) -> Result<()> {
         self.check_room(1)?;
         self.blocks.push(&mut self.inner, record)

@@ -8,7 +8,7 @@ use std::io::Cursor;
 use npy_serde::tier::{self, Served};
 use npy_serde::{MmapArray, NpyWriter, ReaderBuilder, RecordReader, Value, WriterBuilder};
 use npy_serde_tests::{TempDir, W2};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 fn w2(n: usize) -> Vec<W2> {
     (0..n)
@@ -160,6 +160,26 @@ fn streaming_and_maps() {
     );
 }
 
+/// W2's fields in reverse order.
+#[derive(Serialize)]
+struct Reordered {
+    v: [f32; 3],
+    flag: u8,
+    y: f32,
+    x: f64,
+    id: i64,
+}
+
+/// W2 with an `i32` id (widened to `<i8` when written).
+#[derive(Serialize)]
+struct Narrow {
+    id: i32,
+    x: f64,
+    y: f32,
+    flag: u8,
+    v: [f32; 3],
+}
+
 #[test]
 fn writers() {
     let rows = w2(20);
@@ -179,13 +199,50 @@ fn writers() {
     );
     assert_ne!(be, file);
 
-    // Record by record through NpyWriter: the general tier.
+    // Record by record through NpyWriter's serde door: the runtime-planned tier.
     let mut w = NpyWriter::with_len::<W2>(Vec::new(), 20).unwrap();
     for r in &rows {
         w.write_serde(r).unwrap();
     }
     assert_eq!(w.finish().unwrap(), file);
-    assert_eq!(tier::take(), served(0, 0, 20), "NpyWriter::write");
+    assert_eq!(tier::take(), served(0, 20, 0), "NpyWriter::write_serde");
+    let mut w = NpyWriter::with_len::<W2>(Vec::new(), 20).unwrap();
+    w.write_all_serde(&rows).unwrap();
+    assert_eq!(w.finish().unwrap(), file);
+    assert_eq!(tier::take(), served(0, 20, 0), "NpyWriter::write_all_serde");
+
+    // Fields in another order, or a conversion: the first record misses the planned tier,
+    // and every record goes to the general tier, with the same bytes.
+    let mut w = NpyWriter::with_len::<W2>(Vec::new(), 20).unwrap();
+    for r in &rows {
+        w.write_serde(&Reordered {
+            v: r.v,
+            flag: r.flag,
+            y: r.y,
+            x: r.x,
+            id: r.id,
+        })
+        .unwrap();
+    }
+    assert_eq!(w.finish().unwrap(), file);
+    assert_eq!(
+        tier::take(),
+        served(0, 0, 20),
+        "write_serde, fields reordered"
+    );
+    let mut w = NpyWriter::with_len::<W2>(Vec::new(), 20).unwrap();
+    for r in &rows {
+        let narrow = Narrow {
+            id: i32::try_from(r.id).unwrap(),
+            x: r.x,
+            y: r.y,
+            flag: r.flag,
+            v: r.v,
+        };
+        w.write_serde(&narrow).unwrap();
+    }
+    assert_eq!(w.finish().unwrap(), file);
+    assert_eq!(tier::take(), served(0, 0, 20), "write_serde, i32 into <i8");
 
     // Dynamic values: the general tier.
     let a = npy_serde::Array::from_slice(&file).unwrap();
