@@ -152,9 +152,14 @@ fn write_members<W: Write + std::io::Seek>(
         let data = data
             .as_slice()
             .map_err(|e| npy_serde::Error::invalid_value(format!("member {name}: {e}")))?;
-        let mut m = z.start_raw(name)?;
-        m.write_all(header.as_bytes())?;
-        m.write_all(data)?;
+        if compressed {
+            // Queued: deflated on all cores (pigz-style chunks), several members at once.
+            z.add_raw_parts(name, &[header.as_bytes(), data])?;
+        } else {
+            let mut m = z.start_raw(name)?;
+            m.write_all(header.as_bytes())?;
+            m.write_all(data)?;
+        }
     }
     z.finish()
 }

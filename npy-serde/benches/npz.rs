@@ -10,7 +10,7 @@
 //!   one: the time must not grow with the member's size.
 //! - Appending a 1 MB member (`NpzAppender`, open to finish) to a 1 MB archive and to the large
 //!   one: the time must not grow with the archive's size.
-//! - Writing (issue 43): `NpzWriter` stored and deflated, against `np.savez` and
+//! - Writing (issue 43): `NpzWriter::create` stored and deflated, against `np.savez` and
 //!   `np.savez_compressed` of the same arrays in the same run (before and after ours, best of
 //!   both), into files in a temporary directory: W1 (`<f8`, 20M values, 160 MB at a write
 //!   scale of 1) as one member, W2 (4M records of the 33-byte dtype of `benches/write.rs`,
@@ -18,7 +18,9 @@
 //!   members.
 //!
 //! Ratios are NumPy's time over ours (> 1: faster than NumPy); each written member's bytes are
-//! checked identical to NumPy's after decompression.
+//! checked identical to NumPy's after decompression. Also timed: stored members through
+//! `NpzWriter::new(BufWriter<File>)` (no space reserved), and deflated members in line on one
+//! thread (`NpzAppender` onto an empty archive: `NpzWriter` before issue 43).
 //!
 //! Environment as for `benches/read.rs`: `NPY_BENCH_SCALE`, `NPY_BENCH_REPS`, `NPY_PYTHON`;
 //! `NPY_BENCH_WRITE_SCALE` (default 1) and `NPY_BENCH_WRITE_REPS` (default 3) size and repeat the
@@ -103,7 +105,19 @@ macro_rules! add_members {
     };
 }
 
+/// `NpzWriter::create(path)` (a staged file, its space reserved ahead), what the table's ratios
+/// are for.
 fn write_npz(path: &Path, compressed: bool, members: &[(&str, Member<'_>)]) {
+    let mut w = NpzWriter::create(path).unwrap();
+    if compressed {
+        w.set_compression(npy_serde::npz::Compression::Deflate);
+    }
+    add_members!(w, members);
+    w.commit().unwrap();
+}
+
+/// `NpzWriter::new(BufWriter<File>)`, the call a newcomer writes.
+fn write_npz_buffered(path: &Path, compressed: bool, members: &[(&str, Member<'_>)]) {
     let file = std::fs::File::create(path).unwrap();
     let out = BufWriter::with_capacity(1 << 20, file);
     let mut w = if compressed {
@@ -177,12 +191,16 @@ fn write_cases(dir: &Path, bench: bool) {
     let np_before = numpy();
     let mut ours = Vec::new();
     let mut in_line = Vec::new();
+    let mut buffered = Vec::new();
     for kind in ["stored", "deflate"] {
         for (name, _, members) in &cases {
             let p = dir.join(format!("ours_{name}_{kind}.npz"));
             let d = time(reps, || write_npz(&p, kind == "deflate", members));
             ours.push((format!("{name}_{kind}"), d));
-            if kind == "deflate" {
+            if kind == "stored" {
+                let p = dir.join(format!("buffered_{name}.npz"));
+                buffered.push(time(reps, || write_npz_buffered(&p, false, members)));
+            } else {
                 let p = dir.join(format!("in_line_{name}.npz"));
                 in_line.push(time(reps, || append_in_line(&p, members)));
             }
@@ -212,7 +230,7 @@ fn write_cases(dir: &Path, bench: bool) {
             .map(|m| m.len())
             .unwrap_or(0);
         let mut line = format!(
-            "{name:4} {kind:7} NpzWriter {:6.3} GB/s ({:.3} s, {:.1} MB)",
+            "{name:4} {kind:7} NpzWriter::create {:6.3} GB/s ({:.3} s, {:.1} MB)",
             bytes as f64 / d.as_secs_f64() / 1e9,
             d.as_secs_f64(),
             size as f64 / 1e6
@@ -242,20 +260,26 @@ fn write_cases(dir: &Path, bench: bool) {
         }
         println!("{line}");
     }
-    for ((name, bytes, _), d) in cases.iter().zip(&in_line) {
-        let np = best(&format!("{name}_deflate"))
-            .map(|np| {
-                format!(
-                    "  {:.2}x np.savez_compressed",
-                    np.as_secs_f64() / d.as_secs_f64()
-                )
-            })
-            .unwrap_or_default();
-        println!(
-            "{name:4} deflate in line (one thread, NpzAppender) {:6.3} GB/s ({:.3} s){np}",
-            *bytes as f64 / d.as_secs_f64() / 1e9,
-            d.as_secs_f64()
-        );
+    let others = [
+        ("stored", "np.savez", "new(BufWriter<File>)", &buffered),
+        (
+            "deflate",
+            "np.savez_compressed",
+            "in line (one thread, NpzAppender)",
+            &in_line,
+        ),
+    ];
+    for (kind, np_fn, what, times) in others {
+        for ((name, bytes, _), d) in cases.iter().zip(times) {
+            let np = best(&format!("{name}_{kind}"))
+                .map(|np| format!("  {:.2}x {np_fn}", np.as_secs_f64() / d.as_secs_f64()))
+                .unwrap_or_default();
+            println!(
+                "{name:4} {kind:7} {what} {:6.3} GB/s ({:.3} s){np}",
+                *bytes as f64 / d.as_secs_f64() / 1e9,
+                d.as_secs_f64()
+            );
+        }
     }
 }
 

@@ -91,6 +91,7 @@
 //! member) are [`ErrorKind::Zip`] errors whose message names the member.
 
 mod append;
+mod file;
 mod member;
 mod mmap;
 #[cfg(feature = "parallel")]
@@ -101,6 +102,7 @@ mod sparse;
 mod write;
 
 pub use append::{AppendTarget, NpzAppender};
+pub use file::NpzFile;
 pub use member::{MemberInfo, NpzMember, NpzRecords};
 pub use mmap::MmapNpz;
 pub use read::{NpzArchive, NpzReaderBuilder};

@@ -245,14 +245,19 @@ impl<Z: Write + Seek> Core<Z> {
         Ok(RawMemberWriter { zip: &mut self.zip })
     }
 
-    pub(super) fn add_raw(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+    pub(super) fn add_raw(&mut self, name: &str, parts: &[&[u8]]) -> Result<()> {
+        let write = |w: &mut dyn Write| -> Result<()> {
+            for p in parts {
+                w.write_all(p)?;
+            }
+            Ok(())
+        };
         #[cfg(feature = "parallel")]
         if self.queues() {
-            return self.queue_member(name, |w| Ok(w.write_all(bytes)?));
+            return self.queue_member(name, write);
         }
         self.start_file(name)?;
-        self.zip.write_all(bytes)?;
-        Ok(())
+        write(&mut self.zip)
     }
 
     pub(super) fn next_positional(&mut self) -> String {
@@ -590,7 +595,26 @@ macro_rules! writer_methods {
         /// Adds a member named exactly `name` (no `.npy` appended) holding `bytes`: a
         /// non-array member, which `np.load` returns as raw bytes, or a complete `.npy` file.
         pub fn add_raw(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
-            self.core.add_raw(name, bytes)
+            self.core.add_raw(name, &[bytes])
+        }
+
+        /// Like [`add_raw`](Self::add_raw) for a member whose bytes are `parts` one after the
+        /// other, without joining them first: a `.npy` header and the array's data held
+        /// elsewhere, for instance. A deflated member is deflated on all cores (see
+        /// [`NpzWriter`](crate::npz::NpzWriter)).
+        ///
+        /// ```
+        /// # use npy_serde::npz::{NpzArchive, NpzWriter};
+        /// # use npy_serde::Header;
+        /// let header = Header::new("<u2".parse()?, vec![2]).to_bytes()?;
+        /// let mut w = NpzWriter::new_compressed(std::io::Cursor::new(Vec::new()));
+        /// w.add_raw_parts("ids.npy", &[&header, &[7, 0, 9, 0]])?;
+        /// let bytes = w.finish()?.into_inner();
+        /// assert_eq!(NpzArchive::from_bytes(&bytes)?.read::<u16>("ids")?, [7, 9]);
+        /// # Ok::<(), npy_serde::Error>(())
+        /// ```
+        pub fn add_raw_parts(&mut self, name: &str, parts: &[&[u8]]) -> Result<()> {
+            self.core.add_raw(name, parts)
         }
 
         /// The number of positional arrays added so far (the next one is `arr_{n}`).
@@ -680,6 +704,10 @@ impl<W: Write + Seek> std::fmt::Debug for NpzWriter<W> {
 }
 
 impl<W: Write + Seek> NpzWriter<W> {
+    pub(super) fn from_core(core: Core<W>) -> Self {
+        NpzWriter { core }
+    }
+
     /// A writer storing members uncompressed, like `numpy.savez`.
     pub fn new(writer: W) -> Self {
         NpzWriter {
@@ -707,7 +735,7 @@ impl<W: Write + Seek> NpzWriter<W> {
     }
 
     /// A writer deflating every member on this thread, as it is written (the appender's way).
-    #[cfg(test)]
+    #[cfg(all(test, feature = "parallel"))]
     pub(super) fn new_in_line(writer: W) -> Self {
         NpzWriter {
             core: Core::new(ZipWriter::new(writer)),
@@ -785,7 +813,7 @@ impl<W: Write> NpzStreamWriter<W> {
     }
 
     /// A streaming writer deflating every member on this thread, as it is written.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "parallel"))]
     pub(super) fn new_in_line(writer: W) -> Self {
         NpzStreamWriter {
             core: Core::new(ZipWriter::new_stream(writer)),
