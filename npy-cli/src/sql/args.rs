@@ -7,7 +7,10 @@
 pub struct Args {
     /// The query, e.g. "SELECT flag, count(*) FROM w2 GROUP BY flag"; several statements
     /// separated by `;` run in order (CREATE VIEW v AS ...; SELECT ... FROM v), each result
-    /// printed. `-` reads the statements from standard input.
+    /// printed. `-` reads the statements from standard input. `COPY (SELECT ..) TO 'out.npy'`
+    /// writes a result as .npy (or 'out.npz', OPTIONS ('layout' 'columns') for an archive of
+    /// columns, 'dir/' for a directory of files; OPTIONS ('nulls' 'nan', 'decimals' 'f8', ..)
+    /// as --nulls/--decimals), and INSERT INTO adds files to a STORED AS NPY directory table.
     pub query: Option<String>,
     /// .npy files (or ARCHIVE:KEY members), and .parquet, .arrow/.feather or .csv files, each
     /// a table named by its stem.

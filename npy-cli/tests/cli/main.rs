@@ -27,6 +27,8 @@ mod shell;
 #[cfg(all(feature = "datafusion", feature = "parquet"))]
 mod sql;
 #[cfg(all(feature = "datafusion", feature = "parquet"))]
+mod sql_copy;
+#[cfg(all(feature = "datafusion", feature = "parquet"))]
 mod sql_memory;
 mod text_csv;
 #[cfg(all(feature = "datafusion", feature = "parquet"))]
