@@ -17,6 +17,11 @@
 //!    (in practice at its next 50 ms status poll) with an error naming the scheduler's URL
 //!    and saying that the job is lost with it.
 //!
+//! 5. An executor with a `--memory-limit` below what a sort and an aggregation over the table
+//!    hold (Ballista's engine as deployed, no `--log-tasks`): they spill to its `--work-dir`
+//!    and answer as one process does; with a limit too small even for spilling, the client's
+//!    error names `--memory-limit`.
+//!
 //! With the tool's `remote` feature, `s3.rs`: the same SQL over shards on a live S3 server
 //! (`s3s-fs`), a cluster started with `--store`, and one without it failing with an error
 //! that names the store and `--store`.
@@ -143,6 +148,11 @@ impl Cluster {
     }
 
     fn executor(&self, name: &str) -> Proc {
+        self.executor_with(name, &["--log-tasks"])
+    }
+
+    /// An executor with two task slots and `extra` flags.
+    fn executor_with(&self, name: &str, extra: &[&str]) -> Proc {
         let (port, grpc) = (free_port(), free_port());
         let work = self.dir.join(format!("{name}-work"));
         std::fs::create_dir_all(&work).unwrap();
@@ -161,8 +171,8 @@ impl Cluster {
             "2",
             "--heartbeat-interval",
             "1",
-            "--log-tasks",
         ];
+        let args: Vec<&str> = args.iter().chain(extra).copied().collect();
         let args = self.with_stores(&args);
         let mut p = Proc::start(name, self.exe_executor, &args, &self.env, &self.dir);
         p.wait_listening(port, Duration::from_secs(20));
@@ -426,4 +436,108 @@ fn a_scheduler_and_two_executor_processes_under_faults() {
     );
     drop((a, c, scheduler));
     eprintln!("the cluster test took {:?}", started.elapsed());
+}
+
+/// A sort of every row (a window over the whole table) and a GROUP BY over every key: more
+/// than the 24 MiB a task gets of a 48 MiB limit.
+const SPILLING: [&str; 2] = [
+    "SELECT count(*), sum(r), min(x), max(x) FROM \
+     (SELECT x, row_number() OVER (ORDER BY x, key, id) AS r FROM t)",
+    STAGES,
+];
+
+#[test]
+fn executors_within_their_memory_limit() {
+    let _one = one_at_a_time();
+    let _watchdog = watchdog(Duration::from_secs(150));
+    let tmp = TempDir::new("npy-cluster-memory");
+    let data = tmp.path().join("t");
+    std::fs::create_dir_all(&data).unwrap();
+    write_table(&data);
+    let table = data.to_str().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let local = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(8));
+    rt.block_on(local.register_npy("t", table, NpyReadOptions::new()))
+        .unwrap();
+    let wants: Vec<String> = SPILLING.iter().map(|q| answer(&rt, &local, q)).collect();
+    let n = ROWS as u128;
+    assert!(
+        wants[0].contains(&format!("| {ROWS} "))
+            && wants[0].contains(&(n * (n + 1) / 2).to_string()),
+        "{}",
+        wants[0]
+    );
+
+    // `limit` shared by the executor's two task slots; each cluster its own scheduler.
+    let cluster_with = |limit: &str| {
+        let cluster = Cluster {
+            exe_scheduler: env!("CARGO_BIN_EXE_npy-scheduler"),
+            exe_executor: env!("CARGO_BIN_EXE_npy-executor"),
+            dir: tmp.path().to_path_buf(),
+            scheduler_port: free_port(),
+            stores: Vec::new(),
+            env: Vec::new(),
+        };
+        let scheduler = cluster.scheduler();
+        let executor =
+            cluster.executor_with(&format!("executor-{limit}"), &["--memory-limit", limit]);
+        let url = format!("df://127.0.0.1:{}", cluster.scheduler_port);
+        let ctx = rt
+            .block_on(npy_datafusion::ballista::remote(&url, config()))
+            .unwrap();
+        rt.block_on(ctx.register_npy("t", table, NpyReadOptions::new()))
+            .unwrap();
+        (scheduler, executor, ctx)
+    };
+
+    let (scheduler, executor, ctx) = cluster_with("48MiB");
+    let work = tmp.path().join("executor-48MiB-work");
+    for (q, want) in SPILLING.iter().zip(&wants) {
+        let t = Instant::now();
+        let query = {
+            let (ctx, q) = (ctx.clone(), q.to_string());
+            rt.spawn(async move { run(&ctx, &q).await })
+        };
+        // DataFusion makes its directory for spill files (`datafusion-*`, in the executor's
+        // work dir) at the first spill, and removes it with the task's runtime.
+        let mut spilled = false;
+        while !query.is_finished() {
+            spilled |= std::fs::read_dir(&work)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with("datafusion-"));
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let got = rt
+            .block_on(query)
+            .unwrap()
+            .unwrap_or_else(|e| panic!("{q} within 48MiB: {e}\n{}", executor.log()));
+        assert_eq!(&got, want, "{q}");
+        eprintln!(
+            "within --memory-limit 48MiB: {q}: {:?}, spilled: {spilled}",
+            t.elapsed()
+        );
+        if *q == SPILLING[0] {
+            assert!(spilled, "the sort of every row spills");
+        }
+    }
+    drop((executor, scheduler));
+
+    let (scheduler, executor, ctx) = cluster_with("16KiB");
+    let err = rt
+        .block_on(run(&ctx, SPILLING[1]))
+        .expect_err("16 KiB is too small for any aggregation")
+        .to_string();
+    eprintln!("within --memory-limit 16KiB: {err}");
+    assert!(
+        err.contains("--memory-limit") && err.contains("memory"),
+        "{err}\n{}",
+        executor.log()
+    );
+    drop((executor, scheduler));
 }

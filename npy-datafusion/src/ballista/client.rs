@@ -8,7 +8,8 @@
 //! planner so that each distributed query's stream checks, when it fails, whether the
 //! scheduler still accepts connections, and if it does not, says that the scheduler at its
 //! URL is gone and the job with it. Errors of a scheduler that is still there (a failed task,
-//! a refused plan) pass through unchanged.
+//! a refused plan) pass through unchanged, except a task out of memory, which names the
+//! executors' `--memory-limit` (see `out_of_memory`).
 
 use std::fmt;
 use std::sync::Arc;
@@ -117,7 +118,9 @@ impl Scheduler {
             }
             break;
         }
-        let Some(why) = why else { return e };
+        let Some(why) = why else {
+            return out_of_memory(e);
+        };
         DataFusionError::Execution(format!(
             "lost the Ballista scheduler at {}: it does not accept connections ({why}), and a \
              job it was running is lost with it: run the query again once a scheduler is back \
@@ -125,6 +128,22 @@ impl Scheduler {
             self.url
         ))
     }
+}
+
+/// `e` with what to do about it when a task ran out of its executor's memory pool: Ballista
+/// passes on DataFusion's words (how many bytes a reservation wanted and how many the pool had
+/// left), which name neither the executor's setting nor the remedy.
+fn out_of_memory(e: DataFusionError) -> DataFusionError {
+    let text = e.to_string();
+    if !(text.contains("Resources exhausted") || text.contains("ResourcesExhausted")) {
+        return e;
+    }
+    DataFusionError::Execution(format!(
+        "a task ran out of its executor's memory: the executors' --memory-limit, shared by their \
+         --concurrent-tasks (Ballista's default: a fraction of the machine's memory), is too \
+         small for this query even with spilling; give them more, or run fewer tasks at once \
+         (Ballista's error: {text})"
+    ))
 }
 
 /// Ballista's query planner, with each distributed query wrapped in a [`WatchExec`].
@@ -284,6 +303,22 @@ mod tests {
             e.contains(&format!("lost the Ballista scheduler at df://{addr}")),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_task_out_of_memory_names_the_executors_limit() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let s = scheduler(listener.local_addr().unwrap().to_string());
+        let e = block_on(s.explain(DataFusionError::Execution(
+            "Job failed: Task failed due to runtime execution error: ResourcesExhausted(\"Failed \
+             to allocate additional 1.2 MB for GroupedHashAggregateStream[0]\")"
+                .into(),
+        )))
+        .to_string();
+        assert!(e.contains("--memory-limit"), "{e}");
+        assert!(e.contains("Failed to allocate additional 1.2 MB"), "{e}");
+        let e = block_on(s.explain(DataFusionError::ResourcesExhausted("no room".into())));
+        assert!(e.to_string().contains("--concurrent-tasks"), "{e}");
     }
 
     #[test]
