@@ -159,6 +159,7 @@
 //!   them (and a directory the statement made), leaving an existing target as it was. On an
 //!   object store, each file is written to the local temporary directory, then uploaded (in
 //!   parts when large; a failed upload is aborted).
+//! - The DataFrame API: [`NpyDataFrameExt::write_npy`] (as DataFusion's `write_parquet`).
 //! - Rows are written in the order the query gives them: without `ORDER BY`, a scan split
 //!   into partitions may interleave them, as for any format.
 //!
@@ -243,7 +244,7 @@ pub use remote::{register_store_for, register_store_in};
 pub use session::{register_npy_format, NpySessionExt};
 pub use source::NpySource;
 pub use spec::{table_spec_help, TableFormat, TableSpec, TableSpecError};
-pub use write::{NpySink, NpyWriteOptions};
+pub use write::{NpyDataFrameExt, NpySink, NpyWriteOptions};
 
 /// The README's examples, compiled as doc tests.
 #[cfg(doctest)]

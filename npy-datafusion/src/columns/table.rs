@@ -13,8 +13,9 @@ use arrow_schema::SchemaRef;
 use async_trait::async_trait;
 use datafusion::catalog::Session;
 use datafusion::datasource::{TableProvider, TableType};
-use datafusion::error::Result as DfResult;
+use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::runtime_env::RuntimeEnv;
+use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::Expr;
 use datafusion::physical_plan::ExecutionPlan;
 
@@ -121,5 +122,20 @@ impl TableProvider for ColumnTable {
             state.config().target_partitions(),
         )?;
         Ok(exec)
+    }
+
+    /// Refused: a column table's columns are whole arrays, which rows are not appended to.
+    async fn insert_into(
+        &self,
+        _state: &dyn Session,
+        _input: Arc<dyn ExecutionPlan>,
+        _op: InsertOp,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        Err(DataFusionError::NotImplemented(format!(
+            "INSERT into the column table {} (layout=columns): its columns are whole arrays, \
+             not appended to; write a new one with COPY (...) TO 'x.npz' OPTIONS ('layout' \
+             'columns'), or insert into a directory table of row files (STORED AS NPY)",
+            self.location
+        )))
     }
 }

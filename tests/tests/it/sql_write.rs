@@ -203,6 +203,9 @@ fn copy_to_npz_member_and_columns() {
         sql(&back, &rt, &format!("{q} c")),
         sql(&ctx, &rt, &format!("{q} t"))
     );
+    // A column table is not appended to.
+    let e = sql_err(&back, &rt, "INSERT INTO c SELECT * FROM c");
+    assert!(e.contains("column table") && e.contains("COPY"), "{e}");
 }
 
 /// The null and decimal policies as options, for the whole output or one column; without
@@ -527,4 +530,45 @@ fn insert_into_appends() {
     // An overwrite is refused, saying what is written.
     let e = sql_err(&ctx, &rt, "INSERT OVERWRITE t VALUES (1, 1.0)");
     assert!(e.contains("only appends"), "{e}");
+}
+
+/// `DataFrame::write_npy` (npy-datafusion's `NpyDataFrameExt`) writes what `COPY TO` writes.
+#[test]
+fn dataframe_write_npy_is_copy_to() {
+    use npy_datafusion::{NpyDataFrameExt, NpyWriteOptions, TableLayout};
+    let dir = TempDir::new("sqlw-frame");
+    let src = dir.join("obs.npy");
+    write_obs(&src, 200);
+    let (ctx, rt) = (ctx1(), rt());
+    rt.block_on(ctx.register_npy("t", src.to_str().unwrap(), NpyReadOptions::new()))
+        .unwrap();
+    for (name, options, sql_options) in [
+        ("a.npy", NpyWriteOptions::new(), ""),
+        (
+            "b.npz",
+            NpyWriteOptions::new().layout(TableLayout::Columns),
+            "OPTIONS ('layout' 'columns')",
+        ),
+    ] {
+        let framed = dir.join(format!("framed_{name}"));
+        let df = rt
+            .block_on(ctx.sql("SELECT id, x, ts FROM t ORDER BY id"))
+            .unwrap();
+        rt.block_on(df.write_npy(framed.to_str().unwrap(), options))
+            .unwrap();
+        let copied = dir.join(format!("copied_{name}"));
+        sql(
+            &ctx,
+            &rt,
+            &format!(
+                "COPY (SELECT id, x, ts FROM t ORDER BY id) TO '{}' {sql_options}",
+                copied.display()
+            ),
+        );
+        assert_eq!(
+            std::fs::read(&framed).unwrap(),
+            std::fs::read(&copied).unwrap(),
+            "{name}"
+        );
+    }
 }
