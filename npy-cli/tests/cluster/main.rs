@@ -22,6 +22,10 @@
 //!    and answer as one process does; with a limit too small even for spilling, the client's
 //!    error names `--memory-limit`.
 //!
+//! 6. A query dropped while it runs (the client stops reading: a dropped future, Ctrl-C in
+//!    the shell) cancels its job: the executors start no task of it after that, where the
+//!    whole query starts many more, and the next query answers.
+//!
 //! With the tool's `remote` feature, `s3.rs`: the same SQL over shards on a live S3 server
 //! (`s3s-fs`), a cluster started with `--store`, and one without it failing with an error
 //! that names the store and `--store`.
@@ -540,4 +544,85 @@ fn executors_within_their_memory_limit() {
         executor.log()
     );
     drop((executor, scheduler));
+}
+
+#[test]
+fn a_dropped_query_cancels_its_job() {
+    let _one = one_at_a_time();
+    let _watchdog = watchdog(Duration::from_secs(150));
+    let tmp = TempDir::new("npy-cluster-cancel");
+    let data = tmp.path().join("t");
+    std::fs::create_dir_all(&data).unwrap();
+    write_table(&data);
+    let table = data.to_str().unwrap();
+    let cluster = Cluster {
+        exe_scheduler: env!("CARGO_BIN_EXE_npy-scheduler"),
+        exe_executor: env!("CARGO_BIN_EXE_npy-executor"),
+        dir: tmp.path().to_path_buf(),
+        scheduler_port: free_port(),
+        stores: Vec::new(),
+        env: Vec::new(),
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let scheduler = cluster.scheduler();
+    let a = cluster.executor("executor-a");
+    let b = cluster.executor("executor-b");
+    let url = format!("df://127.0.0.1:{}", cluster.scheduler_port);
+    let ctx = rt
+        .block_on(npy_datafusion::ballista::remote(&url, config()))
+        .unwrap();
+    rt.block_on(ctx.register_npy("t", table, NpyReadOptions::new()))
+        .unwrap();
+    let tasks = || a.tasks() + b.tasks();
+
+    // The whole query, for the count of its tasks.
+    let before = tasks();
+    let t = Instant::now();
+    let want = answer(&rt, &ctx, STAGES);
+    let whole = tasks() - before;
+    eprintln!("the whole query: {whole} tasks in {:?}", t.elapsed());
+
+    // Again, dropped as soon as its first task runs.
+    let before = tasks();
+    let query = {
+        let ctx = ctx.clone();
+        rt.spawn(async move { run(&ctx, STAGES).await })
+    };
+    let end = Instant::now() + Duration::from_secs(30);
+    while tasks() == before {
+        assert!(Instant::now() < end, "no task of the query started");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // Well into the first stage, as a user's Ctrl-C would be.
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        !query.is_finished(),
+        "the query ended before it could be dropped"
+    );
+    query.abort();
+    let dropped = Instant::now();
+    // The cancellation is sent from the client's runtime; the scheduler stops the job.
+    std::thread::sleep(Duration::from_secs(2));
+    let after_drop = tasks() - before;
+    std::thread::sleep(Duration::from_secs(3));
+    let later = tasks() - before;
+    eprintln!(
+        "dropped after its first task: {after_drop} tasks ran by {:?}, {later} by {:?}",
+        Duration::from_secs(2),
+        dropped.elapsed()
+    );
+    assert_eq!(
+        later, after_drop,
+        "tasks started after the job was cancelled"
+    );
+    assert!(
+        later < whole,
+        "the dropped query ran {later} tasks, the whole one {whole}: not cancelled"
+    );
+    assert_eq!(answer(&rt, &ctx, STAGES), want);
+    drop((a, b, scheduler));
 }

@@ -10,6 +10,10 @@
 //! URL is gone and the job with it. Errors of a scheduler that is still there (a failed task,
 //! a refused plan) pass through unchanged, except a task out of memory, which names the
 //! executors' `--memory-limit` (see `out_of_memory`).
+//!
+//! The same wrapper cancels the job of a query dropped before its end (`CancelJobParams` to
+//! the scheduler, which stops its tasks on the executors): Ballista's client would leave it
+//! running.
 
 use std::fmt;
 use std::sync::Arc;
@@ -252,7 +256,87 @@ impl ExecutionPlan for WatchExec {
                 }
             }
         });
+        let stream = CancelOnDrop {
+            inner: Box::pin(stream),
+            input: Arc::clone(&self.input),
+            scheduler: Arc::clone(&self.scheduler),
+            ended: false,
+        };
         Ok(Box::pin(RecordBatchStreamAdapter::new(schema, stream)))
+    }
+}
+
+/// A distributed query's stream that cancels its job when it is dropped before it ended: the
+/// caller stopped reading (a `LIMIT` met on the client, a dropped future, Ctrl-C in the
+/// shell). Ballista's client only polls the job; without this the cluster would run the job
+/// to its end for nobody.
+struct CancelOnDrop<S> {
+    inner: std::pin::Pin<Box<S>>,
+    /// The `DistributedQueryExec`, which knows the job's id once the scheduler took it.
+    input: Arc<dyn ExecutionPlan>,
+    scheduler: Arc<Scheduler>,
+    /// Set at the stream's end or first error: nothing left to cancel.
+    ended: bool,
+}
+
+impl<S: futures::Stream> futures::Stream for CancelOnDrop<S> {
+    type Item = S::Item;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<S::Item>> {
+        let item = self.inner.as_mut().poll_next(cx);
+        if let std::task::Poll::Ready(None) = item {
+            self.ended = true;
+        }
+        item
+    }
+}
+
+impl<S> Drop for CancelOnDrop<S> {
+    fn drop(&mut self) {
+        if self.ended {
+            return;
+        }
+        let Some(job) = job_of(&self.input) else {
+            return; // not submitted yet: the scheduler never got it
+        };
+        // On the caller's runtime (a query is always dropped inside one); best effort.
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let scheduler = Arc::clone(&self.scheduler);
+        runtime.spawn(async move { scheduler.cancel(&job).await });
+    }
+}
+
+/// The id the scheduler gave the job of `plan` (a `DistributedQueryExec`), once it did.
+fn job_of(plan: &Arc<dyn ExecutionPlan>) -> Option<String> {
+    use ballista_core::execution_plans::DistributedQueryExec;
+    use datafusion_proto::protobuf::LogicalPlanNode;
+    let exec = plan.downcast_ref::<DistributedQueryExec<LogicalPlanNode>>()?;
+    exec.job_id().map(|id| id.to_string())
+}
+
+impl Scheduler {
+    /// Asks the scheduler to cancel job `job` (its running tasks are stopped on the executors,
+    /// nothing more is scheduled). Failures are ignored: the job may have just ended, or the
+    /// scheduler be gone.
+    async fn cancel(&self, job: &str) {
+        use ballista_core::serde::protobuf::scheduler_grpc_client::SchedulerGrpcClient;
+        use ballista_core::serde::protobuf::CancelJobParams;
+        use ballista_core::utils::{create_grpc_client_connection, GrpcClientConfig};
+        let url = format!("http://{}", self.addr);
+        let Ok(channel) = create_grpc_client_connection(url, &GrpcClientConfig::default()).await
+        else {
+            return;
+        };
+        let _ = SchedulerGrpcClient::new(channel)
+            .cancel_job(CancelJobParams {
+                job_id: job.to_string(),
+            })
+            .await;
     }
 }
 

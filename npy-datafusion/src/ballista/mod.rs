@@ -152,12 +152,21 @@ use crate::register_npy_format;
 /// [`NpyPhysicalCodec`]); set DataFusion and Ballista options on it before passing it to
 /// [`remote`] or [`standalone`].
 ///
+/// The client follows its jobs by asking the scheduler for their status
+/// (`ballista.client.pull`, every 50 ms while a job runs), which gives it the job's id as
+/// soon as the scheduler accepts the query: a query dropped while it runs then cancels its
+/// job on the cluster. (With Ballista's pushed status updates the id arrives with the first
+/// update, which can come only when the first stage ends, too late to cancel.)
+///
 /// ```
 /// let config = npy_datafusion::ballista::session_config().with_target_partitions(4);
 /// assert_eq!(config.target_partitions(), 4);
 /// ```
 pub fn session_config() -> SessionConfig {
-    with_codecs(SessionConfig::new_with_ballista())
+    with_codecs(
+        SessionConfig::new_with_ballista()
+            .set_bool(ballista_core::config::BALLISTA_CLIENT_PULL, true),
+    )
 }
 
 fn with_codecs(config: SessionConfig) -> SessionConfig {
