@@ -122,6 +122,22 @@ fn answer(rt: &Runtime, ctx: &SessionContext, q: &str) -> String {
         .unwrap_or_else(|e| panic!("{q}: {e}"))
 }
 
+/// A temporary directory holding the test table in `t/` (its path returned), and the
+/// client's runtime.
+fn table_and_runtime(tag: &str) -> (TempDir, String, Runtime) {
+    let tmp = TempDir::new(tag);
+    let data = tmp.path().join("t");
+    std::fs::create_dir_all(&data).unwrap();
+    write_table(&data);
+    let table = data.to_str().unwrap().to_string();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    (tmp, table, rt)
+}
+
 struct Cluster {
     exe_scheduler: &'static str,
     exe_executor: &'static str,
@@ -134,6 +150,18 @@ struct Cluster {
 }
 
 impl Cluster {
+    /// The programs this test crate builds, in `dir`, with a scheduler port of its own.
+    fn new(dir: &Path) -> Cluster {
+        Cluster {
+            exe_scheduler: env!("CARGO_BIN_EXE_npy-scheduler"),
+            exe_executor: env!("CARGO_BIN_EXE_npy-executor"),
+            dir: dir.to_path_buf(),
+            scheduler_port: free_port(),
+            stores: Vec::new(),
+            env: Vec::new(),
+        }
+    }
+
     fn scheduler(&self) -> Proc {
         let args = [
             "--bind",
@@ -218,24 +246,9 @@ fn a_scheduler_and_two_executor_processes_under_faults() {
     let _one = one_at_a_time();
     let _watchdog = watchdog(Duration::from_secs(150));
     let started = Instant::now();
-    let tmp = TempDir::new("npy-cluster");
-    let data = tmp.path().join("t");
-    std::fs::create_dir_all(&data).unwrap();
-    write_table(&data);
-    let table = data.to_str().unwrap();
-    let cluster = Cluster {
-        exe_scheduler: env!("CARGO_BIN_EXE_npy-scheduler"),
-        exe_executor: env!("CARGO_BIN_EXE_npy-executor"),
-        dir: tmp.path().to_path_buf(),
-        scheduler_port: free_port(),
-        stores: Vec::new(),
-        env: Vec::new(),
-    };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let (tmp, table, rt) = table_and_runtime("npy-cluster");
+    let table = table.as_str();
+    let cluster = Cluster::new(tmp.path());
 
     let mut scheduler = cluster.scheduler();
     let a = cluster.executor("executor-a");
@@ -454,16 +467,8 @@ const SPILLING: [&str; 2] = [
 fn executors_within_their_memory_limit() {
     let _one = one_at_a_time();
     let _watchdog = watchdog(Duration::from_secs(150));
-    let tmp = TempDir::new("npy-cluster-memory");
-    let data = tmp.path().join("t");
-    std::fs::create_dir_all(&data).unwrap();
-    write_table(&data);
-    let table = data.to_str().unwrap();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let (tmp, table, rt) = table_and_runtime("npy-cluster-memory");
+    let table = table.as_str();
     let local = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(8));
     rt.block_on(local.register_npy("t", table, NpyReadOptions::new()))
         .unwrap();
@@ -478,14 +483,7 @@ fn executors_within_their_memory_limit() {
 
     // `limit` shared by the executor's two task slots; each cluster its own scheduler.
     let cluster_with = |limit: &str| {
-        let cluster = Cluster {
-            exe_scheduler: env!("CARGO_BIN_EXE_npy-scheduler"),
-            exe_executor: env!("CARGO_BIN_EXE_npy-executor"),
-            dir: tmp.path().to_path_buf(),
-            scheduler_port: free_port(),
-            stores: Vec::new(),
-            env: Vec::new(),
-        };
+        let cluster = Cluster::new(tmp.path());
         let scheduler = cluster.scheduler();
         let executor =
             cluster.executor_with(&format!("executor-{limit}"), &["--memory-limit", limit]);
@@ -550,24 +548,9 @@ fn executors_within_their_memory_limit() {
 fn a_dropped_query_cancels_its_job() {
     let _one = one_at_a_time();
     let _watchdog = watchdog(Duration::from_secs(150));
-    let tmp = TempDir::new("npy-cluster-cancel");
-    let data = tmp.path().join("t");
-    std::fs::create_dir_all(&data).unwrap();
-    write_table(&data);
-    let table = data.to_str().unwrap();
-    let cluster = Cluster {
-        exe_scheduler: env!("CARGO_BIN_EXE_npy-scheduler"),
-        exe_executor: env!("CARGO_BIN_EXE_npy-executor"),
-        dir: tmp.path().to_path_buf(),
-        scheduler_port: free_port(),
-        stores: Vec::new(),
-        env: Vec::new(),
-    };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let (tmp, table, rt) = table_and_runtime("npy-cluster-cancel");
+    let table = table.as_str();
+    let cluster = Cluster::new(tmp.path());
     let scheduler = cluster.scheduler();
     let a = cluster.executor("executor-a");
     let b = cluster.executor("executor-b");

@@ -274,49 +274,32 @@ impl PlannedSeq<'_, '_> {
     }
 }
 
-impl ser::SerializeSeq for PlannedSeq<'_, '_> {
-    type Ok = ();
-    type Error = Miss;
+/// The sequence traits, all [`PlannedSeq::item`] and [`PlannedSeq::done`].
+macro_rules! seq_impls {
+    ($($trait:ident :: $method:ident;)*) => {
+        $(
+            impl ser::$trait for PlannedSeq<'_, '_> {
+                type Ok = ();
+                type Error = Miss;
 
-    #[inline(always)]
-    fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
-        self.item(value)
-    }
+                #[inline(always)]
+                fn $method<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
+                    self.item(value)
+                }
 
-    #[inline(always)]
-    fn end(self) -> Result<()> {
-        self.done()
-    }
+                #[inline(always)]
+                fn end(self) -> Result<()> {
+                    self.done()
+                }
+            }
+        )*
+    };
 }
 
-impl ser::SerializeTuple for PlannedSeq<'_, '_> {
-    type Ok = ();
-    type Error = Miss;
-
-    #[inline(always)]
-    fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
-        self.item(value)
-    }
-
-    #[inline(always)]
-    fn end(self) -> Result<()> {
-        self.done()
-    }
-}
-
-impl ser::SerializeTupleStruct for PlannedSeq<'_, '_> {
-    type Ok = ();
-    type Error = Miss;
-
-    #[inline(always)]
-    fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
-        self.item(value)
-    }
-
-    #[inline(always)]
-    fn end(self) -> Result<()> {
-        self.done()
-    }
+seq_impls! {
+    SerializeSeq::serialize_element;
+    SerializeTuple::serialize_element;
+    SerializeTupleStruct::serialize_field;
 }
 
 /// A record's fields, which must come in the dtype's order.
