@@ -219,6 +219,7 @@ mod filter;
 #[cfg(test)]
 mod foreign_tests;
 mod formats;
+mod frame;
 mod header;
 mod listing;
 mod member;
@@ -237,6 +238,7 @@ mod write;
 
 pub use file_format::{NpyFormat, NpyFormatFactory, NpzFormatFactory};
 pub use formats::CsvOptions;
+pub use frame::NpyDataFrameExt;
 pub use memory::{memory_limited_context, MemoryLimit};
 pub use options::{NpyReadOptions, TableLayout};
 #[cfg(feature = "remote")]
@@ -244,7 +246,7 @@ pub use remote::{register_store_for, register_store_in};
 pub use session::{register_npy_format, NpySessionExt};
 pub use source::NpySource;
 pub use spec::{table_spec_help, TableFormat, TableSpec, TableSpecError};
-pub use write::{NpyDataFrameExt, NpySink, NpyWriteOptions};
+pub use write::{NpySink, NpyWriteOptions};
 
 /// The README's examples, compiled as doc tests.
 #[cfg(doctest)]

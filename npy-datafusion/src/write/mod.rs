@@ -1,14 +1,12 @@
 //! Writing from SQL: the sink of `COPY ... TO` and `INSERT INTO` ([`NpySink`]), its options
-//! ([`NpyWriteOptions`]), each file's writer (`file`) and `write_npy` on a DataFrame
-//! ([`NpyDataFrameExt`]). See the crate's
+//! ([`NpyWriteOptions`]) and each file's writer (`file`); `write_npy` on a DataFrame is in
+//! `crate::frame`, above the format. See the crate's
 //! [Writing](crate#writing-copy-to-and-insert-into) section.
 
 pub(crate) mod file;
-mod frame;
 pub(crate) mod options;
 mod sink;
 
-pub use frame::NpyDataFrameExt;
 pub use options::NpyWriteOptions;
 pub use sink::NpySink;
 

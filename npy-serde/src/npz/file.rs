@@ -15,6 +15,7 @@ use zip::ZipWriter;
 use super::write::{Core, NpzWriter};
 use crate::error::Result;
 use crate::staged::StagedFile;
+use crate::write::reserve;
 
 /// Space reserved at a time past the end written so far: at most this much is reserved and not
 /// used when the archive is complete (it is released when the file is cut to its length).
@@ -99,27 +100,6 @@ impl Seek for NpzFile {
     fn stream_position(&mut self) -> io::Result<u64> {
         Ok(self.pos)
     }
-}
-
-/// Reserves `len` bytes of `file` from `offset` without changing its size (Linux `fallocate`
-/// with `FALLOC_FL_KEEP_SIZE`, as `write::pipe::reserve` does for `.npy` files). Best effort: a
-/// file system without support, or another platform, skips it.
-fn reserve(file: &File, offset: u64, len: u64) {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        if let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) {
-            // SAFETY: `fallocate` takes plain integers and touches no memory of ours; the
-            // descriptor is open for the whole call because `file` is borrowed. Failure only
-            // sets errno, which we ignore (the writes then allocate as they go). Measured to
-            // pay: see the module docs.
-            let _ = unsafe {
-                libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, offset, len)
-            };
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (file, offset, len);
 }
 
 impl NpzWriter<NpzFile> {

@@ -135,6 +135,8 @@ mod stream;
 
 pub use mmap::MmapArrayMut;
 pub use options::{WriterBuilder, DEFAULT_BUFFER_SIZE};
+#[cfg(feature = "npz")]
+pub(crate) use pipe::reserve;
 pub use pipe::Background;
 pub(crate) use shape::ElemKind;
 pub use stream::{NpyWriter, UNFINISHED_MAGIC};

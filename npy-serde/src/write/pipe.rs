@@ -268,7 +268,7 @@ fn stopped() -> io::Error {
 /// Reserves `len` bytes of `file` from `offset` without changing its size (Linux
 /// `fallocate` with `FALLOC_FL_KEEP_SIZE`, so an error or a short write never leaves zeros
 /// behind). Best effort: a file system without support, or another platform, skips it.
-pub(super) fn reserve(file: &File, offset: u64, len: u64) {
+pub(crate) fn reserve(file: &File, offset: u64, len: u64) {
     #[cfg(target_os = "linux")]
     {
         use std::os::fd::AsRawFd;

@@ -11,8 +11,7 @@ use datafusion::datasource::file_format::{format_as_file_type, FileFormatFactory
 use datafusion::error::Result as DfResult;
 use datafusion::logical_expr::LogicalPlanBuilder;
 
-use super::options::NpyWriteOptions;
-use crate::{NpyFormatFactory, NpyReadOptions, NpzFormatFactory};
+use crate::{NpyFormatFactory, NpyReadOptions, NpyWriteOptions, NpzFormatFactory};
 
 /// `write_npy` on a DataFusion `DataFrame`.
 #[async_trait]
