@@ -247,6 +247,8 @@ fn every_layout_gives_the_same_answers_on_1_to_16_partitions() {
 /// Column tables on an object store (an in-memory one, its requests counted): the answers of
 /// the local files, and a query fetches the data bytes of the columns it reads and of no
 /// other (beyond the headers every survey reads), and of only the rows a `LIMIT` reads.
+/// (`CountingStore` is npy-remote's: the tests crate's `remote` feature.)
+#[cfg(feature = "remote")]
 #[test]
 fn column_tables_on_an_object_store_fetch_only_the_columns_a_query_reads() {
     use datafusion::execution::object_store::ObjectStoreUrl;
