@@ -55,6 +55,7 @@ pub struct Args {
     /// Run the query on a Ballista cluster: its scheduler's URL (df://HOST:PORT), started
     /// with `npy-scheduler`, with `npy-executor`s. Every node reads the tables itself: local
     /// paths must be the same files on every node, object stores reachable from each.
+    /// Ctrl-C cancels the query's job on the cluster (the command then exits with status 130).
     #[cfg(feature = "ballista")]
     #[arg(long, value_name = "URL", conflicts_with = "memory_limit")]
     pub cluster: Option<String>,

@@ -18,10 +18,18 @@ use args::Args;
 pub fn run(g: &Global, a: Args) -> CliResult {
     #[cfg(feature = "datafusion")]
     {
-        match query::open(g, &a)? {
-            (opened, Some(text)) => query::run(&opened, &a, &text),
-            (opened, None) => shell::run(&opened.ctx, &opened.rt, query::Format::of(&a)),
-        }
+        let (opened, text) = query::open(g, &a)?;
+        let done = match text {
+            Some(text) => query::run(&opened, &a, &text),
+            None => shell::run(
+                &opened.ctx,
+                &opened.rt,
+                &opened.interrupts,
+                query::Format::of(&a),
+            ),
+        };
+        query::finish();
+        done
     }
     #[cfg(not(feature = "datafusion"))]
     {

@@ -76,6 +76,56 @@ impl Format {
 pub(super) struct Opened {
     pub(super) rt: Runtime,
     pub(super) ctx: SessionContext,
+    pub(super) interrupts: Interrupts,
+}
+
+/// Ctrl-C, counted by one listener for the whole run, so that a Ctrl-C between two batches
+/// (while one prints) stops the query too. A query stopped this way is dropped, which on a
+/// cluster cancels its job (see [`finish`]).
+#[derive(Clone)]
+pub(super) struct Interrupts(tokio::sync::watch::Receiver<u64>);
+
+impl Interrupts {
+    /// Starts listening: from now on Ctrl-C no longer ends the process, it stops the query
+    /// that runs (the command ends with status 130 unless it is the interactive session).
+    pub(super) fn listen(rt: &Runtime) -> Interrupts {
+        let (tx, rx) = tokio::sync::watch::channel(0u64);
+        rt.spawn(async move {
+            while tokio::signal::ctrl_c().await.is_ok() {
+                tx.send_modify(|n| *n += 1);
+            }
+        });
+        Interrupts(rx)
+    }
+
+    /// The count so far; what a statement starts from.
+    pub(super) fn count(&self) -> u64 {
+        *self.0.borrow()
+    }
+
+    /// Resolves at the next Ctrl-C (one counted since `self` last saw the count); never, if
+    /// the listener could not be installed.
+    async fn next(&mut self) {
+        if self.0.changed().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// A stopped query's failure: status 130, as a shell gives a command ended by Ctrl-C.
+pub(super) fn stopped() -> Failure {
+    Failure {
+        code: 130,
+        msg: "the query was stopped (Ctrl-C)".into(),
+    }
+}
+
+/// Before the command exits: a query on a cluster that was stopped has its job's cancellation
+/// sent to the scheduler on a thread that the exit would cut off; wait for it (a few seconds
+/// at most).
+pub(super) fn finish() {
+    #[cfg(feature = "ballista")]
+    npy_datafusion::ballista::wait_for_cancellations(std::time::Duration::from_secs(6));
 }
 
 /// Starts the runtime and the session with the tables of `a` registered; returns them with
@@ -117,7 +167,16 @@ pub(super) fn open(g: &Global, a: &Args) -> CliResult<(Opened, Option<String>)> 
         rt.block_on(ctx.register_spec(name, &spec))
             .map_err(|e| Failure::file(path, flat(&e)))?;
     }
-    Ok((Opened { rt, ctx }, text))
+    // From here on Ctrl-C stops the query rather than the process (until here, the process).
+    let interrupts = Interrupts::listen(&rt);
+    Ok((
+        Opened {
+            rt,
+            ctx,
+            interrupts,
+        },
+        text,
+    ))
 }
 
 /// Runs the statements of `text` and prints or writes their results.
@@ -129,6 +188,7 @@ pub(super) fn run(opened: &Opened, a: &Args, text: &str) -> CliResult {
     // result has no columns (CREATE VIEW, DROP VIEW, SET) prints nothing.
     let mut written = None;
     let mut printed = false;
+    let run_start = opened.interrupts.count();
     for (i, statement) in statements.into_iter().enumerate() {
         let numbered = |f: Failure| match count {
             1 => f,
@@ -137,10 +197,17 @@ pub(super) fn run(opened: &Opened, a: &Args, text: &str) -> CliResult {
                 ..f
             },
         };
-        let mut batches = execute(ctx, rt, statement, false).map_err(numbered)?;
+        // A failure after a Ctrl-C is the stop's; a Ctrl-C while a result printed stops the
+        // statements after it.
+        let interrupted = || opened.interrupts.count() > run_start;
+        let failed = |f: Failure| numbered(if interrupted() { stopped() } else { f });
+        if interrupted() {
+            return Err(failed(stopped()));
+        }
+        let mut batches = execute(ctx, rt, statement, &opened.interrupts).map_err(failed)?;
         if batches.schema().fields().is_empty() {
             for b in &mut batches {
-                b.map_err(|e| numbered(arrow_failure(e)))?;
+                b.map_err(|e| failed(arrow_failure(e)))?;
             }
             continue;
         }
@@ -153,9 +220,9 @@ pub(super) fn run(opened: &Opened, a: &Args, text: &str) -> CliResult {
                 )));
             }
             written = Some(i + 1);
-            write_output(batches, a, out).map_err(numbered)?;
+            write_output(batches, a, out).map_err(failed)?;
         } else {
-            print(batches, Format::of(a), printed).map_err(numbered)?;
+            print(batches, Format::of(a), printed).map_err(failed)?;
             printed = true;
         }
     }
@@ -167,22 +234,36 @@ pub(super) fn run(opened: &Opened, a: &Args, text: &str) -> CliResult {
     }
 }
 
-/// Plans and starts one statement; its batches come on the calling thread. `cancel`: Ctrl-C
-/// stops the query (the interactive session's), its batches ending with an error saying so.
+/// Plans and starts one statement; its batches come on the calling thread. A Ctrl-C (one of
+/// `interrupts` after this call) stops the query, while it is planned or runs: the batches end
+/// with an error saying so, and the query is dropped.
 pub(super) fn execute<'a>(
     ctx: &SessionContext,
     rt: &'a Runtime,
     statement: Statement,
-    cancel: bool,
+    interrupts: &Interrupts,
 ) -> CliResult<Blocking<'a>> {
     let state = ctx.state();
+    let mut interrupts = interrupts.clone();
+    interrupts.0.mark_unchanged();
     let stream = rt
         .block_on(async {
-            let plan = state.statement_to_plan(statement).await?;
-            ctx.execute_logical_plan(plan).await?.execute_stream().await
+            let start = async {
+                let plan = state.statement_to_plan(statement).await?;
+                ctx.execute_logical_plan(plan).await?.execute_stream().await
+            };
+            tokio::select! {
+                stream = start => Some(stream),
+                () = interrupts.next() => None,
+            }
         })
+        .ok_or_else(stopped)?
         .map_err(query_failure)?;
-    Ok(Blocking { rt, stream, cancel })
+    Ok(Blocking {
+        rt,
+        stream,
+        interrupts,
+    })
 }
 
 /// The statements' text (the QUERY argument; with `-f FILE`, that file's, every positional
@@ -437,39 +518,35 @@ pub(super) struct Blocking<'a> {
     rt: &'a Runtime,
     stream: SendableRecordBatchStream,
     /// Ctrl-C stops the query: the next batch is an error saying so, and none follows.
-    cancel: bool,
+    interrupts: Interrupts,
 }
 
 impl Iterator for Blocking<'_> {
     type Item = Result<RecordBatch, ArrowError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let next = if self.cancel {
-            let stream = &mut self.stream;
-            let next = self.rt.block_on(async {
-                tokio::select! {
-                    b = stream.next() => Some(b),
-                    _ = tokio::signal::ctrl_c() => None,
-                }
-            });
-            match next {
-                Some(b) => b,
-                None => {
-                    self.stream = Box::pin(
-                        datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
-                            self.stream.schema(),
-                            futures::stream::empty(),
-                        ),
-                    );
-                    return Some(Err(ArrowError::ExternalError(
-                        "the query was stopped (Ctrl-C)".into(),
-                    )));
-                }
+        let (stream, interrupts) = (&mut self.stream, &mut self.interrupts);
+        let next = self.rt.block_on(async {
+            tokio::select! {
+                b = stream.next() => Some(b),
+                () = interrupts.next() => None,
             }
-        } else {
-            self.rt.block_on(self.stream.next())
-        };
-        next.map(|r| r.map_err(|e| ArrowError::ExternalError(Box::new(e))))
+        });
+        match next {
+            Some(b) => b.map(|r| r.map_err(|e| ArrowError::ExternalError(Box::new(e)))),
+            None => {
+                // Dropped on the runtime (its operators may spawn on it as they stop); on a
+                // cluster, the drop cancels the job.
+                let _inside = self.rt.enter();
+                self.stream = Box::pin(
+                    datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
+                        self.stream.schema(),
+                        futures::stream::empty(),
+                    ),
+                );
+                Some(Err(ArrowError::ExternalError(stopped().msg.into())))
+            }
+        }
     }
 }
 

@@ -22,7 +22,7 @@ use rustyline::error::ReadlineError;
 use rustyline::DefaultEditor;
 use tokio::runtime::Runtime;
 
-use super::query::{execute, parse, print, Format};
+use super::query::{execute, parse, print, Format, Interrupts};
 use crate::failure::{CliResult, Failure};
 
 /// The help of `\?`.
@@ -46,12 +46,18 @@ enum Next {
 struct Shell<'a> {
     ctx: &'a SessionContext,
     rt: &'a Runtime,
+    interrupts: &'a Interrupts,
     format: Format,
     timing: bool,
 }
 
 /// Runs the session on the terminal until `\q` or the end of input.
-pub(super) fn run(ctx: &SessionContext, rt: &Runtime, format: Format) -> CliResult {
+pub(super) fn run(
+    ctx: &SessionContext,
+    rt: &Runtime,
+    interrupts: &Interrupts,
+    format: Format,
+) -> CliResult {
     let mut editor =
         DefaultEditor::new().map_err(|e| Failure::input(format!("the terminal: {e}")))?;
     let history = history_file();
@@ -62,6 +68,7 @@ pub(super) fn run(ctx: &SessionContext, rt: &Runtime, format: Format) -> CliResu
     let mut shell = Shell {
         ctx,
         rt,
+        interrupts,
         format,
         timing: true,
     };
@@ -186,7 +193,7 @@ impl Shell<'_> {
     fn statements(&self, text: &str) -> CliResult {
         for statement in parse(self.ctx, text)? {
             let started = Instant::now();
-            let batches = execute(self.ctx, self.rt, statement, true)?;
+            let batches = execute(self.ctx, self.rt, statement, self.interrupts)?;
             let shown = !batches.schema().fields().is_empty();
             let rows = if shown {
                 print(batches, self.format, false)?

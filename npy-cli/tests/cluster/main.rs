@@ -607,5 +607,55 @@ fn a_dropped_query_cancels_its_job() {
         "the dropped query ran {later} tasks, the whole one {whole}: not cancelled"
     );
     assert_eq!(answer(&rt, &ctx, STAGES), want);
+
+    // The tool: Ctrl-C (SIGINT) during `npy sql --cluster` stops the query, cancels its job
+    // and exits with status 130 once the scheduler has the cancellation.
+    let before = tasks();
+    let mut npy = std::process::Command::new(env!("CARGO_BIN_EXE_npy"))
+        .args([
+            "sql",
+            "--cluster",
+            &url,
+            "--csv",
+            STAGES,
+            "-t",
+            &format!("t={table}"),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let end = Instant::now() + Duration::from_secs(30);
+    while tasks() == before {
+        assert!(Instant::now() < end, "no task of the tool's query started");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        npy.try_wait().unwrap().is_none(),
+        "the tool's query ended before its Ctrl-C"
+    );
+    // SAFETY: kill(2) on the child's pid, which has not been waited for (it still runs).
+    assert_eq!(unsafe { libc::kill(npy.id() as i32, libc::SIGINT) }, 0);
+    let interrupted = Instant::now();
+    let out = npy.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!(
+        "npy sql exited {:?} after {:?}: {stderr}",
+        out.status,
+        interrupted.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("stopped (Ctrl-C)"), "{stderr}");
+    std::thread::sleep(Duration::from_secs(2));
+    let after_exit = tasks() - before;
+    std::thread::sleep(Duration::from_secs(3));
+    let later = tasks() - before;
+    eprintln!("the tool's query after Ctrl-C: {after_exit} tasks by 2 s, {later} by 5 s");
+    assert_eq!(later, after_exit, "tasks started after the tool's Ctrl-C");
+    assert!(
+        later < whole,
+        "the stopped query ran {later} tasks, the whole one {whole}: not cancelled"
+    );
     drop((a, b, scheduler));
 }

@@ -13,7 +13,8 @@
 //!
 //! The same wrapper cancels the job of a query dropped before its end (`CancelJobParams` to
 //! the scheduler, which stops its tasks on the executors): Ballista's client would leave it
-//! running.
+//! running. The cancellation is sent on a thread of its own; [`wait_for_cancellations`] waits
+//! for the ones under way.
 
 use std::fmt;
 use std::sync::Arc;
@@ -302,13 +303,89 @@ impl<S> Drop for CancelOnDrop<S> {
         let Some(job) = job_of(&self.input) else {
             return; // not submitted yet: the scheduler never got it
         };
-        // On the caller's runtime (a query is always dropped inside one); best effort.
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
+        // On a thread of its own, with a runtime of its own: a stream may be dropped outside
+        // any runtime (a command-line tool's loop over the batches), or inside a
+        // current-thread one that is about to stop; `wait_for_cancellations` waits for it.
         let scheduler = Arc::clone(&self.scheduler);
-        runtime.spawn(async move { scheduler.cancel(&job).await });
+        PENDING.start();
+        let sent = std::thread::Builder::new()
+            .name("npy-cancel-job".into())
+            .spawn(move || {
+                let _done = Finished;
+                let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                else {
+                    return;
+                };
+                rt.block_on(async {
+                    let _ = tokio::time::timeout(CANCEL_TIMEOUT, scheduler.cancel(&job)).await;
+                });
+            });
+        if sent.is_err() {
+            PENDING.finish();
+        }
     }
+}
+
+/// How long a cancellation waits for the scheduler's answer.
+const CANCEL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The cancellations sent and not yet answered, in the whole process.
+static PENDING: Pending = Pending {
+    count: std::sync::Mutex::new(0),
+    done: std::sync::Condvar::new(),
+};
+
+struct Pending {
+    count: std::sync::Mutex<usize>,
+    done: std::sync::Condvar,
+}
+
+impl Pending {
+    fn start(&self) {
+        *self.count.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+    }
+
+    fn finish(&self) {
+        let mut n = self.count.lock().unwrap_or_else(|p| p.into_inner());
+        *n = n.saturating_sub(1);
+        if *n == 0 {
+            self.done.notify_all();
+        }
+    }
+}
+
+/// Ends one pending cancellation when dropped, however its thread ends.
+struct Finished;
+
+impl Drop for Finished {
+    fn drop(&mut self) {
+        PENDING.finish();
+    }
+}
+
+/// Waits until every distributed query dropped before its end has had its job's cancellation
+/// answered by its scheduler (or the cancellation failed), for at most `timeout`; returns
+/// whether none is left.
+///
+/// A dropped query's stream sends `CancelJob` to its scheduler on a thread of its own, so the
+/// drop does not block; a program that exits right after dropping a query (on Ctrl-C, say)
+/// calls this first, or its exit would cut the cancellation off and leave the cluster running
+/// the job for nobody. Each cancellation gives up after 5 s by itself.
+///
+/// ```
+/// use std::time::Duration;
+/// // Nothing was dropped here: nothing to wait for.
+/// assert!(npy_datafusion::ballista::wait_for_cancellations(Duration::from_millis(10)));
+/// ```
+pub fn wait_for_cancellations(timeout: Duration) -> bool {
+    let n = PENDING.count.lock().unwrap_or_else(|p| p.into_inner());
+    let (n, _) = PENDING
+        .done
+        .wait_timeout_while(n, timeout, |n| *n > 0)
+        .unwrap_or_else(|p| p.into_inner());
+    *n == 0
 }
 
 /// The id the scheduler gave the job of `plan` (a `DistributedQueryExec`), once it did.

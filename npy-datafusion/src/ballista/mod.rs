@@ -142,6 +142,7 @@ use datafusion::execution::SessionState;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
+pub use client::wait_for_cancellations;
 pub use codec::{NpyLogicalCodec, NpyPhysicalCodec};
 pub use stores::{executor_config_with_stores, scheduler_config_with_stores, ClusterStores};
 pub use table::{NpyTable, NpyTableRule};
