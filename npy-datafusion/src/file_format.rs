@@ -147,6 +147,28 @@ impl NpyFormatFactory {
     pub fn options(&self) -> &NpyReadOptions {
         &self.options
     }
+
+    /// The write options its formats start from.
+    pub fn write_options(&self) -> &NpyWriteOptions {
+        &self.write
+    }
+
+    /// This factory with a statement's SQL `OPTIONS` applied, as [`create`] applies them: what
+    /// a Ballista client sends for a `COPY ... TO` (datafusion-proto's `COPY` message carries
+    /// the format, not the statement's options). A bad key or value is the error `create`
+    /// gives.
+    ///
+    /// [`create`]: FileFormatFactory::create
+    pub(crate) fn with_format_options(
+        &self,
+        format_options: &HashMap<String, String>,
+    ) -> DfResult<Self> {
+        let format = format_with(self.options.clone(), self.write.clone(), format_options)?;
+        Ok(NpyFormatFactory {
+            options: format.options,
+            write: format.write,
+        })
+    }
 }
 
 /// Creates [`NpyFormat`]s over `.npz` archives, for `COPY ... TO 'x.npz'`, `STORED AS NPZ`
@@ -167,6 +189,29 @@ impl NpzFormatFactory {
     /// them).
     pub fn new(options: NpyReadOptions, write: NpyWriteOptions) -> Self {
         NpzFormatFactory { options, write }
+    }
+
+    /// The options its formats start from.
+    pub fn options(&self) -> &NpyReadOptions {
+        &self.options
+    }
+
+    /// The write options its formats start from.
+    pub fn write_options(&self) -> &NpyWriteOptions {
+        &self.write
+    }
+
+    /// This factory with a statement's SQL `OPTIONS` applied (see
+    /// [`NpyFormatFactory::with_format_options`]).
+    pub(crate) fn with_format_options(
+        &self,
+        format_options: &HashMap<String, String>,
+    ) -> DfResult<Self> {
+        let format = self.archives(format_options)?;
+        Ok(NpzFormatFactory {
+            options: format.options,
+            write: format.write,
+        })
     }
 
     /// The format of these options: archives, of the member `arr_0` unless one is named.

@@ -160,6 +160,9 @@
 //!   object store, each file is written to the local temporary directory, then uploaded (in
 //!   parts when large; a failed upload is aborted).
 //! - The DataFrame API: [`NpyDataFrameExt::write_npy`] (as DataFusion's `write_parquet`).
+//! - On a Ballista cluster (feature `ballista`) the same statements write the same bytes: the
+//!   sink travels to an executor, which writes through its own object store for the output
+//!   URL (see the `ballista` module's *Writing* section).
 //! - Rows are written in the order the query gives them: without `ORDER BY`, a scan split
 //!   into partitions may interleave them, as for any format.
 //!

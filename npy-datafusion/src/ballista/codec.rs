@@ -1,9 +1,10 @@
-//! The extension codecs: [`NpyLogicalCodec`] carries [`NpyTable`]s (and the
-//! [`NpyFormatFactory`] of `COPY ... STORED AS NPY` plans) from the client to the scheduler;
-//! [`NpyPhysicalCodec`] carries the scan nodes (a `DataSourceExec` over a `FileScanConfig` with
-//! [`NpySource`], or with a column table's source, whose file groups are runs of rows) from the
-//! scheduler to the executors. Every other node goes to Ballista's
-//! own codecs.
+//! The extension codecs: [`NpyLogicalCodec`] carries [`NpyTable`]s (with the write options of
+//! their `INSERT INTO`s) and the [`NpyFormatFactory`] / [`NpzFormatFactory`] of `COPY ... TO`
+//! plans from the client to the scheduler; [`NpyPhysicalCodec`] carries the scan nodes (a
+//! `DataSourceExec` over a `FileScanConfig` with [`NpySource`], or with a column table's
+//! source, whose file groups are runs of rows) and the sink of `COPY TO` and `INSERT INTO` (a
+//! `DataSinkExec` with an [`NpySink`]) from the scheduler to the executors. Every other node
+//! goes to Ballista's own codecs.
 //!
 //! Our messages are protobuf (prost) behind a tag that starts with a zero byte, which no
 //! protobuf message starts with (field number 0 is invalid), so a buffer is ours or
@@ -12,8 +13,12 @@
 //! its helpers; only the read options are ours: their key/value entries (the table options
 //! declared once in `datafusion/options.rs`), set again on the other side. A filter pushed
 //! into the scan travels as datafusion-proto's physical expression (a dynamic filter as its
-//! value when the plan is sent). The tags end in the message version (`/2`: options as
-//! entries); a cluster and its clients are one build.
+//! value when the plan is sent). The sink's output (URL, table paths, the files an `INSERT`
+//! found, partition columns, output schema) is datafusion-proto's `FileSinkConfig`, as for
+//! DataFusion's own `CsvSink` and `ParquetSink`; its write options ([`NpyWriteOptions`]'s
+//! entries) and file kind (`.npy`, an archive's member, an archive of columns) are ours. The
+//! tags end in the message version (`/2`: options as entries; the format's `/3`: read and
+//! write options and the archive flag); a cluster and its clients are one build.
 
 use std::sync::Arc;
 
@@ -21,13 +26,17 @@ use ballista_core::serde::{BallistaLogicalExtensionCodec, BallistaPhysicalExtens
 use datafusion::catalog::TableProvider;
 use datafusion::common::TableReference;
 use datafusion::datasource::file_format::FileFormatFactory;
-use datafusion::datasource::listing::{ListingTable, ListingTableConfig, ListingTableUrl};
-use datafusion::datasource::physical_plan::{FileScanConfig, FileSource};
+use datafusion::datasource::listing::{
+    ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
+};
+use datafusion::datasource::physical_plan::{FileScanConfig, FileSink, FileSinkConfig, FileSource};
+use datafusion::datasource::sink::DataSinkExec;
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::{AggregateUDF, Extension, LogicalPlan, ScalarUDF, WindowUDF};
+use datafusion::physical_expr::{LexRequirement, PhysicalSortExpr};
 use datafusion::physical_expr_common::physical_expr::snapshot_physical_expr;
 use datafusion::physical_plan::{ExecutionPlan, PhysicalExpr};
 use datafusion_proto::logical_plan::LogicalExtensionCodec;
@@ -38,7 +47,10 @@ use datafusion_proto::physical_plan::to_proto::serialize_file_scan_config;
 use datafusion_proto::physical_plan::{
     PhysicalExtensionCodec, PhysicalPlanDecodeContext, PhysicalProtoConverterExtension,
 };
-use datafusion_proto::protobuf::{FileScanExecConf, PhysicalExprNode};
+use datafusion_proto::protobuf::{
+    FileScanExecConf, FileSinkConfig as FileSinkConfigProto, PhysicalExprNode,
+    PhysicalSortExprNode, PhysicalSortExprNodeCollection,
+};
 use prost::Message;
 
 use super::columns::{
@@ -47,16 +59,24 @@ use super::columns::{
 };
 use super::errors::as_text;
 use super::table::NpyTable;
-use super::wire::{malformed, options_from_proto, options_to_proto, OptionsProto};
-use crate::{NpyFormatFactory, NpyReadOptions, NpySource};
+use super::wire::{
+    malformed, options_from_proto, options_to_proto, write_options_from_proto,
+    write_options_to_proto, OptionsProto,
+};
+use crate::write::file::Kind;
+use crate::{
+    NpyFormat, NpyFormatFactory, NpyReadOptions, NpySink, NpySource, NpyWriteOptions,
+    NpzFormatFactory,
+};
 
 /// The tags our buffers start with (a zero byte first: see the module docs).
 const TABLE_TAG: &[u8] = b"\0npy-serde/table/2\0";
-const FORMAT_TAG: &[u8] = b"\0npy-serde/format/2\0";
+const FORMAT_TAG: &[u8] = b"\0npy-serde/format/3\0";
 const SCAN_TAG: &[u8] = b"\0npy-serde/scan/2\0";
+const SINK_TAG: &[u8] = b"\0npy-serde/sink/1\0";
 
 /// An [`NpyTable`]: its URLs, the extension of the files a directory's table reads, and
-/// the read options (the schema travels in datafusion-proto's own message).
+/// the read and write options (the schema travels in datafusion-proto's own message).
 #[derive(Clone, PartialEq, Message)]
 struct TableProto {
     #[prost(string, repeated, tag = "1")]
@@ -69,6 +89,44 @@ struct TableProto {
     /// without them a glob's table read every file under its prefix.
     #[prost(string, repeated, tag = "4")]
     globs: Vec<String>,
+    /// The write options of its `INSERT INTO`s (the options it was created with).
+    #[prost(message, optional, tag = "5")]
+    write: Option<OptionsProto>,
+}
+
+/// A format factory of `COPY ... TO` ([`NpyFormatFactory`], or [`NpzFormatFactory`] when
+/// `archives`): the options its formats start from, the statement's `OPTIONS` applied on the
+/// client (see [`NpyTableRule`](super::NpyTableRule)).
+#[derive(Clone, PartialEq, Message)]
+struct FormatProto {
+    #[prost(message, optional, tag = "1")]
+    options: Option<OptionsProto>,
+    #[prost(message, optional, tag = "2")]
+    write: Option<OptionsProto>,
+    #[prost(bool, tag = "3")]
+    archives: bool,
+}
+
+/// The sink node (a `DataSinkExec` with an [`NpySink`]): datafusion-proto's `FileSinkConfig`,
+/// the statement's URL (which that message leaves out: plans show it), the write options, what
+/// each file is, and the order the input must have (if any). The input plan is the node's one
+/// child, encoded by datafusion-proto.
+#[derive(Clone, PartialEq, Message)]
+struct SinkProto {
+    #[prost(message, optional, tag = "1")]
+    config: Option<FileSinkConfigProto>,
+    #[prost(string, tag = "2")]
+    original_url: String,
+    #[prost(message, optional, tag = "3")]
+    write: Option<OptionsProto>,
+    /// The archives' one member of rows (`Kind::Member`).
+    #[prost(string, optional, tag = "4")]
+    member: Option<String>,
+    /// Archives of one member per column (`Kind::Columns`).
+    #[prost(bool, tag = "5")]
+    columns: bool,
+    #[prost(message, optional, tag = "6")]
+    sort_order: Option<PhysicalSortExprNodeCollection>,
 }
 
 /// The scan node: datafusion-proto's `FileScanExecConf`, our options and the batch size.
@@ -191,6 +249,7 @@ impl LogicalExtensionCodec for NpyLogicalCodec {
         };
         let proto: TableProto = decode(bytes)?;
         let options = options_from_proto(proto.options)?;
+        let write = write_options_from_proto(proto.write)?;
         let globs = proto.globs.iter().map(Some).chain(std::iter::repeat(None));
         let paths = proto
             .paths
@@ -203,9 +262,9 @@ impl LogicalExtensionCodec for NpyLogicalCodec {
             .collect::<DfResult<Vec<_>>>()?;
         // The scheduler's session decides the file groups (`target_partitions`), as for
         // the listing tables datafusion-proto decodes.
-        let listing = options
-            .listing_options()
-            .with_file_extension(&proto.file_extension);
+        let format = NpyFormat::new(options.clone()).with_write_options(write);
+        let listing =
+            ListingOptions::new(Arc::new(format)).with_file_extension(&proto.file_extension);
         let config = ListingTableConfig::new_with_multi_paths(paths.clone())
             .with_listing_options(listing)
             .with_schema(schema);
@@ -242,6 +301,7 @@ impl LogicalExtensionCodec for NpyLogicalCodec {
                 .collect(),
             file_extension: table.file_extension().to_string(),
             options: Some(options_to_proto(table.options())),
+            write: Some(write_options_to_proto(table.write_options())),
         };
         encode(TABLE_TAG, &proto, buf)
     }
@@ -254,8 +314,14 @@ impl LogicalExtensionCodec for NpyLogicalCodec {
         let Some(bytes) = buf.strip_prefix(FORMAT_TAG) else {
             return self.inner.try_decode_file_format(buf, ctx);
         };
-        let options = options_from_proto(Some(decode(bytes)?))?;
-        Ok(Arc::new(NpyFormatFactory::new(options)))
+        let proto: FormatProto = decode(bytes)?;
+        let options = options_from_proto(proto.options)?;
+        let write = write_options_from_proto(proto.write)?;
+        Ok(if proto.archives {
+            Arc::new(NpzFormatFactory::new(options, write))
+        } else {
+            Arc::new(NpyFormatFactory::new(options).with_write_options(write))
+        })
     }
 
     fn try_encode_file_format(
@@ -263,19 +329,34 @@ impl LogicalExtensionCodec for NpyLogicalCodec {
         buf: &mut Vec<u8>,
         node: Arc<dyn FileFormatFactory>,
     ) -> DfResult<()> {
-        let Some(factory) = node.downcast_ref::<NpyFormatFactory>() else {
+        let proto = if let Some(f) = node.downcast_ref::<NpyFormatFactory>() {
+            format_proto(f.options(), f.write_options(), false)
+        } else if let Some(f) = node.downcast_ref::<NpzFormatFactory>() {
+            format_proto(f.options(), f.write_options(), true)
+        } else {
             return self.inner.try_encode_file_format(buf, node);
         };
-        encode(FORMAT_TAG, &options_to_proto(factory.options()), buf)
+        encode(FORMAT_TAG, &proto, buf)
     }
 
     delegate_functions!();
 }
 
+fn format_proto(options: &NpyReadOptions, write: &NpyWriteOptions, archives: bool) -> FormatProto {
+    FormatProto {
+        options: Some(options_to_proto(options)),
+        write: Some(write_options_to_proto(write)),
+        archives,
+    }
+}
+
 /// Ballista's physical codec, plus the `.npy` scan: a `DataSourceExec` over a
 /// `FileScanConfig` whose source is [`NpySource`], with its file groups and byte ranges,
 /// projection, limit, pushed filter and read options (header, data and empty-value limits, `.npz`
-/// member). Give it to the client session (done by [`session_config`](super::session_config)),
+/// member); and the sink of `COPY ... TO` and `INSERT INTO`: a `DataSinkExec` with an
+/// [`NpySink`], with its output (URL, the files an `INSERT` found, partition columns, schema),
+/// write options ([`NpyWriteOptions`]) and file kind. The executor that runs the sink writes
+/// the files through the object store its own runtime has for the output URL. Give it to the client session (done by [`session_config`](super::session_config)),
 /// the scheduler ([`scheduler_config`](super::scheduler_config)) and every executor
 /// ([`executor_config`](super::executor_config)).
 ///
@@ -374,6 +455,117 @@ fn predicate_from(
         .transpose()
 }
 
+/// The sink node and its sink, if `node` writes `.npy` files or `.npz` archives.
+fn npy_sink(node: &dyn ExecutionPlan) -> Option<(&DataSinkExec, &NpySink)> {
+    let exec = node.downcast_ref::<DataSinkExec>()?;
+    let sink = exec.sink().downcast_ref::<NpySink>()?;
+    Some((exec, sink))
+}
+
+impl NpyPhysicalCodec {
+    /// The sink node's message.
+    fn sink_proto(
+        &self,
+        exec: &DataSinkExec,
+        sink: &NpySink,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> DfResult<SinkProto> {
+        let config = FileSink::config(sink);
+        let (member, columns) = match sink.kind() {
+            Kind::Npy => (None, false),
+            Kind::Member(key) => (Some(key.clone()), false),
+            Kind::Columns => (None, true),
+        };
+        let sort_order = match exec.sort_order() {
+            Some(requirement) => {
+                let nodes = (requirement.iter())
+                    .map(|r| {
+                        let e = PhysicalSortExpr::from(r.clone());
+                        Ok(PhysicalSortExprNode {
+                            expr: Some(Box::new(
+                                proto_converter.physical_expr_to_proto(&e.expr, self)?,
+                            )),
+                            asc: !e.options.descending,
+                            nulls_first: e.options.nulls_first,
+                        })
+                    })
+                    .collect::<DfResult<Vec<_>>>()?;
+                Some(PhysicalSortExprNodeCollection {
+                    physical_sort_expr_nodes: nodes,
+                })
+            }
+            None => None,
+        };
+        Ok(SinkProto {
+            config: Some(FileSinkConfigProto::try_from(config)?),
+            original_url: config.original_url.clone(),
+            write: Some(write_options_to_proto(sink.options())),
+            member,
+            columns,
+            sort_order,
+        })
+    }
+
+    /// The sink node of a message, over its decoded `input`. Its write errors reach the
+    /// client as text (see `errors.rs`).
+    fn sink_from(
+        &self,
+        proto: SinkProto,
+        input: &Arc<dyn ExecutionPlan>,
+        ctx: &TaskContext,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let conf =
+            (proto.config.as_ref()).ok_or_else(|| malformed("the sink's config is missing"))?;
+        let mut config = FileSinkConfig::try_from(conf)?;
+        config.original_url = proto.original_url;
+        let write =
+            (proto.write).ok_or_else(|| malformed("the sink's write options are missing"))?;
+        let write = write_options_from_proto(Some(write))?;
+        let kind = match (proto.member, proto.columns) {
+            (None, false) => Kind::Npy,
+            (Some(key), false) => Kind::Member(key),
+            (None, true) => Kind::Columns,
+            (Some(_), true) => {
+                return Err(malformed(
+                    "a sink writes archives of one member or of columns, not both",
+                ))
+            }
+        };
+        let sort_order = match &proto.sort_order {
+            Some(collection) => {
+                let decode_ctx = PhysicalPlanDecodeContext::new(ctx, self);
+                let schema = input.schema();
+                let exprs = (collection.physical_sort_expr_nodes.iter())
+                    .map(|node| {
+                        let expr = (node.expr.as_deref())
+                            .ok_or_else(|| malformed("a sort expression of the sink is missing"))?;
+                        Ok(PhysicalSortExpr {
+                            expr: proto_converter.proto_to_physical_expr(
+                                expr,
+                                &schema,
+                                &decode_ctx,
+                            )?,
+                            options: arrow_schema::SortOptions {
+                                descending: !node.asc,
+                                nulls_first: node.nulls_first,
+                            },
+                        })
+                    })
+                    .collect::<DfResult<Vec<_>>>()?;
+                LexRequirement::new(exprs.into_iter().map(Into::into))
+            }
+            None => None,
+        };
+        let sink = NpySink::new(config, write, kind).with_error_map(as_text);
+        Ok(Arc::new(DataSinkExec::new(
+            Arc::clone(input),
+            Arc::new(sink),
+            sort_order,
+        )))
+    }
+}
+
 /// The scan's config and source, if `node` is an `.npy` scan.
 fn npy_scan(node: &dyn ExecutionPlan) -> Option<(&FileScanConfig, &NpySource)> {
     let exec = node.downcast_ref::<DataSourceExec>()?;
@@ -408,6 +600,15 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
             let config =
                 parse_protobuf_file_scan_config(conf, &decode_ctx, proto_converter, source)?;
             return Ok(DataSourceExec::from_data_source(config));
+        }
+        if let Some(bytes) = buf.strip_prefix(SINK_TAG) {
+            let [input] = inputs else {
+                return Err(malformed(&format!(
+                    "a sink has one input, found {}",
+                    inputs.len()
+                )));
+            };
+            return self.sink_from(decode(bytes)?, input, ctx, proto_converter);
         }
         let Some(bytes) = buf.strip_prefix(SCAN_TAG) else {
             return self.inner.try_decode(buf, inputs, ctx, proto_converter);
@@ -449,6 +650,13 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
             let predicate = self.predicate_proto(source.filter(), proto_converter)?;
             return encode(COLUMN_SCAN_TAG, &scan_proto(source, conf, predicate), buf);
         }
+        if let Some((exec, sink)) = npy_sink(node.as_ref()) {
+            return encode(
+                SINK_TAG,
+                &self.sink_proto(exec, sink, proto_converter)?,
+                buf,
+            );
+        }
         let Some((config, source)) = npy_scan(node.as_ref()) else {
             return self.inner.try_encode(node, buf, proto_converter);
         };
@@ -468,6 +676,263 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use datafusion::common::config::ConfigOptions;
+    use datafusion::datasource::file_format::file_type_to_format;
+    use datafusion::optimizer::AnalyzerRule;
+    use datafusion::physical_plan::displayable;
+    use datafusion::prelude::SessionContext;
+    use datafusion_proto::physical_plan::AsExecutionPlan;
+    use datafusion_proto::protobuf::PhysicalPlanNode;
+
+    use crate::ballista::{NpyTable, NpyTableRule};
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Runtime::new().unwrap()
+    }
+
+    fn session() -> SessionContext {
+        let ctx = SessionContext::new();
+        crate::register_npy_format(&ctx).unwrap();
+        ctx
+    }
+
+    /// `plan` encoded by the physical codec and decoded again.
+    fn physical_round_trip(
+        ctx: &SessionContext,
+        plan: Arc<dyn ExecutionPlan>,
+    ) -> Arc<dyn ExecutionPlan> {
+        let codec = NpyPhysicalCodec::default();
+        let node = PhysicalPlanNode::try_from_physical_plan(plan, &codec).unwrap();
+        let mut bytes = Vec::new();
+        node.try_encode(&mut bytes).unwrap();
+        PhysicalPlanNode::try_decode(&bytes)
+            .unwrap()
+            .try_into_physical_plan(&ctx.task_ctx(), &codec)
+            .unwrap()
+    }
+
+    /// What a sink node carries, for comparing a plan with its decoded copy.
+    fn sink_of(plan: &Arc<dyn ExecutionPlan>) -> (String, NpyWriteOptions, Kind, Option<String>) {
+        let (exec, sink) = npy_sink(plan.as_ref()).expect("an NpySink node");
+        let config = FileSink::config(sink);
+        let text = format!(
+            "url {} store {} paths {:?} files {:?} partitions {:?} keep {} op {:?} ext {} \
+             mode {:?} schema {:?}",
+            config.original_url,
+            config.object_store_url,
+            config.table_paths,
+            config.file_group,
+            config.table_partition_cols,
+            config.keep_partition_by_columns,
+            config.insert_op,
+            config.file_extension,
+            config.file_output_mode,
+            config.output_schema,
+        );
+        let order = exec.sort_order().as_ref().map(|o| {
+            (o.iter())
+                .map(|r| PhysicalSortExpr::from(r.clone()).to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        });
+        (text, sink.options().clone(), sink.kind().clone(), order)
+    }
+
+    #[test]
+    fn the_physical_codec_round_trips_the_sink_of_copy_to() {
+        let (rt, ctx) = (runtime(), session());
+        let dir = std::env::temp_dir().join(format!("npy-sink-codec-{}", std::process::id()));
+        let query = "SELECT * FROM (VALUES (1, 2.5, 'a', CAST(1.25 AS DECIMAL(10, 2)))) \
+                     AS t(id, x, s, d)";
+        let cases = [
+            (
+                format!(
+                    "COPY ({query}) TO '{}/a.npz' OPTIONS ('member' 'rec', 'nulls' 'fill=-1', \
+                     'nulls.x' 'nan', 'decimals' 'scaled', 'string_width.s' '7')",
+                    dir.display()
+                ),
+                Kind::Member("rec".into()),
+            ),
+            (
+                format!(
+                    "COPY ({query}) TO '{}/b.npz' OPTIONS ('layout' 'columns', 'decimals.d' 'f8')",
+                    dir.display()
+                ),
+                Kind::Columns,
+            ),
+            (
+                format!(
+                    "COPY ({query}) TO '{}/parts/' STORED AS NPY PARTITIONED BY (s) \
+                     OPTIONS ('nulls' 'mask', 'string_width' '3')",
+                    dir.display()
+                ),
+                Kind::Npy,
+            ),
+        ];
+        for (sql, kind) in cases {
+            let plan = rt
+                .block_on(async { ctx.sql(&sql).await?.create_physical_plan().await })
+                .unwrap();
+            let back = physical_round_trip(&ctx, plan.clone());
+            let (before, after) = (sink_of(&plan), sink_of(&back));
+            assert_eq!(after, before, "{sql}");
+            assert_eq!(before.2, kind, "{sql}");
+            assert_ne!(before.1, NpyWriteOptions::new(), "{sql}");
+            assert!(
+                before.0.contains(&dir.display().to_string()),
+                "{}",
+                before.0
+            );
+            assert_eq!(
+                displayable(back.as_ref()).indent(true).to_string(),
+                displayable(plan.as_ref()).indent(true).to_string(),
+                "{sql}"
+            );
+        }
+        assert!(!dir.exists(), "planning wrote nothing");
+    }
+
+    #[test]
+    fn the_sink_of_an_insert_carries_the_tables_files_and_order() {
+        let (rt, ctx) = (runtime(), session());
+        let dir = std::env::temp_dir().join(format!("npy-insert-codec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        npy_serde::to_path(dir.join("first.npy"), &[3i64, 1, 2]).unwrap();
+        let plan = rt
+            .block_on(async {
+                let ddl = format!(
+                    "CREATE EXTERNAL TABLE t (value BIGINT) STORED AS NPY WITH ORDER (value) \
+                     LOCATION '{}/' OPTIONS ('nulls' 'fill=0')",
+                    dir.display()
+                );
+                ctx.sql(&ddl).await?.collect().await?;
+                let insert = "INSERT INTO t VALUES (5), (4)";
+                ctx.sql(insert).await?.create_physical_plan().await
+            })
+            .unwrap();
+        let back = physical_round_trip(&ctx, plan.clone());
+        let (before, after) = (sink_of(&plan), sink_of(&back));
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(after, before);
+        // The table's one file, its write options and its order travel.
+        assert!(before.0.contains("first.npy"), "{}", before.0);
+        assert_eq!(
+            before.1,
+            NpyWriteOptions::new().set("nulls", "fill=0").unwrap()
+        );
+        let order = before.3.clone().unwrap_or_default();
+        assert!(order.starts_with("value@0 ASC"), "{before:?}");
+    }
+
+    #[test]
+    fn the_logical_codec_carries_the_formats_and_a_tables_write_options() {
+        let (rt, ctx) = (runtime(), session());
+        let codec = NpyLogicalCodec::default();
+        let task = ctx.task_ctx();
+        let read = NpyReadOptions::new().max_header_size(5000);
+        let write = NpyWriteOptions::new()
+            .set("nulls", "fill=-1")
+            .unwrap()
+            .set("string_width.s", "4")
+            .unwrap();
+        let factories: [Arc<dyn FileFormatFactory>; 2] = [
+            Arc::new(NpyFormatFactory::new(read.clone()).with_write_options(write.clone())),
+            Arc::new(NpzFormatFactory::new(read.clone(), write.clone())),
+        ];
+        for factory in factories {
+            let mut buf = Vec::new();
+            codec
+                .try_encode_file_format(&mut buf, factory.clone())
+                .unwrap();
+            let back = codec.try_decode_file_format(&buf, &task).unwrap();
+            assert_eq!(back.get_ext(), factory.get_ext());
+            let (options, written) = match back.downcast_ref::<NpyFormatFactory>() {
+                Some(f) => (f.options(), f.write_options()),
+                None => {
+                    let f = back.downcast_ref::<NpzFormatFactory>().unwrap();
+                    (f.options(), f.write_options())
+                }
+            };
+            assert_eq!(format!("{options:?}"), format!("{read:?}"));
+            assert_eq!(written, &write);
+        }
+
+        // A STORED AS NPY table's write options (for its INSERTs) travel with it.
+        let dir = std::env::temp_dir().join(format!("npy-table-codec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        npy_serde::to_path(dir.join("a.npy"), &[1i64, 2]).unwrap();
+        let provider = rt
+            .block_on(async {
+                let ddl = format!(
+                    "CREATE EXTERNAL TABLE t STORED AS NPY LOCATION '{}/' \
+                     OPTIONS ('nulls' 'nan', 'decimals' 'f8')",
+                    dir.display()
+                );
+                ctx.sql(&ddl).await?.collect().await?;
+                ctx.table_provider("t").await
+            })
+            .unwrap();
+        let table: Arc<dyn TableProvider> = Arc::new(NpyTable::try_wrap(&provider).unwrap());
+        let name = TableReference::bare("t");
+        let mut buf = Vec::new();
+        codec
+            .try_encode_table_provider(&name, table.clone(), &mut buf)
+            .unwrap();
+        let back = codec
+            .try_decode_table_provider(&buf, &name, table.schema(), &task)
+            .unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let back = back.downcast_ref::<NpyTable>().unwrap();
+        let want = NpyWriteOptions::new()
+            .set("nulls", "nan")
+            .unwrap()
+            .set("decimals", "f8")
+            .unwrap();
+        assert_eq!(back.write_options(), &want);
+    }
+
+    #[test]
+    fn the_table_rule_puts_a_copys_options_in_its_format() {
+        let (rt, ctx) = (runtime(), session());
+        let copy = |options: &str| {
+            let sql = format!("COPY (SELECT 1 AS v) TO '/nowhere/x.npz' {options}");
+            rt.block_on(async {
+                Ok::<_, DataFusionError>(ctx.sql(&sql).await?.into_unoptimized_plan())
+            })
+            .unwrap()
+        };
+        let plan = copy("OPTIONS ('member' 'm', 'nulls.v' 'fill=7', 'format.layout' 'rows')");
+        let plan = NpyTableRule
+            .analyze(plan, &ConfigOptions::default())
+            .unwrap();
+        let LogicalPlan::Copy(copy_to) = &plan else {
+            panic!("{plan}")
+        };
+        let factory = file_type_to_format(&copy_to.file_type).unwrap();
+        let factory = factory.downcast_ref::<NpzFormatFactory>().unwrap();
+        assert_eq!(factory.options().member.as_deref(), Some("m"));
+        assert_eq!(
+            factory.write_options(),
+            &NpyWriteOptions::new().set("nulls.v", "fill=7").unwrap()
+        );
+        // A bad option fails on the client, naming it.
+        let plan = copy("OPTIONS ('nulls' 'zero')");
+        let e = NpyTableRule
+            .analyze(plan, &ConfigOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("nulls") && e.contains("zero"), "{e}");
+        // The statement's own options do not reach the scheduler: refused, saying so.
+        let plan = copy("OPTIONS ('single_file_output' 'true')");
+        let e = NpyTableRule
+            .analyze(plan, &ConfigOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("single_file_output") && e.contains("Ballista"),
+            "{e}"
+        );
+    }
 
     fn limits(o: &NpyReadOptions) -> Vec<(String, Option<String>)> {
         o.entries()

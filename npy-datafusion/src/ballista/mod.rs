@@ -6,13 +6,17 @@
 //! built-in file formats (Parquet, CSV, JSON, Avro, Arrow). This module adds what a `.npy`
 //! table needs:
 //! - [`NpyLogicalCodec`]: the client's `.npy` tables ([`NpyTable`]: paths, file extension, read
-//!   options) to the scheduler, which lists the files and plans the scan;
+//!   and write options) to the scheduler, which lists the files and plans the scan; and the
+//!   `NPY` / `NPZ` format of a `COPY ... TO`;
 //! - [`NpyPhysicalCodec`]: the scan node (file groups, byte ranges, projection, limit and the
 //!   header/data limits of [`NpyReadOptions`](crate::NpyReadOptions)) from the
-//!   scheduler to the executors;
+//!   scheduler to the executors; and the sink of `COPY ... TO` and `INSERT INTO`
+//!   ([`NpySink`](crate::NpySink): the output, the [`NpyWriteOptions`](crate::NpyWriteOptions),
+//!   the kind of file);
 //! - [`NpyTableRule`]: on the client, each scan of a `.npy` listing table (from
 //!   [`register_npy`](crate::NpySessionExt::register_npy), `read_npy` or
-//!   `CREATE EXTERNAL TABLE ... STORED AS NPY`) becomes a scan of an [`NpyTable`].
+//!   `CREATE EXTERNAL TABLE ... STORED AS NPY`), and the table an `INSERT INTO` writes to,
+//!   becomes an [`NpyTable`]; a `COPY ... TO`'s `OPTIONS` go into its format.
 //!
 //! Both codecs hand every other node to Ballista's own codecs.
 //!
@@ -22,6 +26,52 @@
 //! ranges, each reading the whole records whose first byte it holds. Tasks go to whichever
 //! executor has a free slot. A hostile or truncated shard fails its task, and the query, with
 //! this crate's error (the file, and the record, field and byte where it applies).
+//!
+//! # Writing: `COPY TO` and `INSERT INTO`
+//! `COPY (query) TO 'out.npy' | 'out.npz' | 'dir/'` and `INSERT INTO` a `STORED AS NPY` (or
+//! `NPZ`) directory table run on a cluster as in one process (the crate's
+//! [Writing](crate#writing-copy-to-and-insert-into)): the same rows and options give the same
+//! bytes. The client applies the statement's `OPTIONS` to the format ([`NpyTableRule`]; a bad
+//! one fails there), the scheduler plans the sink, and the executor that runs the last stage
+//! (which gathers the query's rows) writes every file:
+//! - **Where**: through the object store that executor's own runtime has for the output URL.
+//!   A local path is a path on the executor's machine: for the client (and the other
+//!   executors) to see the files, it must be a shared filesystem, as for the shards. An
+//!   `s3://` output needs its bucket's store on every executor (`npy-executor --store`,
+//!   [`executor_config_with_stores`]); an `INSERT INTO` also on the scheduler, which lists the
+//!   table's files.
+//! - **Nothing half-written**: each file is staged (beside a local target; for an object
+//!   store, in the executor's temporary directory, then uploaded) and put in place only once
+//!   every file is written and the query has succeeded. A failed write fails the query with an
+//!   error naming the file, and leaves no file, no upload and no directory it made.
+//! - **Options**: the format's (`nulls`, `decimals`, `string_width`, `strings`, `layout`,
+//!   `member`, read limits) travel with the plan. DataFusion's two options of the statement
+//!   itself do not (datafusion-proto's `COPY` message carries the format, not the
+//!   statement's options), and are refused on a cluster: `single_file_output` (a path with an
+//!   extension is one file, one ending in `/` a directory) and
+//!   `execution.keep_partition_by_columns` (set `datafusion.execution.keep_partition_by_columns`
+//!   on the session, whose settings go with every query).
+//!
+//! ```no_run
+//! use npy_datafusion::{NpyReadOptions, NpySessionExt};
+//!
+//! # async fn run() -> datafusion::error::Result<()> {
+//! let ctx = npy_datafusion::ballista::remote(
+//!     "df://sched.lan:50050",
+//!     npy_datafusion::ballista::session_config(),
+//! )
+//! .await?;
+//! ctx.register_npy("events", "/shared/shards/", NpyReadOptions::new()).await?;
+//! // One archive of columns, written by an executor on the shared filesystem.
+//! let copy = "COPY (SELECT kind, x FROM events WHERE x > 0 ORDER BY kind) \
+//!             TO '/shared/out/positive.npz' OPTIONS ('layout' 'columns', 'nulls' 'nan')";
+//! ctx.sql(copy).await?.collect().await?;
+//! ctx.sql("CREATE EXTERNAL TABLE log STORED AS NPY LOCATION '/shared/log/' OPTIONS ('nulls' 'nan')")
+//!     .await?;
+//! ctx.sql("INSERT INTO log SELECT * FROM events WHERE kind = 3").await?.collect().await?;
+//! # Ok(())
+//! # }
+//! ```
 //!
 //! # A cluster
 //! Every process of the cluster needs the codecs: the scheduler decodes the client's tables

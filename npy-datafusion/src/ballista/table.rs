@@ -1,5 +1,6 @@
 //! [`NpyTable`]: a `.npy` listing table that Ballista can send to its scheduler, and
-//! [`NpyTableRule`], which swaps it in for the listing tables of a query.
+//! [`NpyTableRule`], which swaps it in for the listing tables of a query (and of an `INSERT
+//! INTO`), and puts a `COPY ... TO`'s `OPTIONS` into its format factory.
 //!
 //! datafusion-proto serializes a `ListingTable` only with a built-in format (its
 //! `ListingTableScan` message has no hook for other formats: it fails with "unknown file
@@ -16,19 +17,24 @@ use datafusion::catalog::{ScanArgs, ScanResult, Session, TableProvider};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::Transformed;
 use datafusion::common::{Constraints, Statistics};
+use datafusion::datasource::file_format::{file_type_to_format, format_as_file_type};
 use datafusion::datasource::listing::{ListingTable, ListingTableUrl};
 use datafusion::datasource::{provider_as_source, source_as_provider};
-use datafusion::error::Result as DfResult;
-use datafusion::logical_expr::{Expr, LogicalPlan, TableProviderFilterPushDown, TableType};
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::logical_expr::dml::{CopyTo, InsertOp};
+use datafusion::logical_expr::{
+    DmlStatement, Expr, LogicalPlan, TableProviderFilterPushDown, TableSource, TableType,
+};
 use datafusion::optimizer::AnalyzerRule;
 use datafusion::physical_plan::ExecutionPlan;
 
-use crate::{NpyFormat, NpyReadOptions};
+use crate::{NpyFormat, NpyFormatFactory, NpyReadOptions, NpyWriteOptions, NpzFormatFactory};
 
 /// A table of `.npy` files (a DataFusion `ListingTable` with [`NpyFormat`]) that Ballista's
-/// protobuf layer can carry: its paths, file extension and [`NpyReadOptions`] go to the
-/// scheduler through [`NpyLogicalCodec`](super::NpyLogicalCodec), which rebuilds the listing
-/// table there. Scans, filters and statistics are the listing table's.
+/// protobuf layer can carry: its paths, file extension, [`NpyReadOptions`] and
+/// [`NpyWriteOptions`] go to the scheduler through [`NpyLogicalCodec`](super::NpyLogicalCodec),
+/// which rebuilds the listing table there. Scans, filters, statistics and `INSERT INTO` are the
+/// listing table's.
 ///
 /// A [`ballista` session](super::standalone) makes these from the `.npy` listing tables of
 /// every query ([`NpyTableRule`]), so tables registered with
@@ -59,6 +65,7 @@ use crate::{NpyFormat, NpyReadOptions};
 pub struct NpyTable {
     inner: Arc<dyn TableProvider>,
     options: NpyReadOptions,
+    write: NpyWriteOptions,
     paths: Vec<ListingTableUrl>,
     file_extension: String,
 }
@@ -72,21 +79,27 @@ impl NpyTable {
         Some(NpyTable {
             inner: provider.clone(),
             options: format.options().clone(),
+            write: format.write_options().clone(),
             paths: listing.table_paths().clone(),
             file_extension: listing.options().file_extension.clone(),
         })
     }
 
-    /// Wraps a listing table built from its parts (by the codec on the scheduler).
+    /// Wraps a listing table built from its parts (by the codec on the scheduler; the write
+    /// options are its format's).
     pub(crate) fn from_parts(
         listing: ListingTable,
         options: NpyReadOptions,
         paths: Vec<ListingTableUrl>,
         file_extension: String,
     ) -> NpyTable {
+        let write = (listing.options().format.downcast_ref::<NpyFormat>())
+            .map(|f| f.write_options().clone())
+            .unwrap_or_default();
         NpyTable {
             inner: Arc::new(listing),
             options,
+            write,
             paths,
             file_extension,
         }
@@ -95,6 +108,11 @@ impl NpyTable {
     /// The options its files are read with.
     pub fn options(&self) -> &NpyReadOptions {
         &self.options
+    }
+
+    /// The options its `INSERT INTO`s write with.
+    pub fn write_options(&self) -> &NpyWriteOptions {
+        &self.write
     }
 
     /// The file, directory or glob URLs of the table.
@@ -158,11 +176,23 @@ impl TableProvider for NpyTable {
     fn statistics(&self) -> Option<Statistics> {
         self.inner.statistics()
     }
+
+    async fn insert_into(
+        &self,
+        state: &dyn Session,
+        input: Arc<dyn ExecutionPlan>,
+        insert_op: InsertOp,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        self.inner.insert_into(state, input, insert_op).await
+    }
 }
 
 /// The analyzer rule a Ballista session runs on the client: every scan of a `.npy` listing
-/// table becomes a scan of the same table as an [`NpyTable`], which the logical codec can
-/// send to the scheduler. Other scans are left as they are.
+/// table, and the target of an `INSERT INTO` one, becomes the same table as an [`NpyTable`],
+/// which the logical codec can send to the scheduler. A `COPY ... TO` in the `NPY` or `NPZ`
+/// format gets a format factory with the statement's `OPTIONS` applied (a bad one fails here,
+/// on the client): datafusion-proto's `COPY` message carries the factory but not the options.
+/// Other nodes are left as they are.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -174,20 +204,23 @@ pub struct NpyTableRule;
 
 impl AnalyzerRule for NpyTableRule {
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> DfResult<LogicalPlan> {
-        plan.transform_up_with_subqueries(|node| {
-            let LogicalPlan::TableScan(mut scan) = node else {
-                return Ok(Transformed::no(node));
-            };
-            let table = source_as_provider(&scan.source)
-                .ok()
-                .and_then(|p| NpyTable::try_wrap(&p));
-            match table {
-                Some(table) => {
-                    scan.source = provider_as_source(Arc::new(table));
+        plan.transform_up_with_subqueries(|node| match node {
+            LogicalPlan::TableScan(mut scan) => match wrapped(&scan.source) {
+                Some(source) => {
+                    scan.source = source;
                     Ok(Transformed::yes(LogicalPlan::TableScan(scan)))
                 }
                 None => Ok(Transformed::no(LogicalPlan::TableScan(scan))),
-            }
+            },
+            LogicalPlan::Dml(dml) => match wrapped(&dml.target) {
+                Some(target) => Ok(Transformed::yes(LogicalPlan::Dml(DmlStatement {
+                    target,
+                    ..dml
+                }))),
+                None => Ok(Transformed::no(LogicalPlan::Dml(dml))),
+            },
+            LogicalPlan::Copy(copy) => copy_with_options(copy),
+            other => Ok(Transformed::no(other)),
         })
         .map(|t| t.data)
     }
@@ -195,4 +228,55 @@ impl AnalyzerRule for NpyTableRule {
     fn name(&self) -> &str {
         "npy_table"
     }
+}
+
+/// `source` as an [`NpyTable`], if it is a `.npy` listing table.
+fn wrapped(source: &Arc<dyn TableSource>) -> Option<Arc<dyn TableSource>> {
+    let table = NpyTable::try_wrap(&source_as_provider(source).ok()?)?;
+    Some(provider_as_source(Arc::new(table)))
+}
+
+/// The `COPY` options that are the statement's, not the format's: DataFusion's planner reads
+/// them from the statement, whose options do not reach a Ballista scheduler.
+const STATEMENT_KEYS: [(&str, &str); 2] = [
+    (
+        "single_file_output",
+        "a path with an extension is one file, a path ending in / a directory",
+    ),
+    (
+        "execution.keep_partition_by_columns",
+        "set datafusion.execution.keep_partition_by_columns in the session's config instead",
+    ),
+];
+
+/// A `COPY ... TO` in the `NPY` or `NPZ` format with its `OPTIONS` in its format factory (they
+/// stay in the statement too: the format applies them again, to the same result). An option
+/// of the statement rather than the format is refused, saying what to do instead.
+fn copy_with_options(copy: CopyTo) -> DfResult<Transformed<LogicalPlan>> {
+    let Ok(factory) = file_type_to_format(&copy.file_type) else {
+        return Ok(Transformed::no(LogicalPlan::Copy(copy)));
+    };
+    if !(factory.is::<NpyFormatFactory>() || factory.is::<NpzFormatFactory>()) {
+        return Ok(Transformed::no(LogicalPlan::Copy(copy)));
+    }
+    for (key, instead) in STATEMENT_KEYS {
+        if copy.options.contains_key(key) {
+            return Err(DataFusionError::Configuration(format!(
+                "COPY option {key}: a Ballista cluster does not receive a COPY statement's own \
+                 options (datafusion-proto's COPY message carries its format only); {instead}"
+            )));
+        }
+    }
+    let factory: Arc<dyn datafusion::datasource::file_format::FileFormatFactory> =
+        if let Some(f) = factory.downcast_ref::<NpyFormatFactory>() {
+            Arc::new(f.with_format_options(&copy.options)?)
+        } else if let Some(f) = factory.downcast_ref::<NpzFormatFactory>() {
+            Arc::new(f.with_format_options(&copy.options)?)
+        } else {
+            return Ok(Transformed::no(LogicalPlan::Copy(copy)));
+        };
+    Ok(Transformed::yes(LogicalPlan::Copy(CopyTo {
+        file_type: format_as_file_type(factory),
+        ..copy
+    })))
 }

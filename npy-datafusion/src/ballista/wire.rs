@@ -1,11 +1,11 @@
-//! What both codecs' messages share: the read options on the wire, and the error of a
-//! malformed message (the `.npy` table and scan messages of `codec.rs`, the column-table
-//! messages of `columns.rs`).
+//! What both codecs' messages share: the read and write options on the wire, and the error
+//! of a malformed message (the `.npy` table, format, scan and sink messages of `codec.rs`, the
+//! column-table messages of `columns.rs`).
 
 use datafusion::error::{DataFusionError, Result as DfResult};
 use prost::Message;
 
-use crate::NpyReadOptions;
+use crate::{NpyReadOptions, NpyWriteOptions};
 
 /// One table option on the wire: its key and value ([`NpyReadOptions::entries`], set again
 /// with [`NpyReadOptions::set`] on the other side), so that a new table option needs nothing
@@ -18,7 +18,7 @@ struct OptionProto {
     value: String,
 }
 
-/// [`NpyReadOptions`] on the wire: every option that has a value.
+/// [`NpyReadOptions`] (or [`NpyWriteOptions`]) on the wire: every option that has a value.
 #[derive(Clone, PartialEq, Message)]
 pub(super) struct OptionsProto {
     #[prost(message, repeated, tag = "1")]
@@ -44,6 +44,27 @@ pub(super) fn options_from_proto(p: Option<OptionsProto>) -> DfResult<NpyReadOpt
     p.entries
         .iter()
         .try_fold(NpyReadOptions::new(), |o, e| o.set(&e.key, &e.value))
+        .map_err(|e| malformed(&e.to_string()))
+}
+
+/// [`NpyWriteOptions`] on the wire: its [`entries`](NpyWriteOptions::entries).
+pub(super) fn write_options_to_proto(o: &NpyWriteOptions) -> OptionsProto {
+    OptionsProto {
+        entries: (o.entries().into_iter())
+            .map(|(key, value)| OptionProto { key, value })
+            .collect(),
+    }
+}
+
+/// The write options of a message (none: the defaults, as a message from before they were
+/// carried).
+pub(super) fn write_options_from_proto(p: Option<OptionsProto>) -> DfResult<NpyWriteOptions> {
+    let Some(p) = p else {
+        return Ok(NpyWriteOptions::new());
+    };
+    p.entries
+        .iter()
+        .try_fold(NpyWriteOptions::new(), |o, e| o.set(&e.key, &e.value))
         .map_err(|e| malformed(&e.to_string()))
 }
 

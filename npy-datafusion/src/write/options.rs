@@ -47,7 +47,7 @@ pub(crate) const WRITE_KEYS: &[&str] = &["nulls", "decimals", "string_width", "s
 /// assert!(NpyWriteOptions::new().set("nulls", "zero").is_err());
 /// # Ok::<(), datafusion::error::DataFusionError>(())
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct NpyWriteOptions {
     pub(crate) nulls: Option<NullPolicy>,
     pub(crate) nulls_for: BTreeMap<String, NullPolicy>,
@@ -114,6 +114,53 @@ impl NpyWriteOptions {
     pub fn layout(mut self, layout: TableLayout) -> Self {
         self.layout = layout;
         self
+    }
+
+    /// Every option set, as the `(key, value)` pairs [`set`](Self::set) takes back: options
+    /// that have no value of their own (the defaults) are left out, so
+    /// `entries()` folded through `set` over [`new`](Self::new) gives these options again. It is
+    /// how a Ballista plan carries them (the sink of `COPY TO` and `INSERT INTO`, a table's
+    /// format).
+    ///
+    /// ```
+    /// use npy_datafusion::NpyWriteOptions;
+    /// let options = NpyWriteOptions::new().set("nulls.v", "fill=-1")?.set("layout", "columns")?;
+    /// let entries = options.entries();
+    /// assert!(entries.contains(&("nulls.v".to_string(), "fill=-1".to_string())));
+    /// let back = entries
+    ///     .iter()
+    ///     .try_fold(NpyWriteOptions::new(), |o, (k, v)| o.set(k, v))?;
+    /// assert_eq!(back, options);
+    /// # Ok::<(), datafusion::error::DataFusionError>(())
+    /// ```
+    pub fn entries(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let mut push = |key: String, value: String| out.push((key, value));
+        if let Some(p) = &self.nulls {
+            push("nulls".into(), p.to_string());
+        }
+        for (c, p) in &self.nulls_for {
+            push(format!("nulls.{c}"), p.to_string());
+        }
+        if let Some(p) = self.decimals {
+            push("decimals".into(), p.to_string());
+        }
+        for (c, p) in &self.decimals_for {
+            push(format!("decimals.{c}"), p.to_string());
+        }
+        if let Some(w) = self.width {
+            push("string_width".into(), w.to_string());
+        }
+        for (c, w) in &self.widths {
+            push(format!("string_width.{c}"), w.to_string());
+        }
+        if self.objects {
+            push("strings".into(), "objects".into());
+        }
+        if self.layout != TableLayout::default() {
+            push("layout".into(), self.layout.name().into());
+        }
+        out
     }
 
     /// True if `key` (without its `format.` prefix) is a write option's key (`layout` and

@@ -36,6 +36,9 @@ pub struct NpySink {
     config: FileSinkConfig,
     options: NpyWriteOptions,
     kind: Kind,
+    /// What the errors of writing the files go through (a Ballista executor's sink: its
+    /// errors as text, see `ballista/errors.rs`); the query's own errors are left as they are.
+    map_err: Option<fn(DataFusionError) -> DataFusionError>,
 }
 
 impl NpySink {
@@ -44,12 +47,32 @@ impl NpySink {
             config,
             options,
             kind,
+            map_err: None,
         }
+    }
+
+    /// The sink whose write errors go through `f`.
+    pub(crate) fn with_error_map(mut self, f: fn(DataFusionError) -> DataFusionError) -> Self {
+        self.map_err = Some(f);
+        self
     }
 
     /// The write options.
     pub fn options(&self) -> &NpyWriteOptions {
         &self.options
+    }
+
+    /// What each file it writes is.
+    pub(crate) fn kind(&self) -> &Kind {
+        &self.kind
+    }
+
+    /// A write error, through the error map if there is one.
+    fn write_error(&self, e: DataFusionError) -> DataFusionError {
+        match self.map_err {
+            Some(f) => f(e),
+            None => e,
+        }
     }
 
     /// The files' schema: the writer schema without a `numpy.fortran_order` a table's files
@@ -157,7 +180,7 @@ impl FileSink for NpySink {
         if let Some(e) = failed {
             drop(written);
             made.remove();
-            return Err(e);
+            return Err(self.write_error(e));
         }
         if let Err(e) = demuxed {
             drop(written);
@@ -167,7 +190,9 @@ impl FileSink for NpySink {
         let mut rows = 0;
         for w in written {
             rows += w.rows;
-            w.commit(&object_store).await?;
+            w.commit(&object_store)
+                .await
+                .map_err(|e| self.write_error(e))?;
         }
         Ok(rows)
     }

@@ -3,7 +3,11 @@
 //! `npy_datafusion::ballista::standalone`) answers GROUP BY, filter and ORDER BY/LIMIT queries as the
 //! single-process DataFusion run does (and, live with `NPY_PYTHON`, as NumPy does); a shard
 //! whose header is corrupted after registration fails the query with this crate's message;
-//! the physical codec round-trips a scan node exactly.
+//! the physical codec round-trips a scan node exactly. Writing through the cluster: `COPY ...
+//! TO` a `.npy` file, an `.npz` archive (a member, or columns), a directory and an object
+//! store (`memory://`, the store the in-process executors share with the client) writes the
+//! bytes one process writes, with the statement's options; `INSERT INTO` a `STORED AS NPY`
+//! table writes with the table's options; a failing write leaves no file.
 
 use std::sync::Arc;
 
@@ -299,4 +303,310 @@ fn the_physical_codec_round_trips_a_scan_node_exactly() {
             assert_eq!(run(back), run(plan), "{q}");
         }
     }
+}
+
+/// Four partitions, and one output file for a directory (as many as DataFusion's demultiplexer
+/// would otherwise choose to write in parallel, and so which rows go where, may differ between
+/// a cluster's final stage and one process).
+fn one_file_per_output(config: SessionConfig) -> SessionConfig {
+    configure(config)
+        .set_usize("datafusion.execution.minimum_parallel_output_files", 1)
+        .set_usize(
+            "datafusion.execution.soft_max_rows_per_output_file",
+            1 << 20,
+        )
+}
+
+/// The files under `dir` (not directories), recursively, sorted.
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The bytes of each file under `dir`, in name order.
+fn contents_under(dir: &std::path::Path) -> Vec<Vec<u8>> {
+    files_under(dir)
+        .iter()
+        .map(|f| std::fs::read(f).unwrap())
+        .collect()
+}
+
+/// Rows with nulls (every fifth `x`), the nested record, bytes, strings and datetimes.
+const WRITTEN: &str = "SELECT id, CASE WHEN id % 5 = 0 THEN NULL ELSE x END AS x, name, ts, pos \
+                       FROM t ORDER BY id";
+
+#[test]
+fn copy_to_through_the_cluster_writes_the_bytes_one_process_writes() {
+    let dir = TempDir::new("ballista-copy");
+    shards(&dir);
+    let out = TempDir::new("ballista-copy-out");
+    let rt = rt();
+    let ballista = rt
+        .block_on(standalone(one_file_per_output(session_config()), 2))
+        .expect("a standalone Ballista cluster");
+    let local = session(one_file_per_output(SessionConfig::new()));
+    for ctx in [&ballista, &local] {
+        rt.block_on(ctx.register_npy("t", dir.path().to_str().unwrap(), NpyReadOptions::new()))
+            .unwrap();
+    }
+    // (target, STORED AS, OPTIONS): the options reach the executor's sink (without `nulls`
+    // the null `x` fails the write).
+    let cases = [
+        ("rows.npy", "", "OPTIONS ('nulls' 'nan')"),
+        (
+            "member.npz",
+            "",
+            "OPTIONS ('nulls' 'fill=-7', 'member' 'obs')",
+        ),
+        (
+            "cols.npz",
+            "",
+            "OPTIONS ('layout' 'columns', 'nulls' 'nan')",
+        ),
+        (
+            "rows.dat",
+            "STORED AS NPY",
+            "OPTIONS ('nulls' 'nan', 'string_width.name' '9')",
+        ),
+        ("dir/", "STORED AS NPY", "OPTIONS ('nulls' 'nan')"),
+        ("zdir/", "STORED AS NPZ", "OPTIONS ('nulls' 'nan')"),
+    ];
+    for (target, stored, options) in cases {
+        let mut written = Vec::new();
+        for (who, ctx) in [("local", &local), ("cluster", &ballista)] {
+            let path = out.join(who).join(target.trim_end_matches('/'));
+            let q = format!(
+                "COPY ({WRITTEN}) TO '{}{}' {stored} {options}",
+                path.display(),
+                if target.ends_with('/') { "/" } else { "" },
+            );
+            assert_eq!(sql(ctx, &rt, &q), [["3890"]], "{q}");
+            written.push(if target.ends_with('/') {
+                let files = files_under(&path);
+                assert_eq!(files.len(), 1, "{q}: {files:?}");
+                contents_under(&path)
+            } else {
+                vec![std::fs::read(&path).unwrap()]
+            });
+        }
+        assert!(
+            written[0] == written[1],
+            "{target}: the cluster wrote other bytes"
+        );
+    }
+    // The cluster's archive of columns is the column table one process reads back.
+    let cols = out.join("cluster").join("cols.npz");
+    let table = npy_arrow::BatchReaderBuilder::new()
+        .open_column_table(&cols)
+        .unwrap();
+    assert_eq!(table.num_rows(), 3890);
+
+    // A directory of several files (DataFusion's parallel output) on the cluster: every row
+    // once.
+    let many = out.join("many");
+    let q = format!(
+        "COPY t TO '{}/' STORED AS NPY OPTIONS ('string_width' '4')",
+        many.display()
+    );
+    let parallel = rt
+        .block_on(standalone(configure(session_config()), 2))
+        .expect("a standalone Ballista cluster");
+    rt.block_on(parallel.register_npy("t", dir.path().to_str().unwrap(), NpyReadOptions::new()))
+        .unwrap();
+    assert_eq!(sql(&parallel, &rt, &q), [["3890"]]);
+    let back = local_session_over(&rt, &many);
+    let check = "SELECT count(*), count(DISTINCT id), sum(id), sum(x) FROM";
+    assert_eq!(
+        sql(&back, &rt, &format!("{check} b")),
+        sql(&local, &rt, &format!("{check} t"))
+    );
+}
+
+/// A one-process session with the table `b` over `dir`.
+fn local_session_over(rt: &tokio::runtime::Runtime, dir: &std::path::Path) -> SessionContext {
+    let ctx = local();
+    rt.block_on(ctx.register_npy("b", dir.to_str().unwrap(), NpyReadOptions::new()))
+        .unwrap();
+    ctx
+}
+
+#[test]
+fn insert_into_an_npy_table_through_the_cluster() {
+    let dir = TempDir::new("ballista-insert");
+    #[derive(serde::Serialize, npy_serde::NpyRecord)]
+    struct Row {
+        id: i64,
+        x: f64,
+    }
+    let first: Vec<Row> = (0..10).map(|i| Row { id: i, x: i as f64 }).collect();
+    let rt = rt();
+    let ballista = rt
+        .block_on(standalone(one_file_per_output(session_config()), 2))
+        .expect("a standalone Ballista cluster");
+    let local = session(one_file_per_output(SessionConfig::new()));
+    let mut new_files = Vec::new();
+    for (who, ctx) in [("cluster", &ballista), ("local", &local)] {
+        let table = dir.join(who);
+        std::fs::create_dir_all(&table).unwrap();
+        npy_serde::to_path(table.join("first.npy"), &first).unwrap();
+        let ddl = format!(
+            "CREATE EXTERNAL TABLE t STORED AS NPY LOCATION '{}/' OPTIONS ('nulls' 'nan')",
+            table.display()
+        );
+        sql(ctx, &rt, &ddl);
+        // The table's write options reach the executor's sink with the table: one naming a
+        // column the table has not fails the INSERT there, and no file is left.
+        let bad = format!(
+            "CREATE EXTERNAL TABLE u STORED AS NPY LOCATION '{}/' \
+             OPTIONS ('nulls.nosuchcol' 'nan')",
+            table.display()
+        );
+        sql(ctx, &rt, &bad);
+        let e = sql_err(ctx, &rt, "INSERT INTO u VALUES (7, 7.5)");
+        assert!(e.contains("nosuchcol"), "{who}: {e}");
+        assert_eq!(files_under(&table).len(), 1, "{who}");
+        let insert = "INSERT INTO t VALUES (100, 0.5), (101, 1.5), (102, 2.5)";
+        assert_eq!(sql(ctx, &rt, insert), [["3"]], "{who}");
+        assert_eq!(
+            sql(
+                ctx,
+                &rt,
+                "INSERT INTO t SELECT id + 1000, x FROM t WHERE id < 3"
+            ),
+            [["3"]],
+            "{who}"
+        );
+        let files = files_under(&table);
+        assert_eq!(files.len(), 3, "{who}: {files:?}");
+        assert_eq!(
+            sql(ctx, &rt, "SELECT count(*), sum(id), sum(x) FROM t"),
+            [["16", &(45 + 303 + 3003).to_string(), "52.5"]],
+            "{who}"
+        );
+        assert_eq!(sql(ctx, &rt, "SELECT x FROM t WHERE id = 101"), [["1.5"]]);
+        // The inserted files' bytes (their names are DataFusion's, random).
+        let mut inserted: Vec<Vec<u8>> = files
+            .iter()
+            .filter(|f| !f.ends_with("first.npy"))
+            .map(|f| std::fs::read(f).unwrap())
+            .collect();
+        inserted.sort();
+        new_files.push(inserted);
+    }
+    assert!(
+        new_files[0] == new_files[1],
+        "the cluster's INSERTs wrote other bytes"
+    );
+}
+
+#[test]
+fn a_failing_write_on_the_cluster_leaves_no_file() {
+    let dir = TempDir::new("ballista-copy-fail");
+    shards(&dir);
+    let rt = rt();
+    let ballista = cluster(&rt);
+    rt.block_on(ballista.register_npy("t", dir.path().to_str().unwrap(), NpyReadOptions::new()))
+        .unwrap();
+    let out = TempDir::new("ballista-copy-fail-out");
+    let target = out.join("out.npy");
+    std::fs::write(&target, b"old").unwrap();
+    // A null late in the rows, with the default policy (`error`): rows were written first.
+    let late_null = "SELECT CASE WHEN id = 3800 THEN NULL ELSE id END AS v FROM t ORDER BY id";
+    let e = sql_err(
+        &ballista,
+        &rt,
+        &format!("COPY ({late_null}) TO '{}'", target.display()),
+    );
+    // The executor's error as text: the file and this crate's message (Ballista wraps it).
+    assert!(
+        e.contains(&format!("writing {}: ", target.display())) && e.contains("is null"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read(&target).unwrap(), b"old");
+    for (name, extra) in [
+        ("out.npz", ""),
+        ("cols.npz", "OPTIONS ('layout' 'columns')"),
+    ] {
+        let q = format!(
+            "COPY ({late_null}) TO '{}' {extra}",
+            out.join(name).display()
+        );
+        sql_err(&ballista, &rt, &q);
+    }
+    // A directory the statement would make.
+    let made = out.join("made").join("deeper");
+    let q = format!("COPY ({late_null}) TO '{}/' STORED AS NPY", made.display());
+    sql_err(&ballista, &rt, &q);
+    assert_eq!(files_under(out.path()), [target.clone()]);
+    assert!(!out.join("made").exists());
+}
+
+#[test]
+fn copy_to_an_object_store_through_the_cluster() {
+    use datafusion::execution::object_store::ObjectStoreUrl;
+    use datafusion::object_store::memory::InMemory;
+    use datafusion::object_store::path::Path as ObjPath;
+    use datafusion::object_store::{ObjectStore, ObjectStoreExt};
+
+    let dir = TempDir::new("ballista-copy-store");
+    shards(&dir);
+    let rt = rt();
+    let ballista = cluster(&rt);
+    let local = local();
+    // The in-process executors share the client's runtime, and so its stores.
+    let mem: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let url = ObjectStoreUrl::parse("memory://").unwrap();
+    ballista.register_object_store(url.as_ref(), mem.clone());
+    for ctx in [&ballista, &local] {
+        rt.block_on(ctx.register_npy("t", dir.path().to_str().unwrap(), NpyReadOptions::new()))
+            .unwrap();
+    }
+    let get = |key: &str| {
+        rt.block_on(async { mem.get(&ObjPath::from(key)).await?.bytes().await })
+            .unwrap_or_else(|e| panic!("{key}: {e}"))
+            .to_vec()
+    };
+    for name in ["rows.npy", "rows.npz"] {
+        let q = format!("COPY ({WRITTEN}) TO 'memory:///out/{name}' OPTIONS ('nulls' 'nan')");
+        assert_eq!(sql(&ballista, &rt, &q), [["3890"]]);
+        let file = dir.join(name);
+        let q = format!(
+            "COPY ({WRITTEN}) TO '{}' OPTIONS ('nulls' 'nan')",
+            file.display()
+        );
+        sql(&local, &rt, &q);
+        assert!(
+            get(&format!("out/{name}")) == std::fs::read(&file).unwrap(),
+            "{name}"
+        );
+    }
+    // The cluster reads back what it wrote there.
+    rt.block_on(ballista.register_npy("back", "memory:///out/rows.npy", NpyReadOptions::new()))
+        .unwrap();
+    assert_eq!(
+        sql(&ballista, &rt, "SELECT count(*), sum(id) FROM back"),
+        sql(&local, &rt, "SELECT count(*), sum(id) FROM t")
+    );
+    // A failing write uploads nothing.
+    let late_null = "SELECT CASE WHEN id = 3800 THEN NULL ELSE id END AS v FROM t ORDER BY id";
+    let q = format!("COPY ({late_null}) TO 'memory:///out/failed.npy'");
+    let e = sql_err(&ballista, &rt, &q);
+    assert!(e.contains("failed.npy"), "{e}");
+    let listed = rt
+        .block_on(mem.list_with_delimiter(Some(&ObjPath::from("out"))))
+        .unwrap();
+    let mut keys: Vec<String> = (listed.objects.iter())
+        .map(|m| m.location.to_string())
+        .collect();
+    keys.sort();
+    assert_eq!(keys, ["out/rows.npy", "out/rows.npz"]);
 }
