@@ -720,8 +720,14 @@ mod tests {
              mode {:?} schema {:?}",
             config.original_url,
             config.object_store_url,
-            config.table_paths,
-            config.file_group,
+            // What datafusion-proto's message carries of them (not a URL's table reference,
+            // nor a file's e-tag: the sink uses neither).
+            (config.table_paths.iter())
+                .map(|u| u.to_string())
+                .collect::<Vec<_>>(),
+            (config.file_group.files().iter())
+                .map(|f| (f.object_meta.location.to_string(), f.object_meta.size))
+                .collect::<Vec<_>>(),
             config.table_partition_cols,
             config.keep_partition_by_columns,
             config.insert_op,

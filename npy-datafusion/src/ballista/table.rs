@@ -260,7 +260,8 @@ fn copy_with_options(copy: CopyTo) -> DfResult<Transformed<LogicalPlan>> {
         return Ok(Transformed::no(LogicalPlan::Copy(copy)));
     }
     for (key, instead) in STATEMENT_KEYS {
-        if copy.options.contains_key(key) {
+        // SQL's parser prefixes a key without a namespace with `format.`.
+        if copy.options.contains_key(key) || copy.options.contains_key(&format!("format.{key}")) {
             return Err(DataFusionError::Configuration(format!(
                 "COPY option {key}: a Ballista cluster does not receive a COPY statement's own \
                  options (datafusion-proto's COPY message carries its format only); {instead}"

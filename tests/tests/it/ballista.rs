@@ -546,7 +546,7 @@ fn a_failing_write_on_the_cluster_leaves_no_file() {
     let made = out.join("made").join("deeper");
     let q = format!("COPY ({late_null}) TO '{}/' STORED AS NPY", made.display());
     sql_err(&ballista, &rt, &q);
-    assert_eq!(files_under(out.path()), [target.clone()]);
+    assert_eq!(files_under(out.path()), [target]);
     assert!(!out.join("made").exists());
 }
 
