@@ -406,9 +406,11 @@ impl NpyFormat {
 }
 
 impl NpyReadOptions {
-    /// DataFusion's listing options for a table of these files (the format [`NpyFormat`]).
+    /// DataFusion's listing options for a table of these files (the format [`NpyFormat`]),
+    /// each file sorted in the declared orders ([`sorted_by`](Self::sorted_by)).
     pub fn listing_options(&self) -> ListingOptions {
         ListingOptions::new(Arc::new(NpyFormat::new(self.clone())))
             .with_file_extension(self.extension())
+            .with_file_sort_order(self.sort_exprs())
     }
 }

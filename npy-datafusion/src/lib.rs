@@ -46,6 +46,14 @@
 //!   its header declares: a file (or `.npz` member) cut short is no table; registering it, its
 //!   statistics and its scan fail alike, naming it, so `count(*)` never answers from a header
 //!   whose data is missing.
+//! - Order: a table declared sorted (SQL's `CREATE EXTERNAL TABLE .. WITH ORDER (k ASC)`, the
+//!   option `sort_order` in `OPTIONS` or a [`TableSpec`], [`NpyReadOptions::sorted_by`] for
+//!   `register_npy`) reports the order from its scan (`output_ordering` in `EXPLAIN`): an
+//!   `ORDER BY` it satisfies merges the partitions instead of sorting, and aggregates and
+//!   joins on the key run in order. The order is the caller's promise, as for DataFusion's
+//!   listing tables, not checked: rows out of it give wrong answers. Each row file must be
+//!   sorted (DataFusion keeps the order where a partition reads one file or ranges of one);
+//!   a column table as a whole, each of its partitions a sorted run of it.
 //! - Untrusted files: the header and data limits of [`ReaderBuilder`](npy_serde::ReaderBuilder) apply
 //!   ([`NpyReadOptions::reader_options`]); a truncated or hostile file fails the query with
 //!   this crate's error (the file, and the record, field and byte where it applies), never a
@@ -243,7 +251,7 @@ pub use file_format::{NpyFormat, NpyFormatFactory, NpzFormatFactory};
 pub use formats::CsvOptions;
 pub use frame::NpyDataFrameExt;
 pub use memory::{memory_limited_context, MemoryLimit};
-pub use options::{NpyReadOptions, TableLayout};
+pub use options::{NpyReadOptions, SortColumn, TableLayout};
 #[cfg(feature = "remote")]
 pub use remote::{register_store_for, register_store_in};
 pub use session::{register_npy_format, NpySessionExt};

@@ -16,7 +16,7 @@ use datafusion::prelude::SessionContext;
 use futures::TryStreamExt;
 
 use super::formats::{arrow_format, csv_format, parquet_format, CsvOptions};
-use super::options::NpyReadOptions;
+use super::options::{check_sort_columns, NpyReadOptions};
 use super::spec::{TableFormat, TableSpec};
 
 /// The listing table of the `.npy` files (`.npz` members) at `path`.
@@ -52,6 +52,7 @@ pub(crate) async fn spec_table(ctx: &SessionContext, spec: &TableSpec) -> DfResu
     } else {
         let ext = extension.unwrap_or_else(|| format.extensions()[0].to_string());
         listing_options(&ctx.state(), format, spec.csv_options(), &ext)?
+            .with_file_sort_order(spec.options().sort_exprs())
     };
     listing_table(ctx, url, listing).await
 }
@@ -127,6 +128,13 @@ async fn listing_table(
     };
     let state = ctx.state();
     let schema = listing.infer_schema(&state, &url).await?;
+    let sorted = listing.file_sort_order.iter().flatten();
+    let columns: Vec<_> = sorted.flat_map(|s| s.expr.column_refs()).collect();
+    check_sort_columns(
+        columns.iter().map(|c| c.name.as_str()),
+        &schema,
+        url.as_str(),
+    )?;
     let config = ListingTableConfig::new(url)
         .with_listing_options(listing)
         .with_schema(schema);

@@ -5,8 +5,16 @@
 //! options message of the Ballista codec (the [`entries`](NpyReadOptions::entries), set again
 //! on the other side). A new table option is one entry of the list (and the field it sets).
 
+use std::fmt;
+use std::str::FromStr;
+
+use arrow_schema::{Schema, SortOptions};
 use datafusion::common::config::ConfigEntry;
+use datafusion::common::Column;
 use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::logical_expr::{Expr, SortExpr};
+use datafusion::physical_expr::expressions::Column as PhysicalColumn;
+use datafusion::physical_expr::{LexOrdering, PhysicalSortExpr};
 
 use npy_serde::npz::NpzReaderBuilder;
 use npy_serde::read::ReaderBuilder;
@@ -38,6 +46,9 @@ pub struct NpyReadOptions {
     pub(crate) read_access: bool,
     /// Filters stay out of the scan (`filter_pushdown=false`): DataFusion filters the rows.
     pub(crate) keep_filters: bool,
+    /// The orders the table's rows are declared to be in (`sort_order`): each a list of
+    /// columns; the scan reports every one of them.
+    pub(crate) sort_order: Vec<Vec<SortColumn>>,
 }
 
 /// How a table's values lie in its files.
@@ -242,7 +253,256 @@ pub(crate) static OPTIONS: &[TableOption] = &[
             Ok(())
         },
     },
+    TableOption {
+        key: "sort_order",
+        value: "ORDER",
+        help: "the order the rows are in, declared, not checked (SQL's WITH ORDER): \
+               COLUMN [ASC|DESC] [NULLS FIRST|LAST], ...; after ';' another order that \
+               also holds. Each file (a column table: the whole table) must be sorted so, or \
+               answers are wrong. In a spec quote it: sort_order='a, b DESC'",
+        get: |o| (!o.sort_order.is_empty()).then(|| format_orders(&o.sort_order)),
+        set: |o, v| {
+            o.sort_order = parse_orders(v)?;
+            Ok(())
+        },
+    },
 ];
+
+/// One column of a declared sort order ([`NpyReadOptions::sorted_by`], the option
+/// `sort_order`): its name, its direction and where its nulls are.
+///
+/// Its text is SQL's: `name [ASC|DESC] [NULLS FIRST|NULLS LAST]` (`"quoted name"` when the
+/// name is not letters, digits and `_`); the nulls are last when ascending and first when
+/// descending unless it says (DataFusion's default, so that `ORDER BY name` and
+/// `ORDER BY name DESC` match the declared order).
+///
+/// ```
+/// use npy_datafusion::SortColumn;
+/// let key: SortColumn = "l_orderkey".parse()?;
+/// assert_eq!(key, SortColumn::asc("l_orderkey"));
+/// assert_eq!(key.to_string(), "l_orderkey ASC NULLS LAST");
+/// let day: SortColumn = "\"ship day\" desc nulls last".parse()?;
+/// assert_eq!(day, SortColumn::desc("ship day").nulls_first(false));
+/// # Ok::<(), String>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SortColumn {
+    name: String,
+    descending: bool,
+    nulls_first: bool,
+}
+
+impl SortColumn {
+    /// The column `name`, ascending, nulls last.
+    pub fn asc(name: impl Into<String>) -> SortColumn {
+        SortColumn {
+            name: name.into(),
+            descending: false,
+            nulls_first: false,
+        }
+    }
+
+    /// The column `name`, descending, nulls first.
+    pub fn desc(name: impl Into<String>) -> SortColumn {
+        SortColumn {
+            name: name.into(),
+            descending: true,
+            nulls_first: true,
+        }
+    }
+
+    /// The same column with its nulls first (`true`) or last.
+    pub fn nulls_first(mut self, first: bool) -> SortColumn {
+        self.nulls_first = first;
+        self
+    }
+
+    /// The column's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether it is descending.
+    pub fn is_descending(&self) -> bool {
+        self.descending
+    }
+
+    /// Whether its nulls come first.
+    pub fn is_nulls_first(&self) -> bool {
+        self.nulls_first
+    }
+
+    /// DataFusion's logical sort expression of the column.
+    pub(crate) fn sort_expr(&self) -> SortExpr {
+        let column = Expr::Column(Column::new_unqualified(self.name.clone()));
+        SortExpr::new(column, !self.descending, self.nulls_first)
+    }
+
+    /// The column of a logical sort expression (SQL's `WITH ORDER (...)`), if it is a column.
+    pub(crate) fn of_sort_expr(sort: &SortExpr) -> Option<SortColumn> {
+        match &sort.expr {
+            Expr::Column(c) => Some(SortColumn {
+                name: c.name.clone(),
+                descending: !sort.asc,
+                nulls_first: sort.nulls_first,
+            }),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for SortColumn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let plain = !self.name.is_empty()
+            && !self.name.starts_with(|c: char| c.is_ascii_digit())
+            && self.name.chars().all(|c| c.is_alphanumeric() || c == '_');
+        if plain {
+            f.write_str(&self.name)?;
+        } else {
+            write!(f, "\"{}\"", self.name.replace('"', "\"\""))?;
+        }
+        let direction = if self.descending { "DESC" } else { "ASC" };
+        let nulls = if self.nulls_first { "FIRST" } else { "LAST" };
+        write!(f, " {direction} NULLS {nulls}")
+    }
+}
+
+impl FromStr for SortColumn {
+    type Err = String;
+
+    /// Parses `name [ASC|DESC] [NULLS FIRST|NULLS LAST]` (keywords in any case).
+    fn from_str(text: &str) -> Result<SortColumn, String> {
+        let text = text.trim();
+        let (name, rest) = match text.strip_prefix('"') {
+            Some(quoted) => {
+                let mut name = String::new();
+                let mut chars = quoted.char_indices().peekable();
+                let mut end = None;
+                while let Some((i, c)) = chars.next() {
+                    if c != '"' {
+                        name.push(c);
+                    } else if chars.peek().is_some_and(|&(_, n)| n == '"') {
+                        name.push('"');
+                        chars.next();
+                    } else {
+                        end = Some(i + 1);
+                        break;
+                    }
+                }
+                let Some(end) = end else {
+                    return Err(format!(
+                        "the quote of {text:?} is not closed (a quote inside quotes is \
+                         written \"\")"
+                    ));
+                };
+                (name, &quoted[end..])
+            }
+            None => {
+                let end = text.find(char::is_whitespace).unwrap_or(text.len());
+                (text[..end].to_string(), &text[end..])
+            }
+        };
+        if name.is_empty() {
+            return Err(format!("expected a column name, found {text:?}"));
+        }
+        let words: Vec<String> = rest
+            .split_whitespace()
+            .map(str::to_ascii_uppercase)
+            .collect();
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        let (descending, nulls) = match words.as_slice() {
+            [] => (false, &[][..]),
+            ["ASC", nulls @ ..] => (false, nulls),
+            ["DESC", nulls @ ..] => (true, nulls),
+            nulls => (false, nulls),
+        };
+        let nulls_first = match nulls {
+            [] => descending,
+            ["NULLS", "FIRST"] => true,
+            ["NULLS", "LAST"] => false,
+            _ => {
+                return Err(format!(
+                    "{text:?}: expected COLUMN [ASC|DESC] [NULLS FIRST|NULLS LAST] (a name \
+                     holding spaces is \"quoted\")"
+                ))
+            }
+        };
+        Ok(SortColumn {
+            name,
+            descending,
+            nulls_first,
+        })
+    }
+}
+
+/// Fails naming the first of `names` (the columns of a declared sort order) that `schema` (the
+/// table `table`'s) does not have: DataFusion would fail each query over the table instead.
+pub(crate) fn check_sort_columns<'a>(
+    names: impl IntoIterator<Item = &'a str>,
+    schema: &Schema,
+    table: &str,
+) -> DfResult<()> {
+    for name in names {
+        if schema.index_of(name).is_err() {
+            let all: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+            return Err(DataFusionError::Configuration(format!(
+                "sort_order: the table {table} has no column {name:?}; its columns are {}",
+                all.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Splits `text` at each `sep` outside double quotes.
+fn split_unquoted(text: &str, sep: char) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut start, mut quoted) = (0, false);
+    for (i, c) in text.char_indices() {
+        if c == '"' {
+            quoted = !quoted;
+        } else if c == sep && !quoted {
+            out.push(&text[start..i]);
+            start = i + 1;
+        }
+    }
+    out.push(&text[start..]);
+    out
+}
+
+/// The orders of the option `sort_order`: orders separated by `;`, each of columns separated
+/// by `,`.
+fn parse_orders(text: &str) -> Result<Vec<Vec<SortColumn>>, String> {
+    let mut orders = Vec::new();
+    for order in split_unquoted(text, ';') {
+        if order.trim().is_empty() {
+            continue;
+        }
+        let columns = split_unquoted(order, ',')
+            .into_iter()
+            .map(SortColumn::from_str)
+            .collect::<Result<Vec<_>, _>>()?;
+        orders.push(columns);
+    }
+    if orders.is_empty() {
+        return Err(format!(
+            "expected COLUMN [ASC|DESC] [NULLS FIRST|NULLS LAST], ..., found {text:?}"
+        ));
+    }
+    Ok(orders)
+}
+
+/// The text of `orders` that [`parse_orders`] reads back.
+fn format_orders(orders: &[Vec<SortColumn>]) -> String {
+    let orders: Vec<String> = orders
+        .iter()
+        .map(|o| {
+            let columns: Vec<String> = o.iter().map(SortColumn::to_string).collect();
+            columns.join(", ")
+        })
+        .collect();
+    orders.join("; ")
+}
 
 fn flag(v: &str) -> Result<bool, String> {
     match v {
@@ -356,6 +616,109 @@ impl NpyReadOptions {
         self
     }
 
+    /// Declares that the table's rows are sorted by `order` (the option `sort_order`, SQL's
+    /// `WITH ORDER (...)`): the scan reports the order, so DataFusion plans no sort for an
+    /// `ORDER BY` it satisfies, and aggregates, joins and windows over it run in order
+    /// (TPC-H's `lineitem` is sorted by `l_orderkey`). Called again, it declares a second
+    /// order that holds as well.
+    ///
+    /// The order is the caller's promise, as for DataFusion's listing tables: it is not
+    /// checked, and rows not in it give wrong answers. For row files the order is each
+    /// file's (DataFusion keeps it for a partition that reads one file, or ranges of one
+    /// file, and merges the partitions); a column table's order is the whole table's, and each
+    /// of its partitions (a run of rows) is sorted. An order naming a column the table does
+    /// not have fails the registration naming it.
+    ///
+    /// ```
+    /// # let rt = tokio::runtime::Runtime::new()?;
+    /// # rt.block_on(async {
+    /// # let path = std::env::temp_dir().join(format!("df-sorted-{}.npy", std::process::id()));
+    /// # npy_serde::to_path(&path, &[1i64, 2, 3])?;
+    /// use datafusion::prelude::SessionContext;
+    /// use npy_datafusion::{NpyReadOptions, NpySessionExt, SortColumn};
+    ///
+    /// let options = NpyReadOptions::new().sorted_by([SortColumn::asc("value")]);
+    /// let same = NpyReadOptions::new().set("sort_order", "value ASC")?;
+    /// assert_eq!(options.sort_order(), same.sort_order());
+    /// let ctx = SessionContext::new();
+    /// ctx.register_npy("t", path.to_str().unwrap(), options).await?;
+    /// let plan = ctx.sql("EXPLAIN SELECT value FROM t ORDER BY value").await?.collect().await?;
+    /// let text = datafusion::arrow::util::pretty::pretty_format_batches(&plan)?.to_string();
+    /// assert!(text.contains("output_ordering=[value@0 ASC NULLS LAST]"), "{text}");
+    /// assert!(!text.contains("SortExec"), "{text}");
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<_, Box<dyn std::error::Error>>(())
+    /// # })?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn sorted_by(mut self, order: impl IntoIterator<Item = SortColumn>) -> Self {
+        let order: Vec<SortColumn> = order.into_iter().collect();
+        if !order.is_empty() && !self.sort_order.contains(&order) {
+            self.sort_order.push(order);
+        }
+        self
+    }
+
+    /// The declared orders ([`sorted_by`](Self::sorted_by)).
+    pub fn sort_order(&self) -> &[Vec<SortColumn>] {
+        &self.sort_order
+    }
+
+    /// The declared orders as DataFusion's logical sort expressions (a listing table's
+    /// `file_sort_order`).
+    pub(crate) fn sort_exprs(&self) -> Vec<Vec<SortExpr>> {
+        self.sort_order
+            .iter()
+            .map(|o| o.iter().map(SortColumn::sort_expr).collect())
+            .collect()
+    }
+
+    /// The options with the orders of SQL's `WITH ORDER (...)` declared too: each must be of
+    /// columns (a column table's order is of its columns).
+    pub(crate) fn with_sort_exprs(mut self, orders: &[Vec<SortExpr>]) -> DfResult<Self> {
+        for order in orders {
+            let columns = order
+                .iter()
+                .map(|s| {
+                    SortColumn::of_sort_expr(s).ok_or_else(|| {
+                        DataFusionError::Configuration(format!(
+                            "WITH ORDER ({s}): a column table's order is of its columns, \
+                             COLUMN [ASC|DESC] [NULLS FIRST|LAST]"
+                        ))
+                    })
+                })
+                .collect::<DfResult<Vec<_>>>()?;
+            self = self.sorted_by(columns);
+        }
+        Ok(self)
+    }
+
+    /// Fails naming a column of a declared order that `schema` (the table `table`'s) does not
+    /// have.
+    pub(crate) fn check_sort_order(&self, schema: &Schema, table: &str) -> DfResult<()> {
+        let names = self.sort_order.iter().flatten().map(SortColumn::name);
+        check_sort_columns(names, schema, table)
+    }
+
+    /// The declared orders over the columns of `schema`, as a scan reports them.
+    pub(crate) fn output_ordering(&self, schema: &Schema) -> DfResult<Vec<LexOrdering>> {
+        let mut orderings = Vec::new();
+        for order in &self.sort_order {
+            let mut exprs = Vec::with_capacity(order.len());
+            for column in order {
+                let index = schema.index_of(column.name())?;
+                let options = SortOptions {
+                    descending: column.descending,
+                    nulls_first: column.nulls_first,
+                };
+                let expr = PhysicalColumn::new(column.name(), index);
+                exprs.push(PhysicalSortExpr::new(std::sync::Arc::new(expr), options));
+            }
+            orderings.extend(LexOrdering::new(exprs));
+        }
+        Ok(orderings)
+    }
+
     /// The `.npz` member the table reads, if its files are archives.
     pub fn member(&self) -> Option<&str> {
         self.member.as_deref()
@@ -462,7 +825,12 @@ mod tests {
             .npz_member("x")
             .file_extension(".zip")
             .memory_map(false)
-            .filter_pushdown(false);
+            .filter_pushdown(false)
+            .sorted_by([
+                SortColumn::asc("a"),
+                SortColumn::desc("b c").nulls_first(false),
+            ])
+            .sorted_by([SortColumn::asc("x,\"y")]);
         let mut back = NpyReadOptions::new();
         for e in o.entries() {
             if let Some(v) = &e.value {
@@ -482,6 +850,8 @@ mod tests {
         assert_eq!(back.member(), Some("x"));
         assert_eq!(back.extension(), ".zip");
         assert!(back.read_access && back.keep_filters);
+        assert_eq!(back.sort_order(), o.sort_order());
+        assert_eq!(back.sort_order().len(), 2);
         // Unset options have no value.
         let none = NpyReadOptions::new().entries();
         let unset: Vec<&str> = none
@@ -496,7 +866,8 @@ mod tests {
                 "max_data_size",
                 "file_extension",
                 "allow_pickle_data",
-                "pickle_encoding"
+                "pickle_encoding",
+                "sort_order"
             ]
         );
     }
@@ -508,8 +879,8 @@ mod tests {
             o.apply("nope", "1").unwrap_err(),
             "unknown npy option \"nope\": the options are member, max_header_size, \
              max_data_size, max_depth, max_dims, max_empty_items, file_extension, \
-             allow_pickle_data, pickle_encoding, layout, verify_crc, access and \
-             filter_pushdown"
+             allow_pickle_data, pickle_encoding, layout, verify_crc, access, \
+             filter_pushdown and sort_order"
         );
         assert_eq!(
             o.apply("max_header_size", "big").unwrap_err(),
@@ -548,7 +919,67 @@ mod tests {
         o.apply("filter_pushdown", "false").unwrap();
         assert!(o.read_access && o.keep_filters);
         assert_eq!(o.layout(), TableLayout::Rows);
+        for bad in ["", " ; ", "a,", "a b", "a asc nulls", "\"a"] {
+            let e = o.apply("sort_order", bad).unwrap_err();
+            assert!(e.starts_with("npy option sort_order: "), "{bad:?}: {e}");
+        }
         let e = NpyReadOptions::new().set("nope", "1").unwrap_err();
         assert!(matches!(e, DataFusionError::Configuration(_)), "{e}");
+    }
+
+    #[test]
+    fn sort_orders_parse_as_sql_writes_them_and_print_back() {
+        let o = NpyReadOptions::new()
+            .set(
+                "sort_order",
+                "k, \"ship day\" DESC; V desc NULLS last ; x nulls FIRST",
+            )
+            .unwrap();
+        let want = [
+            vec![SortColumn::asc("k"), SortColumn::desc("ship day")],
+            vec![SortColumn::desc("V").nulls_first(false)],
+            vec![SortColumn::asc("x").nulls_first(true)],
+        ];
+        assert_eq!(o.sort_order(), want);
+        let text = format_orders(o.sort_order());
+        assert_eq!(
+            text,
+            "k ASC NULLS LAST, \"ship day\" DESC NULLS FIRST; V DESC NULLS LAST; \
+             x ASC NULLS FIRST"
+        );
+        assert_eq!(parse_orders(&text).unwrap(), want);
+        // The logical expressions DataFusion's listing tables take, and back.
+        let exprs = o.sort_exprs();
+        assert_eq!(exprs[0][1].to_string(), "ship day DESC NULLS FIRST");
+        let again = NpyReadOptions::new().with_sort_exprs(&exprs).unwrap();
+        assert_eq!(again.sort_order(), want);
+        // The physical orderings over a schema: indices of its columns.
+        use arrow_schema::{DataType, Field};
+        let schema = Schema::new(vec![
+            Field::new("x", DataType::Int64, false),
+            Field::new("k", DataType::Int64, false),
+            Field::new("ship day", DataType::Int32, true),
+            Field::new("V", DataType::Int8, false),
+        ]);
+        let orderings = o.output_ordering(&schema).unwrap();
+        let shown: Vec<String> = orderings.iter().map(|l| l.to_string()).collect();
+        assert_eq!(
+            shown,
+            [
+                "k@1 ASC NULLS LAST, ship day@2 DESC",
+                "V@3 DESC NULLS LAST",
+                "x@0 ASC"
+            ]
+        );
+        o.check_sort_order(&schema, "t").unwrap();
+        let e = NpyReadOptions::new()
+            .sorted_by([SortColumn::asc("y")])
+            .check_sort_order(&schema, "t")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("the table t has no column \"y\"; its columns are x, k, ship day, V"),
+            "{e}"
+        );
     }
 }

@@ -15,7 +15,7 @@ use datafusion::prelude::SessionContext;
 use super::columns::ColumnTable;
 use super::file_format::{NpyFormatFactory, NpzFormatFactory};
 use super::listing::{npy_table, spec_table};
-use super::options::{NpyReadOptions, TableLayout};
+use super::options::{check_sort_columns, NpyReadOptions, SortColumn, TableLayout};
 use super::spec::TableSpec;
 
 /// `register_npy` and `read_npy` on a DataFusion `SessionContext`.
@@ -145,7 +145,8 @@ pub fn register_npy_format(ctx: &SessionContext) -> DfResult<()> {
 }
 
 /// `STORED AS NPY`: DataFusion's listing tables of row files, column tables for
-/// `OPTIONS ('layout' 'columns')`.
+/// `OPTIONS ('layout' 'columns')`. A declared order is the statement's `WITH ORDER (...)`
+/// and the option `sort_order`, both: each holds.
 #[derive(Debug, Default)]
 struct NpyTableFactory {
     listing: DefaultTableFactory,
@@ -163,7 +164,7 @@ impl TableProviderFactory for NpyTableFactory {
             .iter()
             .find(|(k, _)| k.strip_prefix("format.").unwrap_or(k) == "layout");
         if layout.is_none_or(|(_, v)| v != "columns") {
-            return self.listing.create(state, cmd).await;
+            return self.rows(state, cmd).await;
         }
         let mut options = NpyReadOptions::new();
         for (key, value) in &cmd.options {
@@ -176,6 +177,7 @@ impl TableProviderFactory for NpyTableFactory {
             }
             options = options.set(key, value)?;
         }
+        let options = options.with_sort_exprs(&cmd.order_exprs)?;
         let [location] = cmd.locations.as_slice() else {
             return Err(DataFusionError::Configuration(format!(
                 "a column table (layout=columns) has one location, an archive or a directory: \
@@ -191,5 +193,51 @@ impl TableProviderFactory for NpyTableFactory {
                 .await?
         };
         Ok(Arc::new(table))
+    }
+}
+
+impl NpyTableFactory {
+    /// The listing table of row files of `cmd`, each file sorted in the orders of its `WITH
+    /// ORDER` and of the option `sort_order`: DataFusion's listing factory reads the
+    /// statement's orders, so the option's join them; and the option then holds the orders of
+    /// columns among them, for the format's options (what Ballista's codec sends of the table).
+    async fn rows(
+        &self,
+        state: &dyn Session,
+        cmd: &CreateExternalTable,
+    ) -> DfResult<Arc<dyn TableProvider>> {
+        let is_order = |k: &String| k.strip_prefix("format.").unwrap_or(k) == "sort_order";
+        let key = cmd.options.keys().find(|k| is_order(k)).cloned();
+        let declared = match key.as_ref().map(|k| &cmd.options[k]) {
+            Some(value) => NpyReadOptions::new().set("sort_order", value)?,
+            None => NpyReadOptions::new(),
+        };
+        if cmd.order_exprs.is_empty() && key.is_none() {
+            return self.listing.create(state, cmd).await;
+        }
+        let mut cmd = cmd.clone();
+        for order in declared.sort_exprs() {
+            if !cmd.order_exprs.contains(&order) {
+                cmd.order_exprs.push(order);
+            }
+        }
+        let mut columns = NpyReadOptions::new();
+        for order in &cmd.order_exprs {
+            let order: Option<Vec<_>> = order.iter().map(SortColumn::of_sort_expr).collect();
+            columns = columns.sorted_by(order.unwrap_or_default());
+        }
+        let entry = columns
+            .entries()
+            .into_iter()
+            .find(|e| e.key == "sort_order")
+            .and_then(|e| e.value);
+        if let Some(value) = entry {
+            let key = key.unwrap_or_else(|| "format.sort_order".to_string());
+            cmd.options.insert(key, value);
+        }
+        let table = self.listing.create(state, &cmd).await?;
+        let names = declared.sort_order().iter().flatten().map(SortColumn::name);
+        check_sort_columns(names, &table.schema(), &cmd.locations.join(", "))?;
+        Ok(table)
     }
 }

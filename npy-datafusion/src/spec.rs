@@ -91,9 +91,11 @@ impl TableFormat {
     fn option_keys(self) -> String {
         match self {
             TableFormat::Npy | TableFormat::Npz => super::options::option_keys(),
-            TableFormat::Parquet | TableFormat::Arrow => "file_extension".to_string(),
+            TableFormat::Parquet | TableFormat::Arrow => {
+                "file_extension and sort_order".to_string()
+            }
             TableFormat::Csv => {
-                let mut keys = vec!["file_extension"];
+                let mut keys = vec!["file_extension", "sort_order"];
                 keys.extend(CSV_OPTIONS.iter().map(|o| o.key));
                 list(&keys)
             }
@@ -139,8 +141,10 @@ fn format_names() -> String {
 /// - `FORMAT(...)` is the explicit form, in the style of DuckDB's `read_parquet('...', k=v)`:
 ///   the format named, the location taken as it is (never split), followed by options
 ///   `KEY=VALUE`. The keys of `npy` and `npz` tables are those of SQL's `OPTIONS`
-///   ([`NpyReadOptions::set`]); `parquet` and `arrow` tables take `file_extension`; `csv`
-///   tables `file_extension`, `header` and `delimiter` ([`CsvOptions`]). It is recognised
+///   ([`NpyReadOptions::set`]); `parquet` and `arrow` tables take `file_extension` and
+///   `sort_order`; `csv` tables those, `header` and `delimiter` ([`CsvOptions`]). The
+///   `sort_order` of every format declares the order of each file's rows
+///   ([`NpyReadOptions::sorted_by`]: trusted, not checked). It is recognised
 ///   when the spec starts with a name followed by `(` and the name is a format, or the spec
 ///   ends with `)`; so a path such as `runs(2).npy` stays a path.
 /// - Inside `FORMAT(...)` the location and each value may be single-quoted, to hold a comma or
@@ -454,7 +458,7 @@ impl TableSpec {
     /// Sets the option `key` of a table of its format.
     fn apply(&mut self, key: &str, value: &str) -> Result<(), TableSpecError> {
         let format = self.format;
-        let set = if format.is_npy() || key == "file_extension" {
+        let set = if format.is_npy() || key == "file_extension" || key == "sort_order" {
             self.options.apply(key, value)
         } else if let (TableFormat::Csv, Some(set)) = (format, self.csv.apply(key, value)) {
             set
@@ -571,8 +575,8 @@ pub fn table_spec_help() -> String {
          \x20                           a column table: each member of the archive, or each\n\
          \x20                           .npy file of the directory, is a column (its key or\n\
          \x20                           file stem the column's name), all of one length\n\
-         \x20 parquet(LOCATION, file_extension=EXT)\n\
-         \x20 arrow(LOCATION, file_extension=EXT)\n\
+         \x20 parquet(LOCATION, file_extension=EXT, sort_order=ORDER)\n\
+         \x20 arrow(LOCATION, file_extension=EXT, sort_order=ORDER)\n\
          \x20 csv(LOCATION, header=true|false, delimiter=CHAR, file_extension=EXT)\n\
          \x20                           the format named, the location as it is, and options\n\
          \nInside FORMAT(...), quote the location or a value in single quotes when it holds\n\
@@ -584,7 +588,15 @@ pub fn table_spec_help() -> String {
         let key = format!("{}={}", o.key, o.value);
         text.push_str(&format!("  {key:<26}{}\n", o.help));
     }
-    text.push_str("\nOptions of csv tables (parquet and arrow tables take file_extension only):\n");
+    text.push_str(
+        "\nA declared order (sort_order, any format) is trusted, not checked: ORDER BY, GROUP \
+         BY and joins on it\nskip their sorts. Each file must be sorted so (a column table: \
+         the whole table).\n",
+    );
+    text.push_str(
+        "\nOptions of csv tables (parquet and arrow tables take file_extension and \
+         sort_order only):\n",
+    );
     for o in CSV_OPTIONS {
         let key = format!("{}={}", o.key, o.value);
         text.push_str(&format!("  {key:<26}{}\n", o.help));
@@ -593,6 +605,8 @@ pub fn table_spec_help() -> String {
         "\nExamples:\n  w2.npy\n  data/shards/\n  runs.npz:obs\n  npz(data/*.npz, member=x)\n  \
          npy(data/w2/, max_header_size=20000)\n  npy('data/a,b/', file_extension=.bin)\n  \
          npz(table.npz, layout=columns)\n  npy(columns/, layout=columns)\n  \
+         npz(lineitem.npz, layout=columns, sort_order=l_orderkey)\n  \
+         npy(events/, sort_order='day, ts DESC')\n  \
          lineitem.parquet\n  data/parquet-shards/\n  csv(data/*.tsv, delimiter=\\t, header=false)\n",
     );
     text

@@ -5,6 +5,12 @@
 //! `FileSource`, reads only the projected columns of a run, batch by batch, from a blocking
 //! task.
 //!
+//! A table declared sorted (the option `sort_order`, SQL's `WITH ORDER`) is in that order
+//! from its first row to its last, so each run is too: the scan's `output_ordering` is the
+//! declared order in every partition (one file per group, as DataFusion requires of an
+//! ordering it keeps), and an `ORDER BY` on it merges the partitions
+//! (`SortPreservingMergeExec`) instead of sorting. The order is trusted, not checked.
+//!
 //! A `DataSourceExec` over file groups is what Ballista's scheduler restricts to each task's
 //! partitions, so the tasks of a cluster read disjoint runs of rows; and it is what the
 //! physical codec already sends (datafusion-proto's `FileScanExecConf`, our options beside).
@@ -99,6 +105,8 @@ pub(crate) fn plan(
         }
         groups.push(run(location, &table, start, end)?);
     }
+    // The runs are consecutive rows of the table: each is in the table's declared order.
+    let ordering = options.output_ordering(&table)?;
     let source = ColumnSource::new(location, options.clone(), table.clone(), rows, read);
     let statistics = Statistics::new_unknown(&table).with_num_rows(exact(read));
     let config = FileScanConfigBuilder::new(remote::store_url(location)?, Arc::new(source))
@@ -106,6 +114,7 @@ pub(crate) fn plan(
         .with_projection_indices(projection)?
         .with_limit(limit)
         .with_statistics(statistics)
+        .with_output_ordering(ordering)
         .build();
     Ok(DataSourceExec::from_data_source(config))
 }

@@ -5,7 +5,8 @@
 //! scan of the columns the query uses (`scan`: a `DataSourceExec` whose file groups are runs
 //! of rows). The table answers `Unsupported` for every filter (the logical plan keeps them);
 //! DataFusion's physical `FilterPushdown` then hands the scan those it evaluates exactly
-//! (see `scan`).
+//! (see `scan`). A declared order (the option `sort_order`, SQL's `WITH ORDER`) is the whole
+//! table's, trusted, not checked: the scan reports it for each of its partitions.
 
 use std::sync::Arc;
 
@@ -41,10 +42,12 @@ impl ColumnTable {
         options: &NpyReadOptions,
     ) -> DfResult<ColumnTable> {
         let survey = remote::survey(location, runtime, options).await?;
+        let schema = survey.schema();
+        options.check_sort_order(&schema, location)?;
         Ok(ColumnTable {
             location: location.to_string(),
             options: options.clone(),
-            schema: survey.schema(),
+            schema,
         })
     }
 
@@ -58,6 +61,7 @@ impl ColumnTable {
     ) -> DfResult<ColumnTable> {
         let survey = remote::survey(location, runtime, options).await?;
         survey.check_columns(&schema)?;
+        options.check_sort_order(&schema, location)?;
         Ok(ColumnTable {
             location: location.to_string(),
             options: options.clone(),

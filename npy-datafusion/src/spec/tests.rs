@@ -137,8 +137,8 @@ fn every_error_names_the_bad_part_and_what_is_accepted() {
         err("npy(a.npy, 20000)"),
         "\"20000\" is not KEY=VALUE: after the location come options KEY=VALUE, whose keys \
          are member, max_header_size, max_data_size, max_depth, max_dims, max_empty_items, \
-         file_extension, allow_pickle_data, pickle_encoding, layout, verify_crc, access and \
-         filter_pushdown"
+         file_extension, allow_pickle_data, pickle_encoding, layout, verify_crc, access, \
+         filter_pushdown and sort_order"
     );
     assert_eq!(
         err("npy(a.npy,)"),
@@ -152,8 +152,8 @@ fn every_error_names_the_bad_part_and_what_is_accepted() {
         err("npy(a.npy, colour=red)"),
         "unknown npy option \"colour\": the options are member, max_header_size, \
          max_data_size, max_depth, max_dims, max_empty_items, file_extension, \
-         allow_pickle_data, pickle_encoding, layout, verify_crc, access and \
-         filter_pushdown"
+         allow_pickle_data, pickle_encoding, layout, verify_crc, access, \
+         filter_pushdown and sort_order"
     );
     assert_eq!(
         err("npy(a.npy, max_header_size=lots)"),
@@ -175,7 +175,7 @@ fn every_error_names_the_bad_part_and_what_is_accepted() {
     assert_eq!(
         err("csv(a.csv, layout=columns)"),
         "layout is not an option of csv tables: the options of csv tables are \
-         file_extension, header and delimiter"
+         file_extension, sort_order, header and delimiter"
     );
     let t = parse("npz(t.npz, layout=columns)");
     assert_eq!(t.options().layout(), TableLayout::Columns);
@@ -258,26 +258,32 @@ fn other_formats_by_extension_or_by_name_with_their_options() {
     assert_eq!(t.options().extension(), ".txt");
     let t = parse("parquet(data/, file_extension=.parq)");
     assert_eq!(value(&t, "file_extension").as_deref(), Some(".parq"));
+    // Every format's files may be declared sorted.
+    let t = parse("parquet(data/, sort_order='a, b desc')");
+    assert_eq!(
+        value(&t, "sort_order").as_deref(),
+        Some("a ASC NULLS LAST, b DESC NULLS FIRST")
+    );
 
     assert_eq!(
         err("parquet(t/, max_header_size=3)"),
         "max_header_size is not an option of parquet tables: the options of parquet tables \
-         are file_extension"
+         are file_extension and sort_order"
     );
     assert_eq!(
         err("arrow(t/, header=true)"),
         "header is not an option of arrow tables: the options of arrow tables are \
-         file_extension"
+         file_extension and sort_order"
     );
     assert_eq!(
         err("csv(t/, member=x)"),
         "member is not an option of csv tables: the options of csv tables are \
-         file_extension, header and delimiter"
+         file_extension, sort_order, header and delimiter"
     );
     assert_eq!(
         err("csv(t/, 3)"),
         "\"3\" is not KEY=VALUE: after the location come options KEY=VALUE, whose keys are \
-         file_extension, header and delimiter"
+         file_extension, sort_order, header and delimiter"
     );
     assert_eq!(
         err("csv(t/, header=perhaps)"),

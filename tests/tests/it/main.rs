@@ -64,6 +64,8 @@ mod sql_formats;
 #[cfg(feature = "datafusion")]
 mod sql_layouts;
 #[cfg(feature = "datafusion")]
+mod sql_order;
+#[cfg(feature = "datafusion")]
 mod sql_write;
 mod streaming;
 mod tiers;
