@@ -116,6 +116,8 @@ async fn spec_provider(ctx: &SessionContext, spec: &TableSpec) -> DfResult<Arc<d
 /// `CREATE EXTERNAL TABLE t STORED AS NPY LOCATION '...'` reads `.npy` files (and, with
 /// `OPTIONS ('layout' 'columns')`, a column table: an `.npz` archive of columns or a directory
 /// of per-column `.npy` files; columns declared in the statement must all be there).
+/// `WITH ORDER (k ASC)` or `OPTIONS ('sort_order' 'k')` declares the rows sorted, for row
+/// files and column tables alike ([`NpyReadOptions::sorted_by`]: trusted, not checked).
 ///
 /// ```
 /// # let rt = tokio::runtime::Runtime::new()?;

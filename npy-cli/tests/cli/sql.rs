@@ -362,3 +362,61 @@ fn several_statements_run_in_order_from_the_argument_a_file_or_stdin() {
     let none = npy(["sql", " ; ", &s0]);
     assert_eq!(none.status.code(), Some(2), "{none:?}");
 }
+
+/// `sort_order=` in a `-t` spec declares the files sorted: the plan reads the order
+/// (`output_ordering`) and sorts nothing for an `ORDER BY` on it, over row files and a column
+/// directory alike, and the answers are those of the undeclared tables.
+#[test]
+fn a_declared_sort_order_in_a_spec_spares_the_sort() {
+    let d = Dir::new("sort-order");
+    shards(&d, &[40]);
+    std::fs::create_dir_all(d.file("cols")).unwrap();
+    let ids: Vec<i64> = (0..40).collect();
+    let xs: Vec<f64> = (0..40).map(|i| i as f64 * 0.5).collect();
+    npy_serde::to_path(d.file("cols/id.npy"), &ids).unwrap();
+    npy_serde::to_path(d.file("cols/x.npy"), &xs).unwrap();
+    let query = "SELECT id, x FROM t WHERE id % 3 = 1 ORDER BY id LIMIT 5";
+    for (plain, sorted) in [
+        (
+            format!("t={}", d.join("s0.npy")),
+            format!("t=npy({}, sort_order=id)", d.join("s0.npy")),
+        ),
+        (
+            format!("t=npy({}, layout=columns)", d.join("cols")),
+            format!(
+                "t=npy({}, layout=columns, sort_order='id ASC')",
+                d.join("cols")
+            ),
+        ),
+    ] {
+        let explain = format!("EXPLAIN {query}");
+        let plan = npy_ok(["sql", &explain, "-t", &sorted]);
+        assert!(
+            plan.contains("output_ordering=[id@0 ASC NULLS LAST]") && !plan.contains("SortExec"),
+            "{plan}"
+        );
+        let plan = npy_ok(["sql", &explain, "-t", &plain]);
+        assert!(plan.contains("SortExec"), "{plan}");
+        let want = npy_ok(["sql", query, "-t", &plain, "--csv"]);
+        assert_eq!(want, "id,x\n1,0.5\n4,2.0\n7,3.5\n10,5.0\n13,6.5\n");
+        assert_eq!(npy_ok(["sql", query, "-t", &sorted, "--csv"]), want);
+    }
+    // A column the table lacks is named.
+    let out = npy([
+        "sql",
+        "SELECT 1",
+        "-t",
+        &format!("t=npy({}, sort_order=idx)", d.join("s0.npy")),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("no column \"idx\""),
+        "{err}"
+    );
+    // The help says what the option is.
+    let help = npy_ok(["sql", "--help"]);
+    assert!(
+        help.contains("sort_order=ORDER") && help.contains("trusted, not checked"),
+        "{help}"
+    );
+}
