@@ -159,6 +159,8 @@ impl NpyFormatFactory {
     /// gives.
     ///
     /// [`create`]: FileFormatFactory::create
+    // For the Ballista codecs.
+    #[cfg(feature = "ballista")]
     pub(crate) fn with_format_options(
         &self,
         format_options: &HashMap<String, String>,
@@ -203,6 +205,8 @@ impl NpzFormatFactory {
 
     /// This factory with a statement's SQL `OPTIONS` applied (see
     /// [`NpyFormatFactory::with_format_options`]).
+    // For the Ballista codecs.
+    #[cfg(feature = "ballista")]
     pub(crate) fn with_format_options(
         &self,
         format_options: &HashMap<String, String>,

@@ -52,6 +52,8 @@ impl NpySink {
     }
 
     /// The sink whose write errors go through `f`.
+    // For the Ballista codecs.
+    #[cfg(feature = "ballista")]
     pub(crate) fn with_error_map(mut self, f: fn(DataFusionError) -> DataFusionError) -> Self {
         self.map_err = Some(f);
         self
@@ -63,6 +65,8 @@ impl NpySink {
     }
 
     /// What each file it writes is.
+    // For the Ballista codecs.
+    #[cfg(feature = "ballista")]
     pub(crate) fn kind(&self) -> &Kind {
         &self.kind
     }
