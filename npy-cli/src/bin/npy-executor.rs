@@ -8,8 +8,9 @@
 //!     --port 50051 --grpc-port 50052 --work-dir /scratch/npy --concurrent-tasks 8
 //! ```
 //!
-//! `--log-tasks` prints a line per task to stderr (`npy-executor EXECUTOR_ID: task
-//! JOB/STAGE/TASK partitions [..]`): which executor ran what.
+//! Its log goes to stderr, filtered by `RUST_LOG` as Ballista's own executor reads it
+//! (warnings and errors when unset); `--log-tasks` adds Ballista's line per task it runs
+//! (`Execute task  : [TID JOB/STAGE.ATTEMPT/TASK.ATTEMPT]`): which executor ran what.
 //!
 //! `--store URL` (repeatable) registers the
 //! object store of a bucket (`s3://BUCKET/`) or host (`http(s)://HOST/`) the cluster's
@@ -23,20 +24,15 @@
 //! ```
 
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use ballista_executor::execution_engine::{
-    DefaultExecutionEngine, ExecutionEngine, QueryStageExecutor,
-};
 use ballista_executor::executor_process::{start_executor_process, ExecutorProcessConfig};
 use clap::Parser;
-use datafusion::error::Result as DfResult;
-use datafusion::physical_plan::ExecutionPlan;
-use datafusion::prelude::SessionConfig;
 use npy_datafusion::ballista::NpyPhysicalCodec;
 use npy_datafusion::MemoryLimit;
 
+#[path = "../cluster_log.rs"]
+mod cluster_log;
 #[path = "../cluster_stores.rs"]
 mod cluster_stores;
 
@@ -84,7 +80,8 @@ struct Args {
     /// for (default: the table's limit).
     #[arg(long, value_name = "BYTES")]
     max_data_size: Option<u64>,
-    /// Print a line per task to stderr: which job, stage and task this executor ran.
+    /// Log a line per task to stderr (Ballista's `Execute task` line, whatever RUST_LOG
+    /// says): which job, stage and task this executor ran.
     #[arg(long)]
     log_tasks: bool,
     #[command(flatten)]
@@ -93,6 +90,16 @@ struct Args {
 
 fn main() -> ExitCode {
     let a = Args::parse();
+    // The task lines: the executor server's (tasks pushed by the scheduler, Ballista's
+    // default) and the execution loop's (pulled).
+    let tasks: &[&str] = match a.log_tasks {
+        true => &[
+            "ballista_executor::executor_server=info",
+            "ballista_executor::execution_loop=info",
+        ],
+        false => &[],
+    };
+    cluster_log::init("npy-executor", tasks);
     match run(a) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -133,13 +140,6 @@ fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(n) = a.concurrent_tasks {
         config.vcores = n.max(1);
     }
-    if a.log_tasks {
-        config.override_execution_engine = Some(Arc::new(TaskLog {
-            executor: config.executor_id.clone(),
-            tasks: AtomicU64::new(0),
-            inner: DefaultExecutionEngine::new(),
-        }));
-    }
     let mut config = {
         let stores = a.stores.stores()?;
         if !stores.is_empty() {
@@ -159,35 +159,4 @@ fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(start_executor_process(Arc::new(config)))?;
     Ok(())
-}
-
-/// Ballista's execution engine, printing each task it is given (`--log-tasks`). Without
-/// Ballista's connection pool for shuffle fetches (each fetch opens its own connection).
-struct TaskLog {
-    executor: String,
-    tasks: AtomicU64,
-    inner: DefaultExecutionEngine,
-}
-
-impl ExecutionEngine for TaskLog {
-    fn create_query_stage_exec(
-        &self,
-        job_id: ballista_core::JobId,
-        stage_id: usize,
-        task_id: usize,
-        partitions: Vec<usize>,
-        plan: Arc<dyn ExecutionPlan>,
-        work_dir: &str,
-        config: &SessionConfig,
-    ) -> DfResult<Arc<dyn QueryStageExecutor>> {
-        let n = self.tasks.fetch_add(1, Ordering::Relaxed) + 1;
-        eprintln!(
-            "npy-executor {}: task {job_id}/{stage_id}/{task_id} partitions {partitions:?} \
-             (task {n} of this executor)",
-            self.executor
-        );
-        self.inner.create_query_stage_exec(
-            job_id, stage_id, task_id, partitions, plan, work_dir, config,
-        )
-    }
 }

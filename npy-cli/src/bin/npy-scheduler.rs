@@ -8,6 +8,10 @@
 //! npy-scheduler --bind 0.0.0.0 --port 50050 --external-host sched.example
 //! ```
 //!
+//! Its log goes to stderr, filtered by `RUST_LOG` as Ballista's own scheduler reads it
+//! (`RUST_LOG=info`: jobs submitted, stages planned, executors registered and lost; warnings
+//! and errors when unset).
+//!
 //! `--store URL` (repeatable) registers the
 //! object store of a bucket (`s3://BUCKET/`) or host (`http(s)://HOST/`) the cluster's
 //! tables live in, with credentials and endpoint from this process's `AWS_*` environment
@@ -28,6 +32,8 @@ use ballista_scheduler::config::SchedulerConfig;
 use ballista_scheduler::scheduler_process::start_server;
 use clap::Parser;
 
+#[path = "../cluster_log.rs"]
+mod cluster_log;
 #[path = "../cluster_stores.rs"]
 mod cluster_stores;
 
@@ -68,6 +74,7 @@ struct Args {
 
 fn main() -> ExitCode {
     let a = Args::parse();
+    cluster_log::init("npy-scheduler", &[]);
     match run(a) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -3,9 +3,10 @@
 //! (`npy_datafusion::ballista::remote`), and faults:
 //!
 //! 1. SQL over a directory of shards answers as single-process DataFusion does, and both
-//!    executors ran tasks: each executor runs with `--log-tasks` and prints a line per task
-//!    it was given (Ballista's scheduler in this build has no REST API or metrics; the
-//!    executor's own count is what it ran, whichever scheduler policy sent it).
+//!    executors ran tasks: each executor runs Ballista's engine as deployed, with
+//!    `--log-tasks`, which lets Ballista's own line per task through the log filter
+//!    (Ballista's scheduler in this build has no REST API or metrics; the executor's own
+//!    count is what it ran, whichever scheduler policy sent it).
 //! 2. One executor is SIGKILLed while a query of several stages runs on both: with a 1 s
 //!    heartbeat and a 3 s executor timeout checked every second, the scheduler declares it
 //!    dead within ~4 s and runs its lost tasks (and the stages whose shuffle output it held)
@@ -18,13 +19,14 @@
 //!    and saying that the job is lost with it.
 //!
 //! 5. An executor with a `--memory-limit` below what a sort and an aggregation over the table
-//!    hold (Ballista's engine as deployed, no `--log-tasks`): they spill to its `--work-dir`
+//!    hold: they spill to its `--work-dir`
 //!    and answer as one process does; with a limit too small even for spilling, the client's
 //!    error names `--memory-limit`.
 //!
 //! 6. A query dropped while it runs (the client stops reading: a dropped future, Ctrl-C in
 //!    the shell) cancels its job: the executors start no task of it after that, where the
-//!    whole query starts many more, and the next query answers.
+//!    whole query starts many more, and the next query answers. So does Ctrl-C (SIGINT) to
+//!    `npy sql --cluster`, which exits with status 130.
 //!
 //! With the tool's `remote` feature, `s3.rs`: the same SQL over shards on a live S3 server
 //! (`s3s-fs`), a cluster started with `--store`, and one without it failing with an error

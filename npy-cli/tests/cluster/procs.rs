@@ -71,9 +71,11 @@ impl Proc {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    /// The tasks it logged (`npy-executor --log-tasks`).
+    /// The tasks it ran: Ballista's own line per task (`npy-executor --log-tasks`), tasks
+    /// pushed by the scheduler or pulled.
     pub fn tasks(&self) -> usize {
-        self.log().matches(": task ").count()
+        let log = self.log();
+        log.matches("Execute task  : [").count() + log.matches("Received task: [").count()
     }
 
     /// SIGKILL, and reaps it.
