@@ -77,8 +77,14 @@ fn wait_listening(child: &mut Child, port: u16) -> bool {
 }
 
 /// Starts `cmd` (built for a port) on a free port, three tries (the port may be taken between
-/// choosing and binding it).
-fn spawn_on_free_port(what: &str, mut cmd: impl FnMut(u16) -> Command) -> (Child, u16) {
+/// choosing and binding it). `is_ours` tells the server started from another process's that
+/// took the port first (then the connection check alone would pass: a test once talked to
+/// such a stranger and had its connection reset).
+fn spawn_on_free_port(
+    what: &str,
+    mut cmd: impl FnMut(u16) -> Command,
+    is_ours: impl Fn(u16) -> bool,
+) -> (Child, u16) {
     for _ in 0..3 {
         let port = free_port();
         let mut child = cmd(port)
@@ -86,13 +92,26 @@ fn spawn_on_free_port(what: &str, mut cmd: impl FnMut(u16) -> Command) -> (Child
             .stderr(Stdio::null())
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
-        if wait_listening(&mut child, port) {
+        if wait_listening(&mut child, port) && is_ours(port) {
             return (child, port);
         }
         let _ = child.kill();
         let _ = child.wait();
     }
     panic!("{what} did not start listening on a loopback port (three tries)");
+}
+
+/// The answer to `GET path` (HTTP/1.1, the connection closed after it), or `None` if the
+/// exchange failed.
+fn http_get(port: u16, path: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    let request = format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    s.write_all(request.as_bytes()).ok()?;
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).ok()?;
+    Some(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// An `s3s-fs` server on loopback with bucket [`BUCKET`] and keys [`ACCESS_KEY`] /
@@ -115,13 +134,21 @@ impl S3Server {
         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let root = TempDir::new(&format!("s3s-{n}"));
         std::fs::create_dir_all(root.join(BUCKET)).expect("cannot create the bucket directory");
-        let (child, port) = spawn_on_free_port("s3s-fs", |port| {
-            let mut c = Command::new(&bin);
-            c.args(["--host", "127.0.0.1", "--port", &port.to_string()])
-                .args(["--access-key", ACCESS_KEY, "--secret-key", SECRET_KEY])
-                .arg(root.path());
-            c
-        });
+        let (child, port) = spawn_on_free_port(
+            "s3s-fs",
+            |port| {
+                let mut c = Command::new(&bin);
+                c.args(["--host", "127.0.0.1", "--port", &port.to_string()])
+                    .args(["--access-key", ACCESS_KEY, "--secret-key", SECRET_KEY])
+                    .arg(root.path());
+                c
+            },
+            |port| {
+                // s3s-fs refuses an unsigned request (before it looks for the key).
+                http_get(port, &format!("/{BUCKET}/probe"))
+                    .is_some_and(|a| a.starts_with("HTTP/1.1 403"))
+            },
+        );
         Some(S3Server {
             child: Some(child),
             port,
@@ -227,22 +254,31 @@ impl HttpServer {
         let www = dir.join("www");
         std::fs::create_dir_all(&www).expect("cannot create the served directory");
         let conf = dir.join("nginx.conf");
-        let (child, port) = spawn_on_free_port("nginx", |port| {
-            let d = dir.path().display();
-            let text = format!(
-                "daemon off;\nmaster_process off;\nworker_processes 1;\npid {d}/nginx.pid;\n\
+        // A file only this server serves: its own directory's name.
+        let token = dir.path().display().to_string();
+        std::fs::write(www.join("probe"), &token).expect("cannot write the probe file");
+        let (child, port) = spawn_on_free_port(
+            "nginx",
+            |port| {
+                let d = dir.path().display();
+                let text = format!(
+                    "daemon off;\nmaster_process off;\nworker_processes 1;\npid {d}/nginx.pid;\n\
                  error_log {d}/error.log;\nevents {{ worker_connections 64; }}\n\
                  http {{\n  access_log off;\n  client_body_temp_path {d}/body;\n\
                  proxy_temp_path {d}/proxy;\n  fastcgi_temp_path {d}/fastcgi;\n\
                  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
                  server {{ listen 127.0.0.1:{port}; root {d}/www;\n\
                  dav_methods PUT; create_full_put_path on; client_max_body_size 0; }}\n}}\n"
-            );
-            std::fs::write(&conf, text).expect("cannot write nginx.conf");
-            let mut c = Command::new(&bin);
-            c.arg("-p").arg(dir.path()).arg("-c").arg(&conf);
-            c
-        });
+                );
+                std::fs::write(&conf, text).expect("cannot write nginx.conf");
+                let mut c = Command::new(&bin);
+                c.arg("-p").arg(dir.path()).arg("-c").arg(&conf);
+                c
+            },
+            |port| {
+                http_get(port, "/probe").is_some_and(|a| a.ends_with(&format!("\r\n\r\n{token}")))
+            },
+        );
         Some(HttpServer { child, port, dir })
     }
 
