@@ -577,37 +577,14 @@ fn a_dropped_query_cancels_its_job() {
         let ctx = ctx.clone();
         rt.spawn(async move { run(&ctx, STAGES).await })
     };
-    let end = Instant::now() + Duration::from_secs(30);
-    while tasks() == before {
-        assert!(Instant::now() < end, "no task of the query started");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    // Well into the first stage, as a user's Ctrl-C would be.
-    std::thread::sleep(Duration::from_millis(300));
+    into_first_stage(&tasks, before, "the query");
     assert!(
         !query.is_finished(),
         "the query ended before it could be dropped"
     );
     query.abort();
-    let dropped = Instant::now();
-    // The cancellation is sent from the client's runtime; the scheduler stops the job.
-    std::thread::sleep(Duration::from_secs(2));
-    let after_drop = tasks() - before;
-    std::thread::sleep(Duration::from_secs(3));
-    let later = tasks() - before;
-    eprintln!(
-        "dropped after its first task: {after_drop} tasks ran by {:?}, {later} by {:?}",
-        Duration::from_secs(2),
-        dropped.elapsed()
-    );
-    assert_eq!(
-        later, after_drop,
-        "tasks started after the job was cancelled"
-    );
-    assert!(
-        later < whole,
-        "the dropped query ran {later} tasks, the whole one {whole}: not cancelled"
-    );
+    // The cancellation is sent on a thread of its own; the scheduler stops the job.
+    assert_cancelled(&tasks, before, whole, "the dropped query");
     assert_eq!(answer(&rt, &ctx, STAGES), want);
 
     // The tool: Ctrl-C (SIGINT) during `npy sql --cluster` stops the query, cancels its job
@@ -627,12 +604,7 @@ fn a_dropped_query_cancels_its_job() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let end = Instant::now() + Duration::from_secs(30);
-    while tasks() == before {
-        assert!(Instant::now() < end, "no task of the tool's query started");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    std::thread::sleep(Duration::from_millis(300));
+    into_first_stage(&tasks, before, "the tool's query");
     assert!(
         npy.try_wait().unwrap().is_none(),
         "the tool's query ended before its Ctrl-C"
@@ -649,15 +621,35 @@ fn a_dropped_query_cancels_its_job() {
     );
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("stopped (Ctrl-C)"), "{stderr}");
-    std::thread::sleep(Duration::from_secs(2));
-    let after_exit = tasks() - before;
-    std::thread::sleep(Duration::from_secs(3));
-    let later = tasks() - before;
-    eprintln!("the tool's query after Ctrl-C: {after_exit} tasks by 2 s, {later} by 5 s");
-    assert_eq!(later, after_exit, "tasks started after the tool's Ctrl-C");
-    assert!(
-        later < whole,
-        "the stopped query ran {later} tasks, the whole one {whole}: not cancelled"
-    );
+    assert_cancelled(&tasks, before, whole, "the tool's query after Ctrl-C");
     drop((a, b, scheduler));
+}
+
+/// Waits (30 s at most) until a task of a query started after `before` tasks runs, then 300
+/// ms more: well into its first stage, as a user's Ctrl-C would be.
+fn into_first_stage(tasks: &dyn Fn() -> usize, before: usize, what: &str) {
+    let end = Instant::now() + Duration::from_secs(30);
+    while tasks() == before {
+        assert!(Instant::now() < end, "no task of {what} started");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+}
+
+/// After a query was stopped: no task of it starts between 2 s and 5 s later, and it ran fewer
+/// than the `whole` query's tasks.
+fn assert_cancelled(tasks: &dyn Fn() -> usize, before: usize, whole: usize, what: &str) {
+    std::thread::sleep(Duration::from_secs(2));
+    let by_2s = tasks() - before;
+    std::thread::sleep(Duration::from_secs(3));
+    let by_5s = tasks() - before;
+    eprintln!("{what}: {by_2s} tasks ran by 2 s, {by_5s} by 5 s");
+    assert_eq!(
+        by_5s, by_2s,
+        "{what}: tasks started after the job was cancelled"
+    );
+    assert!(
+        by_5s < whole,
+        "{what} ran {by_5s} tasks, the whole query {whole}: not cancelled"
+    );
 }
