@@ -3,7 +3,6 @@
 //! members out, JSON to files and stdout, and aligned archives that map in place.
 
 use std::path::Path;
-use std::process::Command;
 
 use npy_serde_tests::{entries, entry_path, fixtures_dir, live_python};
 use serde_json::Value as Json;
@@ -57,9 +56,12 @@ fn convert_without_options_is_byte_identical_for_np_save_files() {
 #[test]
 fn byte_order_conversions_round_trip() {
     let s = Dir::new("order");
-    let (big, back, little) = (s.file("big.npy"), s.file("back.npy"), s.file("little.npy"));
-    for e in np_save_fixtures() {
+    let (back, little) = (s.file("back.npy"), s.file("little.npy"));
+    let mut numpy = NumpySame::default();
+    for (i, e) in np_save_fixtures().enumerate() {
         let src = entry_path(e);
+        // Kept for NumPy's look at the end.
+        let big = s.file(&format!("big-{i}.npy"));
         convert(&src, &big, &["--byte-order", "big"], e);
         convert(&big, &back, &["--byte-order", "little"], e);
         convert(&src, &little, &["--byte-order", "little"], e);
@@ -107,10 +109,9 @@ fn byte_order_conversions_round_trip() {
             "{}",
             src.display()
         );
-        if let Some(py) = live_python() {
-            numpy_same(&py, &src, &big, None);
-        }
+        numpy.add(&src, &big, None);
     }
+    numpy.check();
     // native is little-endian on this machine family, or big.
     let src = fixtures_dir().join("npy/f8_be_1d.npy");
     let e = entries("npy")
@@ -133,9 +134,12 @@ fn byte_order_conversions_round_trip() {
 #[test]
 fn memory_order_conversions_round_trip() {
     let s = Dir::new("forder");
-    let (f, back, c) = (s.file("f.npy"), s.file("back.npy"), s.file("c.npy"));
-    for e in np_save_fixtures() {
+    let back = s.file("back.npy");
+    let mut numpy = NumpySame::default();
+    for (i, e) in np_save_fixtures().enumerate() {
         let src = entry_path(e);
+        // Kept for NumPy's look at the end.
+        let (f, c) = (s.file(&format!("f-{i}.npy")), s.file(&format!("c-{i}.npy")));
         convert(&src, &f, &["--order", "F"], e);
         convert(&f, &back, &["--order", "C"], e);
         convert(&src, &c, &["--order", "C"], e);
@@ -172,10 +176,8 @@ fn memory_order_conversions_round_trip() {
         );
         assert!(json_eq(&cat_json(&f, e), &e["values"]), "{}", src.display());
         assert!(json_eq(&cat_json(&c, e), &e["values"]), "{}", src.display());
-        if let Some(py) = live_python() {
-            numpy_same(&py, &src, &f, Some(!both_contiguous));
-            numpy_same(&py, &src, &c, Some(false));
-        }
+        numpy.add(&src, &f, Some(!both_contiguous));
+        numpy.add(&src, &c, Some(false));
     }
     // Both at once: byte order and memory order, and a version.
     let src = fixtures_dir().join("npy/i2_be_3x2_fortran.npy");
@@ -183,6 +185,7 @@ fn memory_order_conversions_round_trip() {
         .iter()
         .find(|e| e["name"] == "i2_be_3x2_fortran")
         .unwrap();
+    let c = s.file("c.npy");
     convert(
         &src,
         &c,
@@ -197,9 +200,8 @@ fn memory_order_conversions_round_trip() {
     assert_eq!(info["version"], serde_json::json!([2, 0]));
     assert_eq!(info["fortran_order"], false);
     assert!(json_eq(&cat_json(&c, e), &e["values"]));
-    if let Some(py) = live_python() {
-        numpy_same(&py, &src, &c, Some(false));
-    }
+    numpy.add(&src, &c, Some(false));
+    numpy.check();
 }
 
 #[test]
@@ -228,7 +230,9 @@ fn convert_versions() {
         .iter()
         .find(|e| e["name"] == "f8_le_1d")
         .unwrap();
+    let mut numpy = NumpySame::default();
     for (v, want) in [("1.0", [1, 0]), ("2.0", [2, 0]), ("3.0", [3, 0])] {
+        let out = s.file(&format!("v{v}.npy"));
         convert(&src, &out, &["--version", v], e);
         let info = parse_json(
             &npy_ok(["info".as_ref(), "--json".as_ref(), out.as_os_str()]),
@@ -237,10 +241,9 @@ fn convert_versions() {
         assert_eq!(info["version"], serde_json::json!(want));
         assert_eq!(info["data_offset"].as_u64().unwrap() % 64, 0);
         assert!(json_eq(&cat_json(&out, e), &e["values"]));
-        if let Some(py) = live_python() {
-            numpy_same(&py, &src, &out, Some(false));
-        }
+        numpy.add(&src, &out, Some(false));
     }
+    numpy.check();
 }
 
 #[test]
@@ -334,40 +337,61 @@ fn convert_to_json_and_stdout() {
 
 /// NumPy loads `converted` with the same shape, dtype (up to byte order) and values as
 /// `original`, and (if given) the expected fortran_order.
-fn numpy_same(py: &Path, original: &Path, converted: &Path, fortran: Option<bool>) {
-    let script = r#"
+/// NumPy's view of converted files, checked in one Python process when the test is done:
+/// `np.load` of each converted file equals `np.load` of its original (shape, dtype up to byte
+/// order, values), and where asked its memory order is Fortran's or C's. A `python -c` per file
+/// paid NumPy's import each time, most of these tests' time.
+#[derive(Default)]
+struct NumpySame(Vec<(std::path::PathBuf, std::path::PathBuf, Option<bool>)>);
+
+impl NumpySame {
+    /// Checks `converted` against `original` at the end (`fortran`: the memory order NumPy
+    /// must see, or any). The converted file must stay in place until then.
+    fn add(&mut self, original: &Path, converted: &Path, fortran: Option<bool>) {
+        self.0.push((original.into(), converted.into(), fortran));
+    }
+
+    /// Runs the checks (with `NPY_PYTHON`; nothing without it), failing on the first file
+    /// NumPy disagrees about.
+    fn check(self) {
+        if live_python().is_none() {
+            return;
+        }
+        let script = r#"
 import sys
 import numpy as np
-a = np.load(sys.argv[1], max_header_size=10**6)
-b = np.load(sys.argv[2], max_header_size=10**6)
-assert a.shape == b.shape, (a.shape, b.shape)
-la, lb = a.dtype.newbyteorder('<'), b.dtype.newbyteorder('<')
-assert la == lb, (a.dtype, b.dtype)
-assert repr(a.astype(la).tolist()) == repr(b.astype(lb).tolist()), (a, b)
-if sys.argv[3] != "any":
-    fortran = b.flags.f_contiguous and not b.flags.c_contiguous
-    assert fortran == (sys.argv[3] == "True"), b.flags
+args = sys.argv[1:]
+for original, converted, fo in zip(args[0::3], args[1::3], args[2::3]):
+    a = np.load(original, max_header_size=10**6)
+    b = np.load(converted, max_header_size=10**6)
+    try:
+        assert a.shape == b.shape, (a.shape, b.shape)
+        la, lb = a.dtype.newbyteorder('<'), b.dtype.newbyteorder('<')
+        assert la == lb, (a.dtype, b.dtype)
+        assert repr(a.astype(la).tolist()) == repr(b.astype(lb).tolist()), (a, b)
+        if fo != "any":
+            fortran = b.flags.f_contiguous and not b.flags.c_contiguous
+            assert fortran == (fo == "True"), b.flags
+    except AssertionError as e:
+        sys.exit(f"NumPy disagrees about {converted} (from {original}): {e!r}")
+print(len(args) // 3)
 "#;
-    let fo = match fortran {
-        None => "any",
-        Some(true) => "True",
-        Some(false) => "False",
-    };
-    let out = Command::new(py)
-        .arg("-c")
-        .arg(script)
-        .arg(original)
-        .arg(converted)
-        .arg(fo)
-        .output()
-        .expect("NPY_PYTHON runs");
-    assert!(
-        out.status.success(),
-        "NumPy disagrees about {} (from {}):\n{}",
-        converted.display(),
-        original.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+        let mut args: Vec<&std::ffi::OsStr> = Vec::new();
+        for (original, converted, fortran) in &self.0 {
+            args.push(original.as_os_str());
+            args.push(converted.as_os_str());
+            args.push(
+                match fortran {
+                    None => "any",
+                    Some(true) => "True",
+                    Some(false) => "False",
+                }
+                .as_ref(),
+            );
+        }
+        let checked = npy_serde_tests::run_python(script, &args);
+        assert_eq!(checked.trim(), self.0.len().to_string());
+    }
 }
 
 #[test]
