@@ -412,7 +412,8 @@ impl BatchWriterBuilder {
     /// A writer of batches with `schema` as the column table `path`: an `.npz` archive if
     /// `path` ends in `.npz` (any case), else a directory (made if missing) of `COLUMN.npy`
     /// files. The builder's column choice picks the columns; its null, decimal and string-width
-    /// choices apply to each column's array. The `mask` null policy does not apply (it would
+    /// choices apply to each column's array (one given for a column to that column's only; one
+    /// naming no column of `schema` is an error naming it). The `mask` null policy does not apply (it would
     /// add a field beside the column): a column with nulls it would mask is an error naming the
     /// other policies.
     pub fn column_table<P: AsRef<Path>>(
@@ -430,12 +431,12 @@ impl BatchWriterBuilder {
             &self.foreign.exclude,
         )
         .map_err(|e| Error::invalid_value(e.to_string()))?;
+        // A per-column policy naming no column is refused here, as a record writer refuses it;
+        // each column's writer is then given only its own.
+        self.foreign.check_columns(schema)?;
         if !archive {
             std::fs::create_dir_all(&target)?;
         }
-        let mut each = self.clone();
-        each.foreign.columns = None;
-        each.foreign.exclude.clear();
         let temps_in = if archive {
             target.clone()
         } else {
@@ -449,7 +450,8 @@ impl BatchWriterBuilder {
                 schema.metadata().clone(),
             ));
             let tmp = Temp::beside(&temps_in, field.name());
-            let writer = each
+            let writer = self
+                .for_column(field.name())
                 .file_writer(File::create(&tmp.0)?, &one)
                 .map_err(|e| in_place(e, &format!("column `{}`", field.name())))?;
             columns.push(ColumnOut {

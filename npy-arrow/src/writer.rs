@@ -332,6 +332,16 @@ impl BatchWriterBuilder {
         Ok(w)
     }
 
+    /// This builder for a writer of the one column `column` of a column table: its
+    /// whole-output choices, and of the per-column ones (null and decimal policies, string
+    /// widths) only `column`'s; every column kept.
+    pub(crate) fn for_column(&self, column: &str) -> Self {
+        let mut one = self.clone();
+        one.foreign = self.foreign.for_column(column);
+        one.widths.retain(|c, _| c == column);
+        one
+    }
+
     fn width_of(&self, column: &str, array: Option<&ArrayRef>) -> usize {
         self.widths
             .get(column)

@@ -205,3 +205,84 @@ fn refusals_name_the_column() {
         &[0.0, 0.5, 1.0]
     );
 }
+
+/// A policy given for one column applies to that column's array only (a writer of another
+/// column is not handed it, and so does not refuse it as naming no column of its own); the
+/// whole-table ones apply to every column; one naming no column of the table is refused,
+/// naming it, before anything is written.
+#[test]
+fn per_column_choices_go_to_their_column() {
+    let d = Dir::new("per-column");
+    let dec = arrow_array::Decimal128Array::from(vec![Some(125), Some(250), Some(-5)])
+        .with_precision_and_scale(20, 2)
+        .unwrap();
+    let b = RecordBatch::try_from_iter([
+        (
+            "x",
+            Arc::new(Int64Array::from(vec![Some(1), None, Some(3)])) as ArrayRef,
+        ),
+        (
+            "y",
+            Arc::new(Float32Array::from(vec![Some(0.5), None, Some(1.5)])) as ArrayRef,
+        ),
+        ("d", Arc::new(dec) as ArrayRef),
+        (
+            "s",
+            Arc::new(StringArray::from(vec!["a", "bb", "ccc"])) as ArrayRef,
+        ),
+    ])
+    .unwrap();
+    let out = d.0.join("t.npz");
+    let wb = BatchWriterBuilder::new()
+        .nulls(NullPolicy::Nan)
+        .nulls_for("x", NullPolicy::Fill("-1".into()))
+        .decimals_for("d", crate::DecimalPolicy::Scaled)
+        .string_width("s", 5);
+    let mut w = wb.column_table(&out, &b.schema()).unwrap();
+    w.write(&b).unwrap();
+    w.finish().unwrap();
+    let mut a = npy_serde::NpzArchive::open(&out).unwrap();
+    let mut keys: Vec<&str> = a.keys().collect();
+    keys.sort();
+    assert_eq!(keys, ["d", "s", "x", "y"]);
+    let descr =
+        |a: &mut npy_serde::NpzArchive<_>, k: &str| a.header(k).unwrap().header.dtype.descr();
+    // x: its fill, its integer type kept; y: the table's NaN; d: scaled; s: five wide.
+    assert_eq!(descr(&mut a, "x"), "'<i8'");
+    assert_eq!(a.read::<i64>("x").unwrap(), [1, -1, 3]);
+    assert_eq!(descr(&mut a, "y"), "'<f4'");
+    let y = a.read::<f32>("y").unwrap();
+    assert!(y[0] == 0.5 && y[1].is_nan() && y[2] == 1.5, "{y:?}");
+    assert_eq!(descr(&mut a, "d"), "'<i8'");
+    assert_eq!(a.read::<i64>("d").unwrap(), [125, 250, -5]);
+    assert_eq!(descr(&mut a, "s"), "'<U5'");
+
+    // A policy naming no column is refused at once, naming it; nothing is written.
+    let bad = d.0.join("bad.npz");
+    for wb in [
+        BatchWriterBuilder::new().nulls_for("nope", NullPolicy::Nan),
+        BatchWriterBuilder::new().decimals_for("nope", crate::DecimalPolicy::F8),
+    ] {
+        let e = wb.column_table(&bad, &b.schema()).unwrap_err().to_string();
+        assert!(
+            e.contains("names no column `nope`") && e.contains("\"x\""),
+            "{e}"
+        );
+        assert!(!bad.exists());
+    }
+    // The mask for one column is that column's refusal (a column table has no mask member),
+    // not another column's.
+    let mut w = BatchWriterBuilder::new()
+        .nulls(NullPolicy::Nan)
+        .decimals(crate::DecimalPolicy::F8)
+        .nulls_for("x", NullPolicy::Mask)
+        .column_table(&bad, &b.schema())
+        .unwrap();
+    w.write(&b).unwrap();
+    let e = w.finish().unwrap_err().to_string();
+    assert!(
+        e.contains("column x") && e.contains("`mask` null policy"),
+        "{e}"
+    );
+    assert!(!bad.exists());
+}

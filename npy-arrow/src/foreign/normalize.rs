@@ -28,6 +28,36 @@ pub(crate) struct Choices {
     pub(crate) exclude: Vec<String>,
 }
 
+impl Choices {
+    /// An error naming a per-column policy (`nulls_for`, `decimals_for`) whose column `schema`
+    /// has not, if there is one.
+    pub(crate) fn check_columns(&self, schema: &Schema) -> Result<()> {
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        let policies = (self.nulls_for.keys().map(|n| (n, "a null policy")))
+            .chain(self.decimals_for.keys().map(|n| (n, "a decimal policy")));
+        for (n, what) in policies {
+            if !names.contains(&n.as_str()) {
+                return Err(Error::write(format!(
+                    "{what} names no column `{n}`: the columns are {names:?}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// These choices for a writer of the one column `column` (a column table's array): the
+    /// whole-output policies, and of the per-column ones only `column`'s (a writer refuses a
+    /// policy naming a column it has not); every column kept.
+    pub(crate) fn for_column(&self, column: &str) -> Choices {
+        let mut one = self.clone();
+        one.nulls_for.retain(|c, _| c == column);
+        one.decimals_for.retain(|c, _| c == column);
+        one.columns = None;
+        one.exclude.clear();
+        one
+    }
+}
+
 /// One written column.
 #[derive(Clone, Debug)]
 struct Col {
@@ -66,21 +96,9 @@ impl Prep {
         c: &Choices,
     ) -> Result<(Prep, RecordBatch)> {
         let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-        let find = |n: &str, what: &str| {
-            names.iter().position(|&m| m == n).ok_or_else(|| {
-                Error::write(format!(
-                    "{what} names no column `{n}`: the columns are {names:?}"
-                ))
-            })
-        };
         let keep = crate::choose_columns(schema, c.columns.as_deref(), &c.exclude)
             .map_err(|e| Error::write(e.to_string()))?;
-        for n in c.nulls_for.keys() {
-            find(n, "a null policy")?;
-        }
-        for n in c.decimals_for.keys() {
-            find(n, "a decimal policy")?;
-        }
+        c.check_columns(schema)?;
         let mut cols = Vec::with_capacity(keep.len());
         for &src in &keep {
             let f = schema.field(src);
