@@ -1,6 +1,6 @@
 //! The SQL harness (feature `datafusion`) of the `sql` and `ballista` test modules: a runtime, a
 //! session that reads `.npy` tables, shards to query, queries run to rows of text, the comparison
-//! of a number in a cell, and NumPy's answer over the same files.
+//! of a number in a cell, NumPy's answer over the same files, and the files a write left.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -200,6 +200,26 @@ pub fn npy_files(dir: &Path) -> Vec<PathBuf> {
         .collect();
     v.sort();
     v
+}
+
+/// The files (not directories) under `dir`, recursively, sorted: what a `COPY ... TO` or an
+/// `INSERT INTO` left there.
+///
+/// # Panics
+///
+/// If a directory cannot be listed.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
 }
 
 /// NumPy's answer over a table's files, when NumPy is live (`None` otherwise): `script` runs

@@ -20,8 +20,8 @@ use datafusion_proto::protobuf::PhysicalPlanNode;
 use npy_datafusion::ballista::{session_config, standalone, NpyPhysicalCodec};
 use npy_datafusion::{NpyReadOptions, NpySessionExt, NpySource};
 use npy_serde_tests::sql::{
-    close, npy_files, numpy, obs, register_bad_bools, rows, rt, session, split_small_files, sql,
-    sql_err, write_shards, Obs,
+    close, files_under, npy_files, numpy, obs, register_bad_bools, rows, rt, session,
+    split_small_files, sql, sql_err, write_shards, Obs,
 };
 use npy_serde_tests::TempDir;
 
@@ -315,21 +315,6 @@ fn one_file_per_output(config: SessionConfig) -> SessionConfig {
             "datafusion.execution.soft_max_rows_per_output_file",
             1 << 20,
         )
-}
-
-/// The files under `dir` (not directories), recursively, sorted.
-fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(files_under(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out.sort();
-    out
 }
 
 /// The bytes of each file under `dir`, in name order.

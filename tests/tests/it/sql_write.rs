@@ -13,7 +13,9 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use npy_arrow::BatchWriterBuilder;
 use npy_datafusion::{NpyReadOptions, NpySessionExt};
-use npy_serde_tests::sql::{obs, register_bad_bools, rows, rt, session, sql, sql_err, Obs};
+use npy_serde_tests::sql::{
+    files_under, obs, register_bad_bools, rows, rt, session, sql, sql_err, Obs,
+};
 use npy_serde_tests::TempDir;
 use tokio::runtime::Runtime;
 
@@ -33,21 +35,6 @@ fn write_obs(path: &Path, n: i64) -> Vec<Obs> {
 fn batches(ctx: &SessionContext, rt: &Runtime, query: &str) -> Vec<RecordBatch> {
     rt.block_on(async { ctx.sql(query).await?.collect().await })
         .unwrap_or_else(|e| panic!("{query}: {e}"))
-}
-
-/// The files (not directories) under `dir`, recursively, sorted.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(files_under(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out.sort();
-    out
 }
 
 /// `COPY (SELECT * ...) TO 'out.npy'` writes the records back byte for byte (the dtype from
