@@ -246,6 +246,139 @@ fn null_and_decimal_options() {
     assert_eq!(r, [["3"]]);
 }
 
+/// Per-column options with `layout=columns`: each column's array is written with its own
+/// options and the table-wide ones, never handed another column's (which it once refused as
+/// naming no column of its own): `x`'s fill, `d`'s scaled decimals and `s`'s width go to
+/// those members only, `y` gets the table's NaN. The archive is the bytes `ColumnTableWriter`
+/// (`npy convert --layout columns`) writes with the same options, as `NpyWriteOptions` gives
+/// them too; a row archive and a `.npy` of the same statement hold the same values. An option
+/// naming no column still fails naming it; `mask` is a column table's refusal, naming the
+/// column it was given for.
+#[test]
+fn per_column_options_with_layout_columns() {
+    use npy_datafusion::{NpyDataFrameExt, NpyWriteOptions, TableLayout};
+    let dir = TempDir::new("sqlw-percolumn");
+    let (ctx, rt) = (ctx1(), rt());
+    let query = "SELECT column1 AS x, column2 AS y, CAST(column3 AS DECIMAL(20, 2)) AS d, \
+                 column4 AS s FROM (VALUES (1, 0.5, 1.25, 'a'), (NULL, NULL, 2.5, 'bb'), \
+                 (3, 1.5, -0.05, 'ccc'))";
+    let options = "'nulls' 'nan', 'nulls.x' 'fill=-1', 'decimals.d' 'scaled', \
+                   'string_width.s' '5'";
+    let cols = dir.join("cols.npz");
+    let copied = sql(
+        &ctx,
+        &rt,
+        &format!(
+            "COPY ({query}) TO '{}' OPTIONS ('layout' 'columns', {options})",
+            cols.display()
+        ),
+    );
+    assert_eq!(copied, [["3"]]);
+    let mut a = npy_serde::NpzArchive::open(&cols).unwrap();
+    let mut keys: Vec<String> = a.keys().map(str::to_string).collect();
+    keys.sort();
+    assert_eq!(keys, ["d", "s", "x", "y"]);
+    let mut descr = |k: &str| a.header(k).unwrap().header.dtype.descr();
+    assert_eq!(
+        ["x", "y", "d", "s"].map(&mut descr),
+        ["'<i8'", "'<f8'", "'<i8'", "'<U5'"]
+    );
+    assert_eq!(a.read::<i64>("x").unwrap(), [1, -1, 3]);
+    let y = a.read::<f64>("y").unwrap();
+    assert!(y[0] == 0.5 && y[1].is_nan() && y[2] == 1.5, "{y:?}");
+    assert_eq!(a.read::<i64>("d").unwrap(), [125, 250, -5]);
+    let s: Vec<String> = a.deserialize("s").unwrap();
+    assert_eq!(s, ["a", "bb", "ccc"]);
+
+    // The bytes of the column table writer with the same options, from the same rows.
+    let got = batches(&ctx, &rt, query);
+    let want = dir.join("want.npz");
+    let mut w = BatchWriterBuilder::new()
+        .nulls(npy_arrow::NullPolicy::Nan)
+        .nulls_for("x", npy_arrow::NullPolicy::Fill("-1".into()))
+        .decimals_for("d", npy_arrow::DecimalPolicy::Scaled)
+        .string_width("s", 5)
+        .column_table(&want, &got[0].schema())
+        .unwrap();
+    for b in &got {
+        w.write(b).unwrap();
+    }
+    w.finish().unwrap();
+    assert_eq!(std::fs::read(&cols).unwrap(), std::fs::read(&want).unwrap());
+
+    // The same options through NpyWriteOptions (the DataFrame's write_npy).
+    let framed = dir.join("framed.npz");
+    let write = NpyWriteOptions::new()
+        .layout(TableLayout::Columns)
+        .nulls(npy_arrow::NullPolicy::Nan)
+        .nulls_for("x", npy_arrow::NullPolicy::Fill("-1".into()))
+        .decimals_for("d", npy_arrow::DecimalPolicy::Scaled)
+        .string_width_for("s", 5);
+    rt.block_on(async {
+        let df = ctx.sql(query).await?;
+        df.write_npy(framed.to_str().unwrap(), write).await
+    })
+    .unwrap();
+    assert_eq!(
+        std::fs::read(&framed).unwrap(),
+        std::fs::read(&want).unwrap()
+    );
+
+    // A row archive and a .npy of the same statement: the same values, fields of one record
+    // (the scaled decimals read back as decimals, from their field's title).
+    for name in ["rows.npz", "rows.npy"] {
+        let out = dir.join(name);
+        sql(
+            &ctx,
+            &rt,
+            &format!("COPY ({query}) TO '{}' OPTIONS ({options})", out.display()),
+        );
+        let back = ctx1();
+        let ddl = format!(
+            "CREATE EXTERNAL TABLE b STORED AS {} LOCATION '{}'",
+            if name.ends_with("npz") { "NPZ" } else { "NPY" },
+            out.display()
+        );
+        sql(&back, &rt, &ddl);
+        assert_eq!(
+            sql(&back, &rt, "SELECT x, y, d, s FROM b"),
+            [
+                ["1", "0.5", "1.25", "a"],
+                ["-1", "NaN", "2.50", "bb"],
+                ["3", "1.5", "-0.05", "ccc"]
+            ],
+            "{name}"
+        );
+    }
+
+    // An option naming no column fails, naming it; mask is refused for the column given it.
+    let e = sql_err(
+        &ctx,
+        &rt,
+        &format!(
+            "COPY ({query}) TO '{}' OPTIONS ('layout' 'columns', {options}, 'nulls.nope' 'nan')",
+            dir.join("bad.npz").display()
+        ),
+    );
+    assert!(
+        e.contains("nulls.nope") && e.contains("no column \"nope\""),
+        "{e}"
+    );
+    let e = sql_err(
+        &ctx,
+        &rt,
+        &format!(
+            "COPY ({query}) TO '{}' OPTIONS ('layout' 'columns', {options}, 'nulls.y' 'mask')",
+            dir.join("bad.npz").display()
+        ),
+    );
+    assert!(
+        e.contains("column y") && e.contains("`mask` null policy") && !e.contains("no column"),
+        "{e}"
+    );
+    assert!(!dir.join("bad.npz").exists());
+}
+
 /// A bad key or value fails the statement naming the option, what was expected and what was
 /// found; so does a per-column option naming no column, and the columns layout for a `.npy`.
 #[test]
