@@ -18,7 +18,11 @@
 //! DataFusion's own `CsvSink` and `ParquetSink`; its write options ([`NpyWriteOptions`]'s
 //! entries) and file kind (`.npy`, an archive's member, an archive of columns) are ours. The
 //! tags end in the message version (`/2`: options as entries; the format's `/3`: read and
-//! write options and the archive flag); a cluster and its clients are one build.
+//! write options and the archive flag; the table's `/3`: its partition columns, and its
+//! declared orders applied to the rebuilt listing table); a cluster and its clients are one
+//! build. A message under one of our tags of another version (a peer of another build) is
+//! refused, saying so, rather than handed to Ballista's codec or read without what it
+//! lacks.
 
 use std::sync::Arc;
 
@@ -70,10 +74,39 @@ use crate::{
 };
 
 /// The tags our buffers start with (a zero byte first: see the module docs).
-const TABLE_TAG: &[u8] = b"\0npy-serde/table/2\0";
+/// Version 3 carries the partition columns: a peer of version 2 would rebuild the table
+/// without them (its scans would look for them in the files).
+const TABLE_TAG: &[u8] = b"\0npy-serde/table/3\0";
 const FORMAT_TAG: &[u8] = b"\0npy-serde/format/3\0";
 const SCAN_TAG: &[u8] = b"\0npy-serde/scan/2\0";
 const SINK_TAG: &[u8] = b"\0npy-serde/sink/1\0";
+/// What every tag of ours starts with.
+const TAG_PREFIX: &[u8] = b"\0npy-serde/";
+
+/// The error for a buffer under a tag of ours that this build does not read (another version
+/// of a message, or none of ours), instead of handing it to Ballista's codec.
+fn unknown_tag(buf: &[u8]) -> Option<DataFusionError> {
+    let name = |tag: &[u8]| {
+        let rest = tag.strip_prefix(TAG_PREFIX).unwrap_or(tag);
+        let end = rest.iter().take(64).position(|&b| b == 0).unwrap_or(0);
+        String::from_utf8_lossy(&rest[..end]).into_owned()
+    };
+    buf.strip_prefix(TAG_PREFIX)?;
+    let ours = [
+        TABLE_TAG,
+        FORMAT_TAG,
+        SCAN_TAG,
+        SINK_TAG,
+        COLUMN_TABLE_TAG,
+        COLUMN_SCAN_TAG,
+    ];
+    Some(DataFusionError::Internal(format!(
+        "npy-serde codec: a message {:?}, which this build does not read (it reads {}): a \
+         Ballista cluster and its clients must run the same build of npy-datafusion",
+        name(buf),
+        ours.map(name).join(", ")
+    )))
+}
 
 /// An [`NpyTable`]: its URLs, the extension of the files a directory's table reads, and
 /// the read and write options (the schema travels in datafusion-proto's own message).
@@ -92,6 +125,10 @@ struct TableProto {
     /// The write options of its `INSERT INTO`s (the options it was created with).
     #[prost(message, optional, tag = "5")]
     write: Option<OptionsProto>,
+    /// Its partition columns' names, in order: the last columns of the table's schema (which
+    /// datafusion-proto carries, with their types).
+    #[prost(string, repeated, tag = "6")]
+    partition_columns: Vec<String>,
 }
 
 /// A format factory of `COPY ... TO` ([`NpyFormatFactory`], or [`NpzFormatFactory`] when
@@ -243,6 +280,9 @@ impl LogicalExtensionCodec for NpyLogicalCodec {
             return table_from(decode(bytes)?, schema);
         }
         let Some(bytes) = buf.strip_prefix(TABLE_TAG) else {
+            if let Some(e) = unknown_tag(buf) {
+                return Err(e);
+            }
             return self
                 .inner
                 .try_decode_table_provider(buf, table_ref, schema, ctx);
@@ -262,14 +302,24 @@ impl LogicalExtensionCodec for NpyLogicalCodec {
             .collect::<DfResult<Vec<_>>>()?;
         // The scheduler's session decides the file groups (`target_partitions`), as for
         // the listing tables datafusion-proto decodes.
+        let (file_schema, partitions) = split_partitions(&schema, &proto.partition_columns)?;
         let format = NpyFormat::new(options.clone()).with_write_options(write);
-        let listing =
-            ListingOptions::new(Arc::new(format)).with_file_extension(&proto.file_extension);
+        let listing = ListingOptions::new(Arc::new(format))
+            .with_file_extension(&proto.file_extension)
+            .with_table_partition_cols(partitions)
+            .with_file_sort_order(options.sort_exprs());
         let config = ListingTableConfig::new_with_multi_paths(paths.clone())
             .with_listing_options(listing)
-            .with_schema(schema);
+            .with_schema(file_schema);
         let table = ListingTable::try_new(config)?
             .with_cache(ctx.runtime_env().cache_manager.get_file_statistic_cache());
+        if field_names(&table.schema()) != field_names(&schema) {
+            return Err(malformed(&format!(
+                "the table's columns with its partition columns are {:?}, not the plan's {:?}",
+                field_names(&table.schema()),
+                field_names(&schema)
+            )));
+        }
         Ok(Arc::new(NpyTable::from_parts(
             table,
             options,
@@ -302,6 +352,7 @@ impl LogicalExtensionCodec for NpyLogicalCodec {
             file_extension: table.file_extension().to_string(),
             options: Some(options_to_proto(table.options())),
             write: Some(write_options_to_proto(table.write_options())),
+            partition_columns: table.partition_columns().to_vec(),
         };
         encode(TABLE_TAG, &proto, buf)
     }
@@ -312,6 +363,9 @@ impl LogicalExtensionCodec for NpyLogicalCodec {
         ctx: &TaskContext,
     ) -> DfResult<Arc<dyn FileFormatFactory>> {
         let Some(bytes) = buf.strip_prefix(FORMAT_TAG) else {
+            if let Some(e) = unknown_tag(buf) {
+                return Err(e);
+            }
             return self.inner.try_decode_file_format(buf, ctx);
         };
         let proto: FormatProto = decode(bytes)?;
@@ -340,6 +394,43 @@ impl LogicalExtensionCodec for NpyLogicalCodec {
     }
 
     delegate_functions!();
+}
+
+/// A table's schema (from the plan) split into the schema of its files and its partition
+/// columns `names` (with their types), which must be its last columns, each once.
+fn split_partitions(
+    schema: &arrow_schema::Schema,
+    names: &[String],
+) -> DfResult<(
+    arrow_schema::SchemaRef,
+    Vec<(String, arrow_schema::DataType)>,
+)> {
+    let fields = schema.fields();
+    let files = fields.len().checked_sub(names.len()).ok_or_else(|| {
+        malformed(&format!(
+            "{} partition columns in a table of {} columns",
+            names.len(),
+            fields.len()
+        ))
+    })?;
+    let mut partitions = Vec::with_capacity(names.len());
+    for (name, field) in names.iter().zip(&fields[files..]) {
+        if field.name() != name {
+            return Err(malformed(&format!(
+                "the partition column {name:?} is not among the table's last columns {:?}",
+                field_names(schema)[files..].to_vec()
+            )));
+        }
+        partitions.push((name.clone(), field.data_type().clone()));
+    }
+    let file_fields: Vec<_> = fields[..files].iter().cloned().collect();
+    let file_schema =
+        arrow_schema::Schema::new_with_metadata(file_fields, schema.metadata().clone());
+    Ok((Arc::new(file_schema), partitions))
+}
+
+fn field_names(schema: &arrow_schema::Schema) -> Vec<&str> {
+    schema.fields().iter().map(|f| f.name().as_str()).collect()
 }
 
 fn format_proto(options: &NpyReadOptions, write: &NpyWriteOptions, archives: bool) -> FormatProto {
@@ -611,6 +702,9 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
             return self.sink_from(decode(bytes)?, input, ctx, proto_converter);
         }
         let Some(bytes) = buf.strip_prefix(SCAN_TAG) else {
+            if let Some(e) = unknown_tag(buf) {
+                return Err(e);
+            }
             return self.inner.try_decode(buf, inputs, ctx, proto_converter);
         };
         let proto: ScanProto = decode(bytes)?;
@@ -895,6 +989,187 @@ mod tests {
             .set("decimals", "f8")
             .unwrap();
         assert_eq!(back.write_options(), &want);
+    }
+
+    /// The directory of a test's table (`label` its own).
+    fn part_dir(label: &str) -> std::path::PathBuf {
+        std::env::temp_dir().join(format!("npy-part-codec-{label}-{}", std::process::id()))
+    }
+
+    /// A table of hive partitions `p=a/`, `p=b/` (files sorted by `value`) in the directory
+    /// `label`, created by `ddl` (`{dir}` its location), as the client wraps it.
+    fn partitioned_table(
+        rt: &tokio::runtime::Runtime,
+        ctx: &SessionContext,
+        label: &str,
+        ddl: &str,
+    ) -> NpyTable {
+        let dir = part_dir(label);
+        for (p, values) in [("a", [1i64, 4, 9]), ("b", [2, 3, 10])] {
+            std::fs::create_dir_all(dir.join(format!("p={p}"))).unwrap();
+            npy_serde::to_path(dir.join(format!("p={p}/f.npy")), &values).unwrap();
+        }
+        let provider = rt
+            .block_on(async {
+                let ddl = ddl.replace("{dir}", &dir.display().to_string());
+                ctx.sql(&ddl).await?.collect().await?;
+                ctx.table_provider("t").await
+            })
+            .unwrap();
+        NpyTable::try_wrap(&provider).unwrap()
+    }
+
+    /// `table` encoded by the logical codec (its bytes) and decoded again.
+    fn table_round_trip(
+        ctx: &SessionContext,
+        table: NpyTable,
+    ) -> (Vec<u8>, Arc<dyn TableProvider>) {
+        let codec = NpyLogicalCodec::default();
+        let table: Arc<dyn TableProvider> = Arc::new(table);
+        let name = TableReference::bare("t");
+        let mut buf = Vec::new();
+        codec
+            .try_encode_table_provider(&name, table.clone(), &mut buf)
+            .unwrap();
+        let back = codec
+            .try_decode_table_provider(&buf, &name, table.schema(), &ctx.task_ctx())
+            .unwrap();
+        (buf, back)
+    }
+
+    /// The scan a table plans (all columns), as plans show it, and its output ordering.
+    fn scan_of(
+        rt: &tokio::runtime::Runtime,
+        ctx: &SessionContext,
+        table: &dyn TableProvider,
+    ) -> (String, Option<String>) {
+        let state = ctx.state();
+        let scan = rt.block_on(table.scan(&state, None, &[], None)).unwrap();
+        let ordering = (scan.properties().output_ordering()).map(|o| o.to_string());
+        (
+            displayable(scan.as_ref()).indent(true).to_string(),
+            ordering,
+        )
+    }
+
+    #[test]
+    fn a_decoded_table_keeps_its_partition_columns_and_declared_order() {
+        let rt = runtime();
+        for (ddl, order) in [
+            (
+                "CREATE EXTERNAL TABLE t STORED AS NPY PARTITIONED BY (p) WITH ORDER (value DESC) \
+                 LOCATION '{dir}/'",
+                "value@0 DESC",
+            ),
+            (
+                "CREATE EXTERNAL TABLE t STORED AS NPY PARTITIONED BY (p) LOCATION '{dir}/' \
+                 OPTIONS ('sort_order' 'value')",
+                "value@0 ASC NULLS LAST",
+            ),
+            (
+                // The partitions inferred from the directories.
+                "CREATE EXTERNAL TABLE t STORED AS NPY WITH ORDER (value ASC) LOCATION '{dir}/'",
+                "value@0 ASC NULLS LAST",
+            ),
+        ] {
+            let ctx = session();
+            let table = partitioned_table(&rt, &ctx, "order", ddl);
+            let (options, partitions) =
+                (table.options().clone(), table.partition_columns().to_vec());
+            assert_eq!(partitions, ["p"], "{ddl}");
+            assert_eq!(options.sort_order().len(), 1, "{ddl}");
+            let before = scan_of(&rt, &ctx, &table);
+            let (_, back) = table_round_trip(&ctx, table);
+            let back_table = back.downcast_ref::<NpyTable>().unwrap();
+            assert_eq!(back_table.partition_columns(), partitions, "{ddl}");
+            assert_eq!(
+                format!("{:?}", back_table.options()),
+                format!("{options:?}"),
+                "{ddl}"
+            );
+            let after = scan_of(&rt, &ctx, back.as_ref());
+            assert_eq!(after, before, "{ddl}");
+            let ordering = after.1.unwrap_or_default();
+            assert!(ordering.starts_with(order), "{ddl}: {ordering}");
+            // The decoded table answers as the client's, partition values and all.
+            let answer = || {
+                let q = "SELECT p, value FROM t WHERE p = 'b' OR value > 3 ORDER BY value";
+                let got = rt
+                    .block_on(async { ctx.sql(q).await?.collect().await })
+                    .unwrap_or_else(|e| panic!("{ddl}: {e}"));
+                let text = datafusion::arrow::util::pretty::pretty_format_batches(&got)
+                    .unwrap()
+                    .to_string();
+                (text.lines().filter(|l| l.starts_with("| ")).skip(1))
+                    .map(|l| l.split_whitespace().collect::<String>())
+                    .collect::<Vec<_>>()
+            };
+            let want = answer();
+            assert_eq!(
+                want,
+                ["|b|2|", "|b|3|", "|a|4|", "|a|9|", "|b|10|"],
+                "{ddl}"
+            );
+            ctx.deregister_table("t").unwrap();
+            ctx.register_table("t", back).unwrap();
+            assert_eq!(answer(), want, "{ddl}");
+        }
+        let _ = std::fs::remove_dir_all(part_dir("order"));
+    }
+
+    /// Hostile or foreign bytes under the table's tag fail with an error, never a panic: every
+    /// truncation and every flipped byte of a real message, partition columns the schema does
+    /// not end in, and a message of another version.
+    #[test]
+    fn a_table_message_it_cannot_read_is_refused() {
+        let rt = runtime();
+        let ctx = session();
+        let table = partitioned_table(
+            &rt,
+            &ctx,
+            "hostile",
+            "CREATE EXTERNAL TABLE t STORED AS NPY PARTITIONED BY (p) LOCATION '{dir}/' \
+             OPTIONS ('sort_order' 'value')",
+        );
+        let schema = table.schema();
+        let (buf, _) = table_round_trip(&ctx, table);
+        let codec = NpyLogicalCodec::default();
+        let name = TableReference::bare("t");
+        let task = ctx.task_ctx();
+        let decode = |bytes: &[u8], schema: arrow_schema::SchemaRef| {
+            codec.try_decode_table_provider(bytes, &name, schema, &task)
+        };
+        for n in TABLE_TAG.len()..buf.len() {
+            let _ = decode(&buf[..n], schema.clone());
+            let mut flipped = buf.clone();
+            flipped[n] ^= 0xa5;
+            let _ = decode(&flipped, schema.clone());
+        }
+        // Partition columns that are not the schema's last columns.
+        let mut proto: TableProto = TableProto::decode(&buf[TABLE_TAG.len()..]).unwrap();
+        for bad in [
+            vec!["value".to_string()],
+            vec!["q".into()],
+            vec!["p".into(); 3],
+        ] {
+            proto.partition_columns = bad.clone();
+            let mut bytes = TABLE_TAG.to_vec();
+            proto.encode(&mut bytes).unwrap();
+            let e = decode(&bytes, schema.clone()).unwrap_err().to_string();
+            assert!(
+                e.contains("malformed") && e.contains("partition column"),
+                "{bad:?}: {e}"
+            );
+        }
+        // A table of version 2 (which had no partition columns).
+        let mut old = b"\0npy-serde/table/2\0".to_vec();
+        old.extend_from_slice(&buf[TABLE_TAG.len()..]);
+        let e = decode(&old, schema.clone()).unwrap_err().to_string();
+        assert!(
+            e.contains("\"table/2\"") && e.contains("table/3") && e.contains("same build"),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(part_dir("hostile"));
     }
 
     #[test]

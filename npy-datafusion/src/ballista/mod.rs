@@ -6,7 +6,8 @@
 //! built-in file formats (Parquet, CSV, JSON, Avro, Arrow). This module adds what a `.npy`
 //! table needs:
 //! - [`NpyLogicalCodec`]: the client's `.npy` tables ([`NpyTable`]: paths, file extension, read
-//!   and write options) to the scheduler, which lists the files and plans the scan; and the
+//!   and write options, declared orders, hive partition columns) to the scheduler, which lists
+//!   the files and plans the scan; and the
 //!   `NPY` / `NPZ` format of a `COPY ... TO`;
 //! - [`NpyPhysicalCodec`]: the scan node (file groups, byte ranges, projection, limit and the
 //!   header/data limits of [`NpyReadOptions`](crate::NpyReadOptions)) from the

@@ -28,12 +28,14 @@ use datafusion::logical_expr::{
 use datafusion::optimizer::AnalyzerRule;
 use datafusion::physical_plan::ExecutionPlan;
 
-use crate::{NpyFormat, NpyFormatFactory, NpyReadOptions, NpyWriteOptions, NpzFormatFactory};
+use crate::{
+    NpyFormat, NpyFormatFactory, NpyReadOptions, NpyWriteOptions, NpzFormatFactory, SortColumn,
+};
 
 /// A table of `.npy` files (a DataFusion `ListingTable` with [`NpyFormat`]) that Ballista's
-/// protobuf layer can carry: its paths, file extension, [`NpyReadOptions`] and
-/// [`NpyWriteOptions`] go to the scheduler through [`NpyLogicalCodec`](super::NpyLogicalCodec),
-/// which rebuilds the listing table there. Scans, filters, statistics and `INSERT INTO` are the
+/// protobuf layer can carry: its paths, file extension, [`NpyReadOptions`] (with its declared
+/// orders), [`NpyWriteOptions`] and partition columns go to the scheduler through
+/// [`NpyLogicalCodec`](super::NpyLogicalCodec), which rebuilds the listing table there. Scans, filters, statistics and `INSERT INTO` are the
 /// listing table's.
 ///
 /// A [`ballista` session](super::standalone) makes these from the `.npy` listing tables of
@@ -68,25 +70,37 @@ pub struct NpyTable {
     write: NpyWriteOptions,
     paths: Vec<ListingTableUrl>,
     file_extension: String,
+    partition_columns: Vec<String>,
 }
 
 impl NpyTable {
     /// The `.npy` table `provider` is, if it is a `ListingTable` with [`NpyFormat`]
     /// (`None` for any other table).
+    ///
+    /// Its [`options`](Self::options) declare the orders of the listing table's
+    /// `file_sort_order` too (SQL's `WITH ORDER`, or listing options built by hand), as far as
+    /// they are of columns ([`SortColumn`]): of an order with an expression, the columns
+    /// before it.
     pub fn try_wrap(provider: &Arc<dyn TableProvider>) -> Option<NpyTable> {
         let listing = provider.downcast_ref::<ListingTable>()?;
         let format = listing.options().format.downcast_ref::<NpyFormat>()?;
+        let mut options = format.options().clone();
+        for order in &listing.options().file_sort_order {
+            // Rows sorted by `a, f(b)` are sorted by `a`: the columns before an expression.
+            options = options.sorted_by(order.iter().map_while(SortColumn::of_sort_expr));
+        }
         Some(NpyTable {
             inner: provider.clone(),
-            options: format.options().clone(),
+            options,
             write: format.write_options().clone(),
             paths: listing.table_paths().clone(),
             file_extension: listing.options().file_extension.clone(),
+            partition_columns: partition_columns(listing),
         })
     }
 
     /// Wraps a listing table built from its parts (by the codec on the scheduler; the write
-    /// options are its format's).
+    /// options and partition columns are its own).
     pub(crate) fn from_parts(
         listing: ListingTable,
         options: NpyReadOptions,
@@ -97,6 +111,7 @@ impl NpyTable {
             .map(|f| f.write_options().clone())
             .unwrap_or_default();
         NpyTable {
+            partition_columns: partition_columns(&listing),
             inner: Arc::new(listing),
             options,
             write,
@@ -105,9 +120,15 @@ impl NpyTable {
         }
     }
 
-    /// The options its files are read with.
+    /// The options its files are read with (with its declared orders).
     pub fn options(&self) -> &NpyReadOptions {
         &self.options
+    }
+
+    /// The names of its partition columns (hive-style `COLUMN=value` directories; their types
+    /// are the table schema's), in the table's order.
+    pub fn partition_columns(&self) -> &[String] {
+        &self.partition_columns
     }
 
     /// The options its `INSERT INTO`s write with.
@@ -185,6 +206,13 @@ impl TableProvider for NpyTable {
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
         self.inner.insert_into(state, input, insert_op).await
     }
+}
+
+/// The names of `listing`'s partition columns.
+fn partition_columns(listing: &ListingTable) -> Vec<String> {
+    (listing.options().table_partition_cols.iter())
+        .map(|(name, _)| name.clone())
+        .collect()
 }
 
 /// The analyzer rule a Ballista session runs on the client: every scan of a `.npy` listing

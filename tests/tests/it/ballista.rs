@@ -7,7 +7,9 @@
 //! TO` a `.npy` file, an `.npz` archive (a member, or columns), a directory and an object
 //! store (`memory://`, the store the in-process executors share with the client) writes the
 //! bytes one process writes, with the statement's options; `INSERT INTO` a `STORED AS NPY`
-//! table writes with the table's options; a failing write leaves no file.
+//! table writes with the table's options; a failing write leaves no file. A table of hive
+//! partitions declared sorted answers as in one process, and the cluster plans no sort where
+//! one process plans none.
 
 use std::sync::Arc;
 
@@ -594,4 +596,109 @@ fn copy_to_an_object_store_through_the_cluster() {
         .collect();
     keys.sort();
     assert_eq!(keys, ["out/rows.npy", "out/rows.npz"]);
+}
+
+/// The physical plans of `query` the cluster ran, one section per stage (`EXPLAIN ANALYZE`,
+/// which Ballista answers with the stages' executed plans), or one process's plan.
+fn executed_plan(ctx: &SessionContext, rt: &tokio::runtime::Runtime, query: &str) -> String {
+    sql(ctx, rt, &format!("EXPLAIN ANALYZE {query}"))
+        .iter()
+        .map(|row| row.join("\n"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A table of hive partitions (`p=0/` .. `p=2/`, each file sorted by `k`) declared sorted by
+/// `k`: the cluster's scheduler gets the table with its partition column and its order
+/// (the logical codec's `table/3`), so its answers equal one process's (the partition values
+/// included, filters on them pruning directories) and, where one process plans no sort for
+/// the declared order, neither does the cluster.
+#[test]
+fn a_partitioned_sorted_table_on_the_cluster() {
+    #[derive(serde::Serialize, npy_serde::NpyRecord)]
+    struct Rec {
+        k: i64,
+        v: f64,
+    }
+    let dir = TempDir::new("ballista-partitions");
+    for (p, n) in [(0i64, 700i64), (1, 1), (2, 1500)] {
+        let part = dir.join(format!("p={p}"));
+        std::fs::create_dir_all(&part).unwrap();
+        let recs: Vec<Rec> = (0..n)
+            .map(|i| Rec {
+                k: i * 3 + p,
+                v: ((i * 7919 + p) % 1000) as f64 / 4.0,
+            })
+            .collect();
+        npy_serde::to_path(part.join("part.npy"), &recs).unwrap();
+    }
+    let rt = rt();
+    let ballista = cluster(&rt);
+    let local = local();
+    for (how, ddl) in [
+        (
+            "WITH ORDER",
+            "CREATE EXTERNAL TABLE {t} STORED AS NPY PARTITIONED BY (p) WITH ORDER (k ASC) \
+             LOCATION '{dir}/'",
+        ),
+        (
+            "sort_order, partitions inferred",
+            "CREATE EXTERNAL TABLE {t} STORED AS NPY LOCATION '{dir}/' \
+             OPTIONS ('sort_order' 'k')",
+        ),
+    ] {
+        for ctx in [&ballista, &local] {
+            let _ = ctx.deregister_table("t");
+            let ddl = ddl
+                .replace("{t}", "t")
+                .replace("{dir}", &dir.path().display().to_string());
+            sql(ctx, &rt, &ddl);
+        }
+        // The partition column (a dictionary) is grouped and shown as text: grouping by the
+        // dictionary itself fails on the cluster's final stage ("RowConverter column schema
+        // mismatch, expected Dictionary(UInt16, Utf8) got Utf8"), a failure not yet traced.
+        let queries = [
+            "SELECT CAST(p AS VARCHAR) AS q, count(*), sum(k), sum(v) FROM t GROUP BY q \
+             ORDER BY q",
+            "SELECT CAST(p AS VARCHAR), k, v FROM t WHERE p = '2' ORDER BY k LIMIT 9",
+            "SELECT k, CAST(p AS VARCHAR) FROM t ORDER BY k LIMIT 12",
+            "SELECT k, v FROM t WHERE p <> '1' AND k % 5 = 0 ORDER BY k",
+            "SELECT count(*) FROM t WHERE p IN ('0', '1')",
+        ];
+        for q in queries {
+            assert_eq!(sql(&ballista, &rt, q), sql(&local, &rt, q), "{how}: {q}");
+        }
+        // The partition values themselves, from the records written.
+        let groups: Vec<Vec<String>> = sql(&ballista, &rt, queries[0])
+            .into_iter()
+            .map(|r| r[..3].to_vec())
+            .collect();
+        let sum = |n: i64, p: i64| (0..n).map(|i| i * 3 + p).sum::<i64>().to_string();
+        assert_eq!(
+            groups,
+            [
+                ["0".to_string(), "700".into(), sum(700, 0)],
+                ["1".into(), "1".into(), sum(1, 1)],
+                ["2".into(), "1500".into(), sum(1500, 2)],
+            ],
+            "{how}"
+        );
+        // The declared order: one process sorts nothing for these, nor does the cluster.
+        for q in [queries[1], queries[2], queries[3]] {
+            let one = executed_plan(&local, &rt, q);
+            assert!(
+                !one.contains("SortExec"),
+                "{how}: {q}: one process sorts:\n{one}"
+            );
+            let on_cluster = executed_plan(&ballista, &rt, q);
+            assert!(
+                on_cluster.contains("DataSourceExec") && on_cluster.contains("output_ordering"),
+                "{how}: {q}:\n{on_cluster}"
+            );
+            assert!(
+                !on_cluster.contains("SortExec"),
+                "{how}: {q}: the cluster sorts:\n{on_cluster}"
+            );
+        }
+    }
 }
