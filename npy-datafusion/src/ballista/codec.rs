@@ -423,7 +423,7 @@ fn split_partitions(
         }
         partitions.push((name.clone(), field.data_type().clone()));
     }
-    let file_fields: Vec<_> = fields[..files].iter().cloned().collect();
+    let file_fields: Vec<_> = fields[..files].to_vec();
     let file_schema =
         arrow_schema::Schema::new_with_metadata(file_fields, schema.metadata().clone());
     Ok((Arc::new(file_schema), partitions))
