@@ -335,6 +335,7 @@ impl BatchWriterBuilder {
     /// This builder for a writer of the one column `column` of a column table: its
     /// whole-output choices, and of the per-column ones (null and decimal policies, string
     /// widths) only `column`'s; every column kept.
+    #[cfg(feature = "npz")] // column tables only
     pub(crate) fn for_column(&self, column: &str) -> Self {
         let mut one = self.clone();
         one.foreign = self.foreign.for_column(column);

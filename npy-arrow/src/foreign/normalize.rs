@@ -48,6 +48,7 @@ impl Choices {
     /// These choices for a writer of the one column `column` (a column table's array): the
     /// whole-output policies, and of the per-column ones only `column`'s (a writer refuses a
     /// policy naming a column it has not); every column kept.
+    #[cfg(feature = "npz")] // column tables only
     pub(crate) fn for_column(&self, column: &str) -> Choices {
         let mut one = self.clone();
         one.nulls_for.retain(|c, _| c == column);
