@@ -201,15 +201,7 @@ fn the_logical_codec_carries_the_formats_and_a_tables_write_options() {
             ctx.table_provider("t").await
         })
         .unwrap();
-    let table: Arc<dyn TableProvider> = Arc::new(NpyTable::try_wrap(&provider).unwrap());
-    let name = TableReference::bare("t");
-    let mut buf = Vec::new();
-    codec
-        .try_encode_table_provider(&name, table.clone(), &mut buf)
-        .unwrap();
-    let back = codec
-        .try_decode_table_provider(&buf, &name, table.schema(), &task)
-        .unwrap();
+    let (_, back) = table_round_trip(&ctx, NpyTable::try_wrap(&provider).unwrap());
     std::fs::remove_dir_all(&dir).unwrap();
     let back = back.downcast_ref::<NpyTable>().unwrap();
     let want = NpyWriteOptions::new()
