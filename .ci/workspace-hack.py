@@ -1,20 +1,21 @@
 #!/usr/bin/env python3
 """Keeps `workspace-hack/Cargo.toml` in step with the dependency graph (CI checks it).
 
-CI builds the workspace twice: `cargo test --workspace` (the README's test command, each
-crate's default features) and `cargo test --workspace --features "$ALL"` (every optional
-feature, `$ALL` as `.ci/run` defines it). Cargo reuses a compiled dependency only when its
-features, and those of everything under it, are the same in both builds. Ballista alone turns
-on `tokio/full`, `hyper/server`, DataFusion's default features and about forty more, so without
-help the second build compiled tokio, Arrow, Parquet, DataFusion and object_store all over again
-(and clippy checked them twice).
+CI compiles the workspace in two feature resolutions: the libraries at their default features
+(`cargo clippy --workspace --exclude npy-serde-tests`, the first lint pass, as the crates' users
+build them) and every optional feature at once (`$ALL` as `.ci/run` defines it: the README's
+`cargo test --workspace`, whose tests crate turns every library feature on by default, plus the
+tool's features). Cargo reuses a compiled (or checked) dependency only when its features, and
+those of everything under it, are the same in both. Ballista alone turns on `tokio/full`,
+`hyper/server`, DataFusion's default features and about forty more, so without help the two
+resolutions checked tokio, Arrow, Parquet, DataFusion and object_store twice.
 
 `workspace-hack` (unpublished, depended on by nothing: a workspace member only) names each such
 dependency with the features the every-feature build gives it. Cargo's feature resolver unifies
-features across the members a command selects, so the default workspace build resolves those
-crates exactly as the every-feature build does, and the second build compiles only what is new
-in it (Ballista, tonic, the compression codecs' users). This is the "workspace hack" that
-cargo-hakari generates; ours names only the crates whose features differ between CI's two builds.
+features across the members a command selects, so the libraries' default build resolves those
+crates exactly as the every-feature build does, and the second resolution checks only what is
+new in it (Ballista, tonic, the compression codecs' users). This is the "workspace hack" that
+cargo-hakari generates; ours names only the crates whose features differ between the two.
 Commands that select one package (`-p npy-serde`, `pip install ./npy-python`) never see it.
 
     python3 .ci/workspace-hack.py           # check: exit 1 if the file is out of date
@@ -51,6 +52,9 @@ def members():
 
 
 LOCKED = ["--locked"]
+# The libraries at their default features: the workspace without the tests crate (whose default
+# features turn every library feature on), as clippy's first pass and the crates' users build them.
+LIBS_DEFAULT = ["--exclude", "npy-serde-tests"]
 
 
 def tree(args):
@@ -88,11 +92,11 @@ def generate(ours):
     build."""
     everything = tree(["--workspace", "--exclude", "npy-derive", "--exclude", "workspace-hack",
                        "--features", all_features()])
-    default = tree(["--workspace", "--exclude", "workspace-hack"])
+    default = tree(["--workspace", "--exclude", "workspace-hack"] + LIBS_DEFAULT)
     names = set(missing(everything, default, ours))
     for _ in range(3):
         write(lines(everything, names))
-        more = set(missing(everything, tree(["--workspace"]), ours)) - names
+        more = set(missing(everything, tree(["--workspace"] + LIBS_DEFAULT), ours)) - names
         if not more:
             break
         names |= more
@@ -132,7 +136,7 @@ def main():
         LOCKED.clear()
         write(generate(ours))
         print(f"wrote {HACK.relative_to(ROOT)}")
-    default = tree(["--workspace"])
+    default = tree(["--workspace"] + LIBS_DEFAULT)
     left = missing(everything, default, ours)
     shared = sum(1 for k in everything if k in default and k[0] not in ours)
     print(f"workspace-hack: {shared - len(left)} of {shared} dependencies the two builds share "

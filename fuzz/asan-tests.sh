@@ -33,7 +33,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target/asan}"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1}"
 
 echo "=== npy-serde-tests under ASan ($host)"
-cargo +nightly test --target "$host" -p npy-serde-tests \
+cargo +nightly test --target "$host" -p npy-serde-tests --no-default-features \
     --test read_fixtures --test hostile --test fuzz_regressions --test read_vec \
     --test read_records --test views --test streaming --test parallel --test tiers \
     --test ndarray "$@"
