@@ -16,6 +16,9 @@ use std::time::{Duration, Instant};
 
 use crate::TempDir;
 
+mod proxy;
+pub use proxy::ServerCounts;
+
 /// The access key the test server accepts.
 pub const ACCESS_KEY: &str = "npyserdetest";
 /// The secret key the test server accepts.
@@ -115,11 +118,13 @@ fn http_get(port: u16, path: &str) -> Option<String> {
 }
 
 /// An `s3s-fs` server on loopback with bucket [`BUCKET`] and keys [`ACCESS_KEY`] /
-/// [`SECRET_KEY`].
+/// [`SECRET_KEY`]; with [`try_start_counted`](S3Server::try_start_counted), behind a proxy
+/// that counts every request and byte ([`counts`](S3Server::counts)).
 pub struct S3Server {
     child: Option<Child>,
     port: u16,
     root: TempDir,
+    proxy: Option<proxy::Proxy>,
 }
 
 impl S3Server {
@@ -153,7 +158,39 @@ impl S3Server {
             child: Some(child),
             port,
             root,
+            proxy: None,
         })
+    }
+
+    /// [`try_start`](S3Server::try_start), with the server behind a counting proxy on loopback:
+    /// [`endpoint`](S3Server::endpoint) and [`env`](S3Server::env) name the proxy, so every
+    /// client (this process, the tool, a cluster's executors) is counted, as the server sees
+    /// it ([`counts`](S3Server::counts), [`reset_counts`](S3Server::reset_counts)).
+    pub fn try_start_counted() -> Option<S3Server> {
+        let mut server = S3Server::try_start()?;
+        server.proxy = Some(proxy::Proxy::start(server.port));
+        Some(server)
+    }
+
+    /// What the server's clients asked and got since it started or the last
+    /// [`reset_counts`](S3Server::reset_counts).
+    ///
+    /// # Panics
+    ///
+    /// If the server was not started with [`try_start_counted`](S3Server::try_start_counted).
+    pub fn counts(&self) -> ServerCounts {
+        self.proxy
+            .as_ref()
+            .expect("counts of a server started without its counting proxy")
+            .counts()
+    }
+
+    /// Sets the [`counts`](S3Server::counts) back to zero. Counting happens as bytes pass:
+    /// call it once the previous exchange ended (a query's last response read).
+    pub fn reset_counts(&self) {
+        if let Some(p) = &self.proxy {
+            p.reset();
+        }
     }
 
     /// Starts a server.
@@ -165,9 +202,10 @@ impl S3Server {
         S3Server::try_start().expect("s3s-fs is not installed")
     }
 
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT` (the counting proxy's port, if there is one).
     pub fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        let port = self.proxy.as_ref().map_or(self.port, |p| p.port());
+        format!("http://127.0.0.1:{port}")
     }
 
     /// The bucket's name.

@@ -30,7 +30,8 @@
 //!
 //! With the tool's `remote` feature, `s3.rs`: the same SQL over shards on a live S3 server
 //! (`s3s-fs`), a cluster started with `--store`, and one without it failing with an error
-//! that names the store and `--store`.
+//! that names the store and `--store`; column tables on that server, their bytes counted at
+//! the server.
 //!
 //! Every process is killed by its guard when the test ends or fails, and by the kernel
 //! (`PR_SET_PDEATHSIG`) if the test process dies; a watchdog aborts the test after 150 s.

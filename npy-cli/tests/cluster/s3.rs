@@ -9,7 +9,11 @@
 //! 2. a scheduler without `--store`, and an executor without it, fail the query with an
 //!    error that names the store and `--store`;
 //! 3. a `--store` that is not an object-store URL stops either program at its start (exit 1,
-//!    the flag and the URL named).
+//!    the flag and the URL named);
+//! 4. column tables on the server (an `.npz` of columns, a prefix of per-column `.npy`) answer
+//!    on the cluster as one process over the local shards, and the server, counted by the
+//!    harness's proxy in front of it, serves each query the data of the columns it reads and
+//!    no more.
 //!
 //! A watchdog aborts the test after 120 s; every process is killed by its guard.
 
@@ -25,7 +29,7 @@ use npy_serde_tests::TempDir;
 use object_store::aws::AmazonS3Builder;
 
 use super::procs::{free_port, watchdog};
-use super::{answer, config, one_at_a_time, run, until, write_table, Cluster, QUERIES};
+use super::{answer, config, one_at_a_time, run, until, write_table, Cluster, KEYS, QUERIES, ROWS};
 
 /// Registers the server's bucket in the client's session. The client is this test's
 /// process, whose environment its threads share: the store is configured here, as
@@ -189,6 +193,136 @@ fn a_cluster_started_with_store_reads_a_table_on_s3() {
     assert!(!err.contains("panic"), "{err}");
     drop((executor, scheduler));
     eprintln!("the S3 cluster test took {:?}", started.elapsed());
+}
+
+/// Column tables on the live S3 server (an aligned `.npz` of the columns and a prefix of
+/// per-column `.npy` files), behind the harness's counting proxy, queried on a cluster started
+/// with `--store`: the answers of one process over the local row shards, both executors
+/// running tasks; and, counted at the server (the scheduler and both executors talk to it
+/// through the proxy), adding a column to a query adds that column's data bytes and no more,
+/// and a query over no column's data fetches no data.
+#[test]
+fn column_tables_on_s3_answer_on_the_cluster_and_fetch_only_the_columns_read() {
+    let _one = one_at_a_time();
+    let Some(server) = S3Server::try_start_counted() else {
+        return;
+    };
+    let _watchdog = watchdog(Duration::from_secs(120));
+    let started = Instant::now();
+    let tmp = TempDir::new("npy-cluster-s3-columns");
+    let data = tmp.path().join("t");
+    std::fs::create_dir_all(&data).unwrap();
+    write_table(&data);
+    // The same rows as columns (`write_table`'s shards hold ids 0..ROWS in order).
+    let id: Vec<i64> = (0..ROWS).collect();
+    let key: Vec<i64> = id.iter().map(|i| (i * 7919) % KEYS).collect();
+    let x: Vec<f64> = id.iter().map(|i| (i % 13) as f64 * 0.25 - 1.0).collect();
+    let flag: Vec<u8> = id.iter().map(|i| (i % 5) as u8).collect();
+    let archive = tmp.path().join("cols.npz");
+    let mut w = npy_serde::NpzWriter::new(std::fs::File::create(&archive).unwrap()).align(true);
+    w.add("id", &id).unwrap();
+    w.add("key", &key).unwrap();
+    w.add("x", &x).unwrap();
+    w.add("flag", &flag).unwrap();
+    w.finish().unwrap();
+    server.put("cols.npz", &std::fs::read(&archive).unwrap());
+    server.put("cols/id.npy", &npy_serde::to_vec(&id).unwrap());
+    server.put("cols/key.npy", &npy_serde::to_vec(&key).unwrap());
+    server.put("cols/x.npy", &npy_serde::to_vec(&x).unwrap());
+    server.put("cols/flag.npy", &npy_serde::to_vec(&flag).unwrap());
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let local = SessionContext::new_with_config(
+        SessionConfig::new()
+            .with_target_partitions(8)
+            .set_usize("datafusion.optimizer.repartition_file_min_size", 1),
+    );
+    rt.block_on(local.register_npy("t", data.to_str().unwrap(), NpyReadOptions::new()))
+        .unwrap();
+    let wants: Vec<String> = QUERIES.iter().map(|q| answer(&rt, &local, q)).collect();
+
+    let store = format!("s3://{}/", server.bucket());
+    let dir = tmp.path().join("cluster");
+    std::fs::create_dir_all(&dir).unwrap();
+    let cluster = Cluster {
+        exe_scheduler: env!("CARGO_BIN_EXE_npy-scheduler"),
+        exe_executor: env!("CARGO_BIN_EXE_npy-executor"),
+        dir,
+        scheduler_port: free_port(),
+        stores: vec![store],
+        env: server.env(),
+    };
+    let scheduler = cluster.scheduler();
+    let a = cluster.executor("executor-a");
+    let b = cluster.executor("executor-b");
+    let url = format!("df://127.0.0.1:{}", cluster.scheduler_port);
+    for (format, location) in [("npz", "cols.npz"), ("npy", "cols/")] {
+        let ctx = rt
+            .block_on(npy_datafusion::ballista::remote(&url, config()))
+            .unwrap();
+        client_store(&ctx, &server);
+        let spec: npy_datafusion::TableSpec =
+            format!("{format}('{}', layout=columns)", server.url(location))
+                .parse()
+                .unwrap();
+        rt.block_on(ctx.register_spec("t", &spec)).unwrap();
+        let t = Instant::now();
+        for (q, want) in QUERIES.iter().zip(&wants) {
+            assert_eq!(&answer(&rt, &ctx, q), want, "{location}: {q}");
+        }
+        eprintln!(
+            "the test queries over {location} on S3: {:?} on the cluster",
+            t.elapsed()
+        );
+        until(
+            &rt,
+            &ctx,
+            QUERIES[0],
+            &wants[0],
+            Duration::from_secs(20),
+            "both executors ran tasks over the column tables",
+            || a.tasks() > 0 && b.tasks() > 0,
+        );
+
+        // What each query costs at the server, every process's requests included.
+        let fetched = |q: &str| {
+            server.reset_counts();
+            answer(&rt, &ctx, q);
+            let counts = server.counts();
+            eprintln!("{location}: {q}: at the server {counts:?}");
+            counts
+        };
+        let survey = fetched("SELECT count(*) FROM t").object_bytes;
+        let x_only = fetched("SELECT sum(x) FROM t").object_bytes;
+        let x_and_id = fetched("SELECT sum(x), sum(id) FROM t").object_bytes;
+        let column = ROWS as u64 * 8;
+        // Each scan's surveys read the headers (a few KiB each): a margin of 64 KiB covers
+        // them for 8 partitions on two executors, and is far below a column's 9.6 MB.
+        let margin = 64 * 1024;
+        assert!(
+            (column..column + margin).contains(&(x_only - survey)),
+            "{location}: sum(x) fetched {x_only} bytes, count(*) {survey}; x holds {column}"
+        );
+        assert!(
+            (column..column + margin).contains(&(x_and_id - x_only)),
+            "{location}: adding id fetched {} bytes; id holds {column}",
+            x_and_id - x_only
+        );
+        assert!(
+            survey < margin,
+            "{location}: count(*) fetched {survey} bytes: it reads no column's data"
+        );
+        assert_eq!(server.counts().writes, 0, "{location}");
+    }
+    drop((a, b, scheduler));
+    eprintln!(
+        "the S3 column-table cluster test took {:?}",
+        started.elapsed()
+    );
 }
 
 /// Runs `exe args`, which must exit within 20 s (else it is killed and the test fails): its
