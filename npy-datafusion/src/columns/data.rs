@@ -38,6 +38,9 @@ pub(crate) struct ColumnData {
     data: Buffer,
     /// Where the data starts in its file (error positions).
     offset: u64,
+    /// The row the data starts at: 0, or for a column fetched from an object store, the first
+    /// row of the runs the scan reads (a cluster's task reads its own runs only).
+    base: u64,
     decoder: RowDecoder,
     /// The Arrow type of the values when the buffer's slices are the column (no copy).
     in_place: Option<DataType>,
@@ -57,27 +60,28 @@ impl std::fmt::Debug for ColumnData {
 /// The open archive of a scan of an archive's columns (shared by its partitions).
 pub(crate) type OpenArchive = Arc<MmapNpz>;
 
-/// Opens `column` of the table at `place` for a scan: maps it (or inflates it), and checks
-/// it against the survey's header and row count; `whole` when the scan reads every row (then a
-/// stored member's CRC-32 is checked, unless the options say not to).
+/// Opens `column` of the table at `place` for a scan that reads the rows `span`: maps it (or
+/// inflates it; from an object store, fetches the rows of `span` only), and checks it against
+/// the survey's header and row count; `whole` when the scan reads every row of the table
+/// (then a stored member's CRC-32 is checked, unless the options say not to).
 pub(crate) fn open_column(
     survey: &Survey,
     archive: Option<&OpenArchive>,
     column: &Column,
     options: &NpyReadOptions,
-    rows: u64,
+    span: std::ops::Range<u64>,
     whole: bool,
 ) -> DfResult<ColumnData> {
     let place = &survey.place;
     let err = |e| in_column(e, place, &column.source);
-    let (header, data, offset) = if let Place::Remote(remote) = place {
+    let (header, data, offset, base) = if let Place::Remote(remote) = place {
         // On a blocking thread of the runtime (the scan's partitions run there).
-        let fetch = remote.column_data(survey.npz.as_ref(), column, options, rows, whole);
+        let fetch = remote.column_data(survey.npz.as_ref(), column, options, span, whole);
         tokio::runtime::Handle::current()
             .block_on(fetch)
             .map_err(err)?
     } else {
-        match (&column.source, archive) {
+        let (header, data, offset) = match (&column.source, archive) {
             (Source::File(path), _) => {
                 let map = MmapArray::open_with(path, &options.reader).map_err(err)?;
                 mapped(Arc::new(map))
@@ -93,7 +97,8 @@ pub(crate) fn open_column(
             (Source::Member(_), None) | (Source::Object(..), _) => {
                 return Err(err(Error::invalid_value("the archive is not open")));
             }
-        }
+        };
+        (header, data, offset, 0)
     };
     if header.header != column.header.header {
         return Err(err(Error::invalid_value(format!(
@@ -106,9 +111,14 @@ pub(crate) fn open_column(
     let decoder = RowDecoder::new(&header.header, None, false).map_err(err)?;
     let in_place = in_place_type(&header, &data, column.field.data_type());
     let is_struct = decoder.column_count() != 1;
+    // Where the data's first row (`base`) starts in the file.
+    let offset = (base.checked_mul(decoder.row_bytes() as u64))
+        .and_then(|b| b.checked_add(offset))
+        .ok_or_else(|| err(Error::overflow("a row's offset")))?;
     Ok(ColumnData {
         data,
         offset,
+        base,
         decoder,
         in_place,
         is_struct,
@@ -184,7 +194,13 @@ impl ColumnData {
     /// Where rows `first..first + rows` lie in the data (byte offsets), checked.
     fn extent(&self, first: u64, rows: usize) -> Result<(usize, usize)> {
         let row_bytes = self.decoder.row_bytes();
-        let start = usize::try_from(first)
+        let Some(from_base) = first.checked_sub(self.base) else {
+            return Err(Error::invalid_value(format!(
+                "row {first} is before the rows this scan fetched (from row {})",
+                self.base
+            )));
+        };
+        let start = usize::try_from(from_base)
             .ok()
             .and_then(|f| f.checked_mul(row_bytes))
             .ok_or_else(|| Error::overflow("a row's offset"))?;
@@ -301,7 +317,7 @@ mod tests {
         let survey = Survey::take(Place::Archive(path.clone()), &options).unwrap();
         let npz = Arc::new(MmapNpz::open(&path).unwrap());
         let column = survey.column("x").unwrap();
-        let data = open_column(&survey, Some(&npz), column, &options, 1000, true).unwrap();
+        let data = open_column(&survey, Some(&npz), column, &options, 0..1000, true).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         (data, xs)
     }

@@ -221,17 +221,20 @@ impl RemotePlace {
         .await
     }
 
-    /// One column's header and the data bytes of its first `rows` rows (where they start in
-    /// their object, for error positions), for a scan; `whole` when that is every row (a
-    /// stored member's CRC-32 is then checked, unless the options say not to).
+    /// One column's header, the data bytes of its rows `span` (clamped to the array), where
+    /// the array's data starts in its object (for error positions) and the first row of
+    /// those bytes,
+    /// for a scan; `whole` when the scan reads every row of the table (a stored member's
+    /// CRC-32 is then checked, unless the options say not to, when `span` is every row too).
+    /// A deflated member is inflated whole: its rows start at 0.
     pub(crate) async fn column_data(
         &self,
         npz: Option<&RemoteNpz>,
         column: &Column,
         options: &NpyReadOptions,
-        rows: u64,
+        span: std::ops::Range<u64>,
         whole: bool,
-    ) -> Result<(ParsedHeader, Buffer, u64)> {
+    ) -> Result<(ParsedHeader, Buffer, u64, u64)> {
         let npy = match (&column.source, npz) {
             (Source::Member(key), Some(npz)) if column.deflated => {
                 let Some(bytes) = npz.inflated(key).await? else {
@@ -241,7 +244,7 @@ impl RemotePlace {
                 let (start, end) = data_extent(options, &header, bytes.len() as u64)?;
                 let buffer = Buffer::from_vec(bytes)
                     .slice_with_length(start as usize, (end - start) as usize);
-                return Ok((header, buffer, start));
+                return Ok((header, buffer, start, 0));
             }
             (Source::Member(key), Some(npz)) => npz.member(key).await?,
             (Source::Object(path, url), _) => self.open_object(path, url, options).await?,
@@ -250,13 +253,14 @@ impl RemotePlace {
         let header = npy.parsed_header().clone();
         if header.header != column.header.header {
             // The caller names both headers.
-            return Ok((header, Buffer::from_vec(Vec::<u8>::new()), 0));
+            return Ok((header, Buffer::from_vec(Vec::<u8>::new()), 0, 0));
         }
-        let rows = rows.min(npy.len());
+        let end = span.end.min(npy.len());
+        let first = span.start.min(end);
         let data = npy
-            .fetch_rows(0..rows, whole && options.verifies_crc())
+            .fetch_rows(first..end, whole && options.verifies_crc())
             .await?;
-        Ok((header, Buffer::from_vec(data), npy.data_start()))
+        Ok((header, Buffer::from_vec(data), npy.data_start(), first))
     }
 }
 

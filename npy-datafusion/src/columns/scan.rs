@@ -17,7 +17,9 @@
 //!
 //! The columns are opened once per scan and shared by its partitions (which start on
 //! different columns, so that the work of opening them, inflating deflated members and
-//! checking CRCs, is spread over them); on a cluster, once per task.
+//! checking CRCs, is spread over them); on a cluster, once per task. A column on an object
+//! store is fetched for the rows of the scan's runs only: every row in one process, the runs
+//! of its partitions on a cluster's task.
 //!
 //! The scan takes the filters DataFusion pushes into it (the physical `FilterPushdown` rule)
 //! that it evaluates exactly (see `filter::pushable`), unless `filter_pushdown=false` or a
@@ -28,6 +30,7 @@
 //! they are sparse). Its metric `bytes_scanned`, one per column (`EXPLAIN ANALYZE` shows
 //! them), counts the column bytes each read.
 
+use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
 use arrow_array::{RecordBatch, RecordBatchOptions};
@@ -237,7 +240,7 @@ impl FileSource for ColumnSource {
     fn create_file_opener(
         &self,
         object_store: Arc<dyn ObjectStore>,
-        _base_config: &FileScanConfig,
+        base_config: &FileScanConfig,
         partition: usize,
     ) -> DfResult<Arc<dyn FileOpener>> {
         let file_schema = self.table_schema.file_schema();
@@ -269,6 +272,7 @@ impl FileSource for ColumnSource {
             source: self.clone(),
             store: object_store,
             partition,
+            span: span_of(base_config, self.read),
         });
         ProjectionOpener::try_new(self.projection.clone(), opener, file_schema)
     }
@@ -379,6 +383,35 @@ struct ColumnOpener {
     /// Each read column's `bytes_scanned`.
     scanned: Arc<Vec<Count>>,
     partition: usize,
+    /// The rows of every run of this scan (see [`span_of`]).
+    span: Range<u64>,
+}
+
+/// The rows the runs of `config`'s file groups cover, from the first one's start to the last
+/// one's end (`read`, the rows the scan reads, for a file without a range): every run in one
+/// process, and on a cluster's task only the runs of its partitions (Ballista's scheduler gives
+/// each task the file groups of its partitions). Columns on an object store are fetched for
+/// these rows only: a task of a scan over 8 partitions fetched every row of each column it read
+/// (on two executors, 4 times a column's bytes at the server for one query).
+fn span_of(config: &FileScanConfig, read: u64) -> Range<u64> {
+    let runs = config
+        .file_groups
+        .iter()
+        .flat_map(|g| g.files())
+        .map(|f| match &f.range {
+            Some(r) => {
+                let end = u64::try_from(r.end).unwrap_or(0).min(read);
+                (u64::try_from(r.start).unwrap_or(0).min(end), end)
+            }
+            None => (0, read),
+        });
+    let covered = runs
+        .filter(|(a, b)| a < b)
+        .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)));
+    match covered {
+        Some((a, b)) => a..b,
+        None => 0..0,
+    }
 }
 
 impl FileOpener for ColumnOpener {
@@ -400,6 +433,7 @@ impl FileOpener for ColumnOpener {
             filter: self.filter.clone(),
             scanned: self.scanned.clone(),
             partition: self.partition,
+            span: self.span.clone(),
             first,
             end: end.min(self.source.read),
         };
@@ -425,6 +459,8 @@ struct Partition {
     filter: Option<Arc<ScanFilter>>,
     scanned: Arc<Vec<Count>>,
     partition: usize,
+    /// The rows of every run of the scan: what its columns on an object store are fetched for.
+    span: Range<u64>,
     first: u64,
     end: u64,
 }
@@ -511,7 +547,7 @@ impl Partition {
                     archive.as_ref(),
                     column,
                     &src.options,
-                    src.read,
+                    self.span.clone(),
                     whole,
                 )
                 .map(Arc::new)
@@ -600,5 +636,40 @@ impl Partition {
             },
             _ => DataFusionError::External(Box::new(e)).context(format!("column {name}")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_schema::{DataType, Field, Schema};
+    use datafusion::execution::object_store::ObjectStoreUrl;
+
+    #[test]
+    fn a_scan_fetches_the_rows_of_its_own_runs() {
+        let table: SchemaRef =
+            Arc::new(Schema::new(vec![Field::new("x", DataType::Float64, false)]));
+        let span = |runs: &[(u64, u64)]| {
+            let groups = runs
+                .iter()
+                .map(|&(a, b)| run("/t.npz", &table, a, b).unwrap())
+                .collect();
+            let source =
+                ColumnSource::new("/t.npz", NpyReadOptions::new(), table.clone(), 100, 100);
+            let config =
+                FileScanConfigBuilder::new(ObjectStoreUrl::local_filesystem(), Arc::new(source))
+                    .with_file_groups(groups)
+                    .build();
+            span_of(&config, 100)
+        };
+        // One process: every run of the scan.
+        assert_eq!(span(&[(0, 25), (25, 50), (50, 75), (75, 100)]), 0..100);
+        // A cluster's task: the runs of its partitions.
+        assert_eq!(span(&[(50, 75), (75, 100)]), 50..100);
+        assert_eq!(span(&[(25, 50)]), 25..50);
+        // Empty runs add nothing; a run past the rows read is cut there.
+        assert_eq!(span(&[(0, 0), (30, 40)]), 30..40);
+        assert_eq!(span(&[(90, 120)]), 90..100);
+        assert_eq!(span(&[]), 0..0);
     }
 }
