@@ -271,11 +271,11 @@ fn column_objects(tables: &Tables) -> Vec<(String, Vec<u8>)> {
 const LOCATIONS: [&str; 4] = ["archive.npz", "aligned.npz", "deflated.npz", "columns"];
 
 /// A session on `partitions` target partitions whose table `t` is the column table
-/// `location` (of [`LOCATIONS`]) under `{store_url}/t/`, `store` registered for `store_url`.
+/// `location` (of [`LOCATIONS`]) under `{prefix}t/`, `store` registered for `store_url`.
 #[cfg(feature = "remote")]
 fn remote_ctx(
     rt: &Runtime,
-    store_url: &str,
+    (store_url, prefix): (&str, &str),
     store: Arc<dyn datafusion::object_store::ObjectStore>,
     partitions: usize,
     location: &str,
@@ -288,8 +288,7 @@ fn remote_ctx(
     } else {
         "npy"
     };
-    let base = store_url.trim_end_matches('/');
-    let spec: TableSpec = format!("{format}('{base}/t/{location}', layout=columns)")
+    let spec: TableSpec = format!("{format}('{prefix}t/{location}', layout=columns)")
         .parse()
         .unwrap();
     rt.block_on(ctx.register_spec("t", &spec)).unwrap();
@@ -358,16 +357,17 @@ fn column_tables_on_an_object_store_fetch_only_the_columns_a_query_reads() {
             .unwrap();
     }
     let counting = Arc::new(CountingStore::new(mem as Arc<dyn ObjectStore>));
+    const MEMORY: (&str, &str) = ("memory://", "memory:///");
     let want = answers(&tables, &rt, Layout::Rows, 1, &[]);
     for location in LOCATIONS {
         for partitions in [1, 3] {
-            let ctx = remote_ctx(&rt, "memory://", counting.clone(), partitions, location);
+            let ctx = remote_ctx(&rt, MEMORY, counting.clone(), partitions, location);
             let got = answers_of(&ctx, &rt);
             assert_eq!(got, want, "{location} on {partitions} partitions");
         }
     }
     for location in ["archive.npz", "aligned.npz", "columns"] {
-        let ctx = remote_ctx(&rt, "memory://", counting.clone(), 4, location);
+        let ctx = remote_ctx(&rt, MEMORY, counting.clone(), 4, location);
         assert_fetches_only_the_columns_read(location, &|q| {
             counting.reset();
             sql(&ctx, &rt, q);
@@ -407,17 +407,33 @@ fn column_tables_on_a_live_s3_server_cost_at_the_server_what_the_client_counts()
         .expect("an S3 store for the test server");
     let counting = Arc::new(CountingStore::new(Arc::new(s3) as Arc<dyn ObjectStore>));
     let store_url = format!("s3://{}", server.bucket());
+    let prefix = format!("{store_url}/");
     let rt = rt();
     let want = answers(&tables, &rt, Layout::Rows, 1, &[]);
-    for location in LOCATIONS {
-        for partitions in [1, 3] {
-            let ctx = remote_ctx(&rt, &store_url, counting.clone(), partitions, location);
+    // Two quirks of s3s-fs 0.14, a server over a directory, where S3 itself answers: not
+    // `deflated.npz`, since a suffix range longer than the object (the archive's end,
+    // `bytes=-65577`, of an object of 20 KB) gets 500 (EINVAL from a seek before the start)
+    // where S3 serves the whole object; and the column prefix named with its slash, since a
+    // HEAD of `t/columns`, a directory on its disk, gets 500 where S3 answers 404. The
+    // in-memory test reads both.
+    let locations = ["archive.npz", "aligned.npz", "columns/"];
+    for location in locations {
+        // (One partition count: the in-memory test covers 1 and 3, and each query here costs
+        // about 20 requests to a server on loopback.)
+        for partitions in [3] {
+            let ctx = remote_ctx(
+                &rt,
+                (&store_url, &prefix),
+                counting.clone(),
+                partitions,
+                location,
+            );
             let got = answers_of(&ctx, &rt);
             assert_eq!(got, want, "{location} on {partitions} partitions");
         }
     }
-    for location in LOCATIONS {
-        let ctx = remote_ctx(&rt, &store_url, counting.clone(), 4, location);
+    for location in locations {
+        let ctx = remote_ctx(&rt, (&store_url, &prefix), counting.clone(), 4, location);
         for q in FETCH_QUERIES {
             counting.reset();
             server.reset_counts();
@@ -440,13 +456,11 @@ fn column_tables_on_a_live_s3_server_cost_at_the_server_what_the_client_counts()
                 "{location}: {q}"
             );
         }
-        if location != "deflated.npz" {
-            assert_fetches_only_the_columns_read(location, &|q| {
-                server.reset_counts();
-                sql(&ctx, &rt, q);
-                server.counts().object_bytes
-            });
-        }
+        assert_fetches_only_the_columns_read(location, &|q| {
+            server.reset_counts();
+            sql(&ctx, &rt, q);
+            server.counts().object_bytes
+        });
     }
 }
 
