@@ -7,11 +7,14 @@
 //!    `--log-tasks`, which lets Ballista's own line per task through the log filter
 //!    (Ballista's scheduler in this build has no REST API or metrics; the executor's own
 //!    count is what it ran, whichever scheduler policy sent it).
-//! 2. One executor is SIGKILLed while a query of several stages runs on both: with a 1 s
-//!    heartbeat and a 3 s executor timeout checked every second, the scheduler declares it
-//!    dead within ~4 s and runs its lost tasks (and the stages whose shuffle output it held)
-//!    on the other; the answer is the single-process one, within 60 s of the kill. The next
-//!    query succeeds; an executor started afterwards takes tasks.
+//! 2. One executor is SIGKILLed while a query of several stages runs on both: the test checks
+//!    that the query was still running when the kill landed and that the killed executor
+//!    held running tasks of it (started, not finished, in its log). With a 1 s heartbeat and
+//!    a 3 s executor timeout checked every second, the scheduler declares it dead within
+//!    ~4 s and runs its lost tasks (and the stages whose shuffle output it held) on the
+//!    other, which is seen running tasks of those stages after the kill; the answer is the
+//!    single-process one, within 3 + 1 + 1 s plus four times the query's fault-free time plus
+//!    5 s of the kill. The next query succeeds; an executor started afterwards takes tasks.
 //! 3. A table with one hostile shard (a bool byte that is neither 0 nor 1) among good ones:
 //!    the client gets this crate's error naming the file and the record.
 //! 4. The scheduler is SIGKILLed while a query runs: the client's query fails within 10 s
@@ -27,6 +30,10 @@
 //!    the shell) cancels its job: the executors start no task of it after that, where the
 //!    whole query starts many more, and the next query answers. So does Ctrl-C (SIGINT) to
 //!    `npy sql --cluster`, which exits with status 130.
+//!
+//! 7. An executor hung mid-query (SIGSTOP: alive, its sockets open): declared lost after its
+//!    timeout, its work run on the other, the answer one process's within a bound; let go on
+//!    (SIGCONT), the next queries answer.
 //!
 //! With the tool's `remote` feature, `s3.rs`: the same SQL over shards on a live S3 server
 //! (`s3s-fs`), a cluster started with `--store`, and one without it failing with an error
@@ -51,7 +58,7 @@ use datafusion::error::Result as DfResult;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use npy_datafusion::{NpyReadOptions, NpySessionExt};
 use npy_serde_tests::TempDir;
-use procs::{free_port, watchdog, Proc};
+use procs::{free_port, watchdog, Proc, TaskId};
 use tokio::runtime::Runtime;
 
 #[derive(serde::Serialize, npy_serde::NpyRecord)]
@@ -332,8 +339,21 @@ fn a_scheduler_and_two_executor_processes_under_faults() {
     assert_eq!(tool(Some(&url)), printed);
     assert_eq!(printed.lines().count(), 6, "{printed}");
 
-    // 2. SIGKILL executor b while a query of several stages runs.
+    // 2. SIGKILL executor b while a query of several stages runs: the query was running when
+    // the kill landed, b held running tasks of it, the survivor ran tasks of those stages
+    // again, and the answer is one process's, within a bound made of the cluster's settings.
     let want = answer(&rt, &local, STAGES);
+    // The query without the fault, for its time.
+    let (a_from, b_from) = (a.log().len(), b.log().len());
+    let t = Instant::now();
+    assert_eq!(answer(&rt, &ctx, STAGES), want);
+    let clean = t.elapsed();
+    let ran = |from: usize, p: &Proc| Proc::task_runs(&p.log()[from..]).len();
+    eprintln!(
+        "{STAGES}: {clean:?} on the cluster, tasks on a {}, on b {}",
+        ran(a_from, &a),
+        ran(b_from, &b)
+    );
     let before = b.tasks();
     let query = {
         let ctx = ctx.clone();
@@ -348,8 +368,26 @@ fn a_scheduler_and_two_executor_processes_under_faults() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    let a_before = a.log().len();
     b.kill();
     let killed = Instant::now();
+    assert!(
+        !query.is_finished(),
+        "the query ended before executor b was killed: the fault did not land mid-query"
+    );
+    // What b ran of the query (its tasks after `before`), and which it had not finished.
+    let b_runs = Proc::task_runs(&b.log());
+    let job = b_runs.last().expect("b started a task").0.job.clone();
+    let held: Vec<&TaskId> = b_runs
+        .iter()
+        .filter(|(t, done)| !done && t.job == job)
+        .map(|(t, _)| t)
+        .collect();
+    assert!(
+        !held.is_empty(),
+        "executor b held no running task of job {job} when it was killed:\n{}",
+        b.log()
+    );
     let got = rt.block_on(async { tokio::time::timeout(Duration::from_secs(60), query).await });
     let got = got
         .expect("the query ends within 60 s of the kill")
@@ -359,7 +397,34 @@ fn a_scheduler_and_two_executor_processes_under_faults() {
         got.unwrap_or_else(|e| panic!("after the kill: {e}\n{}", a.log())),
         want
     );
-    eprintln!("killed executor b mid-query: the query ended {recovery:?} after the kill");
+    // The scheduler declares b lost within its executor timeout (3 s) plus the expiry check's
+    // interval (1 s) and a heartbeat (1 s); then the lost work runs again on a, which at worst
+    // is the whole query twice over on one executor.
+    let bound = Duration::from_secs(3 + 1 + 1) + clean * 4 + Duration::from_secs(5);
+    eprintln!(
+        "killed executor b mid-query (holding {} running tasks of job {job}: {:?}): the query \
+         ended {recovery:?} after the kill (bound {bound:?}; {clean:?} without the fault)",
+        held.len(),
+        held.iter().map(|t| (t.stage, t.task)).collect::<Vec<_>>()
+    );
+    assert!(recovery < bound, "recovery {recovery:?} past {bound:?}");
+    // The tasks b held never finished there, and the answer is complete (every key counted,
+    // as one process counts it): their partitions ran again on a, the only other executor.
+    // Seen from a: it ran tasks of each of those stages after the kill. (Which partitions a
+    // task covers is not in the executors' log, and the scheduler packs up to an executor's
+    // free slots into one task, so task counts differ from run to run.)
+    let a_after = Proc::task_runs(&a.log()[a_before..]);
+    for t in &held {
+        assert!(
+            a_after
+                .iter()
+                .any(|(u, done)| *done && u.job == t.job && u.stage == t.stage),
+            "no task of stage {} of job {job} ran on executor a after b held {t:?} and \
+             was killed:\n{}",
+            t.stage,
+            a.log()
+        );
+    }
     assert!(want.contains(&format!("| {} ", ROWS / KEYS)), "{want}");
     assert_eq!(answer(&rt, &ctx, QUERIES[4]), wants[4]);
 
@@ -456,6 +521,113 @@ fn a_scheduler_and_two_executor_processes_under_faults() {
     );
     drop((a, c, scheduler));
     eprintln!("the cluster test took {:?}", started.elapsed());
+}
+
+/// An executor hung mid-query (SIGSTOP: its process alive, its sockets open, no heartbeat, no
+/// answer to a shuffle fetch): the query was running when it stopped and it held running tasks
+/// of it; the scheduler declares it lost after its executor timeout and the other executor runs
+/// its work; the answer is one process's, within a bound of the settings; with the hung
+/// executor let go on (SIGCONT), the next queries answer as one process does.
+#[test]
+fn an_executor_hung_mid_query() {
+    let _one = one_at_a_time();
+    let _watchdog = watchdog(Duration::from_secs(150));
+    let (tmp, table, rt) = table_and_runtime("npy-cluster-hung");
+    let table = table.as_str();
+    let cluster = Cluster::new(tmp.path());
+    let scheduler = cluster.scheduler();
+    let a = cluster.executor("executor-a");
+    let b = cluster.executor("executor-b");
+    let url = format!("df://127.0.0.1:{}", cluster.scheduler_port);
+    let ctx = rt
+        .block_on(npy_datafusion::ballista::remote(&url, config()))
+        .unwrap();
+    let local = SessionContext::new_with_config(
+        SessionConfig::new()
+            .with_target_partitions(8)
+            .set_usize("datafusion.optimizer.repartition_file_min_size", 1),
+    );
+    for c in [&ctx, &local] {
+        rt.block_on(c.register_npy("t", table, NpyReadOptions::new()))
+            .unwrap();
+    }
+    let want = answer(&rt, &local, STAGES);
+    until(
+        &rt,
+        &ctx,
+        STAGES,
+        &want,
+        Duration::from_secs(30),
+        "both executors ran tasks",
+        || a.tasks() > 0 && b.tasks() > 0,
+    );
+    let t = Instant::now();
+    assert_eq!(answer(&rt, &ctx, STAGES), want);
+    let clean = t.elapsed();
+
+    let before = b.tasks();
+    let query = {
+        let ctx = ctx.clone();
+        rt.spawn(async move { run(&ctx, STAGES).await })
+    };
+    let wait_end = Instant::now() + Duration::from_secs(30);
+    while b.tasks() == before {
+        assert!(
+            Instant::now() < wait_end && !query.is_finished(),
+            "executor b took no task of the query:\n{}",
+            b.log()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    b.signal(libc::SIGSTOP);
+    let stopped = Instant::now();
+    assert!(
+        !query.is_finished(),
+        "the query ended before executor b stopped: the fault did not land mid-query"
+    );
+    let b_runs = Proc::task_runs(&b.log());
+    let job = b_runs.last().expect("b started a task").0.job.clone();
+    let held: Vec<(u64, u64)> = b_runs
+        .iter()
+        .filter(|(t, done)| !done && t.job == job)
+        .map(|(t, _)| (t.stage, t.task))
+        .collect();
+    assert!(
+        !held.is_empty(),
+        "executor b held no running task of job {job} when it stopped:\n{}",
+        b.log()
+    );
+    let got = rt.block_on(async { tokio::time::timeout(Duration::from_secs(90), query).await });
+    let recovery = stopped.elapsed();
+    let got = got
+        .unwrap_or_else(|_| {
+            panic!(
+                "the query did not end within 90 s of the stop:\n{}",
+                a.log()
+            )
+        })
+        .unwrap();
+    // Declared lost after the executor timeout (3 s), checked every second, a heartbeat late
+    // at worst (1 s); then the work runs again on a, at worst the whole query once more. A
+    // task of a already fetching b's shuffle output waits on a connection that stays open:
+    // the bound allows that fetch 30 s to fail and be retried.
+    let bound = Duration::from_secs(3 + 1 + 1 + 30) + clean * 4;
+    eprintln!(
+        "stopped executor b mid-query (holding running tasks {held:?} of job {job}): the \
+         query ended {recovery:?} after the stop (bound {bound:?}; {clean:?} without the fault)"
+    );
+    assert_eq!(
+        got.unwrap_or_else(|e| panic!("after the stop: {e}\n{}", a.log())),
+        want
+    );
+    assert!(recovery < bound, "recovery {recovery:?} past {bound:?}");
+
+    // Let b go on: it finds itself lost to the scheduler; the next queries answer.
+    b.signal(libc::SIGCONT);
+    for q in QUERIES {
+        assert_eq!(answer(&rt, &ctx, q), answer(&rt, &local, q), "{q}");
+    }
+    drop((a, b, scheduler));
 }
 
 /// A sort of every row (a window over the whole table) and a GROUP BY over every key: more

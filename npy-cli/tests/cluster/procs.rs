@@ -78,6 +78,42 @@ impl Proc {
         log.matches("Execute task  : [").count() + log.matches("Received task: [").count()
     }
 
+    /// The tasks pushed to it that it started (`Execute task  : [TID ...]`), in order, each
+    /// with whether it finished (`Finished task : [TID ...]`); from `log`, a copy of its log
+    /// taken at some moment.
+    pub fn task_runs(log: &str) -> Vec<(TaskId, bool)> {
+        let ids = |marker: &str| -> Vec<TaskId> {
+            log.match_indices(marker)
+                .filter_map(|(i, _)| TaskId::parse(&log[i + marker.len()..]))
+                .collect()
+        };
+        let finished = ids("Finished task : [");
+        ids("Execute task  : [")
+            .into_iter()
+            .map(|t| {
+                let done = finished.contains(&t);
+                (t, done)
+            })
+            .collect()
+    }
+
+    /// Sends `signal` (SIGSTOP: the process hangs with its sockets open; SIGCONT: it goes on).
+    pub fn signal(&self, signal: libc::c_int) {
+        let Some(child) = &self.child else {
+            panic!("{} is not running", self.name);
+        };
+        let pid = libc::pid_t::try_from(child.id()).expect("a pid");
+        // SAFETY: kill(2) with the pid of our own unreaped child: it cannot name another
+        // process, and touches no memory.
+        let rc = unsafe { libc::kill(pid, signal) };
+        assert_eq!(
+            rc,
+            0,
+            "kill({pid}, {signal}): {}",
+            std::io::Error::last_os_error()
+        );
+    }
+
     /// SIGKILL, and reaps it.
     pub fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
@@ -109,6 +145,40 @@ impl Proc {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+}
+
+/// A task as Ballista's executor names it: `TID JOB/STAGE.STAGE_ATTEMPT/TASK.TASK_ATTEMPT`.
+/// A stage's first tasks are numbered from 0, one per partition; the scheduler gives a task it
+/// runs again (its executor lost) the next free number of the stage.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskId {
+    pub job: String,
+    pub stage: u64,
+    pub stage_attempt: u64,
+    pub task: u64,
+    pub task_attempt: u64,
+}
+
+impl TaskId {
+    /// The id at the start of `s` (`TID j/s.a/t.a]...`).
+    fn parse(s: &str) -> Option<TaskId> {
+        let s = s.strip_prefix("TID ")?;
+        let s = &s[..s.find(']')?];
+        let (job, rest) = s.split_once('/')?;
+        let (stage, task) = rest.split_once('/')?;
+        let pair = |t: &str| -> Option<(u64, u64)> {
+            let (a, b) = t.split_once('.')?;
+            Some((a.parse().ok()?, b.parse().ok()?))
+        };
+        let ((stage, stage_attempt), (task, task_attempt)) = (pair(stage)?, pair(task)?);
+        Some(TaskId {
+            job: job.to_string(),
+            stage,
+            stage_attempt,
+            task,
+            task_attempt,
+        })
     }
 }
 
