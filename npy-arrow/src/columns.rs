@@ -357,6 +357,53 @@ impl Drop for Temp {
     }
 }
 
+/// The directories a writer of a directory table made (outermost first): removed again,
+/// innermost first and each only if empty, when dropped before [`keep`](Self::keep). A
+/// directory that was there before is never among them.
+#[derive(Default)]
+struct MadeDirs(Vec<PathBuf>);
+
+impl MadeDirs {
+    /// Makes `dir` and the directories above it that are missing; the guard of those made.
+    fn make(dir: &Path) -> Result<MadeDirs> {
+        let mut missing = Vec::new();
+        let mut at = Some(dir);
+        while let Some(d) = at.filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+            missing.push(d.to_path_buf());
+            at = d.parent();
+        }
+        missing.reverse();
+        // Made first, so that a failure part way removes what was made.
+        let made = MadeDirs(missing);
+        std::fs::create_dir_all(dir).map_err(|e| {
+            Error::new(ErrorKind::Message(format!(
+                "making the directory {}: {e}",
+                dir.display()
+            )))
+        })?;
+        Ok(made)
+    }
+
+    /// The directories stay (the table is in place).
+    fn keep(mut self) {
+        self.0.clear();
+    }
+}
+
+impl Drop for MadeDirs {
+    fn drop(&mut self) {
+        for d in self.0.iter().rev() {
+            match std::fs::remove_dir(d) {
+                Ok(()) => {}
+                // Not made after all (its making failed part way).
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                // Not empty (something else put a file there): it and its parents stay.
+                Err(_) => break,
+            }
+        }
+    }
+}
+
 /// One column being written: a one-field record array in a temporary file, made a plain
 /// array when the table is finished.
 struct ColumnOut {
@@ -369,7 +416,9 @@ struct ColumnOut {
 /// Writes record batches as a column table: one plain array per column, in an archive of stored
 /// members whose data starts at a multiple of 64 bytes (viewed in place by `npy sql`'s column
 /// scan) or in a directory; nothing appears under the target's name until
-/// [`finish`](ColumnTableWriter::finish) succeeds. Made by [`BatchWriterBuilder::column_table`].
+/// [`finish`](ColumnTableWriter::finish) succeeds, and a write that fails (or a writer
+/// dropped unfinished) leaves nothing new behind: no file, and no directory the writer made
+/// (a directory that was there before stays). Made by [`BatchWriterBuilder::column_table`].
 ///
 /// ```
 /// # use std::sync::Arc;
@@ -396,6 +445,9 @@ pub struct ColumnTableWriter {
     archive: bool,
     schema: SchemaRef,
     columns: Vec<ColumnOut>,
+    /// After `columns`: dropped after the columns' temporary files are removed, so that the
+    /// directories it made are empty again.
+    made: MadeDirs,
 }
 
 impl std::fmt::Debug for ColumnTableWriter {
@@ -410,11 +462,12 @@ impl std::fmt::Debug for ColumnTableWriter {
 
 impl BatchWriterBuilder {
     /// A writer of batches with `schema` as the column table `path`: an `.npz` archive if
-    /// `path` ends in `.npz` (any case), else a directory (made if missing) of `COLUMN.npy`
-    /// files. The builder's column choice picks the columns; its null, decimal and string-width
-    /// choices apply to each column's array (one given for a column to that column's only; one
-    /// naming no column of `schema` is an error naming it). The `mask` null policy does not apply (it would
-    /// add a field beside the column): a column with nulls it would mask is an error naming the
+    /// `path` ends in `.npz` (any case), else a directory (made if missing, with its missing
+    /// parents; removed again if the write fails) of `COLUMN.npy` files. The builder's column
+    /// choice picks the columns; its null, decimal and string-width choices apply to each
+    /// column's array (one given for a column to that column's only; one naming no column of
+    /// `schema` is an error naming it). The `mask` null policy does not apply (it would add a
+    /// field beside the column): a column with nulls it would mask is an error naming the
     /// other policies.
     pub fn column_table<P: AsRef<Path>>(
         &self,
@@ -434,9 +487,13 @@ impl BatchWriterBuilder {
         // A per-column policy naming no column is refused here, as a record writer refuses it;
         // each column's writer is then given only its own.
         self.foreign.check_columns(schema)?;
-        if !archive {
-            std::fs::create_dir_all(&target)?;
-        }
+        // Declared before `columns`, so dropped after them on a failure below: their
+        // temporary files are gone by the time the directories it made are removed.
+        let made = if archive {
+            MadeDirs::default()
+        } else {
+            MadeDirs::make(&target)?
+        };
         let temps_in = if archive {
             target.clone()
         } else {
@@ -450,10 +507,10 @@ impl BatchWriterBuilder {
                 schema.metadata().clone(),
             ));
             let tmp = Temp::beside(&temps_in, field.name());
-            let writer = self
-                .for_column(field.name())
-                .file_writer(File::create(&tmp.0)?, &one)
-                .map_err(|e| in_place(e, &format!("column `{}`", field.name())))?;
+            let place = format!("column `{}`", field.name());
+            let file = File::create(&tmp.0).map_err(|e| in_place(e.into(), &place))?;
+            let writer = (self.for_column(field.name()).file_writer(file, &one))
+                .map_err(|e| in_place(e, &place))?;
             columns.push(ColumnOut {
                 index,
                 one,
@@ -466,6 +523,7 @@ impl BatchWriterBuilder {
             archive,
             schema: Arc::new(schema.clone()),
             columns,
+            made,
         })
     }
 }
@@ -490,7 +548,21 @@ impl ColumnTableWriter {
     /// `path`, or each `COLUMN.npy` renamed into the directory. Returns the columns whose Arrow
     /// type a plain array cannot keep (a record field keeps it in its title, see the crate
     /// docs): their values are exact, their type on reading the dtype's own.
-    pub fn finish(self) -> Result<Vec<String>> {
+    ///
+    /// A directory's files are all written under temporary names before any is renamed into
+    /// place; if a rename fails, the files already renamed are removed again (a file of the
+    /// same name that was there before is then gone: it was replaced), and so is a directory
+    /// the writer made.
+    pub fn finish(mut self) -> Result<Vec<String>> {
+        let made = std::mem::take(&mut self.made);
+        // `self` is consumed whole: every temporary file is gone when it returns.
+        let untyped = self.finish_in_place()?;
+        made.keep();
+        Ok(untyped)
+    }
+
+    /// [`finish`](Self::finish) but for the directories the writer made.
+    fn finish_in_place(self) -> Result<Vec<String>> {
         let (target, archive, files, untyped) = self.finish_columns()?;
         if archive {
             let part = Temp::beside(&target, "npz");
@@ -498,16 +570,28 @@ impl ColumnTableWriter {
             let w = write_archive(file, &files)?;
             w.into_inner().map_err(|e| Error::from(e.into_error()))?;
             part.commit(&target)?;
-        } else {
-            for (name, tmp, header, offset) in &files {
-                let target = target.join(format!("{name}.npy"));
-                let part = Temp::beside(&target, "part");
-                let mut out = BufWriter::with_capacity(1 << 20, File::create(&part.0)?);
-                out.write_all(header)?;
-                io::copy(&mut data_of(&tmp.0, *offset)?, &mut out)?;
-                out.into_inner().map_err(|e| Error::from(e.into_error()))?;
-                part.commit(&target)?;
+            return Ok(untyped);
+        }
+        let mut parts = Vec::with_capacity(files.len());
+        for (name, tmp, header, offset) in &files {
+            let target = target.join(format!("{name}.npy"));
+            let part = Temp::beside(&target, "part");
+            let mut out = BufWriter::with_capacity(1 << 20, File::create(&part.0)?);
+            out.write_all(header)?;
+            io::copy(&mut data_of(&tmp.0, *offset)?, &mut out)?;
+            out.into_inner().map_err(|e| Error::from(e.into_error()))?;
+            parts.push((part, target));
+        }
+        drop(files);
+        let mut placed: Vec<PathBuf> = Vec::with_capacity(parts.len());
+        for (part, target) in parts {
+            if let Err(e) = part.commit(&target) {
+                for p in &placed {
+                    let _ = std::fs::remove_file(p);
+                }
+                return Err(e);
             }
+            placed.push(target);
         }
         Ok(untyped)
     }
@@ -517,10 +601,16 @@ impl ColumnTableWriter {
     /// whatever the writer's path: for callers that stage or upload the file themselves
     /// (npy-datafusion's `COPY TO`). Returns `out` and the columns [`finish`](Self::finish)
     /// returns. The column arrays' temporary files are beside the writer's path, as ever.
-    pub fn finish_into<W: Write + Seek>(self, out: W) -> Result<(W, Vec<String>)> {
-        let (_, _, files, untyped) = self.finish_columns()?;
-        let out = write_archive(out, &files)?;
-        Ok((out, untyped))
+    pub fn finish_into<W: Write + Seek>(mut self, out: W) -> Result<(W, Vec<String>)> {
+        // Nothing goes to the writer's own path: a directory it made for it is removed again
+        // (when `made` is dropped, after the temporary files), whatever the outcome.
+        let made = std::mem::take(&mut self.made);
+        let written = self.finish_columns().and_then(|(_, _, files, untyped)| {
+            let out = write_archive(out, &files)?;
+            Ok((out, untyped))
+        });
+        drop(made);
+        written
     }
 
     /// Finishes every column's temporary array: the target, whether it is an archive, each

@@ -286,3 +286,109 @@ fn per_column_choices_go_to_their_column() {
     );
     assert!(!bad.exists());
 }
+
+/// The entries of `dir`, sorted (file names).
+fn entries(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A directory table whose write fails (making a column's file, writing a batch, finishing)
+/// or whose writer is dropped unfinished leaves nothing new: not the directory it made, nor
+/// the missing parents it made for it; a directory that was there before stays, with what it
+/// held. `finish_into` puts nothing at the writer's own path, so a directory made for it goes.
+#[test]
+fn a_failed_directory_table_leaves_nothing_new() {
+    let d = Dir::new("failed-dir");
+    let with_null = RecordBatch::try_from_iter([(
+        "v",
+        Arc::new(Int64Array::from(vec![Some(1), None])) as ArrayRef,
+    )])
+    .unwrap();
+
+    // Failing while making the columns' files (a column name that is no file name), under
+    // two missing levels.
+    let slash =
+        RecordBatch::try_from_iter([("a/b", Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef)])
+            .unwrap();
+    let e = BatchWriterBuilder::new()
+        .column_table(d.0.join("new").join("t"), &slash.schema())
+        .unwrap_err();
+    assert!(e.to_string().contains("a/b"), "{e}");
+    assert_eq!(entries(&d.0), Vec::<String>::new());
+
+    // Failing on a batch (a null under the `error` policy), then dropped.
+    let mut w = BatchWriterBuilder::new()
+        .nulls(NullPolicy::Error)
+        .column_table(d.0.join("t"), &with_null.schema())
+        .unwrap();
+    assert!(d.0.join("t").is_dir());
+    let e = w.write(&with_null).unwrap_err();
+    assert!(e.to_string().contains("column `v`"), "{e}");
+    drop(w);
+    assert_eq!(entries(&d.0), Vec::<String>::new());
+
+    // Dropped unfinished after a good batch.
+    let b = batch(0, 3);
+    let mut w = BatchWriterBuilder::new()
+        .column_table(d.0.join("u"), &b.schema())
+        .unwrap();
+    w.write(&b).unwrap();
+    drop(w);
+    assert_eq!(entries(&d.0), Vec::<String>::new());
+
+    // Failing in `finish` (the `mask` policy), under a missing parent.
+    let mut w = BatchWriterBuilder::new()
+        .nulls(NullPolicy::Mask)
+        .column_table(d.0.join("p").join("t"), &with_null.schema())
+        .unwrap();
+    w.write(&with_null).unwrap();
+    assert!(w.finish().is_err());
+    assert_eq!(entries(&d.0), Vec::<String>::new());
+
+    // A directory that was there (empty, or holding a file) stays as it was.
+    let empty = d.0.join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let old = d.0.join("old");
+    std::fs::create_dir(&old).unwrap();
+    std::fs::write(old.join("keep.txt"), "kept").unwrap();
+    for target in [&empty, &old] {
+        let mut w = BatchWriterBuilder::new()
+            .nulls(NullPolicy::Mask)
+            .column_table(target, &with_null.schema())
+            .unwrap();
+        w.write(&with_null).unwrap();
+        assert!(w.finish().is_err());
+    }
+    assert_eq!(entries(&d.0), ["empty", "old"]);
+    assert_eq!(entries(&empty), Vec::<String>::new());
+    assert_eq!(entries(&old), ["keep.txt"]);
+    assert_eq!(
+        std::fs::read_to_string(old.join("keep.txt")).unwrap(),
+        "kept"
+    );
+
+    // `finish_into` writes the archive elsewhere: the directory made for the writer goes.
+    let mut w = BatchWriterBuilder::new()
+        .column_table(d.0.join("staging"), &b.schema())
+        .unwrap();
+    w.write(&b).unwrap();
+    let (bytes, _) = w.finish_into(std::io::Cursor::new(Vec::new())).unwrap();
+    assert!(!bytes.into_inner().is_empty());
+    assert_eq!(entries(&d.0), ["empty", "old"]);
+
+    // A write that succeeds keeps the directories it made, holding the columns.
+    let mut w = BatchWriterBuilder::new()
+        .column_table(d.0.join("made").join("t"), &b.schema())
+        .unwrap();
+    w.write(&b).unwrap();
+    w.finish().unwrap();
+    assert_eq!(
+        entries(&d.0.join("made").join("t")),
+        ["id.npy", "name.npy", "x.npy"]
+    );
+}
