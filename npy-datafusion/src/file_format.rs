@@ -392,6 +392,11 @@ impl FileFormat for NpyFormat {
                 conf.insert_op
             )));
         }
+        // An option naming a column the files have not (or a partition column) fails the
+        // statement here, before any file is written.
+        let files = datafusion::datasource::file_format::write::get_writer_schema(&conf);
+        let partitions = super::write::partition_names(&conf);
+        (self.write).builder_over(npy_arrow::BatchWriterBuilder::new(), &files, &partitions)?;
         let sink = Arc::new(NpySink::new(conf, self.write.clone(), self.kind()?));
         Ok(Arc::new(DataSinkExec::new(input, sink, order_requirements)))
     }

@@ -145,11 +145,12 @@ pub(crate) fn write_err(e: npy_serde::Error, name: &str) -> DataFusionError {
 }
 
 /// Writes the batches `rx` receives as one file of `kind` at `target` (on a blocking
-/// thread: it encodes and writes synchronously), staged under a temporary name.
+/// thread: it encodes and writes synchronously), staged under a temporary name. The files
+/// have `schema`; the output's partition columns are `partitions` (for the options' errors).
 pub(crate) fn write_file(
     kind: &Kind,
     options: &NpyWriteOptions,
-    schema: &SchemaRef,
+    (schema, partitions): (&SchemaRef, &[String]),
     target: Target,
     mut rx: Receiver<RecordBatch>,
 ) -> DfResult<Written> {
@@ -189,7 +190,7 @@ pub(crate) fn write_file(
     for (column, width) in &widths {
         wb = wb.string_width(column, *width);
     }
-    let wb = options.builder_over(wb, schema)?;
+    let wb = options.builder_over(wb, schema, partitions)?;
     let mut rows = 0u64;
     let mut held = held.into_iter();
     let mut next = || {

@@ -8,6 +8,7 @@ pub(crate) mod options;
 mod sink;
 
 pub use options::NpyWriteOptions;
+pub(crate) use sink::partition_names;
 pub use sink::NpySink;
 
 #[cfg(test)]

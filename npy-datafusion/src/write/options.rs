@@ -242,31 +242,36 @@ impl NpyWriteOptions {
         Ok(())
     }
 
-    /// `wb` with these options for an output of `schema`: a column named by an option is
-    /// matched exactly, else without regard to case (SQL lowercases option keys); one the
-    /// output has not is an error naming it and the output's columns.
+    /// `wb` with these options for files of `schema`, whose output is partitioned by
+    /// `partitions` (hive-style `COLUMN=value/` directories; empty for none): a column named
+    /// by an option is matched exactly, else without regard to case (SQL lowercases option
+    /// keys); one the files have not is an error naming it and the files' columns, or saying
+    /// that it is a partition column (its values are in the directory names, not in a file,
+    /// so no per-column option applies to it).
     pub(crate) fn builder_over(
         &self,
         mut wb: BatchWriterBuilder,
         schema: &Schema,
+        partitions: &[String],
     ) -> DfResult<BatchWriterBuilder> {
+        let column_of = |key: &str, column: &str| column_of(schema, partitions, key, column);
         if let Some(p) = &self.nulls {
             wb = wb.nulls(p.clone());
         }
         for (c, p) in &self.nulls_for {
-            wb = wb.nulls_for(&column_of(schema, "nulls", c)?, p.clone());
+            wb = wb.nulls_for(&column_of("nulls", c)?, p.clone());
         }
         if let Some(p) = self.decimals {
             wb = wb.decimals(p);
         }
         for (c, p) in &self.decimals_for {
-            wb = wb.decimals_for(&column_of(schema, "decimals", c)?, *p);
+            wb = wb.decimals_for(&column_of("decimals", c)?, *p);
         }
         if let Some(w) = self.width {
             wb = wb.default_string_width(w);
         }
         for (c, w) in &self.widths {
-            wb = wb.string_width(&column_of(schema, "string_width", c)?, *w);
+            wb = wb.string_width(&column_of("string_width", c)?, *w);
         }
         if self.objects {
             wb = wb.strings_as_objects(true);
@@ -286,8 +291,9 @@ impl NpyWriteOptions {
     }
 }
 
-/// The column of `schema` an option `key.column` names.
-fn column_of(schema: &Schema, key: &str, column: &str) -> DfResult<String> {
+/// The column of `schema` (the files' columns; the output's `partitions` are not among them)
+/// an option `key.column` names.
+fn column_of(schema: &Schema, partitions: &[String], key: &str, column: &str) -> DfResult<String> {
     let names = || {
         schema
             .fields()
@@ -305,13 +311,22 @@ fn column_of(schema: &Schema, key: &str, column: &str) -> DfResult<String> {
         .map(|f| f.name().as_str())
         .filter(|n| n.eq_ignore_ascii_case(column))
         .collect();
-    match found.as_slice() {
-        [one] => Ok(one.to_string()),
-        [] => Err(DataFusionError::Configuration(format!(
+    let partition = (partitions.iter())
+        .find(|p| p.as_str() == column)
+        .or_else(|| partitions.iter().find(|p| p.eq_ignore_ascii_case(column)));
+    match (found.as_slice(), partition) {
+        ([one], _) => Ok(one.to_string()),
+        ([], Some(p)) => Err(DataFusionError::Configuration(format!(
+            "npy write option {key}.{column}: {p} is a partition column of the output: its \
+             values are the directory names ({p}=VALUE/), not data in the files, so it takes \
+             no per-column option (the files' columns: {})",
+            names()
+        ))),
+        ([], None) => Err(DataFusionError::Configuration(format!(
             "npy write option {key}.{column}: the output has no column {column:?} (its columns: {})",
             names()
         ))),
-        _ => Err(DataFusionError::Configuration(format!(
+        (_, _) => Err(DataFusionError::Configuration(format!(
             "npy write option {key}.{column}: columns {} differ only in case; SQL lowercases \
              option keys, so name a column whose name is unique without case",
             found.join(" and ")

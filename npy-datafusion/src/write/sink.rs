@@ -141,6 +141,7 @@ impl FileSink for NpySink {
         // DataFusion's local store, rooted at `/` (as it registers it for `file://`).
         let local = object_store.to_string() == "LocalFileSystem(file:///)";
         let schema = self.schema_of_files();
+        let partitions = Arc::new(partition_names(&self.config));
         let mut made = MadeDirs::default();
         let mut tasks = Vec::new();
         let mut failed: Option<DataFusionError> = None;
@@ -156,8 +157,9 @@ impl FileSink for NpySink {
                 Target::Store(location)
             };
             let (kind, options, schema) = (self.kind.clone(), self.options.clone(), schema.clone());
+            let partitions = partitions.clone();
             tasks.push(SpawnedTask::spawn_blocking(move || {
-                write_file(&kind, &options, &schema, target, rx)
+                write_file(&kind, &options, (&schema, &partitions), target, rx)
             }));
         }
         // The files not taken (a directory failed) are dropped: the demultiplexer then stops.
@@ -200,6 +202,14 @@ impl FileSink for NpySink {
         }
         Ok(rows)
     }
+}
+
+/// The names of the partition columns of `config`'s output (hive-style `COLUMN=value/`
+/// directories), in order.
+pub(crate) fn partition_names(config: &FileSinkConfig) -> Vec<String> {
+    (config.table_partition_cols.iter())
+        .map(|(name, _)| name.clone())
+        .collect()
 }
 
 /// The local directories a statement made for its files (removed again, if still empty, when

@@ -589,6 +589,88 @@ fn copy_to_directory_and_partitions() {
     assert_eq!(total, 2000);
 }
 
+/// A per-column write option naming a partition column of a `PARTITIONED BY` output (its
+/// values are the `COLUMN=value/` directory names, not data in a file) fails the statement
+/// saying so, not that there is no such column, before anything is written: for column
+/// tables, row archives and `.npy` files, the column named in any case. Kept in the files
+/// (`keep_partition_by_columns`), the column takes its option.
+#[test]
+fn a_per_column_option_on_a_partition_column_says_so() {
+    let dir = TempDir::new("sqlw-partition-option");
+    let src = dir.join("obs.npy");
+    write_obs(&src, 40);
+    let (ctx, rt) = (ctx1(), rt());
+    rt.block_on(ctx.register_npy("t", src.to_str().unwrap(), NpyReadOptions::new()))
+        .unwrap();
+    let parts = dir.join("parts");
+    for (stored, options) in [
+        ("NPZ", "'layout' 'columns', 'nulls.flag' 'fill=0'"),
+        ("NPZ", "'layout' 'columns', 'decimals.FLAG' 'f8'"),
+        ("NPZ", "'string_width.flag' '4'"),
+        ("NPY", "'nulls.flag' 'nan'"),
+    ] {
+        let e = sql_err(
+            &ctx,
+            &rt,
+            &format!(
+                "COPY (SELECT id, x, flag FROM t) TO '{}/' STORED AS {stored} \
+                 PARTITIONED BY (flag) OPTIONS ({options})",
+                parts.display()
+            ),
+        );
+        assert!(
+            e.contains("flag is a partition column")
+                && e.contains("flag=VALUE/")
+                && e.contains("no per-column option")
+                && e.contains("id, x")
+                && !e.contains("no column"),
+            "{stored} {options}: {e}"
+        );
+        assert!(!parts.exists(), "{stored} {options}");
+    }
+    // A column neither in the files nor a partition column is still no column.
+    let e = sql_err(
+        &ctx,
+        &rt,
+        &format!(
+            "COPY (SELECT id, x, flag FROM t) TO '{}/' STORED AS NPZ PARTITIONED BY (flag) \
+             OPTIONS ('layout' 'columns', 'nulls.nope' 'nan')",
+            parts.display()
+        ),
+    );
+    assert!(e.contains("no column \"nope\""), "{e}");
+    assert!(!parts.exists());
+
+    // Kept in the files, the partition column is a column like the others.
+    let keep = session(
+        SessionConfig::new()
+            .with_target_partitions(1)
+            .set_bool("datafusion.execution.keep_partition_by_columns", true),
+    );
+    rt.block_on(keep.register_npy("t", src.to_str().unwrap(), NpyReadOptions::new()))
+        .unwrap();
+    sql(
+        &keep,
+        &rt,
+        &format!(
+            "COPY (SELECT id, x, flag FROM t) TO '{}/' STORED AS NPZ PARTITIONED BY (flag) \
+             OPTIONS ('layout' 'columns', 'nulls.flag' 'fill=0')",
+            parts.display()
+        ),
+    );
+    let files = files_under(&parts);
+    assert!(!files.is_empty());
+    for f in files {
+        let t = npy_arrow::BatchReaderBuilder::new()
+            .open_column_table(&f)
+            .unwrap();
+        let names: Vec<&str> = (t.schema_ref().fields().iter())
+            .map(|f| f.name().as_str())
+            .collect();
+        assert_eq!(names, ["id", "x", "flag"], "{}", f.display());
+    }
+}
+
 /// `INSERT INTO` a `STORED AS NPY` directory table (created with write options) adds a file
 /// beside its shards; the table reads the new rows back.
 #[test]
