@@ -21,7 +21,7 @@ use super::error::{df_err, df_err_in};
 use super::extent::data_extent;
 use super::filter::ScanFilter;
 use super::options::NpyReadOptions;
-use super::schema::{check_same, table_schema};
+use super::schema::check_file;
 use npy_arrow::{BatchReaderBuilder, NpyBatchReader};
 use npy_serde::error::Result;
 use npy_serde::header::ParsedHeader;
@@ -68,8 +68,7 @@ impl ScanFiles {
         object: &ObjectMeta,
         size: u64,
     ) -> DfResult<(u64, u64)> {
-        let schema = table_schema(header).map_err(|e| df_err(e, object))?;
-        check_same(&self.table, "the table's schema", &schema, object)?;
+        check_file(&self.table, header, object)?;
         data_extent(&self.options, header, size)
             .map_err(|e| df_err_in(e, object, self.options.member()))
     }

@@ -316,6 +316,155 @@ fn a_shard_with_another_dtype_is_an_error_naming_it() {
     assert!(err.contains("differs from the table's"), "{err}");
 }
 
+/// A declared schema over plain (non-record) arrays: one column of the file's type, under the
+/// declared name, reads (SQL DDL, and a listing table given its schema); filters and
+/// aggregates see the declared name. One that does not fit (another type, more columns)
+/// fails the query naming the file, what the file holds and what was declared. Over record
+/// arrays, the declared columns are the fields' own names and types, and a datetime field
+/// (NaT is its null) is declared nullable.
+#[test]
+fn a_declared_schema_over_plain_and_record_arrays() {
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    use datafusion::datasource::listing::{ListingTable, ListingTableConfig, ListingTableUrl};
+
+    #[derive(serde::Serialize, npy_serde::NpyRecord)]
+    struct Rec {
+        k: i64,
+        v: f64,
+    }
+    let dir = TempDir::new("sql-declared");
+    let plain = dir.join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    npy_serde::to_path(plain.join("a.npy"), &[1i64, 2, 3]).unwrap();
+    npy_serde::to_path(plain.join("b.npy"), &[10i64, 20]).unwrap();
+    #[derive(serde::Serialize, npy_serde::NpyRecord)]
+    struct Time {
+        #[npy(dtype = "<M8[ns]")]
+        t: Option<i64>,
+    }
+    let times = dir.join("times.npy");
+    npy_serde::to_path(&times, &[Time { t: None }]).unwrap();
+    let recs = dir.join("recs.npy");
+    let r: Vec<Rec> = (0..4)
+        .map(|i| Rec {
+            k: i,
+            v: i as f64 / 2.0,
+        })
+        .collect();
+    npy_serde::to_path(&recs, &r).unwrap();
+    let (rt, ctx) = (rt(), ctx(2));
+    let create = |name: &str, columns: &str, location: &str| {
+        let ddl =
+            format!("CREATE EXTERNAL TABLE {name} ({columns}) STORED AS NPY LOCATION '{location}'");
+        sql(&ctx, &rt, &ddl);
+    };
+    let plain_dir = format!("{}/", plain.display());
+    create("p", "n BIGINT", &plain_dir);
+    assert_eq!(
+        sql(&ctx, &rt, "SELECT count(*), sum(n), max(n) FROM p"),
+        [["5", "36", "20"]]
+    );
+    assert_eq!(
+        sql(&ctx, &rt, "SELECT n FROM p WHERE n > 2 ORDER BY n"),
+        [["3"], ["10"], ["20"]]
+    );
+    assert_eq!(
+        sql(&ctx, &rt, "SELECT arrow_typeof(n) FROM p LIMIT 1"),
+        [["Int64"]]
+    );
+
+    // The library's door: a listing table of the format given a schema.
+    let url = ListingTableUrl::parse(&plain_dir).unwrap();
+    let declared = Schema::new(vec![Field::new("m", DataType::Int64, false)]);
+    let config = ListingTableConfig::new(url)
+        .with_listing_options(NpyReadOptions::new().listing_options())
+        .with_schema(Arc::new(declared));
+    ctx.register_table("lib", Arc::new(ListingTable::try_new(config).unwrap()))
+        .unwrap();
+    assert_eq!(
+        sql(&ctx, &rt, "SELECT sum(m) FROM lib WHERE m < 10"),
+        [["6"]]
+    );
+
+    // Declarations the files do not hold: the file, what it holds, what was declared.
+    let refused = |name: &str, columns: &str, location: &str, expect: &[&str]| {
+        create(name, columns, location);
+        let e = sql_err(&ctx, &rt, &format!("SELECT * FROM {name}"));
+        for want in expect {
+            assert!(e.contains(want), "{columns}: {want:?} in {e}");
+        }
+        assert!(
+            e.contains("the table declares the columns"),
+            "{columns}: {e}"
+        );
+    };
+    refused(
+        "wrong_type",
+        "n INT",
+        &plain_dir,
+        &[
+            ".npy",
+            "expected column n of type Int64",
+            "<i8",
+            "found Int32 declared",
+        ],
+    );
+    refused(
+        "two",
+        "n BIGINT, m BIGINT",
+        &plain_dir,
+        &[
+            "expected one column",
+            "plain array",
+            "Int64",
+            "found 2 declared",
+        ],
+    );
+    refused(
+        "not_null",
+        "t TIMESTAMP NOT NULL",
+        times.to_str().unwrap(),
+        &[
+            "times.npy",
+            "expected column t to be nullable",
+            "NaT",
+            "found NOT NULL declared",
+        ],
+    );
+    create("nullable_t", "t TIMESTAMP", times.to_str().unwrap());
+    assert_eq!(
+        sql(&ctx, &rt, "SELECT count(*), count(t) FROM nullable_t"),
+        [["1", "0"]]
+    );
+
+    // Record arrays: the fields' names and types.
+    create("r", "k BIGINT, v DOUBLE", recs.to_str().unwrap());
+    assert_eq!(
+        sql(&ctx, &rt, "SELECT sum(k), sum(v) FROM r WHERE v > 0"),
+        [["6", "3.0"]]
+    );
+    refused(
+        "renamed",
+        "k BIGINT, w DOUBLE",
+        recs.to_str().unwrap(),
+        &[
+            "recs.npy",
+            "expected column 2 to be v: Float64",
+            "found w: Float64 declared",
+        ],
+    );
+    refused(
+        "fewer",
+        "k BIGINT",
+        recs.to_str().unwrap(),
+        &[
+            "expected 2 columns",
+            "k: Int64, v: Float64",
+            "found 1 declared",
+        ],
+    );
+}
+
 #[test]
 fn truncated_and_hostile_files_fail_the_query_with_this_crates_message() {
     let dir = TempDir::new("sql-hostile");
