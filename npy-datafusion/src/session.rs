@@ -3,10 +3,11 @@
 
 use std::sync::Arc;
 
-use arrow_schema::Schema;
+use arrow_schema::{DataType, Schema};
 use async_trait::async_trait;
 use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
 use datafusion::dataframe::DataFrame;
+use datafusion::datasource::listing::{ListingTable, ListingTableConfig};
 use datafusion::datasource::provider::DefaultTableFactory;
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::logical_expr::CreateExternalTable;
@@ -136,13 +137,30 @@ async fn spec_provider(ctx: &SessionContext, spec: &TableSpec) -> DfResult<Arc<d
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn register_npy_format(ctx: &SessionContext) -> DfResult<()> {
+    register_formats(ctx, false)
+}
+
+/// [`register_npy_format`] for a session on a Ballista cluster: the partition columns of its
+/// `STORED AS NPY` tables are plain `Utf8` where one process has DataFusion's
+/// `Dictionary(UInt16, Utf8)` (see [`crate::ballista`]'s docs: Ballista's remote shuffle
+/// reads deliver a dictionary column decoded, and the stage reading it fails).
+#[cfg(feature = "ballista")]
+pub(crate) fn register_npy_format_for_cluster(ctx: &SessionContext) -> DfResult<()> {
+    register_formats(ctx, true)
+}
+
+fn register_formats(ctx: &SessionContext, plain_partitions: bool) -> DfResult<()> {
     let state = ctx.state_ref();
     let mut state = state.write();
     state.register_file_format(Arc::new(NpyFormatFactory::default()), true)?;
     state.register_file_format(Arc::new(NpzFormatFactory::default()), true)?;
+    let factory = Arc::new(NpyTableFactory {
+        listing: DefaultTableFactory::default(),
+        plain_partitions,
+    });
     let tables = state.table_factories_mut();
-    tables.insert("NPY".into(), Arc::new(NpyTableFactory::default()));
-    tables.insert("NPZ".into(), Arc::new(NpyTableFactory::default()));
+    tables.insert("NPY".into(), factory.clone());
+    tables.insert("NPZ".into(), factory);
     Ok(())
 }
 
@@ -152,6 +170,10 @@ pub fn register_npy_format(ctx: &SessionContext) -> DfResult<()> {
 #[derive(Debug, Default)]
 struct NpyTableFactory {
     listing: DefaultTableFactory,
+    /// A listing table's dictionary partition columns (DataFusion's type for hive partitions
+    /// it infers or is given without a type) become their values' type (a Ballista session's
+    /// tables).
+    plain_partitions: bool,
 }
 
 #[async_trait]
@@ -166,7 +188,11 @@ impl TableProviderFactory for NpyTableFactory {
             .iter()
             .find(|(k, _)| k.strip_prefix("format.").unwrap_or(k) == "layout");
         if layout.is_none_or(|(_, v)| v != "columns") {
-            return self.rows(state, cmd).await;
+            let table = self.rows(state, cmd).await?;
+            return match self.plain_partitions {
+                true => with_plain_partitions(table, state, cmd),
+                false => Ok(table),
+            };
         }
         let mut options = NpyReadOptions::new();
         for (key, value) in &cmd.options {
@@ -196,6 +222,50 @@ impl TableProviderFactory for NpyTableFactory {
         };
         Ok(Arc::new(table))
     }
+}
+
+/// `table` (of the statement `cmd`) with each dictionary partition column as a column of its
+/// values' type (`Dictionary(UInt16, Utf8)`: `Utf8`), if it is a listing table with one;
+/// else `table` itself.
+fn with_plain_partitions(
+    table: Arc<dyn TableProvider>,
+    state: &dyn Session,
+    cmd: &CreateExternalTable,
+) -> DfResult<Arc<dyn TableProvider>> {
+    let Some(listing) = table.downcast_ref::<ListingTable>() else {
+        return Ok(table);
+    };
+    let partitions = &listing.options().table_partition_cols;
+    if !(partitions.iter()).any(|(_, t)| matches!(t, DataType::Dictionary(..))) {
+        return Ok(table);
+    }
+    let plain: Vec<(String, DataType)> = (partitions.iter())
+        .map(|(name, t)| match t {
+            DataType::Dictionary(_, values) => (name.clone(), values.as_ref().clone()),
+            other => (name.clone(), other.clone()),
+        })
+        .collect();
+    // The table's columns are its files' and then its partition columns.
+    let schema = listing.schema();
+    let files = (schema.fields().len().checked_sub(partitions.len())).ok_or_else(|| {
+        DataFusionError::Internal(format!(
+            "a listing table of {} columns with {} partition columns",
+            schema.fields().len(),
+            partitions.len()
+        ))
+    })?;
+    let file_schema =
+        Schema::new_with_metadata(schema.fields()[..files].to_vec(), schema.metadata().clone());
+    let options = listing.options().clone().with_table_partition_cols(plain);
+    let config = ListingTableConfig::new_with_multi_paths(listing.table_paths().clone())
+        .with_listing_options(options)
+        .with_schema(Arc::new(file_schema));
+    let table = ListingTable::try_new(config)?
+        .with_cache(state.runtime_env().cache_manager.get_file_statistic_cache())
+        .with_definition(cmd.definition.clone())
+        .with_constraints(cmd.constraints.clone())
+        .with_column_defaults(cmd.column_defaults.clone());
+    Ok(Arc::new(table))
 }
 
 impl NpyTableFactory {

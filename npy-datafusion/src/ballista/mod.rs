@@ -28,6 +28,17 @@
 //! executor has a free slot. A hostile or truncated shard fails its task, and the query, with
 //! this crate's error (the file, and the record, field and byte where it applies).
 //!
+//! # Partition columns
+//! A `STORED AS NPY` table of hive partitions (`p=a/`, `p=b/`, ...) created on a Ballista
+//! session ([`remote`], [`standalone`]) has its partition columns as plain `Utf8`, where one
+//! process has DataFusion's `Dictionary(UInt16, Utf8)`. Ballista's remote shuffle reads
+//! (block or Arrow Flight transport) deliver a dictionary column decoded, as its values'
+//! type, while the plan and the reads of an executor's own shuffle files keep the
+//! dictionary: a stage fed by two executors, such as the final aggregation of a `GROUP BY p`,
+//! then failed with `RowConverter column schema mismatch, expected Dictionary(UInt16, Utf8)
+//! got Utf8`. The values and answers are the same; `arrow_typeof(p)` says `Utf8`. A listing
+//! table built by hand with dictionary partition columns keeps them, and the failure.
+//!
 //! # Writing: `COPY TO` and `INSERT INTO`
 //! `COPY (query) TO 'out.npy' | 'out.npz' | 'dir/'` and `INSERT INTO` a `STORED AS NPY` (or
 //! `NPZ`) directory table run on a cluster as in one process (the crate's
@@ -198,7 +209,7 @@ pub use codec::{NpyLogicalCodec, NpyPhysicalCodec};
 pub use stores::{executor_config_with_stores, scheduler_config_with_stores, ClusterStores};
 pub use table::{NpyTable, NpyTableRule};
 
-use crate::register_npy_format;
+use crate::session::register_npy_format_for_cluster;
 
 /// A Ballista session config with this crate's codecs ([`NpyLogicalCodec`],
 /// [`NpyPhysicalCodec`]); set DataFusion and Ballista options on it before passing it to
@@ -239,7 +250,7 @@ fn session_state(config: SessionConfig) -> SessionState {
 /// The client side of a session: the `NPY` format (`CREATE EXTERNAL TABLE ... STORED AS
 /// NPY`) and the rule that makes its tables sendable.
 fn prepare(ctx: &SessionContext) -> DfResult<()> {
-    register_npy_format(ctx)?;
+    register_npy_format_for_cluster(ctx)?;
     ctx.add_analyzer_rule(Arc::new(NpyTableRule));
     Ok(())
 }
