@@ -7,7 +7,7 @@
 //! | target | what happens |
 //! |---|---|
 //! | no file yet | a temporary file in the same directory, renamed to the target on success; permissions as [`File::create`] gives (`0o666` less the umask) |
-//! | a regular file | the same; the new file takes the old one's permissions (not its owner, group or extended attributes) |
+//! | a regular file | the same; the new file takes the old one's permissions (not its owner, group or extended attributes); on Linux a large old file (16 MiB or more, one link) is freed on a background thread after the rename, so replacing a file costs no more than writing a new one |
 //! | a symbolic link | followed: the file it points to is replaced beside itself, the link is kept |
 //! | a regular file with other hard links | the target's name gets the new file; the other names keep the old contents (a rename cannot change an inode in place) |
 //! | a FIFO, a device (`/dev/null`, `/dev/stdout`), any other non-regular file | written directly: there is nothing to rename over |
@@ -157,7 +157,10 @@ impl PendingRename {
             if let Some(keep) = self.keep.take() {
                 std::fs::set_permissions(&tmp, keep)?;
             }
-            std::fs::rename(&tmp, &self.target)
+            let old = release::hold(&self.target);
+            std::fs::rename(&tmp, &self.target)?;
+            release::in_background(old);
+            Ok(())
         })();
         if done.is_err() {
             let _ = std::fs::remove_file(&tmp);
@@ -170,6 +173,53 @@ impl Drop for PendingRename {
     fn drop(&mut self) {
         if !self.tmp.as_os_str().is_empty() {
             let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// The storage of a replaced target, freed off the committing thread.
+///
+/// Renaming over a regular file unlinks it, and when the last reference goes the kernel frees
+/// its pages and blocks in the thread that dropped it: for a large file written moments
+/// before (its pages still cached) that costs as much as a third of writing the new one (an
+/// 800 MB `<f8` file over itself: 4.3-4.7 GB/s with the rename freeing the old one, 6.5-7.2
+/// GB/s with it freed on another thread; `np.save` over its own file truncates it in line,
+/// 4.7 GB/s). So on Linux the old file is held open (`O_PATH`: no permission needed, nothing
+/// read) across the rename and closed on a thread of its own; elsewhere, or for small files,
+/// files with other links, or when no thread can be started, the rename frees it as before.
+mod release {
+    use std::fs::File;
+    use std::path::Path;
+
+    /// Files smaller than this are freed in line: a thread costs more than freeing them.
+    pub(super) const MIN: u64 = 16 << 20;
+
+    /// The target opened before the rename, if it is a large regular file with one link.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    pub(super) fn hold(target: &Path) -> Option<File> {
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_PATH | libc::O_NOFOLLOW)
+            .open(target)
+            .ok()?;
+        let m = f.metadata().ok()?;
+        (m.is_file() && m.nlink() == 1 && m.len() >= MIN).then_some(f)
+    }
+
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    pub(super) fn hold(_target: &Path) -> Option<File> {
+        None
+    }
+
+    /// Closes `old` (the replaced file, now unlinked) on a detached thread, so that thread
+    /// frees its storage; the process exiting first closes it as any open file.
+    pub(super) fn in_background(old: Option<File>) {
+        if let Some(f) = old {
+            // If the thread cannot start, the closure (and `f`) is dropped here instead.
+            let _ = std::thread::Builder::new()
+                .name("npy-release".into())
+                .spawn(move || drop(f));
         }
     }
 }
@@ -321,6 +371,36 @@ mod tests {
         assert!(f.temp_path().is_none());
         f.write_all(b"gone").unwrap();
         f.commit().unwrap();
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    #[test]
+    fn a_large_replaced_file_is_released_off_the_thread_that_commits() {
+        let d = dir("release");
+        let target = d.join("a.npy");
+        let big = File::create(&target).unwrap();
+        big.set_len(release::MIN).unwrap(); // sparse: as large as it gets, no data written
+        drop(big);
+        assert!(release::hold(&target).is_some());
+        let mut f = StagedFile::create(&target).unwrap();
+        f.write_all(b"new").unwrap();
+        f.commit().unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        assert_eq!(names(&d), ["a.npy"]);
+
+        // Small files, files with other links, links and missing files are freed in line.
+        assert!(release::hold(&target).is_none());
+        let other = d.join("b.npy");
+        std::fs::File::create(&other)
+            .unwrap()
+            .set_len(release::MIN)
+            .unwrap();
+        std::fs::hard_link(&other, d.join("c.npy")).unwrap();
+        assert!(release::hold(&other).is_none());
+        std::os::unix::fs::symlink("b.npy", d.join("link.npy")).unwrap();
+        assert!(release::hold(&d.join("link.npy")).is_none());
+        assert!(release::hold(&d.join("missing.npy")).is_none());
         std::fs::remove_dir_all(&d).unwrap();
     }
 
