@@ -141,20 +141,36 @@ fn numpy_reference(python: &str, reps: usize, files: &[&Path]) -> Vec<Option<Dur
 /// (positional reads, as `from_path` does) and each record's 33 bytes are copied into a
 /// 40-byte slot of fresh memory; no field is looked at. Against `np.load`, which fills 33 bytes
 /// a record with one copy, the extra 7 bytes a record of fresh memory are what is left.
-fn floor_padded(path: &Path) -> Vec<[u8; 40]> {
+fn floor_padded(path: &Path) -> Vec<u8> {
     use std::os::unix::fs::FileExt;
     let f = File::open(path).unwrap();
     let mut head = vec![0u8; 4096.min(f.metadata().unwrap().len() as usize)];
     f.read_exact_at(&mut head, 0).unwrap();
     let h = npy_serde::header::parse_header(&head, &Default::default()).unwrap();
     let n = h.header.count().unwrap() as usize;
-    // Zeroed by the kernel on first touch, like any fresh allocation of this size.
-    let mut out = vec![[0u8; 40]; n];
+    // `vec![0u8; _]` allocates zeroed memory (calloc: fresh pages the kernel zeroes on first
+    // touch), like any fresh allocation of this size; `vec![[0u8; 40]; n]` would fill it here.
+    let mut out = vec![0u8; n * 40];
+    // NumPy and `from_path` ask for transparent huge pages for large arrays; so does the floor.
+    let at = out.as_mut_ptr() as usize;
+    let page = at.next_multiple_of(4096);
+    if out.len() > page - at {
+        // SAFETY: madvise only changes how the kernel backs pages of our own allocation (the
+        // range starts inside `out` and the length does not pass its end); it reads and writes
+        // no memory.
+        unsafe {
+            libc::madvise(
+                page as *mut libc::c_void,
+                out.len() - (page - at),
+                libc::MADV_HUGEPAGE,
+            )
+        };
+    }
     let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
     let per_block = (128 << 10) / 33;
     let share = n.div_ceil(threads).max(1);
     std::thread::scope(|s| {
-        for (t, part) in out.chunks_mut(share).enumerate() {
+        for (t, part) in out.as_chunks_mut::<40>().0.chunks_mut(share).enumerate() {
             let f = &f;
             let start = h.data_offset + (t * share * 33) as u64;
             s.spawn(move || {
@@ -163,7 +179,8 @@ fn floor_padded(path: &Path) -> Vec<[u8; 40]> {
                     let bytes = &mut buf[..slots.len() * 33];
                     f.read_exact_at(bytes, start + (b * per_block * 33) as u64)
                         .unwrap();
-                    for (slot, rec) in slots.iter_mut().zip(bytes.chunks_exact(33)) {
+                    let (recs, _) = bytes.as_chunks::<33>();
+                    for (slot, rec) in slots.iter_mut().zip(recs) {
                         slot[..33].copy_from_slice(rec);
                     }
                 }
