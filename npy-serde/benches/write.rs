@@ -27,7 +27,7 @@ use npy_serde::{NpyRecord, NpyWriter};
 use serde::Serialize;
 
 mod common;
-use common::{env_or, gbps, time};
+use common::{env_or, gbps};
 
 /// `#[derive(NpyRecord)]` gives the packed layout NumPy uses for this dtype (W2), and its
 /// compile-time layout lets `to_writer` use the exact tier.
@@ -64,7 +64,7 @@ fn npyz_write<T: npyz::AutoSerialize>(path: &Path, data: &[T]) {
 }
 
 const NUMPY_SAVE: &str = r#"
-import sys, time
+import os, sys, time
 import numpy as np
 reps, n1, n2, d = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 a1 = np.arange(n1, dtype='<f8') * 0.5
@@ -78,16 +78,37 @@ for name, a in (('W1', a1), ('W2', a2)):
     np.save(p, a)
     ts = []
     for _ in range(reps):
+        os.sync()
         t = time.perf_counter(); np.save(p, a); ts.append(time.perf_counter() - t)
     print(name, min(ts), a.nbytes, flush=True)
 "#;
 
 /// Times `f` unless `NPY_BENCH_FILTER` is set and `label` does not contain it (then zero).
-fn time_if(label: &str, reps: usize, f: impl FnMut()) -> Duration {
+///
+/// Every run starts with the file system's write-back done (`sync`, untimed), as every
+/// `np.save` of the reference does: otherwise the gigabytes the earlier cases left dirty are
+/// written to disk during the later ones, and which case the kernel throttles depends on the
+/// order they run in (the same case measured 0.2x-0.7x `np.save` by its place in the run).
+fn time_if(label: &str, reps: usize, mut f: impl FnMut()) -> Duration {
     match std::env::var("NPY_BENCH_FILTER") {
         Ok(filter) if !label.contains(&*filter) => Duration::ZERO,
-        _ => time(reps, f),
+        _ => {
+            let mut synced = || {
+                settle();
+                let t = std::time::Instant::now();
+                f();
+                t.elapsed()
+            };
+            synced();
+            (0..reps).map(|_| synced()).min().unwrap_or_default()
+        }
     }
+}
+
+/// Waits for the dirty pages of every file system to be written (`sync(1)`).
+fn settle() {
+    let ok = Command::new("sync").status().is_ok_and(|s| s.success());
+    assert!(ok, "sync failed");
 }
 
 /// `np.save`'s best GB/s per workload (`NPY_PYTHON`), or `None` without a Python.
