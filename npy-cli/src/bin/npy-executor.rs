@@ -10,7 +10,8 @@
 //!
 //! Its log goes to stderr, filtered by `RUST_LOG` as Ballista's own executor reads it
 //! (warnings and errors when unset); `--log-tasks` adds Ballista's line per task it runs
-//! (`Execute task  : [TID JOB/STAGE.ATTEMPT/TASK.ATTEMPT]`): which executor ran what.
+//! (`Execute task  : [TID JOB/STAGE.ATTEMPT/TASK.ATTEMPT]`) and per task that failed (`Task N
+//! failed: ERROR`): which executor ran what.
 //!
 //! `--store URL` (repeatable) registers the
 //! object store of a bucket (`s3://BUCKET/`) or host (`http(s)://HOST/`) the cluster's
@@ -80,8 +81,9 @@ struct Args {
     /// for (default: the table's limit).
     #[arg(long, value_name = "BYTES")]
     max_data_size: Option<u64>,
-    /// Log a line per task to stderr (Ballista's `Execute task` line, whatever RUST_LOG
-    /// says): which job, stage and task this executor ran.
+    /// Log a line per task to stderr (Ballista's `Execute task` line, and `Task N failed`
+    /// with the error of one that failed, whatever RUST_LOG says): which job, stage and task
+    /// this executor ran.
     #[arg(long)]
     log_tasks: bool,
     #[command(flatten)]
@@ -89,13 +91,19 @@ struct Args {
 }
 
 fn main() -> ExitCode {
+    ignore_file_size_signal();
     let a = Args::parse();
     // The task lines: the executor server's (tasks pushed by the scheduler, Ballista's
-    // default) and the execution loop's (pulled).
+    // default), the execution loop's (pulled), and the crate root's line per failed task
+    // (`Task N failed: ERROR`); the crate's other modules' info lines (start-up, clean-up,
+    // handshakes) stay out.
     let tasks: &[&str] = match a.log_tasks {
         true => &[
-            "ballista_executor::executor_server=info",
-            "ballista_executor::execution_loop=info",
+            "ballista_executor=info",
+            "ballista_executor::executor_process=warn",
+            "ballista_executor::flight_service=warn",
+            "ballista_executor::health=warn",
+            "ballista_executor::standalone=warn",
         ],
         false => &[],
     };
@@ -106,6 +114,22 @@ fn main() -> ExitCode {
             eprintln!("npy-executor: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Ignores SIGXFSZ, as PostgreSQL does for the same reason: under a file-size limit
+/// (RLIMIT_FSIZE: `ulimit -f`, `prlimit --fsize`, a container's or batch system's limits) a write
+/// past it then fails with EFBIG ("File too large"), like a full disk, instead of the signal's
+/// default action killing the process. A shuffle or spill write over the limit fails its task
+/// with that I/O error, which Ballista's scheduler retries and the client is told of; killed, the
+/// executor would take its other running tasks and every shuffle output it holds with it, with
+/// no word in its log of why.
+fn ignore_file_size_signal() {
+    // SAFETY: setting a signal's disposition to SIG_IGN before any thread starts; no handler
+    // runs, and no memory is touched.
+    #[cfg(unix)]
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
 }
 
@@ -153,8 +177,16 @@ fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
         config.override_physical_codec = Some(Arc::new(codec));
     }
     eprintln!(
-        "npy-executor {}: flight {}:{}, grpc {}:{}, scheduler {}",
-        config.executor_id, a.bind, a.port, a.bind, a.grpc_port, a.scheduler
+        "npy-executor {}: flight {}:{}, grpc {}:{}, scheduler {}, work dir {}",
+        config.executor_id,
+        a.bind,
+        a.port,
+        a.bind,
+        a.grpc_port,
+        a.scheduler,
+        a.work_dir
+            .as_deref()
+            .unwrap_or("(a new temporary directory)")
     );
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(start_executor_process(Arc::new(config)))?;

@@ -35,6 +35,9 @@
 //!    timeout, its work run on the other, the answer one process's within a bound; let go on
 //!    (SIGCONT), the next queries answer.
 //!
+//! 8. `faults.rs`: an executor out of room for its shuffle files mid-query (RLIMIT_FSIZE), and
+//!    Ballista's own chaos settings failing tasks (transient and fatal faults).
+//!
 //! With the tool's `remote` feature, `s3.rs`: the same SQL over shards on a live S3 server
 //! (`s3s-fs`), a cluster started with `--store`, and one without it failing with an error
 //! that names the store and `--store`; column tables on that server, their bytes counted at
@@ -45,6 +48,7 @@
 //! The tests run one at a time (their clusters would share the machine's cores, and the
 //! fault test's bounds assume they do not).
 
+mod faults;
 mod procs;
 #[cfg(feature = "remote")]
 mod s3;
@@ -58,8 +62,9 @@ use datafusion::error::Result as DfResult;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use npy_datafusion::{NpyReadOptions, NpySessionExt};
 use npy_serde_tests::TempDir;
-use procs::{free_port, watchdog, Proc, TaskId};
+use procs::{free_port, watchdog, Log, Proc, TaskId};
 use tokio::runtime::Runtime;
+use tokio::task::JoinHandle;
 
 #[derive(serde::Serialize, npy_serde::NpyRecord)]
 struct Row {
@@ -157,6 +162,8 @@ struct Cluster {
     stores: Vec<String>,
     /// Each process's `AWS_*` environment.
     env: Vec<(String, String)>,
+    /// Where each process's output goes.
+    log: Log,
 }
 
 impl Cluster {
@@ -169,10 +176,16 @@ impl Cluster {
             scheduler_port: free_port(),
             stores: Vec::new(),
             env: Vec::new(),
+            log: Log::File,
         }
     }
 
     fn scheduler(&self) -> Proc {
+        self.scheduler_with(&[])
+    }
+
+    /// The scheduler with `extra` flags.
+    fn scheduler_with(&self, extra: &[&str]) -> Proc {
         let args = [
             "--bind",
             "127.0.0.1",
@@ -183,8 +196,16 @@ impl Cluster {
             "--expire-interval",
             "1",
         ];
+        let args: Vec<&str> = args.iter().chain(extra).copied().collect();
         let args = self.with_stores(&args);
-        let mut p = Proc::start("scheduler", self.exe_scheduler, &args, &self.env, &self.dir);
+        let mut p = Proc::start(
+            "scheduler",
+            self.exe_scheduler,
+            &args,
+            &self.env,
+            &self.dir,
+            self.log,
+        );
         p.wait_listening(self.scheduler_port, Duration::from_secs(20));
         p
     }
@@ -216,7 +237,14 @@ impl Cluster {
         ];
         let args: Vec<&str> = args.iter().chain(extra).copied().collect();
         let args = self.with_stores(&args);
-        let mut p = Proc::start(name, self.exe_executor, &args, &self.env, &self.dir);
+        let mut p = Proc::start(
+            name,
+            self.exe_executor,
+            &args,
+            &self.env,
+            &self.dir,
+            self.log,
+        );
         p.wait_listening(port, Duration::from_secs(20));
         p.wait_listening(grpc, Duration::from_secs(20));
         p
@@ -251,6 +279,125 @@ fn until(
     }
 }
 
+/// One process's session, partitioned as the cluster's ([`config`]).
+fn local_session() -> SessionContext {
+    SessionContext::new_with_config(
+        SessionConfig::new()
+            .with_target_partitions(8)
+            .set_usize("datafusion.optimizer.repartition_file_min_size", 1),
+    )
+}
+
+/// The client's session on `cluster` (with `config`) and one process's, the table `t` at
+/// `table` registered in both.
+fn sessions(
+    rt: &Runtime,
+    cluster: &Cluster,
+    config: SessionConfig,
+    table: &str,
+) -> (SessionContext, SessionContext) {
+    let url = format!("df://127.0.0.1:{}", cluster.scheduler_port);
+    let ctx = rt
+        .block_on(npy_datafusion::ballista::remote(&url, config))
+        .unwrap();
+    let local = local_session();
+    for c in [&ctx, &local] {
+        rt.block_on(c.register_npy("t", table, NpyReadOptions::new()))
+            .unwrap();
+    }
+    (ctx, local)
+}
+
+/// `q` started on `ctx`, on the runtime's threads.
+fn start(rt: &Runtime, ctx: &SessionContext, q: &str) -> JoinHandle<DfResult<String>> {
+    let (ctx, q) = (ctx.clone(), q.to_string());
+    rt.spawn(async move { run(&ctx, &q).await })
+}
+
+/// Waits (30 s at most) until executor `p`, which had run `before` tasks, starts another,
+/// while `query` runs: a task of it.
+fn until_it_runs_on(p: &Proc, before: usize, query: &JoinHandle<DfResult<String>>) {
+    let end = Instant::now() + Duration::from_secs(30);
+    while p.tasks() == before {
+        assert!(
+            Instant::now() < end && !query.is_finished(),
+            "{} took no task of the query:\n{}",
+            p.name,
+            p.log()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The job of the last task executor `p` started, and its tasks of that job that it started
+/// and had not finished (per its log now).
+fn running_tasks(p: &Proc) -> (String, Vec<TaskId>) {
+    let runs = Proc::task_runs(&p.log());
+    let job = runs.last().expect("it started a task").0.job.clone();
+    let held = runs
+        .into_iter()
+        .filter(|(t, done)| !done && t.job == job)
+        .map(|(t, _)| t)
+        .collect();
+    (job, held)
+}
+
+/// A cluster for a fault test, ready: its scheduler and executors a and b, both having run
+/// tasks; the client's session and one process's; one process's answer to [`STAGES`] and the
+/// query's time on the cluster without a fault. (Fields drop in order: the processes before
+/// their directory.)
+struct Ready {
+    scheduler: Proc,
+    a: Proc,
+    b: Proc,
+    ctx: SessionContext,
+    local: SessionContext,
+    rt: Runtime,
+    cluster: Cluster,
+    table: String,
+    want: String,
+    clean: Duration,
+    _tmp: TempDir,
+}
+
+/// [`Ready`], its processes' output as `log` says, the scheduler with `flags`.
+fn ready(tag: &str, log: Log, flags: &[String]) -> Ready {
+    let (tmp, table, rt) = table_and_runtime(tag);
+    let mut cluster = Cluster::new(tmp.path());
+    cluster.log = log;
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let scheduler = cluster.scheduler_with(&flags);
+    let a = cluster.executor("executor-a");
+    let b = cluster.executor("executor-b");
+    let (ctx, local) = sessions(&rt, &cluster, config(), &table);
+    let want = answer(&rt, &local, STAGES);
+    until(
+        &rt,
+        &ctx,
+        STAGES,
+        &want,
+        Duration::from_secs(30),
+        "both executors ran tasks",
+        || a.tasks() > 0 && b.tasks() > 0,
+    );
+    let t = Instant::now();
+    assert_eq!(answer(&rt, &ctx, STAGES), want);
+    let clean = t.elapsed();
+    Ready {
+        scheduler,
+        a,
+        b,
+        ctx,
+        local,
+        rt,
+        cluster,
+        table,
+        want,
+        clean,
+        _tmp: tmp,
+    }
+}
+
 #[test]
 fn a_scheduler_and_two_executor_processes_under_faults() {
     let _one = one_at_a_time();
@@ -264,18 +411,7 @@ fn a_scheduler_and_two_executor_processes_under_faults() {
     let a = cluster.executor("executor-a");
     let mut b = cluster.executor("executor-b");
     let url = format!("df://127.0.0.1:{}", cluster.scheduler_port);
-    let ctx = rt
-        .block_on(npy_datafusion::ballista::remote(&url, config()))
-        .unwrap();
-    let local = SessionContext::new_with_config(
-        SessionConfig::new()
-            .with_target_partitions(8)
-            .set_usize("datafusion.optimizer.repartition_file_min_size", 1),
-    );
-    for c in [&ctx, &local] {
-        rt.block_on(c.register_npy("t", table, NpyReadOptions::new()))
-            .unwrap();
-    }
+    let (ctx, local) = sessions(&rt, &cluster, config(), table);
 
     // 1. The single-process answers, with tasks on both executors.
     let wants: Vec<String> = QUERIES.iter().map(|q| answer(&rt, &local, q)).collect();
@@ -355,19 +491,8 @@ fn a_scheduler_and_two_executor_processes_under_faults() {
         ran(b_from, &b)
     );
     let before = b.tasks();
-    let query = {
-        let ctx = ctx.clone();
-        rt.spawn(async move { run(&ctx, STAGES).await })
-    };
-    let wait_end = Instant::now() + Duration::from_secs(30);
-    while b.tasks() == before {
-        assert!(
-            Instant::now() < wait_end && !query.is_finished(),
-            "executor b took no task of the query:\n{}",
-            b.log()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let query = start(&rt, &ctx, STAGES);
+    until_it_runs_on(&b, before, &query);
     let a_before = a.log().len();
     b.kill();
     let killed = Instant::now();
@@ -376,13 +501,7 @@ fn a_scheduler_and_two_executor_processes_under_faults() {
         "the query ended before executor b was killed: the fault did not land mid-query"
     );
     // What b ran of the query (its tasks after `before`), and which it had not finished.
-    let b_runs = Proc::task_runs(&b.log());
-    let job = b_runs.last().expect("b started a task").0.job.clone();
-    let held: Vec<&TaskId> = b_runs
-        .iter()
-        .filter(|(t, done)| !done && t.job == job)
-        .map(|(t, _)| t)
-        .collect();
+    let (job, held) = running_tasks(&b);
     assert!(
         !held.is_empty(),
         "executor b held no running task of job {job} when it was killed:\n{}",
@@ -465,10 +584,7 @@ fn a_scheduler_and_two_executor_processes_under_faults() {
 
     // 4. SIGKILL the scheduler while a query runs: a clear error, soon.
     let before = a.tasks() + c.tasks();
-    let query = {
-        let ctx = ctx.clone();
-        rt.spawn(async move { run(&ctx, STAGES).await })
-    };
+    let query = start(&rt, &ctx, STAGES);
     let wait_end = Instant::now() + Duration::from_secs(30);
     while a.tasks() + c.tasks() == before && !query.is_finished() {
         assert!(
@@ -532,66 +648,21 @@ fn a_scheduler_and_two_executor_processes_under_faults() {
 fn an_executor_hung_mid_query() {
     let _one = one_at_a_time();
     let _watchdog = watchdog(Duration::from_secs(150));
-    let (tmp, table, rt) = table_and_runtime("npy-cluster-hung");
-    let table = table.as_str();
-    let cluster = Cluster::new(tmp.path());
-    let scheduler = cluster.scheduler();
-    let a = cluster.executor("executor-a");
-    let b = cluster.executor("executor-b");
-    let url = format!("df://127.0.0.1:{}", cluster.scheduler_port);
-    let ctx = rt
-        .block_on(npy_datafusion::ballista::remote(&url, config()))
-        .unwrap();
-    let local = SessionContext::new_with_config(
-        SessionConfig::new()
-            .with_target_partitions(8)
-            .set_usize("datafusion.optimizer.repartition_file_min_size", 1),
-    );
-    for c in [&ctx, &local] {
-        rt.block_on(c.register_npy("t", table, NpyReadOptions::new()))
-            .unwrap();
-    }
-    let want = answer(&rt, &local, STAGES);
-    until(
-        &rt,
-        &ctx,
-        STAGES,
-        &want,
-        Duration::from_secs(30),
-        "both executors ran tasks",
-        || a.tasks() > 0 && b.tasks() > 0,
-    );
-    let t = Instant::now();
-    assert_eq!(answer(&rt, &ctx, STAGES), want);
-    let clean = t.elapsed();
+    let r = ready("npy-cluster-hung", Log::File, &[]);
+    let (a, b, ctx, local, rt) = (&r.a, &r.b, &r.ctx, &r.local, &r.rt);
+    let (want, clean) = (r.want.clone(), r.clean);
 
     let before = b.tasks();
-    let query = {
-        let ctx = ctx.clone();
-        rt.spawn(async move { run(&ctx, STAGES).await })
-    };
-    let wait_end = Instant::now() + Duration::from_secs(30);
-    while b.tasks() == before {
-        assert!(
-            Instant::now() < wait_end && !query.is_finished(),
-            "executor b took no task of the query:\n{}",
-            b.log()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let query = start(rt, ctx, STAGES);
+    until_it_runs_on(b, before, &query);
     b.signal(libc::SIGSTOP);
     let stopped = Instant::now();
     assert!(
         !query.is_finished(),
         "the query ended before executor b stopped: the fault did not land mid-query"
     );
-    let b_runs = Proc::task_runs(&b.log());
-    let job = b_runs.last().expect("b started a task").0.job.clone();
-    let held: Vec<(u64, u64)> = b_runs
-        .iter()
-        .filter(|(t, done)| !done && t.job == job)
-        .map(|(t, _)| (t.stage, t.task))
-        .collect();
+    let (job, held) = running_tasks(b);
+    let held: Vec<(u64, u64)> = held.iter().map(|t| (t.stage, t.task)).collect();
     assert!(
         !held.is_empty(),
         "executor b held no running task of job {job} when it stopped:\n{}",
@@ -625,9 +696,8 @@ fn an_executor_hung_mid_query() {
     // Let b go on: it finds itself lost to the scheduler; the next queries answer.
     b.signal(libc::SIGCONT);
     for q in QUERIES {
-        assert_eq!(answer(&rt, &ctx, q), answer(&rt, &local, q), "{q}");
+        assert_eq!(answer(rt, ctx, q), answer(rt, local, q), "{q}");
     }
-    drop((a, b, scheduler));
 }
 
 /// A sort of every row (a window over the whole table) and a GROUP BY over every key: more
@@ -675,10 +745,7 @@ fn executors_within_their_memory_limit() {
     let work = tmp.path().join("executor-48MiB-work");
     for (q, want) in SPILLING.iter().zip(&wants) {
         let t = Instant::now();
-        let query = {
-            let (ctx, q) = (ctx.clone(), q.to_string());
-            rt.spawn(async move { run(&ctx, &q).await })
-        };
+        let query = start(&rt, &ctx, q);
         // DataFusion makes its directory for spill files (`datafusion-*`, in the executor's
         // work dir) at the first spill, and removes it with the task's runtime.
         let mut spilled = false;
@@ -746,10 +813,7 @@ fn a_dropped_query_cancels_its_job() {
 
     // Again, dropped as soon as its first task runs.
     let before = tasks();
-    let query = {
-        let ctx = ctx.clone();
-        rt.spawn(async move { run(&ctx, STAGES).await })
-    };
+    let query = start(&rt, &ctx, STAGES);
     into_first_stage(&tasks, before, "the query");
     assert!(
         !query.is_finished(),

@@ -3,10 +3,13 @@
 //! their output in a log file each, and a watchdog that aborts a test running past its bound.
 
 use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// A port nobody listens on now (the OS's pick; it could be taken again before it is used,
@@ -23,23 +26,43 @@ pub struct Proc {
     pub name: String,
     child: Option<Child>,
     log: PathBuf,
+    /// With [`Log::Piped`]: the threads copying its stdout and stderr into `log`.
+    copiers: Vec<JoinHandle<()>>,
+}
+
+/// Where a child writes its output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Log {
+    /// Straight into its log file: what the file holds is what it wrote, at any moment.
+    File,
+    /// Into pipes that threads of the test copy into its log file, line by line: the child
+    /// writes no file of its own, so a limit on the files it writes (RLIMIT_FSIZE) leaves its
+    /// log whole; a line reaches the file a moment after it is written.
+    Piped,
 }
 
 impl Proc {
-    /// Starts `exe args` with stdout and stderr into `dir/name.log`, and `env` in its
-    /// environment in place of the test's own `AWS_*` variables. The child gets SIGKILL
-    /// when the thread that started it (this test's) exits, even if the test process is
-    /// killed without unwinding.
+    /// Starts `exe args` with stdout and stderr into `dir/name.log` (see [`Log`]), and `env`
+    /// in its environment in place of the test's own `AWS_*` variables. The child gets
+    /// SIGKILL when the thread that started it (this test's) exits, even if the test process
+    /// is killed without unwinding.
     pub fn start(
         name: &str,
         exe: &str,
         args: &[String],
         env: &[(String, String)],
         dir: &Path,
+        how: Log,
     ) -> Proc {
         let log = dir.join(format!("{name}.log"));
         let out = File::create(&log).expect("a log file");
-        let err = out.try_clone().expect("a log file");
+        let (stdout, stderr) = match how {
+            Log::File => (
+                Stdio::from(out.try_clone().expect("a log file")),
+                Stdio::from(out.try_clone().expect("a log file")),
+            ),
+            Log::Piped => (Stdio::piped(), Stdio::piped()),
+        };
         let mut cmd = Command::new(exe);
         for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("AWS_")) {
             cmd.env_remove(k);
@@ -47,8 +70,8 @@ impl Proc {
         cmd.args(args)
             .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err);
+            .stdout(stdout)
+            .stderr(stderr);
         // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
         unsafe {
             cmd.pre_exec(|| {
@@ -58,12 +81,34 @@ impl Proc {
                 Ok(())
             });
         }
-        let child = cmd.spawn().unwrap_or_else(|e| panic!("{exe}: {e}"));
+        let mut child = cmd.spawn().unwrap_or_else(|e| panic!("{exe}: {e}"));
+        let out = Arc::new(Mutex::new(out));
+        let streams: [Option<Box<dyn Read + Send>>; 2] = [
+            child.stdout.take().map(|s| Box::new(s) as _),
+            child.stderr.take().map(|s| Box::new(s) as _),
+        ];
+        let copiers = streams
+            .into_iter()
+            .flatten()
+            .map(|stream| {
+                let out = Arc::clone(&out);
+                std::thread::spawn(move || copy_lines(stream, &out))
+            })
+            .collect();
         Proc {
             name: name.to_string(),
             child: Some(child),
             log,
+            copiers,
         }
+    }
+
+    /// The child's process id.
+    fn pid(&self) -> libc::pid_t {
+        let Some(child) = &self.child else {
+            panic!("{} is not running", self.name);
+        };
+        libc::pid_t::try_from(child.id()).expect("a pid")
     }
 
     /// What the process printed so far.
@@ -99,10 +144,7 @@ impl Proc {
 
     /// Sends `signal` (SIGSTOP: the process hangs with its sockets open; SIGCONT: it goes on).
     pub fn signal(&self, signal: libc::c_int) {
-        let Some(child) = &self.child else {
-            panic!("{} is not running", self.name);
-        };
-        let pid = libc::pid_t::try_from(child.id()).expect("a pid");
+        let pid = self.pid();
         // SAFETY: kill(2) with the pid of our own unreaped child: it cannot name another
         // process, and touches no memory.
         let rc = unsafe { libc::kill(pid, signal) };
@@ -114,11 +156,54 @@ impl Proc {
         );
     }
 
-    /// SIGKILL, and reaps it.
+    /// Sets the soft limit on the size of the files it writes (RLIMIT_FSIZE, through
+    /// prlimit(2), which needs no privilege for one's own child; root is bound by it too):
+    /// a write that would grow a regular file past `bytes` stops at the limit and then fails
+    /// with EFBIG if the process ignores SIGXFSZ (`npy-executor` does); if not, the signal
+    /// kills it. `None` lifts it to the hard limit again.
+    pub fn limit_file_size(&self, bytes: Option<u64>) {
+        let pid = self.pid();
+        let mut now = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: prlimit(2) on our own unreaped child, reading into a local rlimit.
+        let rc = unsafe { libc::prlimit(pid, libc::RLIMIT_FSIZE, std::ptr::null(), &mut now) };
+        assert_eq!(rc, 0, "prlimit({pid}): {}", std::io::Error::last_os_error());
+        let new = libc::rlimit {
+            rlim_cur: bytes.map_or(now.rlim_max, |b| b.min(now.rlim_max)),
+            rlim_max: now.rlim_max,
+        };
+        // SAFETY: as above, with a local rlimit to set.
+        let rc = unsafe { libc::prlimit(pid, libc::RLIMIT_FSIZE, &new, std::ptr::null_mut()) };
+        assert_eq!(
+            rc,
+            0,
+            "prlimit({pid}, {bytes:?}): {}",
+            std::io::Error::last_os_error()
+        );
+    }
+
+    /// The errors of the tasks it ran that failed (`npy-executor --log-tasks` logs Ballista's
+    /// `Task N failed: ERROR`), from `log`, a copy of its log taken at some moment.
+    pub fn task_failures(log: &str) -> Vec<&str> {
+        log.lines()
+            .filter_map(|l| {
+                let (_, rest) = l.split_once(" Task ")?;
+                let (n, error) = rest.split_once(" failed: ")?;
+                n.parse::<u64>().ok().map(|_| error)
+            })
+            .collect()
+    }
+
+    /// SIGKILL, and reaps it; its log is whole then.
     pub fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
             let _ = c.kill();
             let _ = c.wait();
+        }
+        for copier in self.copiers.drain(..) {
+            let _ = copier.join();
         }
     }
 
@@ -145,6 +230,18 @@ impl Proc {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+}
+
+/// Copies `stream` into `out` a line at a time (whole lines, so that two streams' lines do not
+/// mix), until its end.
+fn copy_lines(stream: Box<dyn Read + Send>, out: &Mutex<File>) {
+    let mut lines = BufReader::new(stream);
+    let mut line = Vec::new();
+    while matches!(lines.read_until(b'\n', &mut line), Ok(n) if n > 0) {
+        let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = out.write_all(&line);
+        line.clear();
     }
 }
 

@@ -28,7 +28,7 @@ use npy_serde_tests::s3::{S3Server, ACCESS_KEY, SECRET_KEY};
 use npy_serde_tests::TempDir;
 use object_store::aws::AmazonS3Builder;
 
-use super::procs::{free_port, watchdog};
+use super::procs::watchdog;
 use super::{answer, config, one_at_a_time, run, until, write_table, Cluster, KEYS, QUERIES, ROWS};
 
 /// Registers the server's bucket in the client's session. The client is this test's
@@ -89,12 +89,9 @@ fn a_cluster_started_with_store_reads_a_table_on_s3() {
         let dir = tmp.path().join(name);
         std::fs::create_dir_all(&dir).unwrap();
         Cluster {
-            exe_scheduler: env!("CARGO_BIN_EXE_npy-scheduler"),
-            exe_executor: env!("CARGO_BIN_EXE_npy-executor"),
-            dir,
-            scheduler_port: free_port(),
             stores: stores.iter().map(|s| s.to_string()).collect(),
             env: server.env(),
+            ..Cluster::new(&dir)
         }
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -249,12 +246,9 @@ fn column_tables_on_s3_answer_on_the_cluster_and_fetch_only_the_columns_read() {
     let dir = tmp.path().join("cluster");
     std::fs::create_dir_all(&dir).unwrap();
     let cluster = Cluster {
-        exe_scheduler: env!("CARGO_BIN_EXE_npy-scheduler"),
-        exe_executor: env!("CARGO_BIN_EXE_npy-executor"),
-        dir,
-        scheduler_port: free_port(),
         stores: vec![store],
         env: server.env(),
+        ..Cluster::new(&dir)
     };
     let scheduler = cluster.scheduler();
     let a = cluster.executor("executor-a");

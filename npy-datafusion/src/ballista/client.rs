@@ -9,7 +9,8 @@
 //! scheduler still accepts connections, and if it does not, says that the scheduler at its
 //! URL is gone and the job with it. Errors of a scheduler that is still there (a failed task,
 //! a refused plan) pass through unchanged, except a task out of memory, which names the
-//! executors' `--memory-limit` (see `out_of_memory`).
+//! executors' `--memory-limit` (see `out_of_memory`), and a task that found no room to write
+//! its output, which names their `--work-dir` (see `out_of_room`).
 //!
 //! The same wrapper cancels the job of a query dropped before its end (`CancelJobParams` to
 //! the scheduler, which stops its tasks on the executors): Ballista's client would leave it
@@ -124,7 +125,7 @@ impl Scheduler {
             break;
         }
         let Some(why) = why else {
-            return out_of_memory(e);
+            return out_of_room(out_of_memory(e));
         };
         DataFusionError::Execution(format!(
             "lost the Ballista scheduler at {}: it does not accept connections ({why}), and a \
@@ -148,6 +149,41 @@ fn out_of_memory(e: DataFusionError) -> DataFusionError {
          --concurrent-tasks (Ballista's default: a fraction of the machine's memory), is too \
          small for this query even with spilling; give them more, or run fewer tasks at once \
          (Ballista's error: {text})"
+    ))
+}
+
+/// The I/O errors of a write that finds no room: each as Rust names its kind (the `Debug` form
+/// in which Ballista passes a task's error on), its OS error number, and what it means.
+const NO_ROOM: [(&str, u32, &str); 4] = [
+    ("StorageFull", 28, "no space left on its device (ENOSPC)"),
+    (
+        "FileTooLarge",
+        27,
+        "a file grew past the executor's file-size limit (EFBIG: RLIMIT_FSIZE, `ulimit -f`)",
+    ),
+    ("QuotaExceeded", 122, "its disk quota is used up (EDQUOT)"),
+    (
+        "ReadOnlyFilesystem",
+        30,
+        "its file system is read-only (EROFS)",
+    ),
+];
+
+/// `e` with where and what to do when a task could not write its output on an executor (a full
+/// or read-only `--work-dir`, a quota, a file-size limit): Ballista passes on the I/O error's
+/// `Debug` form (`IoError(Os { code: 27, kind: FileTooLarge, .. })`) after retrying the task,
+/// which names neither the directory nor the remedy.
+fn out_of_room(e: DataFusionError) -> DataFusionError {
+    let text = e.to_string();
+    let Some((_, _, what)) = NO_ROOM.iter().find(|(kind, code, _)| {
+        text.contains(&format!("kind: {kind}")) || text.contains(&format!("(os error {code})"))
+    }) else {
+        return e;
+    };
+    DataFusionError::Execution(format!(
+        "a task could not write its output on an executor: {what}. The executors write their \
+         shuffle output and spill files under their --work-dir: give it room (or lift the \
+         limit), then run the query again (Ballista's error: {text})"
     ))
 }
 
@@ -480,6 +516,27 @@ mod tests {
         assert!(e.contains("Failed to allocate additional 1.2 MB"), "{e}");
         let e = block_on(s.explain(DataFusionError::ResourcesExhausted("no room".into())));
         assert!(e.to_string().contains("--concurrent-tasks"), "{e}");
+    }
+
+    #[test]
+    fn a_task_without_room_to_write_names_the_work_dir() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let s = scheduler(listener.local_addr().unwrap().to_string());
+        let ballista = "Job 038H8PBHEE000 failed: Job failed due to stage 0 failed: Task 4 in \
+                        Stage 0 failed 3 times, fail the stage, most recent failure reason: \
+                        \"Task failed due to IO error: DataFusionError(Shared(IoError(Os { \
+                        code: 27, kind: FileTooLarge, message: \\\"File too large\\\" })))\"";
+        let e = block_on(s.explain(DataFusionError::Execution(ballista.into()))).to_string();
+        assert!(e.contains("--work-dir") && e.contains("EFBIG"), "{e}");
+        assert!(e.contains(ballista), "{e}");
+        let e = block_on(s.explain(DataFusionError::Execution(
+            "Job failed: No space left on device (os error 28)".into(),
+        )));
+        assert!(e.to_string().contains("no space left"), "{e}");
+        let other = "Job failed: Task failed due to IO error: IoError(Os { code: 2, kind: \
+                     NotFound, message: \"No such file or directory\" })";
+        let e = block_on(s.explain(DataFusionError::Execution(other.into()))).to_string();
+        assert_eq!(e, format!("Execution error: {other}"));
     }
 
     #[test]
