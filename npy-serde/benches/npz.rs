@@ -37,7 +37,7 @@ use npy_serde::NpyRecord;
 use serde::Serialize;
 
 mod common;
-use common::{env_or, lane_sum, python_times, time};
+use common::{env_or, lane_sum, python_times, time, time_settled};
 
 /// W2's record (`benches/write.rs`): 33 bytes, packed as NumPy packs the dtype.
 #[derive(Serialize, NpyRecord, Clone, Copy)]
@@ -52,7 +52,7 @@ struct Rec {
 /// `np.savez` and `np.savez_compressed` of the arrays the write cases build (the same values),
 /// each into `DIR/numpy_{case}_{kind}.npz`; prints `{case}_{kind} seconds`.
 const NUMPY_SAVEZ: &str = r#"
-import sys, time
+import os, sys, time
 import numpy as np
 reps, n1, n2, n3, d = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 w1 = np.arange(n1, dtype='<f8') * 0.5
@@ -73,6 +73,7 @@ for kind, save in (('stored', np.savez), ('deflate', np.savez_compressed)):
             save(p, **arrays)
         ts = []
         for _ in range(reps):
+            os.sync()
             t = time.perf_counter(); save(p, **arrays); ts.append(time.perf_counter() - t)
         print(f'{name}_{kind}', min(ts), flush=True)
 "#;
@@ -195,14 +196,16 @@ fn write_cases(dir: &Path, bench: bool) {
     for kind in ["stored", "deflate"] {
         for (name, _, members) in &cases {
             let p = dir.join(format!("ours_{name}_{kind}.npz"));
-            let d = time(reps, || write_npz(&p, kind == "deflate", members));
+            let d = time_settled(reps, || write_npz(&p, kind == "deflate", members));
             ours.push((format!("{name}_{kind}"), d));
             if kind == "stored" {
                 let p = dir.join(format!("buffered_{name}.npz"));
-                buffered.push(time(reps, || write_npz_buffered(&p, false, members)));
+                buffered.push(time_settled(reps, || {
+                    write_npz_buffered(&p, false, members)
+                }));
             } else {
                 let p = dir.join(format!("in_line_{name}.npz"));
-                in_line.push(time(reps, || append_in_line(&p, members)));
+                in_line.push(time_settled(reps, || append_in_line(&p, members)));
             }
         }
     }

@@ -27,7 +27,7 @@ use npy_serde::{NpyRecord, NpyWriter};
 use serde::Serialize;
 
 mod common;
-use common::{env_or, gbps};
+use common::{env_or, gbps, time_settled};
 
 /// `#[derive(NpyRecord)]` gives the packed layout NumPy uses for this dtype (W2), and its
 /// compile-time layout lets `to_writer` use the exact tier.
@@ -83,32 +83,13 @@ for name, a in (('W1', a1), ('W2', a2)):
     print(name, min(ts), a.nbytes, flush=True)
 "#;
 
-/// Times `f` unless `NPY_BENCH_FILTER` is set and `label` does not contain it (then zero).
-///
-/// Every run starts with the file system's write-back done (`sync`, untimed), as every
-/// `np.save` of the reference does: otherwise the gigabytes the earlier cases left dirty are
-/// written to disk during the later ones, and which case the kernel throttles depends on the
-/// order they run in (the same case measured 0.2x-0.7x `np.save` by its place in the run).
-fn time_if(label: &str, reps: usize, mut f: impl FnMut()) -> Duration {
+/// Times `f` (each run after the write-back is done: [`time_settled`]) unless
+/// `NPY_BENCH_FILTER` is set and `label` does not contain it (then zero).
+fn time_if(label: &str, reps: usize, f: impl FnMut()) -> Duration {
     match std::env::var("NPY_BENCH_FILTER") {
         Ok(filter) if !label.contains(&*filter) => Duration::ZERO,
-        _ => {
-            let mut synced = || {
-                settle();
-                let t = std::time::Instant::now();
-                f();
-                t.elapsed()
-            };
-            synced();
-            (0..reps).map(|_| synced()).min().unwrap_or_default()
-        }
+        _ => time_settled(reps, f),
     }
-}
-
-/// Waits for the dirty pages of every file system to be written (`sync(1)`).
-fn settle() {
-    let ok = Command::new("sync").status().is_ok_and(|s| s.success());
-    assert!(ok, "sync failed");
 }
 
 /// `np.save`'s best GB/s per workload (`NPY_PYTHON`), or `None` without a Python.

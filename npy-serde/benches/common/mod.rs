@@ -21,6 +21,30 @@ pub fn time<T>(reps: usize, mut f: impl FnMut() -> T) -> Duration {
         .unwrap_or_default()
 }
 
+/// Like [`time`] for runs that write files: each run (the warm-up too) starts with the file
+/// system's write-back done (`sync`, untimed), as the writing benches' NumPy references do
+/// (`os.sync()`). Otherwise the gigabytes earlier runs left dirty are written to disk during
+/// later ones and the kernel throttles whichever run is writing then: the same case measured
+/// 0.2x-0.7x `np.save` by its place in a run.
+pub fn time_settled(reps: usize, mut f: impl FnMut()) -> Duration {
+    let mut run = || {
+        settle();
+        let t = Instant::now();
+        f();
+        t.elapsed()
+    };
+    run();
+    (0..reps).map(|_| run()).min().unwrap_or_default()
+}
+
+/// Waits for the dirty pages of every file system to be written (`sync(1)`).
+pub fn settle() {
+    let ok = std::process::Command::new("sync")
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "sync failed");
+}
+
 /// Payload gigabytes per second.
 pub fn gbps(bytes: u64, d: Duration) -> f64 {
     bytes as f64 / d.as_secs_f64() / 1e9
