@@ -16,7 +16,7 @@ use datafusion::prelude::SessionContext;
 use super::columns::ColumnTable;
 use super::file_format::{NpyFormatFactory, NpzFormatFactory};
 use super::listing::{npy_table, spec_table};
-use super::options::{check_sort_columns, NpyReadOptions, SortColumn, TableLayout};
+use super::options::{check_sort_columns, NpyReadOptions, SortColumn, SortExprs, TableLayout};
 use super::spec::TableSpec;
 
 /// `register_npy` and `read_npy` on a DataFusion `SessionContext`.
