@@ -448,6 +448,8 @@ pub struct ColumnTableWriter {
     columns: Vec<ColumnOut>,
     /// The order the rows are verified in and recorded with the table ([`sorted_by`](Self::sorted_by)).
     order: Option<OrderCheck>,
+    /// The record given by [`record_order`](Self::record_order).
+    record: Option<RecordedOrder>,
     /// After `columns`: dropped after the columns' temporary files are removed, so that the
     /// directories it made are empty again.
     made: MadeDirs,
@@ -527,6 +529,7 @@ impl BatchWriterBuilder {
             schema: Arc::new(schema.clone()),
             columns,
             order: None,
+            record: None,
             made,
         })
     }
@@ -570,13 +573,21 @@ impl ColumnTableWriter {
             .collect();
         if let Some(c) = order.iter().find(|c| !written.contains(&c.name())) {
             return Err(Error::new(ErrorKind::Message(format!(
-                "the sort order names the column {:?}, which the table does not write; its                  columns are {}",
+                "the sort order names the column {:?}, which the table does not write; its \
+                 columns are {}",
                 c.name(),
                 written.join(", ")
             ))));
         }
         self.order = Some(OrderCheck::new(order, &self.schema)?);
         Ok(())
+    }
+
+    /// Records `record` with the table when it is finished, as [`sorted_by`](Self::sorted_by)
+    /// does, without verifying it: for a caller that verified the rows itself (with an
+    /// [`OrderCheck`] of its own). A verified order of `sorted_by` takes its place.
+    pub fn record_order(&mut self, record: RecordedOrder) {
+        self.record = Some(record);
     }
 
     /// Writes the chosen columns of `batch` (whose schema is the writer's).
@@ -701,7 +712,7 @@ impl ColumnTableWriter {
             }
             files.push((field.name().clone(), c.tmp, plain, offset));
         }
-        let record = self.order.as_ref().map(OrderCheck::record);
+        let record = self.order.as_ref().map(OrderCheck::record).or(self.record);
         Ok((self.target, self.archive, files, untyped, record))
     }
 }
