@@ -26,6 +26,7 @@ use npy_serde::header::{parse_contents, Contents, Header};
 use npy_serde::npz::{Compression, MmapNpz, NpzReaderBuilder, NpzWriter};
 use npy_serde::{DType, Error, ErrorKind, Result};
 
+use crate::order::{OrderCheck, RecordedOrder, SortColumn};
 use crate::reader::{to_arrow, BatchReaderBuilder, NpyBatchReader};
 use crate::writer::{BatchWriterBuilder, NpyBatchWriter};
 use crate::{choose_columns, TITLE_KEY};
@@ -445,6 +446,10 @@ pub struct ColumnTableWriter {
     archive: bool,
     schema: SchemaRef,
     columns: Vec<ColumnOut>,
+    /// The order the rows are verified in and recorded with the table ([`sorted_by`](Self::sorted_by)).
+    order: Option<OrderCheck>,
+    /// The record given by [`record_order`](Self::record_order).
+    record: Option<RecordedOrder>,
     /// After `columns`: dropped after the columns' temporary files are removed, so that the
     /// directories it made are empty again.
     made: MadeDirs,
@@ -523,14 +528,73 @@ impl BatchWriterBuilder {
             archive,
             schema: Arc::new(schema.clone()),
             columns,
+            order: None,
+            record: None,
             made,
         })
     }
 }
 
 impl ColumnTableWriter {
+    /// Verifies that the rows written from now on (call it before the first
+    /// [`write`](Self::write)) are in `order`, and records the order with the table when it is
+    /// finished: in the archive's comment, or in the directory's
+    /// [`_npy_order`](crate::order::DIRECTORY_RECORD) file (see [`crate::order`]). A row out of
+    /// order fails its `write`, naming the columns, the row and both rows' values (and the
+    /// table is then not finished: nothing is left). Fails if `order` names a column the
+    /// table does not write.
+    ///
+    /// Without it, a directory table's `_npy_order` from an earlier write is removed when the
+    /// table is finished (an archive is written whole, its comment with it).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use arrow_array::{ArrayRef, Int64Array, RecordBatch};
+    /// use npy_arrow::order::{read_archive_record, SortColumn};
+    /// use npy_arrow::BatchWriterBuilder;
+    /// # let dir = std::env::temp_dir().join(format!("column-sorted-doc-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// let batch = RecordBatch::try_from_iter([
+    ///     ("k", Arc::new(Int64Array::from(vec![1, 2, 2])) as ArrayRef),
+    /// ]).unwrap();
+    /// let path = dir.join("t.npz");
+    /// let mut w = BatchWriterBuilder::new().column_table(&path, &batch.schema())?;
+    /// w.sorted_by(&[SortColumn::asc("k")])?;
+    /// w.write(&batch)?;
+    /// w.finish()?;
+    /// let record = read_archive_record(&path)?.unwrap();
+    /// assert_eq!((record.order(), record.rows()), (&[SortColumn::asc("k")][..], 3));
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), npy_serde::Error>(())
+    /// ```
+    pub fn sorted_by(&mut self, order: &[SortColumn]) -> Result<()> {
+        let written: Vec<&str> = (self.columns.iter())
+            .map(|c| self.schema.field(c.index).name().as_str())
+            .collect();
+        if let Some(c) = order.iter().find(|c| !written.contains(&c.name())) {
+            return Err(Error::new(ErrorKind::Message(format!(
+                "the sort order names the column {:?}, which the table does not write; its \
+                 columns are {}",
+                c.name(),
+                written.join(", ")
+            ))));
+        }
+        self.order = Some(OrderCheck::new(order, &self.schema)?);
+        Ok(())
+    }
+
+    /// Records `record` with the table when it is finished, as [`sorted_by`](Self::sorted_by)
+    /// does, without verifying it: for a caller that verified the rows itself (with an
+    /// [`OrderCheck`] of its own). A verified order of `sorted_by` takes its place.
+    pub fn record_order(&mut self, record: RecordedOrder) {
+        self.record = Some(record);
+    }
+
     /// Writes the chosen columns of `batch` (whose schema is the writer's).
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        if let Some(check) = &mut self.order {
+            check.check(batch)?;
+        }
         for c in &mut self.columns {
             let part = RecordBatch::try_new(c.one.clone(), vec![batch.column(c.index).clone()])
                 .map_err(|e| Error::invalid_value(e.to_string()))?;
@@ -563,11 +627,11 @@ impl ColumnTableWriter {
 
     /// [`finish`](Self::finish) but for the directories the writer made.
     fn finish_in_place(self) -> Result<Vec<String>> {
-        let (target, archive, files, untyped) = self.finish_columns()?;
+        let (target, archive, files, untyped, record) = self.finish_columns()?;
         if archive {
             let part = Temp::beside(&target, "npz");
             let file = BufWriter::with_capacity(1 << 20, File::create(&part.0)?);
-            let w = write_archive(file, &files)?;
+            let w = write_archive(file, &files, record.as_ref())?;
             w.into_inner().map_err(|e| Error::from(e.into_error()))?;
             part.commit(&target)?;
             return Ok(untyped);
@@ -583,6 +647,15 @@ impl ColumnTableWriter {
             parts.push((part, target));
         }
         drop(files);
+        // The record goes in with the columns; an old one goes whatever this write records.
+        let record_path = target.join(crate::order::DIRECTORY_RECORD);
+        if let Some(record) = &record {
+            let part = Temp::beside(&record_path, "part");
+            crate::order::write_sidecar(&part.0, record)?;
+            parts.push((part, record_path));
+        } else {
+            crate::order::remove_stale_sidecar(&record_path)?;
+        }
         let mut placed: Vec<PathBuf> = Vec::with_capacity(parts.len());
         for (part, target) in parts {
             if let Err(e) = part.commit(&target) {
@@ -605,16 +678,19 @@ impl ColumnTableWriter {
         // Nothing goes to the writer's own path: a directory it made for it is removed again
         // (when `made` is dropped, after the temporary files), whatever the outcome.
         let made = std::mem::take(&mut self.made);
-        let written = self.finish_columns().and_then(|(_, _, files, untyped)| {
-            let out = write_archive(out, &files)?;
-            Ok((out, untyped))
-        });
+        let written = self
+            .finish_columns()
+            .and_then(|(_, _, files, untyped, record)| {
+                let out = write_archive(out, &files, record.as_ref())?;
+                Ok((out, untyped))
+            });
         drop(made);
         written
     }
 
     /// Finishes every column's temporary array: the target, whether it is an archive, each
-    /// column's name, temporary file, plain header and data offset, and the untyped columns.
+    /// column's name, temporary file, plain header and data offset, the untyped columns, and
+    /// the record of the verified order.
     #[allow(clippy::type_complexity)]
     fn finish_columns(
         self,
@@ -623,6 +699,7 @@ impl ColumnTableWriter {
         bool,
         Vec<(String, Temp, Vec<u8>, u64)>,
         Vec<String>,
+        Option<RecordedOrder>,
     )> {
         let mut files = Vec::with_capacity(self.columns.len());
         let mut untyped = Vec::new();
@@ -635,13 +712,22 @@ impl ColumnTableWriter {
             }
             files.push((field.name().clone(), c.tmp, plain, offset));
         }
-        Ok((self.target, self.archive, files, untyped))
+        let record = self.order.as_ref().map(OrderCheck::record).or(self.record);
+        Ok((self.target, self.archive, files, untyped, record))
     }
 }
 
-/// The archive of the finished columns `files` (stored members, data aligned at 64) into `out`.
-fn write_archive<W: Write + Seek>(out: W, files: &[(String, Temp, Vec<u8>, u64)]) -> Result<W> {
+/// The archive of the finished columns `files` (stored members, data aligned at 64) into `out`,
+/// `record` in its comment.
+fn write_archive<W: Write + Seek>(
+    out: W,
+    files: &[(String, Temp, Vec<u8>, u64)],
+    record: Option<&RecordedOrder>,
+) -> Result<W> {
     let mut npz = NpzWriter::new(out).align(true);
+    if let Some(record) = record {
+        npz.set_comment(record.to_string().as_bytes())?;
+    }
     for (name, tmp, header, offset) in files {
         let mut m = npz.start_raw(&format!("{name}.npy"))?;
         m.write_all(header)?;

@@ -161,6 +161,7 @@ mod foreign;
 mod fortran;
 mod object_writer;
 mod objects;
+pub mod order;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 #[cfg(unix)]

@@ -238,6 +238,7 @@ mod memory;
 mod objects;
 mod opener;
 mod options;
+mod recorded;
 #[cfg(feature = "remote")]
 mod remote;
 mod rows;

@@ -17,7 +17,10 @@ use futures::TryStreamExt;
 
 use super::formats::{arrow_format, csv_format, parquet_format, CsvOptions};
 use super::options::{check_sort_columns, NpyReadOptions};
+use super::recorded::listed_order;
 use super::spec::{TableFormat, TableSpec};
+use super::NpyFormat;
+use arrow_schema::Schema;
 
 /// The listing table of the `.npy` files (`.npz` members) at `path`.
 pub(crate) async fn npy_table(
@@ -128,6 +131,7 @@ async fn listing_table(
     };
     let state = ctx.state();
     let schema = listing.infer_schema(&state, &url).await?;
+    let listing = with_recorded_order(listing, &state, std::slice::from_ref(&url), &schema).await?;
     let sorted = listing.file_sort_order.iter().flatten();
     let columns: Vec<_> = sorted.flat_map(|s| s.expr.column_refs()).collect();
     check_sort_columns(
@@ -140,6 +144,32 @@ async fn listing_table(
         .with_schema(schema);
     Ok(ListingTable::try_new(config)?
         .with_cache(ctx.runtime_env().cache_manager.get_file_statistic_cache()))
+}
+
+/// `listing` with the order recorded with every one of its files at `urls` (whose schema is
+/// `schema`) if it is of `.npy` files (archive members) and declares no order (see
+/// `recorded`).
+pub(crate) async fn with_recorded_order(
+    listing: ListingOptions,
+    state: &dyn Session,
+    urls: &[ListingTableUrl],
+    schema: &Schema,
+) -> DfResult<ListingOptions> {
+    if !listing.file_sort_order.is_empty() {
+        return Ok(listing);
+    }
+    let Some(format) = listing.format.downcast_ref::<NpyFormat>() else {
+        return Ok(listing);
+    };
+    let order = listed_order(
+        state,
+        urls,
+        format.options(),
+        &listing.file_extension,
+        schema,
+    )
+    .await?;
+    Ok(listing.with_file_sort_order(order))
 }
 
 /// The format of the files at `url` (written `location` in messages) by their extensions,

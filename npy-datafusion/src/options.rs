@@ -5,10 +5,7 @@
 //! options message of the Ballista codec (the [`entries`](NpyReadOptions::entries), set again
 //! on the other side). A new table option is one entry of the list (and the field it sets).
 
-use std::fmt;
-use std::str::FromStr;
-
-use arrow_schema::{Schema, SortOptions};
+use arrow_schema::Schema;
 use datafusion::common::config::ConfigEntry;
 use datafusion::common::Column;
 use datafusion::error::{DataFusionError, Result as DfResult};
@@ -269,169 +266,39 @@ pub(crate) static OPTIONS: &[TableOption] = &[
 ];
 
 /// One column of a declared sort order ([`NpyReadOptions::sorted_by`], the option
-/// `sort_order`): its name, its direction and where its nulls are.
-///
-/// Its text is SQL's: `name [ASC|DESC] [NULLS FIRST|NULLS LAST]` (`"quoted name"` when the
-/// name is not letters, digits and `_`); the nulls are last when ascending and first when
-/// descending unless it says (DataFusion's default, so that `ORDER BY name` and
-/// `ORDER BY name DESC` match the declared order).
+/// `sort_order`): npy-arrow's [`SortColumn`](npy_arrow::order::SortColumn), whose text is
+/// SQL's `name [ASC|DESC] [NULLS FIRST|NULLS LAST]` (nulls last ascending, first descending
+/// unless it says, as DataFusion orders them).
 ///
 /// ```
 /// use npy_datafusion::SortColumn;
 /// let key: SortColumn = "l_orderkey".parse()?;
 /// assert_eq!(key, SortColumn::asc("l_orderkey"));
 /// assert_eq!(key.to_string(), "l_orderkey ASC NULLS LAST");
-/// let day: SortColumn = "\"ship day\" desc nulls last".parse()?;
-/// assert_eq!(day, SortColumn::desc("ship day").nulls_first(false));
 /// # Ok::<(), String>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SortColumn {
-    name: String,
-    descending: bool,
-    nulls_first: bool,
-}
+pub use npy_arrow::order::SortColumn;
 
-impl SortColumn {
-    /// The column `name`, ascending, nulls last.
-    pub fn asc(name: impl Into<String>) -> SortColumn {
-        SortColumn {
-            name: name.into(),
-            descending: false,
-            nulls_first: false,
-        }
-    }
-
-    /// The column `name`, descending, nulls first.
-    pub fn desc(name: impl Into<String>) -> SortColumn {
-        SortColumn {
-            name: name.into(),
-            descending: true,
-            nulls_first: true,
-        }
-    }
-
-    /// The same column with its nulls first (`true`) or last.
-    pub fn nulls_first(mut self, first: bool) -> SortColumn {
-        self.nulls_first = first;
-        self
-    }
-
-    /// The column's name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// Whether it is descending.
-    pub fn is_descending(&self) -> bool {
-        self.descending
-    }
-
-    /// Whether its nulls come first.
-    pub fn is_nulls_first(&self) -> bool {
-        self.nulls_first
-    }
-
+/// A [`SortColumn`] as DataFusion's logical sort expression, and back.
+pub(crate) trait SortExprs: Sized {
     /// DataFusion's logical sort expression of the column.
-    pub(crate) fn sort_expr(&self) -> SortExpr {
-        let column = Expr::Column(Column::new_unqualified(self.name.clone()));
-        SortExpr::new(column, !self.descending, self.nulls_first)
-    }
+    fn sort_expr(&self) -> SortExpr;
 
     /// The column of a logical sort expression (SQL's `WITH ORDER (...)`), if it is a column.
-    pub(crate) fn of_sort_expr(sort: &SortExpr) -> Option<SortColumn> {
+    fn of_sort_expr(sort: &SortExpr) -> Option<Self>;
+}
+
+impl SortExprs for SortColumn {
+    fn sort_expr(&self) -> SortExpr {
+        let column = Expr::Column(Column::new_unqualified(self.name()));
+        SortExpr::new(column, !self.is_descending(), self.is_nulls_first())
+    }
+
+    fn of_sort_expr(sort: &SortExpr) -> Option<SortColumn> {
         match &sort.expr {
-            Expr::Column(c) => Some(SortColumn {
-                name: c.name.clone(),
-                descending: !sort.asc,
-                nulls_first: sort.nulls_first,
-            }),
+            Expr::Column(c) => Some(SortColumn::new(c.name.clone(), !sort.asc, sort.nulls_first)),
             _ => None,
         }
-    }
-}
-
-impl fmt::Display for SortColumn {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let plain = !self.name.is_empty()
-            && !self.name.starts_with(|c: char| c.is_ascii_digit())
-            && self.name.chars().all(|c| c.is_alphanumeric() || c == '_');
-        if plain {
-            f.write_str(&self.name)?;
-        } else {
-            write!(f, "\"{}\"", self.name.replace('"', "\"\""))?;
-        }
-        let direction = if self.descending { "DESC" } else { "ASC" };
-        let nulls = if self.nulls_first { "FIRST" } else { "LAST" };
-        write!(f, " {direction} NULLS {nulls}")
-    }
-}
-
-impl FromStr for SortColumn {
-    type Err = String;
-
-    /// Parses `name [ASC|DESC] [NULLS FIRST|NULLS LAST]` (keywords in any case).
-    fn from_str(text: &str) -> Result<SortColumn, String> {
-        let text = text.trim();
-        let (name, rest) = match text.strip_prefix('"') {
-            Some(quoted) => {
-                let mut name = String::new();
-                let mut chars = quoted.char_indices().peekable();
-                let mut end = None;
-                while let Some((i, c)) = chars.next() {
-                    if c != '"' {
-                        name.push(c);
-                    } else if chars.peek().is_some_and(|&(_, n)| n == '"') {
-                        name.push('"');
-                        chars.next();
-                    } else {
-                        end = Some(i + 1);
-                        break;
-                    }
-                }
-                let Some(end) = end else {
-                    return Err(format!(
-                        "the quote of {text:?} is not closed (a quote inside quotes is \
-                         written \"\")"
-                    ));
-                };
-                (name, &quoted[end..])
-            }
-            None => {
-                let end = text.find(char::is_whitespace).unwrap_or(text.len());
-                (text[..end].to_string(), &text[end..])
-            }
-        };
-        if name.is_empty() {
-            return Err(format!("expected a column name, found {text:?}"));
-        }
-        let words: Vec<String> = rest
-            .split_whitespace()
-            .map(str::to_ascii_uppercase)
-            .collect();
-        let words: Vec<&str> = words.iter().map(String::as_str).collect();
-        let (descending, nulls) = match words.as_slice() {
-            [] => (false, &[][..]),
-            ["ASC", nulls @ ..] => (false, nulls),
-            ["DESC", nulls @ ..] => (true, nulls),
-            nulls => (false, nulls),
-        };
-        let nulls_first = match nulls {
-            [] => descending,
-            ["NULLS", "FIRST"] => true,
-            ["NULLS", "LAST"] => false,
-            _ => {
-                return Err(format!(
-                    "{text:?}: expected COLUMN [ASC|DESC] [NULLS FIRST|NULLS LAST] (a name \
-                     holding spaces is \"quoted\")"
-                ))
-            }
-        };
-        Ok(SortColumn {
-            name,
-            descending,
-            nulls_first,
-        })
     }
 }
 
@@ -478,11 +345,7 @@ fn parse_orders(text: &str) -> Result<Vec<Vec<SortColumn>>, String> {
         if order.trim().is_empty() {
             continue;
         }
-        let columns = split_unquoted(order, ',')
-            .into_iter()
-            .map(SortColumn::from_str)
-            .collect::<Result<Vec<_>, _>>()?;
-        orders.push(columns);
+        orders.push(npy_arrow::order::parse_order(order)?);
     }
     if orders.is_empty() {
         return Err(format!(
@@ -707,10 +570,7 @@ impl NpyReadOptions {
             let mut exprs = Vec::with_capacity(order.len());
             for column in order {
                 let index = schema.index_of(column.name())?;
-                let options = SortOptions {
-                    descending: column.descending,
-                    nulls_first: column.nulls_first,
-                };
+                let options = column.sort_options();
                 let expr = PhysicalColumn::new(column.name(), index);
                 exprs.push(PhysicalSortExpr::new(std::sync::Arc::new(expr), options));
             }

@@ -7,7 +7,7 @@ use arrow_schema::{DataType, Schema};
 use async_trait::async_trait;
 use datafusion::catalog::{Session, TableProvider, TableProviderFactory};
 use datafusion::dataframe::DataFrame;
-use datafusion::datasource::listing::{ListingTable, ListingTableConfig};
+use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig};
 use datafusion::datasource::provider::DefaultTableFactory;
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::logical_expr::CreateExternalTable;
@@ -16,7 +16,7 @@ use datafusion::prelude::SessionContext;
 use super::columns::ColumnTable;
 use super::file_format::{NpyFormatFactory, NpzFormatFactory};
 use super::listing::{npy_table, spec_table};
-use super::options::{check_sort_columns, NpyReadOptions, SortColumn, TableLayout};
+use super::options::{check_sort_columns, NpyReadOptions, SortColumn, SortExprs, TableLayout};
 use super::spec::TableSpec;
 
 /// `register_npy` and `read_npy` on a DataFusion `SessionContext`.
@@ -245,7 +245,14 @@ fn with_plain_partitions(
             other => (name.clone(), other.clone()),
         })
         .collect();
+    let options = listing.options().clone().with_table_partition_cols(plain);
+    rebuilt(listing, options, state, cmd)
+}
+
+/// The schema of the files of `listing`: the table's columns but its partition columns.
+fn file_schema(listing: &ListingTable) -> DfResult<Schema> {
     // The table's columns are its files' and then its partition columns.
+    let partitions = &listing.options().table_partition_cols;
     let schema = listing.schema();
     let files = (schema.fields().len().checked_sub(partitions.len())).ok_or_else(|| {
         DataFusionError::Internal(format!(
@@ -254,18 +261,50 @@ fn with_plain_partitions(
             partitions.len()
         ))
     })?;
-    let file_schema =
-        Schema::new_with_metadata(schema.fields()[..files].to_vec(), schema.metadata().clone());
-    let options = listing.options().clone().with_table_partition_cols(plain);
+    Ok(Schema::new_with_metadata(
+        schema.fields()[..files].to_vec(),
+        schema.metadata().clone(),
+    ))
+}
+
+/// The listing table of `listing`'s files (of the statement `cmd`) with `options`.
+fn rebuilt(
+    listing: &ListingTable,
+    options: ListingOptions,
+    state: &dyn Session,
+    cmd: &CreateExternalTable,
+) -> DfResult<Arc<dyn TableProvider>> {
     let config = ListingTableConfig::new_with_multi_paths(listing.table_paths().clone())
         .with_listing_options(options)
-        .with_schema(Arc::new(file_schema));
+        .with_schema(Arc::new(file_schema(listing)?));
     let table = ListingTable::try_new(config)?
         .with_cache(state.runtime_env().cache_manager.get_file_statistic_cache())
         .with_definition(cmd.definition.clone())
         .with_constraints(cmd.constraints.clone())
         .with_column_defaults(cmd.column_defaults.clone());
     Ok(Arc::new(table))
+}
+
+/// `table` (of the statement `cmd`, which declares no order) with the order recorded with its
+/// files, if it is a listing table of `.npy` files that all record one that holds (see
+/// `recorded`); else `table` itself.
+async fn with_recorded_order(
+    table: Arc<dyn TableProvider>,
+    state: &dyn Session,
+    cmd: &CreateExternalTable,
+) -> DfResult<Arc<dyn TableProvider>> {
+    let Some(listing) = table.downcast_ref::<ListingTable>() else {
+        return Ok(table);
+    };
+    let files = file_schema(listing)?;
+    let paths = listing.table_paths().clone();
+    let options =
+        super::listing::with_recorded_order(listing.options().clone(), state, &paths, &files)
+            .await?;
+    if options.file_sort_order.is_empty() {
+        return Ok(table);
+    }
+    rebuilt(listing, options, state, cmd)
 }
 
 impl NpyTableFactory {
@@ -285,7 +324,8 @@ impl NpyTableFactory {
             None => NpyReadOptions::new(),
         };
         if cmd.order_exprs.is_empty() && key.is_none() {
-            return self.listing.create(state, cmd).await;
+            let table = self.listing.create(state, cmd).await?;
+            return with_recorded_order(table, state, cmd).await;
         }
         let mut cmd = cmd.clone();
         for order in declared.sort_exprs() {

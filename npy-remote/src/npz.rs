@@ -77,6 +77,7 @@ pub struct RemoteNpz {
     dir: Directory,
     entries: Vec<Entry>,
     rb: ReaderBuilder,
+    comment: Vec<u8>,
 }
 
 impl RemoteNpz {
@@ -123,11 +124,13 @@ impl RemoteNpz {
         };
         let entries = zipdir::entries(&bytes, dir.entries, MAX_MEMBERS, dir.offset)
             .map_err(|e| obj.error(e))?;
+        let comment = npy_serde::npz::comment_of_tail(&tail).unwrap_or_default();
         Ok(RemoteNpz {
             obj: Arc::new(obj),
             dir,
             entries,
             rb: reader.clone(),
+            comment: comment.to_vec(),
         })
     }
 
@@ -139,6 +142,11 @@ impl RemoteNpz {
     /// The members' keys: each name with one `.npy` suffix stripped, as `np.load` lists them.
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.names().map(|n| n.strip_suffix(".npy").unwrap_or(n))
+    }
+
+    /// The archive's comment (empty if it has none), read with the central directory.
+    pub fn comment(&self) -> &[u8] {
+        &self.comment
     }
 
     /// The archive's URL, as given to `open`.

@@ -7,27 +7,45 @@
 //! [`ColumnTableWriter`](npy_arrow::ColumnTableWriter) with the run's null and decimal policies
 //! and string widths; nothing appears under OUT's name until every column is written.
 
+use npy_arrow::order::SortColumn;
 use npy_arrow::BatchWriterBuilder;
 
 use crate::choice::TableChoice;
 use crate::failure::{CliResult, Failure};
 use crate::table::read;
 use crate::table::widths::read_failure;
+use crate::table::write::order_check;
 
-/// Writes the table `input` as the column table `output` (an `.npz` archive or a directory).
-pub fn run(input: &str, output: &str, choice: &TableChoice) -> CliResult {
+/// Writes the table `input` as the column table `output` (an `.npz` archive or a directory),
+/// verifying that its rows are in `order` and recording it with the table if given.
+pub fn run(
+    input: &str,
+    output: &str,
+    choice: &TableChoice,
+    order: Option<&[SortColumn]>,
+) -> CliResult {
     let t = read::open(input, true, choice)?;
     let schema = t.schema.clone().unwrap_or_else(|| t.reader.schema());
     let mut wb = choice.configure(BatchWriterBuilder::new())?;
     for (name, w) in &t.widths {
         wb = wb.string_width(name, *w);
     }
+    let mut check = match order {
+        Some(order) => Some(order_check(order, &schema, input)?),
+        None => None,
+    };
     let write_err = |e| Failure::file(input, format!("cannot write {output}: {e}"));
     let mut w = wb.column_table(output, &schema).map_err(write_err)?;
     for b in t.reader {
         let b = b.map_err(|e| read_failure(input, e))?;
+        if let Some(check) = &mut check {
+            check.check(&b).map_err(|e| Failure::file(input, e))?;
+        }
         w.write(&b).map_err(write_err)?;
         t.progress.add(b.num_rows());
+    }
+    if let Some(check) = &check {
+        w.record_order(check.record());
     }
     let untyped = w.finish().map_err(write_err)?;
     if !untyped.is_empty() {

@@ -62,6 +62,16 @@ pub struct Args {
     /// records.
     #[arg(long, value_enum, value_name = "LAYOUT")]
     layout: Option<LayoutArg>,
+    /// Verify while writing that the rows are in this order, and record it with the output
+    /// (SQL's syntax, as the table option sort_order: COL [ASC|DESC] [NULLS FIRST|LAST], ...;
+    /// nulls last ascending, first descending, as DataFusion orders them). A row out of order
+    /// fails the conversion naming the columns, the row (counted from 0) and both rows'
+    /// values, and leaves no output. The record, which `npy sql` trusts for a table that
+    /// declares no order: an .npz output's zip comment (np.load ignores it), a directory's
+    /// _npy_order file, OUT.npy.order beside a .npy file. For .npy, .npz and --layout columns
+    /// output.
+    #[arg(long, value_name = "ORDER")]
+    sorted_by: Option<String>,
     /// Parquet output compression: none, snappy (default), zstd or zstd:LEVEL.
     #[arg(long, value_name = "CODEC")]
     compression: Option<String>,
@@ -191,10 +201,27 @@ fn convert(g: &Global, a: Args) -> CliResult {
         Some(t) => t,
         None => target_from_name(&a.output)?,
     };
+    if a.sorted_by.is_some() && !matches!(target, Target::Npy | Target::Npz) {
+        return Err(Failure::usage(
+            "--sorted-by records the order with .npy and .npz output (and --layout columns)",
+        ));
+    }
     // A column choice from a .npy file to a .npy file goes through Arrow batches too, and so
-    // does an object array read as data.
+    // does an object array read as data, and rows whose order is verified.
     let chosen = (a.choice.is_set() || a.allow_pickle_data) && target == Target::Npy;
-    if matches!(target, Target::Parquet | Target::Arrow) || is_table(&a.input) || chosen {
+    let sorted = a.sorted_by.is_some();
+    if matches!(target, Target::Parquet | Target::Arrow) || is_table(&a.input) || chosen || sorted {
+        if sorted && target == Target::Npz && !is_table(&a.input) {
+            let spec = resolve(&a.input, a.member.as_deref())?;
+            let zip = is_zip(g, &spec.path).map_err(|e| Failure::file(&spec.display, e))?;
+            if zip && spec.member.is_none() {
+                return Err(Failure::usage(format!(
+                    "{}: --sorted-by verifies the rows of one array: name the member with \
+                     --member KEY or {}:KEY",
+                    spec.display, spec.display
+                )));
+            }
+        }
         return tables(g, &a, &enc, target);
     }
     if a.choice.is_set() {
@@ -248,7 +275,12 @@ fn convert(g: &Global, a: Args) -> CliResult {
         }
         Target::Npy => npy::write(g, &spec, zip, &enc, &mut sink.writer, &a.output)?,
     }
-    sink.commit()
+    sink.commit()?;
+    if target == Target::Npy && a.output != "-" {
+        // A sorted order recorded for an earlier OUT no longer holds.
+        remove_stale_record(&a.output)?;
+    }
+    Ok(())
 }
 
 /// The conversions with a table on either side: what the `arrow` feature adds to `convert`.
@@ -271,7 +303,8 @@ fn columns(a: &Args, enc: &Encoding) -> CliResult {
     #[cfg(feature = "arrow")]
     {
         let choice = a.choice.parse()?;
-        columns::run(&a.input, &a.output, &choice)
+        let order = sort_order(a.sorted_by.as_deref())?;
+        columns::run(&a.input, &a.output, &choice, order.as_deref())
     }
     #[cfg(not(feature = "arrow"))]
     Err(Failure::usage(
@@ -287,12 +320,14 @@ fn tables(g: &Global, a: &Args, enc: &Encoding, target: Target) -> CliResult {
                 "--byte-order, --order and --version apply to .npy to .npy conversions only",
             ));
         }
+        let order = sort_order(a.sorted_by.as_deref())?;
         let out = crate::table::ends::TableOut {
             input: &a.input,
             output: &a.output,
             target,
             compression: a.compression.as_deref(),
             row_group_size: a.row_group_size,
+            sorted_by: order.as_deref(),
         };
         let choice = a.choice.parse()?;
         tables::run(
@@ -314,6 +349,25 @@ fn tables(g: &Global, a: &Args, enc: &Encoding, target: Target) -> CliResult {
              `cargo install npy-cli --features {feature}`",
             a.input, a.output
         )))
+    }
+}
+
+/// The order of `--sorted-by`, parsed.
+#[cfg(feature = "arrow")]
+fn sort_order(text: Option<&str>) -> CliResult<Option<Vec<npy_arrow::order::SortColumn>>> {
+    text.map(|t| {
+        npy_arrow::order::parse_order(t).map_err(|e| Failure::usage(format!("--sorted-by: {e}")))
+    })
+    .transpose()
+}
+
+/// Removes the record of a sorted order beside the `.npy` file `out` (`OUT.npy.order`, see
+/// npy-arrow's `order` module), if there is one: the file was just rewritten.
+pub(crate) fn remove_stale_record(out: &str) -> CliResult {
+    let record = format!("{out}.order");
+    match std::fs::remove_file(&record) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Failure::write(&record, e)),
+        _ => Ok(()),
     }
 }
 

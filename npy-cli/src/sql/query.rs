@@ -333,6 +333,7 @@ fn write_output(batches: Blocking<'_>, a: &Args, out: &str) -> CliResult {
         target,
         compression: a.compression.as_deref(),
         row_group_size: a.row_group_size,
+        sorted_by: None,
     };
     write_chosen(batches, &o, &a.choice)
 }

@@ -42,6 +42,9 @@ pub struct TableOut<'a> {
     /// `--row-group-size` (Parquet output).
     #[cfg_attr(not(feature = "parquet"), allow(dead_code))] // read by `parquet`
     pub row_group_size: Option<usize>,
+    /// `--sorted-by` (`.npy` and `.npz` output): the order the rows are verified in, and
+    /// recorded with the output.
+    pub sorted_by: Option<&'a [npy_arrow::order::SortColumn]>,
 }
 
 /// Flushes a table file the writer has finished.

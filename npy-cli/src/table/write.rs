@@ -1,13 +1,15 @@
 //! Batches written to a table output: `.npy` (through the batch writer's own thread), an `.npz`
 //! member, `.parquet` or `.arrow`, under a temporary name renamed over OUT when complete.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use arrow_array::{RecordBatch, RecordBatchReader};
-use arrow_schema::{ArrowError, SchemaRef};
+use arrow_schema::{ArrowError, Schema, SchemaRef};
+use npy_arrow::order::{OrderCheck, SortColumn};
 use npy_arrow::{BatchWriterBuilder, NpyBatchWriter};
 use npy_serde::staged::{PendingRename, StagedFile};
 
@@ -103,6 +105,20 @@ pub fn write_with<R: RecordBatchReader>(
         o.output
     };
     let read_err = |e: ArrowError| read_failure(input, e);
+    let check = match o.sorted_by {
+        Some(order) => Some(RefCell::new(order_check(order, &schema, input)?)),
+        None => None,
+    };
+    let unsorted = RefCell::new(None);
+    let reader = Verified {
+        reader,
+        check: check.as_ref(),
+        failed: &unsorted,
+        input,
+    };
+    // A row out of order ends the reader with an error: the failure is the check's.
+    let read_err = |e: ArrowError| unsorted.take().unwrap_or_else(|| read_err(e));
+    let record = || check.as_ref().map(|c| c.borrow().record());
     let (out, file) = Out::create(output)?;
     match target {
         Target::Npy => {
@@ -124,6 +140,15 @@ pub fn write_with<R: RecordBatchReader>(
                 progress.add(b.num_rows());
             }
             w.finish().map_err(|e| Failure::file(output, e))?;
+            // The record beside the file once it is in place; an earlier one is removed.
+            out.commit()?;
+            let sidecar = npy_arrow::order::sidecar_of(Path::new(output));
+            let placed = match record() {
+                Some(record) => npy_arrow::order::write_sidecar(&sidecar, &record),
+                None => npy_arrow::order::remove_stale_sidecar(&sidecar),
+            };
+            let name = sidecar.display().to_string();
+            return placed.map_err(|e| Failure::write(&name, e));
         }
         Target::Arrow => {
             let mut w = arrow_ipc::writer::FileWriter::try_new(file, &schema)
@@ -145,7 +170,7 @@ pub fn write_with<R: RecordBatchReader>(
                 wb = wb.string_width(name, *w);
             }
             let mut npz = npy_serde::NpzWriter::new(file);
-            let failed = std::cell::RefCell::new(None);
+            let failed = RefCell::new(None);
             let counted = Counted {
                 reader,
                 progress: &progress,
@@ -153,10 +178,14 @@ pub fn write_with<R: RecordBatchReader>(
                 read_err: &read_err,
             };
             let written = npy_arrow::write_npz_member(&mut npz, &key, counted, &wb);
-            if let Some(f) = failed.into_inner() {
+            if let Some(f) = unsorted.take().or(failed.into_inner()) {
                 return Err(f);
             }
             written.map_err(|e| Failure::file(input, format!("cannot write {output}: {e}")))?;
+            if let Some(record) = record() {
+                let comment = record.with_member(key.as_str()).to_string();
+                (npz.set_comment(comment.as_bytes())).map_err(|e| Failure::file(output, e))?;
+            }
             let f = npz.finish().map_err(|e| Failure::file(output, e))?;
             finish_file(f, output)?;
         }
@@ -167,6 +196,48 @@ pub fn write_with<R: RecordBatchReader>(
         }
     }
     out.commit()
+}
+
+/// The check of `--sorted-by` over the table `input` with `schema`: a column it has not (or one
+/// with no order) is a usage error.
+pub fn order_check(order: &[SortColumn], schema: &Schema, input: &str) -> CliResult<OrderCheck> {
+    OrderCheck::new(order, schema).map_err(|e| Failure::usage(format!("--sorted-by: {input}: {e}")))
+}
+
+/// A batch reader whose rows are verified in an order (`--sorted-by`): the first row out of it
+/// ends the reader with an error, its failure kept in `failed`.
+struct Verified<'a, R> {
+    reader: R,
+    check: Option<&'a RefCell<OrderCheck>>,
+    failed: &'a RefCell<Option<Failure>>,
+    input: &'a str,
+}
+
+impl<R: RecordBatchReader> Iterator for Verified<'_, R> {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let b = match self.reader.next()? {
+            Ok(b) => b,
+            Err(e) => return Some(Err(e)),
+        };
+        let checked = match self.check {
+            Some(check) => check.borrow_mut().check(&b),
+            None => Ok(()),
+        };
+        if let Err(e) = checked {
+            let msg = e.to_string();
+            self.failed.replace(Some(Failure::file(self.input, e)));
+            return Some(Err(ArrowError::ExternalError(msg.into())));
+        }
+        Some(Ok(b))
+    }
+}
+
+impl<R: RecordBatchReader> RecordBatchReader for Verified<'_, R> {
+    fn schema(&self) -> SchemaRef {
+        self.reader.schema()
+    }
 }
 
 /// The archive and member key of an `.npz` output: `OUT.npz:KEY`, or `OUT.npz` with the
@@ -240,6 +311,7 @@ mod tests {
             target: Target::Npy,
             compression: None,
             row_group_size: None,
+            sorted_by: None,
         };
         let args = ChoiceArgs {
             columns: Some(vec!["c".into(), "a".into()]),

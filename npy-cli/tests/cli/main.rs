@@ -25,6 +25,8 @@ mod remote;
 #[cfg(all(feature = "datafusion", feature = "parquet", unix))]
 mod shell;
 #[cfg(all(feature = "datafusion", feature = "parquet"))]
+mod sorted_by;
+#[cfg(all(feature = "datafusion", feature = "parquet"))]
 mod sql;
 #[cfg(all(feature = "datafusion", feature = "parquet"))]
 mod sql_copy;

@@ -28,6 +28,7 @@ use datafusion::logical_expr::{
 use datafusion::optimizer::AnalyzerRule;
 use datafusion::physical_plan::ExecutionPlan;
 
+use crate::options::SortExprs;
 use crate::{
     NpyFormat, NpyFormatFactory, NpyReadOptions, NpyWriteOptions, NpzFormatFactory, SortColumn,
 };

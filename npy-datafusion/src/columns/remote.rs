@@ -26,7 +26,10 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use super::super::extent::data_extent;
 use super::super::options::NpyReadOptions;
 use super::survey::{in_column, in_table, Column, Place, RemotePlace, Source, Survey};
+use npy_arrow::order::RecordedOrder;
 use npy_remote::{FetchOptions, RemoteNpy, RemoteNpz};
+
+use super::super::recorded::record_object;
 use npy_serde::error::{Error, Result};
 use npy_serde::header::{parse_header, ParsedHeader};
 
@@ -80,8 +83,8 @@ async fn survey_remote(
     options: &NpyReadOptions,
 ) -> DfResult<Survey> {
     let place = Arc::new(resolve(location, store).await?);
-    let (columns, npz) = place.columns(options).await?;
-    Survey::of_columns(Place::Remote(place), columns, npz)
+    let (columns, npz, record) = place.columns(options).await?;
+    Ok(Survey::of_columns(Place::Remote(place), columns, npz)?.with_record(record))
 }
 
 /// A URL other than `file://`.
@@ -127,11 +130,13 @@ impl RemotePlace {
         FetchOptions::default().probe_bytes(HEADER_PROBE)
     }
 
-    /// The table's columns, each header checked, and the archive's directory.
+    /// The table's columns, each header checked, the archive's directory, and the order
+    /// recorded with the table (the archive's comment, the prefix's `_npy_order`: one GET
+    /// more, only when the listing shows one).
     pub(crate) async fn columns(
         self: &Arc<Self>,
         options: &NpyReadOptions,
-    ) -> DfResult<(Vec<Column>, Option<RemoteNpz>)> {
+    ) -> DfResult<(Vec<Column>, Option<RemoteNpz>, Option<RecordedOrder>)> {
         let place = Place::Remote(self.clone());
         if self.archive {
             let npz = RemoteNpz::open_with(
@@ -165,7 +170,8 @@ impl RemotePlace {
                     deflated,
                 )?);
             }
-            return Ok((columns, Some(npz)));
+            let record = RecordedOrder::parse(npz.comment());
+            return Ok((columns, Some(npz), record));
         }
         let ext = options.extension.as_deref().unwrap_or(".npy");
         let ext = format!(".{}", ext.trim_start_matches('.'));
@@ -177,6 +183,11 @@ impl RemotePlace {
             .try_collect()
             .await
             .map_err(|e| in_table(Error::remote(&self.url, e), &place))?;
+        let record_path = self.path.clone().join(npy_arrow::order::DIRECTORY_RECORD);
+        let record = match objects.contains(&record_path) {
+            true => record_object(&self.store, &record_path).await,
+            false => None,
+        };
         // The prefix's own `.npy` objects, not those of its sub-prefixes.
         objects.retain(|p| p.parts().count() == depth && p.as_ref().ends_with(&ext));
         objects.sort();
@@ -193,7 +204,7 @@ impl RemotePlace {
             data_extent(options, &header, size).map_err(err)?;
             columns.push(Column::new(&place, name, header, source, false)?);
         }
-        Ok((columns, None))
+        Ok((columns, None, record))
     }
 
     /// The URL of the object at `path` (for messages).

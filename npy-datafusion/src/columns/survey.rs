@@ -13,7 +13,9 @@ use datafusion::error::{DataFusionError, Result as DfResult};
 
 use super::super::extent::data_extent;
 use super::super::options::NpyReadOptions;
+use super::super::recorded::column_order;
 use super::super::schema::table_schema;
+use npy_arrow::order::RecordedOrder;
 use npy_arrow::RowDecoder;
 use npy_remote::RemoteNpz;
 use npy_serde::error::{Error, Result};
@@ -147,6 +149,9 @@ pub(crate) struct Survey {
     pub(crate) rows: u64,
     /// A remote archive's directory, read once by the survey.
     pub(crate) npz: Option<RemoteNpz>,
+    /// The order recorded with the table (the archive's comment, the directory's
+    /// `_npy_order`), if it has a record; whether it holds is `recorded`'s to say.
+    pub(crate) record: Option<RecordedOrder>,
 }
 
 /// This crate's error about a column's member or file, as a DataFusion error naming it.
@@ -170,16 +175,31 @@ pub(crate) fn in_table(e: Error, place: &Place) -> DataFusionError {
 impl Survey {
     /// Surveys the local column table at `place`.
     pub(crate) fn take(place: Place, options: &NpyReadOptions) -> DfResult<Survey> {
-        let columns = match &place {
+        let (columns, record) = match &place {
             Place::Archive(path) => archive_columns(&place, path, options)?,
-            Place::Directory(path) => directory_columns(&place, path, options)?,
+            Place::Directory(path) => (
+                directory_columns(&place, path, options)?,
+                npy_arrow::order::read_directory_record(path),
+            ),
             Place::Remote(_) => {
                 return Err(DataFusionError::Internal(format!(
                     "{place}: a remote column table is surveyed by remote::survey"
                 )))
             }
         };
-        Survey::of_columns(place, columns, None)
+        Ok(Survey::of_columns(place, columns, None)?.with_record(record))
+    }
+
+    /// The survey with `record`, the order recorded with the table.
+    pub(crate) fn with_record(mut self, record: Option<RecordedOrder>) -> Survey {
+        self.record = record;
+        self
+    }
+
+    /// The options of a scan of the table with `schema`: `options`, with the recorded order if
+    /// they declare none and the record holds (see `recorded`).
+    pub(crate) fn scan_options(&self, options: &NpyReadOptions, schema: &Schema) -> NpyReadOptions {
+        column_order(options, self.record.as_ref(), self.rows, schema)
     }
 
     /// The survey of `columns` at `place`: there is one at least, all of one length.
@@ -226,6 +246,7 @@ impl Survey {
             columns,
             rows,
             npz,
+            record: None,
         })
     }
 
@@ -296,8 +317,14 @@ fn column_field(name: &str, header: &ParsedHeader) -> Result<Arc<Field>> {
     Ok(Arc::new(field))
 }
 
-fn archive_columns(place: &Place, path: &Path, options: &NpyReadOptions) -> DfResult<Vec<Column>> {
+/// The columns of the local archive at `path`, and the order recorded in its comment.
+fn archive_columns(
+    place: &Place,
+    path: &Path,
+    options: &NpyReadOptions,
+) -> DfResult<(Vec<Column>, Option<RecordedOrder>)> {
     let npz = MmapNpz::open_with(path, &options.npz_options()).map_err(|e| in_table(e, place))?;
+    let record = RecordedOrder::parse(npz.comment());
     let mut archive = None;
     let mut columns = Vec::new();
     for info in npz.members() {
@@ -330,7 +357,7 @@ fn archive_columns(place: &Place, path: &Path, options: &NpyReadOptions) -> DfRe
             deflated,
         )?);
     }
-    Ok(columns)
+    Ok((columns, record))
 }
 
 fn directory_columns(place: &Place, dir: &Path, options: &NpyReadOptions) -> DfResult<Vec<Column>> {

@@ -6,7 +6,9 @@
 //! of rows). The table answers `Unsupported` for every filter (the logical plan keeps them);
 //! DataFusion's physical `FilterPushdown` then hands the scan those it evaluates exactly
 //! (see `scan`). A declared order (the option `sort_order`, SQL's `WITH ORDER`) is the whole
-//! table's, trusted, not checked: the scan reports it for each of its partitions.
+//! table's, trusted, not checked: the scan reports it for each of its partitions. A table that
+//! declares none reports the order recorded with it (`npy convert --sorted-by`), read again by
+//! each query's survey and dropped once its record no longer holds (see `recorded`).
 
 use std::sync::Arc;
 
@@ -116,9 +118,11 @@ impl TableProvider for ColumnTable {
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
         let survey = remote::survey(&self.location, state.runtime_env(), &self.options).await?;
         survey.check_columns(&self.schema)?;
+        // The declared order, or the one recorded with the table while its record holds.
+        let options = survey.scan_options(&self.options, &self.schema);
         let exec = scan::plan(
             &self.location,
-            &self.options,
+            &options,
             self.schema.clone(),
             &survey,
             projection.cloned(),

@@ -93,6 +93,7 @@ pub struct MmapNpz {
     by_name: HashMap<String, usize>,
     places: Vec<Place>,
     options: NpzReaderBuilder,
+    comment: Box<[u8]>,
 }
 
 impl std::fmt::Debug for MmapNpz {
@@ -172,12 +173,14 @@ impl MmapNpz {
             places.push(place);
         }
         check_disjoint(&members, &places)?;
+        let comment = zip.comment().into();
         Ok(MmapNpz {
             map,
             members,
             by_name,
             places,
             options: options.clone(),
+            comment,
         })
     }
 
@@ -337,6 +340,12 @@ impl MmapNpz {
     /// (deflated), or to read into owned values. Parses the central directory again.
     pub fn archive(&self) -> Result<NpzArchive<Cursor<&[u8]>>> {
         self.options.from_bytes(&self.map)
+    }
+
+    /// The archive's comment (empty if it has none; see
+    /// [`NpzWriter::set_comment`](super::NpzWriter::set_comment)).
+    pub fn comment(&self) -> &[u8] {
+        &self.comment
     }
 
     /// The whole mapped archive.

@@ -236,6 +236,33 @@ pub fn positional_key(index: usize) -> String {
     format!("arr_{index}")
 }
 
+/// The comment of the zip archive whose last bytes are `tail` (at least its end of central
+/// directory record, which a comment of up to 65535 bytes ends): `None` if `tail` holds no end
+/// record. For an archive read through ranged reads (an object store), where the whole file is
+/// not at hand: fetch the last 65557 bytes (or the whole file if shorter). The last end record
+/// whose comment ends exactly at the end of `tail` is the one taken, as zip readers do.
+///
+/// ```
+/// # use npy_serde::npz::{comment_of_tail, NpzWriter};
+/// let mut w = NpzWriter::new(std::io::Cursor::new(Vec::new()));
+/// w.add("a", &[1u8])?;
+/// w.set_comment(b"hello")?;
+/// let bytes = w.finish()?.into_inner();
+/// assert_eq!(comment_of_tail(&bytes[bytes.len() - 100..]), Some(&b"hello"[..]));
+/// assert_eq!(comment_of_tail(b"not a zip"), None);
+/// # Ok::<(), npy_serde::Error>(())
+/// ```
+pub fn comment_of_tail(tail: &[u8]) -> Option<&[u8]> {
+    const EOCD: [u8; 4] = [0x50, 0x4b, 0x05, 0x06];
+    const EOCD_LEN: usize = 22;
+    let last = tail.len().checked_sub(EOCD_LEN)?;
+    (0..=last).rev().find_map(|at| {
+        let rec = &tail[at..];
+        let len = usize::from(u16::from_le_bytes([rec[20], rec[21]]));
+        (rec[..4] == EOCD && at + EOCD_LEN + len == tail.len()).then(|| &rec[EOCD_LEN..])
+    })
+}
+
 pub(crate) fn zip_error(msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::Zip(msg.into()))
 }

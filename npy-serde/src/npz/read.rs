@@ -494,6 +494,12 @@ impl<R: Read + Seek> NpzArchive<R> {
         self.by_key(key)?.read_raw()
     }
 
+    /// The archive's comment (empty if it has none; see
+    /// [`NpzWriter::set_comment`](super::NpzWriter::set_comment)).
+    pub fn comment(&self) -> &[u8] {
+        self.zip.comment()
+    }
+
     /// The options this archive was opened with.
     pub fn options(&self) -> &NpzReaderBuilder {
         &self.options

@@ -40,6 +40,8 @@ pub(super) struct Core<Z: Write + Seek> {
     pending: Option<Pending>,
     /// Set once a member is left unfinished: the archive would be invalid.
     broken: Option<String>,
+    /// The archive comment `finish` writes.
+    pub(super) comment: Box<[u8]>,
     /// Whole deflated members queued for compression on all cores (`None`: deflated on this
     /// thread as they are written, as the appender does).
     #[cfg(feature = "parallel")]
@@ -59,6 +61,7 @@ impl<Z: Write + Seek> Core<Z> {
             positional: 0,
             pending: None,
             broken: None,
+            comment: Box::default(),
             #[cfg(feature = "parallel")]
             pipe: None,
             #[cfg(feature = "parallel")]
@@ -269,6 +272,11 @@ impl<Z: Write + Seek> Core<Z> {
     pub(super) fn finish(mut self) -> Result<Z> {
         self.check_ready()?;
         self.drain()?;
+        if !self.comment.is_empty() {
+            let comment = std::mem::take(&mut self.comment);
+            (self.zip.set_raw_comment(comment))
+                .map_err(|e| from_zip("cannot set the archive comment", e))?;
+        }
         self.zip
             .finish()
             .map_err(|e| from_zip("cannot finish the archive", e))
@@ -472,6 +480,31 @@ macro_rules! writer_methods {
         /// [`align`](Self::align) for the members added from now on, on a writer in use.
         pub fn set_align(&mut self, yes: bool) {
             self.core.align = yes;
+        }
+
+        /// Sets the archive's comment (the zip end record's, at most 65535 bytes; empty by
+        /// default, as NumPy writes it), written by `finish`. `np.load` and Python's `zipfile`
+        /// ignore it when loading; npy-serde's tools keep a small record there (npy-arrow's
+        /// `order` module: the order `npy convert --sorted-by` verified).
+        ///
+        /// ```
+        /// # use npy_serde::npz::{NpzArchive, NpzWriter};
+        /// let mut w = NpzWriter::new(std::io::Cursor::new(Vec::new()));
+        /// w.add("a", &[1u8])?;
+        /// w.set_comment(b"made by a test")?;
+        /// let bytes = w.finish()?.into_inner();
+        /// assert_eq!(NpzArchive::from_bytes(&bytes)?.comment(), b"made by a test");
+        /// # Ok::<(), npy_serde::Error>(())
+        /// ```
+        pub fn set_comment(&mut self, comment: &[u8]) -> Result<()> {
+            if comment.len() > usize::from(u16::MAX) {
+                return Err(zip_error(format!(
+                    "an archive comment holds at most 65535 bytes, not {}",
+                    comment.len()
+                )));
+            }
+            self.core.comment = comment.into();
+            Ok(())
         }
 
         /// The compression the next member will use.

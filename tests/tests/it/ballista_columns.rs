@@ -145,3 +145,81 @@ fn the_physical_codec_round_trips_a_column_scan() {
         assert_eq!(rows(&got.unwrap()), rows(&want.unwrap()), "{q}");
     }
 }
+
+/// Tables whose order is recorded with them (npy-arrow's `order` module, as `npy convert
+/// --sorted-by` writes it) and declared nowhere, on the cluster: the scheduler's decoded
+/// tables read the record too (a column table's survey on the scheduler, a row file's record
+/// folded into the `NpyTable`'s options on the client), so the cluster plans no sort for
+/// `ORDER BY id`, as one process does, with one process's answers.
+#[test]
+fn recorded_orders_on_the_cluster_spare_the_sort() {
+    use npy_arrow::order::{sidecar_of, write_sidecar, OrderCheck, SortColumn};
+    let dir = TempDir::new("ballista-recorded");
+    let (archive, _) = tables(&dir);
+    // The archive of columns written again, its order verified and recorded.
+    let batch = npy_arrow::BatchReaderBuilder::new()
+        .batch_size(ROWS as usize)
+        .open_column_table(dir.join("t.npz"))
+        .unwrap()
+        .next_batch()
+        .unwrap()
+        .unwrap();
+    let order = [SortColumn::asc("id")];
+    let sorted = dir.join("sorted.npz");
+    let mut w = npy_arrow::BatchWriterBuilder::new()
+        .column_table(&sorted, &batch.schema())
+        .unwrap();
+    w.sorted_by(&order).unwrap();
+    w.write(&batch).unwrap();
+    w.finish().unwrap();
+    // A row file of the same rows, its record beside it.
+    let rows = dir.join("rows.npy");
+    let reader = arrow_array::RecordBatchIterator::new([Ok(batch.clone())], batch.schema());
+    npy_arrow::write_batches(&rows, reader).unwrap();
+    let mut check = OrderCheck::new(&order, &batch.schema()).unwrap();
+    check.check(&batch).unwrap();
+    write_sidecar(&sidecar_of(&rows), &check.record()).unwrap();
+
+    let rt = rt();
+    let config = |c: SessionConfig| c.with_target_partitions(3);
+    let ballista = rt
+        .block_on(standalone(config(session_config()), 2))
+        .expect("a standalone Ballista cluster");
+    let local = session(config(SessionConfig::new()));
+    let queries = [
+        "SELECT id, x FROM t ORDER BY id LIMIT 7",
+        "SELECT id, flag FROM t WHERE x > 1 ORDER BY id",
+        // Not `GROUP BY id ORDER BY id LIMIT 9`: over a column table with an order, recorded or
+        // declared (`sort_order=id`) alike, the cluster's answer is sometimes rows from the
+        // middle of the table (ids 1666..), one run in four here; a bug of ordered
+        // aggregation on the cluster, left for its own change.
+    ];
+    let specs = [
+        format!("npz('{}', layout=columns)", sorted.display()),
+        format!("npy('{}')", rows.display()),
+    ];
+    for spec in &specs {
+        let spec: TableSpec = spec.parse().unwrap();
+        for ctx in [&ballista, &local] {
+            ctx.deregister_table("t").unwrap();
+            rt.block_on(ctx.register_spec("t", &spec)).unwrap();
+        }
+        for q in queries {
+            let analyzed = sql(&ballista, &rt, &format!("EXPLAIN ANALYZE {q}"));
+            let text: Vec<String> = analyzed.iter().map(|r| r.join("\n")).collect();
+            let text = text.join("\n");
+            assert!(!text.contains("SortExec"), "{spec:?}: {q}: {text}");
+            let p = sql(&local, &rt, &format!("EXPLAIN {q}"));
+            assert!(
+                !format!("{p:?}").contains("SortExec"),
+                "{spec:?}: {q}: {p:?}"
+            );
+            assert_eq!(sql(&ballista, &rt, q), sql(&local, &rt, q), "{spec:?}: {q}");
+        }
+    }
+    // The unrecorded archive sorts, on the cluster as in one process.
+    ballista.deregister_table("t").unwrap();
+    rt.block_on(ballista.register_spec("t", &archive)).unwrap();
+    let analyzed = sql(&ballista, &rt, &format!("EXPLAIN ANALYZE {}", queries[0]));
+    assert!(format!("{analyzed:?}").contains("SortExec"), "{analyzed:?}");
+}

@@ -66,6 +66,8 @@ mod sql_layouts;
 #[cfg(feature = "datafusion")]
 mod sql_order;
 #[cfg(feature = "datafusion")]
+mod sql_recorded;
+#[cfg(feature = "datafusion")]
 mod sql_write;
 mod streaming;
 mod tiers;

@@ -13,17 +13,17 @@ use npy_serde_tests::TempDir;
 use tokio::runtime::Runtime;
 
 #[derive(serde::Serialize, npy_serde::NpyRecord)]
-struct Rec {
-    k: i64,
-    v: i64,
-    g: u8,
+pub(crate) struct Rec {
+    pub(crate) k: i64,
+    pub(crate) v: i64,
+    pub(crate) g: u8,
 }
 
-const ROWS: i64 = 5_003;
+pub(crate) const ROWS: i64 = 5_003;
 
 /// Row `i`: `k` ascending with repeats (three rows a key), `v` descending within a key but
 /// not over the table: the rows are sorted by `(k, v DESC)`.
-fn rec(i: i64) -> Rec {
+pub(crate) fn rec(i: i64) -> Rec {
     Rec {
         k: i / 3,
         v: ((i / 3) * 7919) % 1000 * 3 + (2 - i % 3),
@@ -33,7 +33,7 @@ fn rec(i: i64) -> Rec {
 
 /// The table sorted by `k`, `v DESC` in every layout: `rows.npy`, `cols.npz` (members
 /// `k`, `v`, `g`) and `cols/` (`k.npy`, `v.npy`, `g.npy`).
-fn tables(label: &str) -> TempDir {
+pub(crate) fn tables(label: &str) -> TempDir {
     let dir = TempDir::new(label);
     let recs: Vec<Rec> = (0..ROWS).map(rec).collect();
     npy_serde::to_path(dir.join("rows.npy"), &recs).unwrap();
@@ -54,7 +54,7 @@ fn tables(label: &str) -> TempDir {
 
 /// A session of `partitions` target partitions (row files split into byte ranges even when
 /// small, so that one sorted file is several sorted partitions).
-fn ctx(partitions: usize) -> SessionContext {
+pub(crate) fn ctx(partitions: usize) -> SessionContext {
     session(split_small_files(
         SessionConfig::new()
             .with_target_partitions(partitions)
@@ -63,7 +63,7 @@ fn ctx(partitions: usize) -> SessionContext {
 }
 
 /// The physical plan of `query`, as `EXPLAIN` shows it.
-fn plan(ctx: &SessionContext, rt: &Runtime, query: &str) -> String {
+pub(crate) fn plan(ctx: &SessionContext, rt: &Runtime, query: &str) -> String {
     let rows = sql(ctx, rt, &format!("EXPLAIN {query}"));
     let physical = rows
         .iter()
@@ -73,7 +73,7 @@ fn plan(ctx: &SessionContext, rt: &Runtime, query: &str) -> String {
 }
 
 /// Queries whose answers do not depend on the partitioning (ordered, or one row).
-const QUERIES: [&str; 8] = [
+pub(crate) const QUERIES: [&str; 8] = [
     "SELECT k, v FROM t ORDER BY k, v DESC LIMIT 11",
     "SELECT k, v FROM t ORDER BY k, v",
     "SELECT k, sum(v), count(*) FROM t GROUP BY k ORDER BY k",
@@ -86,7 +86,12 @@ const QUERIES: [&str; 8] = [
 
 /// Asserts that `ORDER BY k` over `t` of `ctx` plans no sort, the scan reporting `want`
 /// (e.g. `k@0 ASC NULLS LAST`), and that the answers equal those of `reference`.
-fn declared(ctx: &SessionContext, rt: &Runtime, want: &str, reference: &[Vec<Vec<String>>]) {
+pub(crate) fn declared(
+    ctx: &SessionContext,
+    rt: &Runtime,
+    want: &str,
+    reference: &[Vec<Vec<String>>],
+) {
     let p = plan(ctx, rt, "SELECT k, v FROM t ORDER BY k");
     assert!(p.contains(&format!("output_ordering=[{want}")), "{p}");
     assert!(!p.contains("SortExec"), "{p}");
@@ -97,12 +102,12 @@ fn declared(ctx: &SessionContext, rt: &Runtime, want: &str, reference: &[Vec<Vec
     }
 }
 
-fn answers(ctx: &SessionContext, rt: &Runtime) -> Vec<Vec<Vec<String>>> {
+pub(crate) fn answers(ctx: &SessionContext, rt: &Runtime) -> Vec<Vec<Vec<String>>> {
     QUERIES.iter().map(|q| sql(ctx, rt, q)).collect()
 }
 
 /// The reference answers: the row file, no order declared (and its plan sorts).
-fn reference(dir: &TempDir, rt: &Runtime) -> Vec<Vec<Vec<String>>> {
+pub(crate) fn reference(dir: &TempDir, rt: &Runtime) -> Vec<Vec<Vec<String>>> {
     let ctx = ctx(3);
     let path = dir.join("rows.npy");
     rt.block_on(ctx.register_npy("t", path.to_str().unwrap(), NpyReadOptions::new()))
