@@ -492,6 +492,13 @@ impl NpyReadOptions {
     /// of its partitions (a run of rows) is sorted. An order naming a column the table does
     /// not have fails the registration naming it.
     ///
+    /// On a Ballista cluster, `ballista::OrderAcrossShuffles` (feature `ballista`)
+    /// sorts each partition again after a shuffle that DataFusion planned to keep the order.
+    /// Ballista's adaptive planner (its default) re-plans each stage with rules of its own and
+    /// drops that again: an aggregate grouped and ordered by the order's key, with a limit
+    /// (`GROUP BY id ORDER BY id LIMIT 9`), can then answer wrongly. Until that is fixed, run
+    /// such queries on a cluster with `ballista.planner.adaptive.enabled` set to false.
+    ///
     /// ```
     /// # let rt = tokio::runtime::Runtime::new()?;
     /// # rt.block_on(async {

@@ -187,6 +187,7 @@ mod client;
 mod codec;
 mod columns;
 mod errors;
+mod order;
 mod stores;
 mod table;
 mod wire;
@@ -206,6 +207,7 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 
 pub use client::wait_for_cancellations;
 pub use codec::{NpyLogicalCodec, NpyPhysicalCodec};
+pub use order::OrderAcrossShuffles;
 pub use stores::{executor_config_with_stores, scheduler_config_with_stores, ClusterStores};
 pub use table::{NpyTable, NpyTableRule};
 
@@ -239,11 +241,23 @@ fn with_codecs(config: SessionConfig) -> SessionConfig {
 }
 
 /// A session state with `config` (the codecs added, if it came from elsewhere than
-/// [`session_config`]) and DataFusion's default functions and planners.
+/// [`session_config`]), DataFusion's default functions and planners, and
+/// [`OrderAcrossShuffles`] (the in-process scheduler plans in this state).
 fn session_state(config: SessionConfig) -> SessionState {
-    SessionStateBuilder::new()
-        .with_config(with_codecs(config))
-        .with_default_features()
+    with_order_across_shuffles(
+        SessionStateBuilder::new()
+            .with_config(with_codecs(config))
+            .with_default_features()
+            .build(),
+    )
+}
+
+/// `state` with [`OrderAcrossShuffles`] as its last physical optimizer rule.
+fn with_order_across_shuffles(state: SessionState) -> SessionState {
+    let id = state.session_id().to_string();
+    SessionStateBuilder::new_from_existing(state)
+        .with_session_id(id)
+        .with_physical_optimizer_rule(Arc::new(OrderAcrossShuffles))
         .build()
 }
 
@@ -345,6 +359,15 @@ async fn start_executor(scheduler_url: &str, state: &SessionState) -> DfResult<(
 pub fn scheduler_config(mut config: SchedulerConfig) -> SchedulerConfig {
     config.override_logical_codec = Some(Arc::new(NpyLogicalCodec::default()));
     config.override_physical_codec = Some(Arc::new(NpyPhysicalCodec::default()));
+    // The sessions it plans in keep orders across its shuffles (see `OrderAcrossShuffles`).
+    let base = config.override_session_builder.take();
+    config.override_session_builder = Some(Arc::new(move |session_config| {
+        let state = match &base {
+            Some(base) => base(session_config)?,
+            None => ballista_core::utils::default_session_builder(session_config)?,
+        };
+        Ok(with_order_across_shuffles(state))
+    }));
     config
 }
 

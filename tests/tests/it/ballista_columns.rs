@@ -189,10 +189,10 @@ fn recorded_orders_on_the_cluster_spare_the_sort() {
     let queries = [
         "SELECT id, x FROM t ORDER BY id LIMIT 7",
         "SELECT id, flag FROM t WHERE x > 1 ORDER BY id",
-        // Not `GROUP BY id ORDER BY id LIMIT 9`: over a column table with an order, recorded or
-        // declared (`sort_order=id`) alike, the cluster's answer is sometimes rows from the
-        // middle of the table (ids 1666..), one run in four here; a bug of ordered
-        // aggregation on the cluster, left for its own change.
+        // Not `GROUP BY id ORDER BY id LIMIT 9`: on the cluster the order is not kept across
+        // the shuffle between the aggregate's two phases, so each partition is sorted again
+        // after it (`OrderAcrossShuffles`; see
+        // `ordered_aggregation_on_the_cluster_sorts_again_after_the_shuffle`).
     ];
     let specs = [
         format!("npz('{}', layout=columns)", sorted.display()),
@@ -222,4 +222,54 @@ fn recorded_orders_on_the_cluster_spare_the_sort() {
     rt.block_on(ballista.register_spec("t", &archive)).unwrap();
     let analyzed = sql(&ballista, &rt, &format!("EXPLAIN ANALYZE {}", queries[0]));
     assert!(format!("{analyzed:?}").contains("SortExec"), "{analyzed:?}");
+}
+
+/// An aggregate over a table with an order (declared here; recorded alike), grouped and
+/// ordered by the order's key, on a cluster of two executors. DataFusion plans the
+/// repartition between the aggregate's two phases to keep each partition sorted (merging the
+/// sorted inputs), and the final aggregate and the `SortPreservingMergeExec` above rely on it;
+/// Ballista's shuffle hands the map tasks' outputs over one after another instead, so the
+/// first query returned ids 1666..1674 in four runs of twelve. `OrderAcrossShuffles` sorts
+/// each partition again after the shuffle.
+///
+/// With Ballista's static planner only: its adaptive planner (on by default) re-plans each
+/// stage with a rule list of its own, which replaces the order-preserving repartition with its
+/// exchange again, and the first query still fails there one run in three (an open bug,
+/// documented with `sort_order`).
+#[test]
+fn ordered_aggregation_on_the_cluster_sorts_again_after_the_shuffle() {
+    let dir = TempDir::new("ballista-ordered-agg");
+    let _ = tables(&dir);
+    let rt = rt();
+    let config = |c: SessionConfig| c.with_target_partitions(3);
+    let static_planner = session_config().set_bool("ballista.planner.adaptive.enabled", false);
+    let ballista = rt
+        .block_on(standalone(config(static_planner), 2))
+        .expect("a standalone Ballista cluster");
+    let local = session(config(SessionConfig::new()));
+    let spec: TableSpec = format!(
+        "npz('{}', layout=columns, sort_order=id)",
+        dir.join("t.npz").display()
+    )
+    .parse()
+    .unwrap();
+    for ctx in [&ballista, &local] {
+        rt.block_on(ctx.register_spec("t", &spec)).unwrap();
+    }
+    let queries = [
+        "SELECT id, sum(x) FROM t GROUP BY id ORDER BY id LIMIT 9",
+        "SELECT id, count(*) FROM t GROUP BY id ORDER BY id DESC LIMIT 5",
+        "SELECT id % 100 AS k, sum(x) FROM t GROUP BY id % 100 ORDER BY k LIMIT 4",
+    ];
+    for q in queries {
+        let plan = sql(&ballista, &rt, &format!("EXPLAIN {q}"));
+        let plan: Vec<String> = plan.iter().map(|r| r.join("\n")).collect();
+        let plan = plan.join("\n");
+        assert!(!plan.contains("preserve_order=true"), "{q}: {plan}");
+        assert!(plan.contains("SortExec"), "{q}: {plan}");
+        let want = sql(&local, &rt, q);
+        for run in 0..8 {
+            assert_eq!(sql(&ballista, &rt, q), want, "{q}, run {run}: {plan}");
+        }
+    }
 }
