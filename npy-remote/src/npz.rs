@@ -124,7 +124,7 @@ impl RemoteNpz {
         };
         let entries = zipdir::entries(&bytes, dir.entries, MAX_MEMBERS, dir.offset)
             .map_err(|e| obj.error(e))?;
-        let comment = npy_serde::npz::comment_of_tail(&tail).unwrap_or_default();
+        let comment = zipdir::comment(&tail);
         Ok(RemoteNpz {
             obj: Arc::new(obj),
             dir,

@@ -101,6 +101,24 @@ pub(crate) fn read_tail(tail: &[u8], size: u64) -> Result<Tail> {
     }
 }
 
+/// The archive comment in `tail` (the last bytes of an archive): the one after the end of
+/// central directory record whose comment ends exactly where `tail` ends, as zip readers take
+/// it (`npy_serde::npz::comment_of_tail`'s rule, here without npy-serde's `npz` feature);
+/// empty when there is none.
+pub(crate) fn comment(tail: &[u8]) -> &[u8] {
+    let Some(last) = tail.len().checked_sub(EOCD_LEN) else {
+        return &[];
+    };
+    (0..=last)
+        .rev()
+        .find_map(|at| {
+            let len = usize::from(u16_at(tail, at + 20));
+            (u32_at(tail, at) == EOCD_SIG && at + EOCD_LEN + len == tail.len())
+                .then(|| &tail[at + EOCD_LEN..])
+        })
+        .unwrap_or_default()
+}
+
 /// Reads the zip64 end of central directory record at the start of `rec` (at byte `pos`,
 /// before the locator at `locator_pos`).
 pub(crate) fn read_zip64(rec: &[u8], pos: u64, locator_pos: u64) -> Result<Directory> {
@@ -335,6 +353,22 @@ mod tests {
         split.update(&long[..333]);
         split.update(&long[333..]);
         assert_eq!(split.value(), crc(&long));
+    }
+
+    #[test]
+    fn the_comment_is_the_one_that_ends_the_tail() {
+        let mut eocd = vec![0x50, 0x4b, 0x05, 0x06];
+        eocd.extend_from_slice(&[0; 16]);
+        eocd.extend_from_slice(&5u16.to_le_bytes());
+        let mut tail = b"data".to_vec();
+        tail.extend_from_slice(&eocd);
+        tail.extend_from_slice(b"hello");
+        assert_eq!(comment(&tail), b"hello");
+        // A comment that does not end the tail is not the archive's.
+        tail.push(b'!');
+        assert_eq!(comment(&tail), b"");
+        assert_eq!(comment(b"PK\x05\x06"), b"");
+        assert_eq!(comment(b""), b"");
     }
 
     #[test]
