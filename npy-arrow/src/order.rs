@@ -239,6 +239,32 @@ pub(crate) fn split_unquoted(text: &str, sep: char) -> Vec<&str> {
     out
 }
 
+/// Orders separated by `;` (outside quotes), each as [`parse_order`] reads it (empty ones
+/// skipped); at least one. The text of the table option `sort_order`.
+///
+/// ```
+/// use npy_arrow::order::{parse_orders, SortColumn};
+/// let orders = parse_orders("a; b DESC")?;
+/// assert_eq!(orders, [vec![SortColumn::asc("a")], vec![SortColumn::desc("b")]]);
+/// assert!(parse_orders(";").is_err());
+/// # Ok::<(), String>(())
+/// ```
+pub fn parse_orders(text: &str) -> Result<Vec<Vec<SortColumn>>, String> {
+    let mut orders = Vec::new();
+    for order in split_unquoted(text, ';') {
+        if order.trim().is_empty() {
+            continue;
+        }
+        orders.push(parse_order(order)?);
+    }
+    if orders.is_empty() {
+        return Err(format!(
+            "expected COLUMN [ASC|DESC] [NULLS FIRST|NULLS LAST], ..., found {text:?}"
+        ));
+    }
+    Ok(orders)
+}
+
 /// One order: columns separated by `,` (outside quotes), each a [`SortColumn`]; at least one.
 ///
 /// ```

@@ -321,38 +321,9 @@ pub(crate) fn check_sort_columns<'a>(
     Ok(())
 }
 
-/// Splits `text` at each `sep` outside double quotes.
-fn split_unquoted(text: &str, sep: char) -> Vec<&str> {
-    let mut out = Vec::new();
-    let (mut start, mut quoted) = (0, false);
-    for (i, c) in text.char_indices() {
-        if c == '"' {
-            quoted = !quoted;
-        } else if c == sep && !quoted {
-            out.push(&text[start..i]);
-            start = i + 1;
-        }
-    }
-    out.push(&text[start..]);
-    out
-}
-
-/// The orders of the option `sort_order`: orders separated by `;`, each of columns separated
-/// by `,`.
+/// The orders of the option `sort_order` (see [`npy_arrow::order::parse_orders`]).
 fn parse_orders(text: &str) -> Result<Vec<Vec<SortColumn>>, String> {
-    let mut orders = Vec::new();
-    for order in split_unquoted(text, ';') {
-        if order.trim().is_empty() {
-            continue;
-        }
-        orders.push(npy_arrow::order::parse_order(order)?);
-    }
-    if orders.is_empty() {
-        return Err(format!(
-            "expected COLUMN [ASC|DESC] [NULLS FIRST|NULLS LAST], ..., found {text:?}"
-        ));
-    }
-    Ok(orders)
+    npy_arrow::order::parse_orders(text)
 }
 
 /// The text of `orders` that [`parse_orders`] reads back.
