@@ -26,7 +26,8 @@ use datafusion::physical_plan::sorts::sort::SortExec;
 use datafusion::physical_plan::{ExecutionPlan, ExecutionPlanProperties};
 
 /// Replaces every order-preserving `RepartitionExec` with a plain one and a `SortExec` of each
-/// of its partitions on the input's order (see the [module docs](self)).
+/// of its partitions on the input's order: Ballista's shuffle reader hands the map tasks' outputs
+/// over one after another, where DataFusion's merge kept each partition sorted.
 ///
 /// ```
 /// use datafusion::physical_optimizer::PhysicalOptimizerRule;
