@@ -54,8 +54,14 @@ pub(crate) async fn spec_table(ctx: &SessionContext, spec: &TableSpec) -> DfResu
         options.listing_options()
     } else {
         let ext = extension.unwrap_or_else(|| format.extensions()[0].to_string());
-        listing_options(&ctx.state(), format, spec.csv_options(), &ext)?
-            .with_file_sort_order(spec.options().sort_exprs())
+        let listing = listing_options(&ctx.state(), format, spec.csv_options(), &ext)?;
+        // DataFusion's own formats keep a declared order in every plan: declared only where
+        // the session's planner keeps it (not under Ballista's adaptive planner).
+        if crate::recorded::orders_usable(ctx.state().config()) {
+            listing.with_file_sort_order(spec.options().sort_exprs())
+        } else {
+            listing
+        }
     };
     listing_table(ctx, url, listing).await
 }

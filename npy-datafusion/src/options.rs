@@ -463,12 +463,13 @@ impl NpyReadOptions {
     /// of its partitions (a run of rows) is sorted. An order naming a column the table does
     /// not have fails the registration naming it.
     ///
-    /// On a Ballista cluster, `ballista::OrderAcrossShuffles` (feature `ballista`)
-    /// sorts each partition again after a shuffle that DataFusion planned to keep the order.
-    /// Ballista's adaptive planner (its default) re-plans each stage with rules of its own and
-    /// drops that again: an aggregate grouped and ordered by the order's key, with a limit
-    /// (`GROUP BY id ORDER BY id LIMIT 9`), can then answer wrongly. Until that is fixed, run
-    /// such queries on a cluster with `ballista.planner.adaptive.enabled` set to false.
+    /// On a Ballista cluster (feature `ballista`) the order is used with Ballista's static
+    /// planner (`ballista.planner.adaptive.enabled` set to false), where
+    /// `ballista::OrderAcrossShuffles` sorts each partition again after a shuffle that
+    /// DataFusion planned to keep the order. Ballista's adaptive planner (its default)
+    /// re-plans each stage with rules of its own, which lose the order across a shuffle (an
+    /// aggregate grouped and ordered by the order's key answered wrongly): in its sessions
+    /// the table reports no order, and queries sort where they need one.
     ///
     /// ```
     /// # let rt = tokio::runtime::Runtime::new()?;
@@ -503,6 +504,12 @@ impl NpyReadOptions {
     /// The declared orders ([`sorted_by`](Self::sorted_by)).
     pub fn sort_order(&self) -> &[Vec<SortColumn>] {
         &self.sort_order
+    }
+
+    /// The options with no order declared (for a planner that would not keep one).
+    pub(crate) fn without_orders(mut self) -> Self {
+        self.sort_order.clear();
+        self
     }
 
     /// The declared orders as DataFusion's logical sort expressions (a listing table's

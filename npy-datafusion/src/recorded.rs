@@ -33,6 +33,19 @@ use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
 use super::archive::table_contents;
 use super::options::{NpyReadOptions, SortExprs};
 
+/// Whether the plans of a session with `config` may rely on a table's order, declared or
+/// recorded: not under Ballista's adaptive planner, which loses an order across its shuffles
+/// (feature `ballista`: `ballista/order.rs`); always in one process.
+pub(crate) fn orders_usable(config: &datafusion::prelude::SessionConfig) -> bool {
+    #[cfg(feature = "ballista")]
+    return super::ballista::orders_usable(config);
+    #[cfg(not(feature = "ballista"))]
+    {
+        let _ = config;
+        true
+    }
+}
+
 /// The longest a record file can be.
 const MAX_RECORD: u64 = 1 << 16;
 

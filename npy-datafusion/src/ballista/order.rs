@@ -14,12 +14,24 @@
 //! order-preserving repartition with a plain one followed by a sort of each partition on the
 //! same order: after the shuffle, each partition is sorted again before anything reads it.
 //! One process keeps DataFusion's merge (this rule is not in its sessions).
+//!
+//! Ballista's adaptive planner (on by default) plans each stage again with a rule list of its
+//! own (`AdaptivePlanner::default_optimizers`), which has no place for this rule and whose
+//! exchange drops the merge the same way. Under it, [`orders_usable`] is false: the `.npy`
+//! tables of this crate (row and column) then report no order to the plan, and a query sorts
+//! where it needs an order. The answers are right at the price of those sorts; with
+//! `ballista.planner.adaptive.enabled` set to false, orders are reported and this rule keeps
+//! them right across shuffles.
 
 use std::sync::Arc;
 
+use ballista_core::config::BallistaConfig;
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::config::ConfigOptions;
+use datafusion::datasource::physical_plan::{FileScanConfig, FileScanConfigBuilder};
+use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::Result as DfResult;
+use datafusion::execution::config::SessionConfig;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::repartition::RepartitionExec;
 use datafusion::physical_plan::sorts::sort::SortExec;
@@ -65,6 +77,38 @@ impl PhysicalOptimizerRule for OrderAcrossShuffles {
     fn schema_check(&self) -> bool {
         true
     }
+}
+
+/// Whether the plans of a session with `config` may rely on a table's order: not in a Ballista
+/// session whose adaptive planner is on (Ballista's default), which drops an order-preserving
+/// repartition's merge (see the module's docs); yes in any other session.
+pub(crate) fn orders_usable(config: &SessionConfig) -> bool {
+    config
+        .options()
+        .extensions
+        .get::<BallistaConfig>()
+        .is_none_or(|ballista| !ballista.adaptive_query_planner_enabled())
+}
+
+/// `plan` with its file scans reporting no output ordering.
+pub(crate) fn without_orders(plan: Arc<dyn ExecutionPlan>) -> DfResult<Arc<dyn ExecutionPlan>> {
+    plan.transform_up(|node| {
+        let Some(scan) = node.downcast_ref::<DataSourceExec>() else {
+            return Ok(Transformed::no(node));
+        };
+        let Some(config) = scan.data_source().downcast_ref::<FileScanConfig>() else {
+            return Ok(Transformed::no(node));
+        };
+        if config.output_ordering.is_empty() {
+            return Ok(Transformed::no(node));
+        }
+        let config = FileScanConfigBuilder::from(config.clone())
+            .with_output_ordering(Vec::new())
+            .build();
+        let plan: Arc<dyn ExecutionPlan> = DataSourceExec::from_data_source(config);
+        Ok(Transformed::yes(plan))
+    })
+    .data()
 }
 
 #[cfg(test)]
@@ -119,6 +163,47 @@ mod tests {
         assert!(!lines.contains("preserve_order=true"), "{lines}");
         assert_eq!(out.output_ordering(), Some(&order));
         assert_eq!(out.output_partitioning().partition_count(), 4);
+    }
+
+    /// A table declared sorted, registered in one process with a Ballista session's config:
+    /// under the adaptive planner (the default) no order is declared and the plan sorts;
+    /// with the static planner the order is declared and the plan does not sort.
+    #[test]
+    fn declared_orders_are_dropped_where_the_adaptive_planner_plans() {
+        use crate::{NpySessionExt, TableSpec};
+        use datafusion::prelude::SessionContext;
+        let dir = std::env::temp_dir().join(format!("npy-order-aqe-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let csv = dir.join("t.csv");
+        std::fs::write(&csv, "a,b\n1,x\n2,y\n3,z\n").unwrap();
+        let spec: TableSpec = format!("csv('{}', sort_order=a)", csv.display())
+            .parse()
+            .unwrap();
+        let adaptive = super::super::session_config();
+        let fixed = super::super::session_config().set_bool(
+            ballista_core::config::BALLISTA_ADAPTIVE_PLANNER_ENABLED,
+            false,
+        );
+        assert!(!orders_usable(&adaptive));
+        assert!(orders_usable(&fixed));
+        assert!(orders_usable(&SessionConfig::new()));
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        for (config, sorts) in [(adaptive, true), (fixed, false)] {
+            let ctx = SessionContext::new_with_config(config);
+            rt.block_on(ctx.register_spec("t", &spec)).unwrap();
+            let plan = rt.block_on(async {
+                let df = ctx.sql("EXPLAIN SELECT a, b FROM t ORDER BY a").await?;
+                df.collect().await
+            });
+            let plan = datafusion::arrow::util::pretty::pretty_format_batches(&plan.unwrap())
+                .unwrap()
+                .to_string();
+            assert_eq!(plan.contains("SortExec"), sorts, "{plan}");
+            assert_eq!(!plan.contains("output_ordering"), sorts, "{plan}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -177,7 +177,8 @@ impl TableProvider for NpyTable {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        self.inner.scan(state, projection, filters, limit).await
+        let plan = self.inner.scan(state, projection, filters, limit).await?;
+        scan_in(state, plan)
     }
 
     async fn scan_with_args<'a>(
@@ -185,7 +186,8 @@ impl TableProvider for NpyTable {
         state: &dyn Session,
         args: ScanArgs<'a>,
     ) -> DfResult<ScanResult> {
-        self.inner.scan_with_args(state, args).await
+        let scan = self.inner.scan_with_args(state, args).await?;
+        Ok(ScanResult::new(scan_in(state, scan.into_inner())?))
     }
 
     fn supports_filters_pushdown(
@@ -206,6 +208,16 @@ impl TableProvider for NpyTable {
         insert_op: InsertOp,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
         self.inner.insert_into(state, input, insert_op).await
+    }
+}
+
+/// `plan`, the listing table's scan, without its order where `state`'s planner would not keep
+/// it ([`orders_usable`](super::order::orders_usable)).
+fn scan_in(state: &dyn Session, plan: Arc<dyn ExecutionPlan>) -> DfResult<Arc<dyn ExecutionPlan>> {
+    if super::order::orders_usable(state.config()) {
+        Ok(plan)
+    } else {
+        super::order::without_orders(plan)
     }
 }
 

@@ -119,7 +119,10 @@ impl TableProvider for ColumnTable {
         let survey = remote::survey(&self.location, state.runtime_env(), &self.options).await?;
         survey.check_columns(&self.schema)?;
         // The declared order, or the one recorded with the table while its record holds.
-        let options = survey.scan_options(&self.options, &self.schema);
+        let mut options = survey.scan_options(&self.options, &self.schema);
+        if !crate::recorded::orders_usable(state.config()) {
+            options = options.without_orders();
+        }
         let exec = scan::plan(
             &self.location,
             &options,

@@ -149,8 +149,9 @@ fn the_physical_codec_round_trips_a_column_scan() {
 /// Tables whose order is recorded with them (npy-arrow's `order` module, as `npy convert
 /// --sorted-by` writes it) and declared nowhere, on the cluster: the scheduler's decoded
 /// tables read the record too (a column table's survey on the scheduler, a row file's record
-/// folded into the `NpyTable`'s options on the client), so the cluster plans no sort for
-/// `ORDER BY id`, as one process does, with one process's answers.
+/// folded into the `NpyTable`'s options on the client), so a cluster with Ballista's static
+/// planner plans no sort for `ORDER BY id`, as one process does, with one process's answers.
+/// Under the adaptive planner (the default) the tables report no order: the cluster sorts.
 #[test]
 fn recorded_orders_on_the_cluster_spare_the_sort() {
     use npy_arrow::order::{sidecar_of, write_sidecar, OrderCheck, SortColumn};
@@ -182,7 +183,11 @@ fn recorded_orders_on_the_cluster_spare_the_sort() {
 
     let rt = rt();
     let config = |c: SessionConfig| c.with_target_partitions(3);
+    let static_planner = session_config().set_bool("ballista.planner.adaptive.enabled", false);
     let ballista = rt
+        .block_on(standalone(config(static_planner), 2))
+        .expect("a standalone Ballista cluster");
+    let adaptive = rt
         .block_on(standalone(config(session_config()), 2))
         .expect("a standalone Ballista cluster");
     let local = session(config(SessionConfig::new()));
@@ -200,11 +205,19 @@ fn recorded_orders_on_the_cluster_spare_the_sort() {
     ];
     for spec in &specs {
         let spec: TableSpec = spec.parse().unwrap();
-        for ctx in [&ballista, &local] {
+        for ctx in [&ballista, &adaptive, &local] {
             ctx.deregister_table("t").unwrap();
             rt.block_on(ctx.register_spec("t", &spec)).unwrap();
         }
         for q in queries {
+            let re_planned = sql(&adaptive, &rt, &format!("EXPLAIN ANALYZE {q}"));
+            let re_planned: Vec<String> = re_planned.iter().map(|r| r.join("\n")).collect();
+            let re_planned = re_planned.join("\n");
+            assert!(
+                re_planned.contains("SortExec"),
+                "{spec:?}: {q}: {re_planned}"
+            );
+            assert_eq!(sql(&adaptive, &rt, q), sql(&local, &rt, q), "{spec:?}: {q}");
             let analyzed = sql(&ballista, &rt, &format!("EXPLAIN ANALYZE {q}"));
             let text: Vec<String> = analyzed.iter().map(|r| r.join("\n")).collect();
             let text = text.join("\n");
@@ -229,13 +242,11 @@ fn recorded_orders_on_the_cluster_spare_the_sort() {
 /// repartition between the aggregate's two phases to keep each partition sorted (merging the
 /// sorted inputs), and the final aggregate and the `SortPreservingMergeExec` above rely on it;
 /// Ballista's shuffle hands the map tasks' outputs over one after another instead, so the
-/// first query returned ids 1666..1674 in four runs of twelve. `OrderAcrossShuffles` sorts
-/// each partition again after the shuffle.
-///
-/// With Ballista's static planner only: its adaptive planner (on by default) re-plans each
-/// stage with a rule list of its own, which replaces the order-preserving repartition with its
-/// exchange again, and the first query still fails there one run in three (an open bug,
-/// documented with `sort_order`).
+/// first query returned ids 1666..1674 in four runs of twelve. With Ballista's static
+/// planner, `OrderAcrossShuffles` sorts each partition again after the shuffle. Its adaptive
+/// planner (the default) re-plans each stage with a rule list of its own, which replaced the
+/// order-preserving repartition with its exchange again (the first query failed one run in
+/// three): in its sessions the table reports no order, so nothing relies on one.
 #[test]
 fn ordered_aggregation_on_the_cluster_sorts_again_after_the_shuffle() {
     let dir = TempDir::new("ballista-ordered-agg");
@@ -246,6 +257,9 @@ fn ordered_aggregation_on_the_cluster_sorts_again_after_the_shuffle() {
     let ballista = rt
         .block_on(standalone(config(static_planner), 2))
         .expect("a standalone Ballista cluster");
+    let adaptive = rt
+        .block_on(standalone(config(session_config()), 2))
+        .expect("a standalone Ballista cluster");
     let local = session(config(SessionConfig::new()));
     let spec: TableSpec = format!(
         "npz('{}', layout=columns, sort_order=id)",
@@ -253,7 +267,7 @@ fn ordered_aggregation_on_the_cluster_sorts_again_after_the_shuffle() {
     )
     .parse()
     .unwrap();
-    for ctx in [&ballista, &local] {
+    for ctx in [&ballista, &adaptive, &local] {
         rt.block_on(ctx.register_spec("t", &spec)).unwrap();
     }
     let queries = [
@@ -270,6 +284,11 @@ fn ordered_aggregation_on_the_cluster_sorts_again_after_the_shuffle() {
         let want = sql(&local, &rt, q);
         for run in 0..8 {
             assert_eq!(sql(&ballista, &rt, q), want, "{q}, run {run}: {plan}");
+            assert_eq!(
+                sql(&adaptive, &rt, q),
+                want,
+                "{q}, run {run}, adaptive planner"
+            );
         }
     }
 }
