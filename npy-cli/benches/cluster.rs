@@ -17,11 +17,74 @@
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 #[path = "../../npy-serde/benches/common/mod.rs"]
 mod common;
+#[path = "cluster/timeline.rs"]
+mod timeline;
 use common::{env_or, write_w2};
+use timeline::Timeline;
+
+/// `npy-scheduler --partitions FLAG` and two `npy-executor`s of one task each, on loopback,
+/// logging at `info` into `dir`; killed when dropped.
+struct Cluster {
+    url: String,
+    dir: PathBuf,
+    _scheduler: Proc,
+    _executors: Vec<Proc>,
+}
+
+impl Cluster {
+    fn start(scheduler: &Path, executor: &Path, dir: &Path, partitions: &str) -> Cluster {
+        std::fs::create_dir_all(dir).unwrap();
+        let port = free_port();
+        let args = [
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+            "--partitions",
+            partitions,
+        ];
+        let _scheduler = start(
+            scheduler,
+            &args.map(String::from),
+            &dir.join("scheduler.log"),
+            &[port],
+        );
+        let _executors: Vec<Proc> = (0..2)
+            .map(|k| {
+                let (flight, grpc) = (free_port(), free_port());
+                let work = dir.join(format!("work{k}"));
+                std::fs::create_dir_all(&work).unwrap();
+                let args = [
+                    "--scheduler",
+                    &format!("127.0.0.1:{port}"),
+                    "--bind",
+                    "127.0.0.1",
+                    "--port",
+                    &flight.to_string(),
+                    "--grpc-port",
+                    &grpc.to_string(),
+                    "--work-dir",
+                    work.to_str().unwrap(),
+                    "--concurrent-tasks",
+                    "1",
+                ]
+                .map(String::from);
+                let log = dir.join(format!("executor{k}.log"));
+                start(executor, &args, &log, &[flight, grpc])
+            })
+            .collect();
+        Cluster {
+            url: format!("df://127.0.0.1:{port}"),
+            dir: dir.to_path_buf(),
+            _scheduler,
+            _executors,
+        }
+    }
+}
 
 const QUERIES: [(&str, &str); 3] = [
     (
@@ -52,7 +115,10 @@ fn free_port() -> u16 {
 
 fn start(exe: &Path, args: &[String], log: &Path, ports: &[u16]) -> Proc {
     let log = std::fs::File::create(log).unwrap();
+    // Ballista logs each job's submission, planning and end (scheduler) and each task's start
+    // and end (executors) at `info`: the fixed cost's timeline is read from those lines.
     let child = Command::new(exe)
+        .env("RUST_LOG", "info")
         .args(args)
         .stdout(Stdio::null())
         .stderr(log)
@@ -132,83 +198,103 @@ fn main() {
     }
     let table = format!("w2={}", shards.display());
 
-    let port = free_port();
-    let url = format!("df://127.0.0.1:{port}");
-    let _scheduler = start(
-        &scheduler,
-        &["--bind", "127.0.0.1", "--port", &port.to_string()].map(String::from),
-        &dir.join("scheduler.log"),
-        &[port],
-    );
-    let _executors: Vec<Proc> = (0..2)
-        .map(|k| {
-            let (flight, grpc) = (free_port(), free_port());
-            let work = dir.join(format!("work{k}"));
-            std::fs::create_dir_all(&work).unwrap();
-            let args = [
-                "--scheduler",
-                &format!("127.0.0.1:{port}"),
-                "--bind",
-                "127.0.0.1",
-                "--port",
-                &flight.to_string(),
-                "--grpc-port",
-                &grpc.to_string(),
-                "--work-dir",
-                work.to_str().unwrap(),
-                "--concurrent-tasks",
-                "1",
-            ]
-            .map(String::from);
-            start(
-                &executor,
-                &args,
-                &dir.join(format!("executor{k}.log")),
-                &[flight, grpc],
-            )
-        })
-        .collect();
-    // Executors register with their first heartbeat: a first query waits for them.
-    sql(
-        &npy,
-        &[
+    // Ballista as shipped (each job with its client's 16 partitions), then npy-scheduler's
+    // default (as many partitions as the executors' task slots).
+    let shipped = Cluster::start(&scheduler, &executor, &dir.join("client"), "client");
+    let fitted = Cluster::start(&scheduler, &executor, &dir.join("slots"), "slots");
+    for cluster in [&shipped, &fitted] {
+        // Executors register with their first heartbeat: a first query waits for them.
+        let url = &cluster.url;
+        let args = [
             "sql",
             "--cluster",
-            &url,
+            url,
             "SELECT count(*) FROM w2",
             "-t",
             &table,
-        ],
-        1,
-    );
+        ];
+        sql(&npy, &args, 1);
+    }
+    let tiny = dir.join("tiny.npy");
+    write_w2(&tiny, 1000);
+    fixed_cost(&npy, &[&shipped, &fitted], &tiny, reps);
 
     println!(
         "npy sql over 8 W2 shards ({n} records, {} MB), best of {reps}: one process against a \
-         cluster (npy-scheduler + 2 npy-executor processes, 1 task each)",
+         cluster (npy-scheduler + 2 npy-executor processes, 1 task each), its jobs with their \
+         client's 16 partitions (--partitions client) and with the executors' 2 task slots \
+         (--partitions slots, the default)",
         (n * 33) >> 20
     );
     println!(
-        "{:<4} {:>14} {:>14} {:>16}",
-        "", "one process s", "cluster s", "cluster/one"
+        "{:<4} {:>14} {:>14} {:>16} {:>14} {:>16}",
+        "", "one process s", "cluster s", "cluster/one", "2 parts s", "2 parts/one"
     );
     for (name, q) in QUERIES {
         let (one, t_one) = sql(&npy, &["sql", "--csv", q, "-t", &table], reps);
-        let (two, t_two) = sql(
-            &npy,
-            &["sql", "--csv", "--cluster", &url, q, "-t", &table],
-            reps,
+        let on = |cluster: &Cluster| {
+            let args = ["sql", "--csv", "--cluster", &cluster.url, q, "-t", &table];
+            sql(&npy, &args, reps)
+        };
+        let (two, t_two) = on(&shipped);
+        let (slots, t_fitted) = on(&fitted);
+        assert!(
+            same(&one, &slots),
+            "{name}: one process\n{one}\ncluster, 2 partitions\n{slots}"
         );
         assert!(
             same(&one, &two),
             "{name}: one process\n{one}\ncluster\n{two}"
         );
         println!(
-            "{name:<4} {:>14.3} {:>14.3} {:>15.2}x",
+            "{name:<4} {:>14.3} {:>14.3} {:>15.2}x {:>14.3} {:>15.2}x",
             t_one.as_secs_f64(),
             t_two.as_secs_f64(),
-            t_two.as_secs_f64() / t_one.as_secs_f64()
+            t_two.as_secs_f64() / t_one.as_secs_f64(),
+            t_fitted.as_secs_f64(),
+            t_fitted.as_secs_f64() / t_one.as_secs_f64()
         );
     }
-    drop(_executors);
+    drop((shipped, fitted));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The fixed cost of a job: Q1 over 1000 records (nothing to scan, aggregate or shuffle of any
+/// size) as a whole command, one process against each cluster, and each cluster's best run
+/// cut into its parts from the programs' logs ([`Timeline`]): the client's start to the job
+/// being queued, planning, each stage's wait and its tasks, and the end of the job to the
+/// client's exit.
+fn fixed_cost(npy: &Path, clusters: &[&Cluster], tiny: &Path, reps: usize) {
+    timeline::check_parsers();
+    let table = format!("w2={}", tiny.display());
+    let q1 = QUERIES[0].1;
+    let (want, t_one) = sql(npy, &["sql", "--csv", q1, "-t", &table], reps);
+    println!(
+        "The fixed cost of a job: Q1 over 1000 records, best of {reps}; one process {:.0} ms",
+        t_one.as_secs_f64() * 1e3
+    );
+    for (how, cluster) in ["16 partitions (client)", "2 partitions (slots)"]
+        .iter()
+        .zip(clusters)
+    {
+        let mut best: Option<Timeline> = None;
+        for _ in 0..reps.max(3) {
+            let start = SystemTime::now();
+            let out = Command::new(npy)
+                .args(["sql", "--csv", "--cluster", &cluster.url, q1, "-t", &table])
+                .output()
+                .unwrap();
+            let exit = SystemTime::now();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{how}: {stderr}");
+            assert!(same(&want, &String::from_utf8_lossy(&out.stdout)), "{how}");
+            // The programs write their last lines a moment after the client has its answer.
+            std::thread::sleep(Duration::from_millis(200));
+            let timeline = Timeline::read(&cluster.dir, start, exit).expect("the job in the logs");
+            if best.as_ref().is_none_or(|b| timeline.whole() < b.whole()) {
+                best = Some(timeline);
+            }
+        }
+        println!("  cluster, {how} (ms): {}", best.unwrap().line());
+    }
 }

@@ -25,15 +25,19 @@
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 use ballista_scheduler::cluster::BallistaCluster;
 use ballista_scheduler::config::SchedulerConfig;
-use ballista_scheduler::scheduler_process::start_server;
+use ballista_scheduler::scheduler_process::{create_scheduler, start_grpc_service};
 use clap::Parser;
+use datafusion_proto::protobuf::{LogicalPlanNode, PhysicalPlanNode};
 
 #[path = "../cluster_log.rs"]
 mod cluster_log;
+#[path = "../cluster_partitions.rs"]
+mod cluster_partitions;
 #[path = "../cluster_stores.rs"]
 mod cluster_stores;
 
@@ -68,6 +72,13 @@ struct Args {
     /// Attempts of one task before its job fails.
     #[arg(long, default_value_t = 4)]
     task_max_failures: usize,
+    /// How many partitions a job is planned with when its client left Ballista's default
+    /// (16): `slots`, as many as the registered executors' task slots (their
+    /// --concurrent-tasks summed); `client`, the client's 16; or a number. A client that set
+    /// its own (SET datafusion.execution.target_partitions = 8) keeps it. Each partition of
+    /// each stage is a task: more partitions than slots run in turns.
+    #[arg(long, default_value = "slots", value_name = "slots|client|N")]
+    partitions: cluster_partitions::Partitions,
     #[command(flatten)]
     stores: cluster_stores::StoreArgs,
 }
@@ -96,18 +107,25 @@ fn run(a: Args) -> Result<(), Box<dyn std::error::Error>> {
     config.executor_timeout_seconds = a.executor_timeout;
     config.expire_dead_executor_interval_seconds = a.expire_interval.max(1);
     config.task_max_failures = a.task_max_failures.max(1);
-    let config = {
+    let mut config = {
         let stores = a.stores.stores()?;
         if !stores.is_empty() {
             eprintln!("npy-scheduler: object stores {stores:?}");
         }
         npy_datafusion::ballista::scheduler_config_with_stores(config, stores)
     };
+    let slots = Arc::new(AtomicUsize::new(0));
+    cluster_partitions::plan_with(&mut config, a.partitions, slots.clone());
+    config.validate()?;
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
         let cluster = BallistaCluster::new_from_config(&config).await?;
+        let scheduler =
+            create_scheduler::<LogicalPlanNode, PhysicalPlanNode>(cluster, Arc::new(config))
+                .await?;
+        cluster_partitions::track_slots(&scheduler, slots);
         eprintln!("npy-scheduler: listening on {addr}");
-        start_server(cluster, addr, Arc::new(config)).await
+        start_grpc_service(addr, scheduler).await
     })?;
     Ok(())
 }

@@ -474,6 +474,26 @@ fn a_scheduler_and_two_executor_processes_under_faults() {
     let printed = tool(None);
     assert_eq!(tool(Some(&url)), printed);
     assert_eq!(printed.lines().count(), 6, "{printed}");
+    // The tool's client leaves Ballista's 16 partitions: npy-scheduler plans its job with the
+    // executors' task slots (2 each: the shuffle has 4 partitions); a partition count the
+    // client sets is kept.
+    let plan = |statements: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_npy"))
+            .args(["sql", "--csv", "--cluster", &url, statements])
+            .args(["-t", &format!("t={table}")])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{statements}: {stderr}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let grouped = "EXPLAIN ANALYZE SELECT flag, count(*) FROM t GROUP BY flag";
+    let slots = plan(grouped);
+    assert!(slots.contains("Hash([flag@0], 4)"), "{slots}");
+    let chosen = plan(&format!(
+        "SET datafusion.execution.target_partitions = 3; {grouped}"
+    ));
+    assert!(chosen.contains("Hash([flag@0], 3)"), "{chosen}");
 
     // 2. SIGKILL executor b while a query of several stages runs: the query was running when
     // the kill landed, b held running tasks of it, the survivor ran tasks of those stages
