@@ -117,6 +117,12 @@
 //!   its shuffle output, and from the clients, which fetch the results; its `--grpc-port`
 //!   from the scheduler, which pushes tasks to it. `--external-host` is the name the others
 //!   reach a process at (default: `--bind`).
+//! - **Partitions**: each partition of each stage is one task. A job whose client left
+//!   Ballista's default of 16 partitions ([`session_config`], `npy sql --cluster`) is planned
+//!   by `npy-scheduler` with as many partitions as its executors have task slots
+//!   (`--concurrent-tasks` summed; `npy-scheduler --partitions client|N` to change that); a
+//!   client that sets `datafusion.execution.target_partitions` keeps its own. More
+//!   partitions than slots run in turns, each turn a round trip to the scheduler.
 //! - **Work directory**: an executor writes its stages' shuffle output to `--work-dir`
 //!   (default: a temporary directory); give it local disk with room for the largest
 //!   stage's output. `--memory-limit` bounds its tasks' memory, spilling to the same place.
