@@ -24,7 +24,10 @@
 //! - `rows no-push`: mapped, `filter_pushdown=false` (what the map alone gives);
 //! - `columns` when `npy convert --help` lists `--layout` (filters in the scan, issue 45);
 //! - `columns no-push`: `filter_pushdown=false`, the column scan before issue 45 (DataFusion's
-//!   `FilterExec` over a scan of every row): the anchor of the column tables' before/after.
+//!   `FilterExec` over a scan of every row): the anchor of the column tables' before/after;
+//! - `columns sorted` when `npy convert` has `--sorted-by`: the column tables converted with
+//!   each table's key order verified and recorded (`l_orderkey`, `o_orderkey`, ...; [`KEYS`]),
+//!   which the tables then declare to DataFusion (Q18 groups `lineitem` by `l_orderkey`).
 //!
 //! Every side's answer is checked against DataFusion-over-Parquet's (numbers to a relative
 //! 1e-6: the money is float64 in the `.npy` files, decimal in the Parquet files). Printed: each
@@ -51,6 +54,19 @@ use common::{env_or, python_times, run_measured};
 /// The eight tables.
 const TABLES: [&str; 8] = [
     "lineitem", "orders", "customer", "part", "partsupp", "supplier", "nation", "region",
+];
+
+/// The key each table is generated in order of (tpchgen-cli writes them so), which the
+/// `columns sorted` side's `npy convert --sorted-by` verifies and records.
+const KEYS: [&str; 8] = [
+    "l_orderkey",
+    "o_orderkey",
+    "c_custkey",
+    "p_partkey",
+    "ps_partkey",
+    "s_suppkey",
+    "n_nationkey",
+    "r_regionkey",
 ];
 
 /// The queries timed by default (`tests/fixtures/tpch/qN.sql`): all 22.
@@ -211,20 +227,35 @@ fn prepare(py: &std::ffi::OsStr, npy: &Path, data: &Path, sf: &str) -> bool {
     if layouts {
         targets.push(("columns", "npz", vec!["--layout", "columns"]));
     }
+    let sorted = String::from_utf8_lossy(&help.stdout).contains("--sorted-by");
+    if layouts && sorted {
+        targets.push(("columns-sorted", "npz", vec!["--layout", "columns"]));
+    }
     for (sub, ext, extra) in targets {
         std::fs::create_dir_all(data.join(sub)).unwrap();
-        for t in TABLES {
+        for (t, key) in TABLES.into_iter().zip(KEYS) {
             let out = data.join(sub).join(format!("{t}.{ext}"));
             if out.is_file() {
                 continue;
             }
-            let m = run_measured(
-                Command::new(npy)
-                    .args(["convert", "--decimals", "f8"])
-                    .args(&extra)
-                    .arg(parquet.join(format!("{t}.parquet")))
-                    .arg(&out),
-            );
+            let convert = |order: &[&str]| {
+                run_measured(
+                    Command::new(npy)
+                        .args(["convert", "--decimals", "f8"])
+                        .args(&extra)
+                        .args(order)
+                        .arg(parquet.join(format!("{t}.parquet")))
+                        .arg(&out),
+                )
+            };
+            let sorting = sub == "columns-sorted";
+            let sorted_by = ["--sorted-by", key];
+            let mut m = convert(if sorting { &sorted_by } else { &[] });
+            if sorting && m.status != 0 {
+                // Not in that order after all: the table as it is, with no order recorded.
+                println!("{t} is not sorted by {key}: converted with no order");
+                m = convert(&[]);
+            }
             assert_eq!(m.status, 0, "npy convert {t} -> {}", out.display());
             println!(
                 "converted {t} to {} in {:.1} s",
@@ -290,6 +321,15 @@ fn main() {
             "npz",
             ", layout=columns, filter_pushdown=false",
         ));
+        if data.join("columns-sorted").join("lineitem.npz").is_file() {
+            sides.push(side(
+                "columns sorted",
+                &data.join("columns-sorted"),
+                "npz",
+                "npz",
+                ", layout=columns",
+            ));
+        }
     }
     if let Ok(list) = std::env::var("NPY_BENCH_SIDES") {
         let wanted: Vec<&str> = list.split(',').map(str::trim).collect();
@@ -383,6 +423,11 @@ fn main() {
             "columns",
             "columns no-push",
             "issue 45 wants >= 1.0x; before: filter_pushdown=false",
+        ),
+        (
+            "columns sorted",
+            "columns",
+            "with the keys' orders recorded; without",
         ),
     ] {
         if let (Some(a), Some(b)) = (at(now), at(then)) {
