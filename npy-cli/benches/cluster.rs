@@ -37,6 +37,17 @@ struct Cluster {
 
 impl Cluster {
     fn start(scheduler: &Path, executor: &Path, dir: &Path, partitions: &str) -> Cluster {
+        Cluster::with_executors(scheduler, executor, dir, partitions, 2)
+    }
+
+    /// The scheduler and `n` one-task executors.
+    fn with_executors(
+        scheduler: &Path,
+        executor: &Path,
+        dir: &Path,
+        partitions: &str,
+        n: usize,
+    ) -> Cluster {
         std::fs::create_dir_all(dir).unwrap();
         let port = free_port();
         let args = [
@@ -53,7 +64,7 @@ impl Cluster {
             &dir.join("scheduler.log"),
             &[port],
         );
-        let _executors: Vec<Proc> = (0..2)
+        let _executors: Vec<Proc> = (0..n)
             .map(|k| {
                 let (flight, grpc) = (free_port(), free_port());
                 let work = dir.join(format!("work{k}"));
@@ -256,6 +267,15 @@ fn main() {
         );
     }
     drop((shipped, fitted));
+    let sizes: Vec<usize> = std::env::var("NPY_BENCH_EXECUTORS")
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|n| n.trim().parse().ok())
+        .collect();
+    if !sizes.is_empty() {
+        let bins = [npy.as_path(), scheduler.as_path(), executor.as_path()];
+        executors_table(bins, &dir, &table, &sizes, reps);
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -296,5 +316,94 @@ fn fixed_cost(npy: &Path, clusters: &[&Cluster], tiny: &Path, reps: usize) {
             }
         }
         println!("  cluster, {how} (ms): {}", best.unwrap().line());
+    }
+}
+
+/// The bytes of the files under `dir` (an executor's work directory: its shuffle output, kept
+/// until the scheduler cleans the job's data up).
+fn bytes_under(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => bytes_under(&e.path()),
+            Ok(_) => e.metadata().map_or(0, |m| m.len()),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+/// Q1..Q3 on clusters of each of `sizes` one-task executors (`--partitions slots`: as many
+/// partitions as executors), against one process: the best time of `reps`, and of one more
+/// run the tasks each executor ran (from its log) and the shuffle bytes the executors wrote
+/// (their work directories, before and after).
+fn executors_table(bins: [&Path; 3], dir: &Path, table: &str, sizes: &[usize], reps: usize) {
+    let [npy, scheduler, executor] = bins;
+    println!(
+        "Clusters of N one-task executors (--partitions slots), best of {reps}; tasks per \
+         executor and shuffle bytes written, of one more run"
+    );
+    println!(
+        "{:<4} {:>3} {:>10} {:>10} {:>8} {:>8} {:>24} {:>14}",
+        "", "N", "one s", "cluster s", "ratio", "tasks", "tasks per executor", "shuffle KB"
+    );
+    for &n in sizes {
+        let cluster =
+            Cluster::with_executors(scheduler, executor, &dir.join(format!("n{n}")), "slots", n);
+        let url = cluster.url.clone();
+        // Every executor registered: a query with tasks on all of them.
+        let warm = [
+            "sql",
+            "--cluster",
+            &url,
+            "SELECT count(*) FROM w2",
+            "-t",
+            table,
+        ];
+        let end = Instant::now() + Duration::from_secs(60);
+        loop {
+            sql(npy, &warm, 1);
+            let ran = (0..n)
+                .filter(|k| {
+                    let log = std::fs::read(cluster.dir.join(format!("executor{k}.log")));
+                    log.is_ok_and(|l| String::from_utf8_lossy(&l).contains("Finished task"))
+                })
+                .count();
+            if ran == n || Instant::now() > end {
+                break;
+            }
+        }
+        for (name, q) in QUERIES {
+            let (_, t_one) = sql(npy, &["sql", "--csv", q, "-t", table], reps);
+            let args = ["sql", "--csv", "--cluster", &url, q, "-t", table];
+            let (_, t) = sql(npy, &args, reps);
+            let works: Vec<PathBuf> = (0..n)
+                .map(|k| cluster.dir.join(format!("work{k}")))
+                .collect();
+            let before: u64 = works.iter().map(|w| bytes_under(w)).sum();
+            let logs = |k: usize| {
+                let log = std::fs::read(cluster.dir.join(format!("executor{k}.log")));
+                String::from_utf8_lossy(&log.unwrap_or_default())
+                    .matches("Finished task")
+                    .count()
+            };
+            let tasks_before: Vec<usize> = (0..n).map(logs).collect();
+            sql(npy, &args, 1);
+            std::thread::sleep(Duration::from_millis(200));
+            let after: u64 = works.iter().map(|w| bytes_under(w)).sum();
+            let per: Vec<usize> = (0..n).map(|k| logs(k) - tasks_before[k]).collect();
+            let listed: Vec<String> = per.iter().map(usize::to_string).collect();
+            println!(
+                "{name:<4} {n:>3} {:>10.3} {:>10.3} {:>7.2}x {:>8} {:>24} {:>14.1}",
+                t_one.as_secs_f64(),
+                t.as_secs_f64(),
+                t.as_secs_f64() / t_one.as_secs_f64(),
+                per.iter().sum::<usize>(),
+                listed.join("/"),
+                after.saturating_sub(before) as f64 / 1e3
+            );
+        }
     }
 }
