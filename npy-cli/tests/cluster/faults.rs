@@ -328,6 +328,11 @@ fn ballistas_chaos_faults_in_tasks() {
             e.contains(injected) && e.contains(&format!("failed {ATTEMPTS} times")),
             "{e}"
         );
+        // The task's error in its own words, not Ballista's nested `Debug` forms.
+        assert!(
+            e.contains("its last failure: ") && !e.contains("DataFusionError("),
+            "{e}"
+        );
         assert_eq!(last, Some(u64::from(ATTEMPTS) - 1), "{ran:?}");
         assert!(failed >= ATTEMPTS as usize, "{failed} failed: {ran:?}");
         // Mid-query: the tasks of the stages before the failed one ran first.
@@ -347,6 +352,7 @@ fn ballistas_chaos_faults_in_tasks() {
             e.contains("Injected FATAL FAILURE") && !e.contains("panic"),
             "{e}"
         );
+        assert!(!e.contains("DataFusionError("), "{e}");
         assert!(failed > 0, "no task failed: {ran:?}");
         assert!(
             ran.iter().all(|t| t.task_attempt == 0),

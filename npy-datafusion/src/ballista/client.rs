@@ -125,7 +125,7 @@ impl Scheduler {
             break;
         }
         let Some(why) = why else {
-            return out_of_room(out_of_memory(e));
+            return out_of_room(out_of_memory(task_failure(e)));
         };
         DataFusionError::Execution(format!(
             "lost the Ballista scheduler at {}: it does not accept connections ({why}), and a \
@@ -134,6 +134,70 @@ impl Scheduler {
             self.url
         ))
     }
+}
+
+/// Where Ballista's message about a failed task gives the task's last error.
+const LAST_FAILURE: &str = "most recent failure reason: \"";
+
+/// The wrappers Ballista's task error is printed in (`Debug`, one inside the other) around
+/// what went wrong: `DataFusionError(Shared(External(DataFusionError(IoError(..)))))`.
+const WRAPPERS: [&str; 6] = [
+    "DataFusionError(",
+    "Shared(",
+    "External(",
+    "IoError(",
+    "ArrowError(",
+    "Execution(",
+];
+
+/// `e` with its failed task's error unwrapped: Ballista prints it as nested `Debug` forms,
+/// after retries as the last failure's reason (`.. failed 3 times, fail the stage, most recent
+/// failure reason: "Task failed due to IO error: DataFusionError(Shared(External(
+/// DataFusionError(IoError(Custom { kind: Other, error: \"ChaosExec: Injected ..\" })))))"`),
+/// or straight after the stage (`Task failed due to runtime execution error:
+/// DataFusionError(Shared(External(DataFusionError(Execution("ChaosExec: .."))))))`). This
+/// keeps the job, stage, task and attempts, then the error's own words (`.. fail the stage; its
+/// last failure: Task failed due to IO error: ChaosExec: Injected ..`). An `Os` I/O error keeps
+/// its code and kind. Any other error is returned as it is.
+fn task_failure(e: DataFusionError) -> DataFusionError {
+    let text = e.to_string();
+    let text = text.strip_prefix("Execution error: ").unwrap_or(&text);
+    // The reason given after retries is quoted, its own quotes escaped.
+    let (head, reason, quote) = match text.find(LAST_FAILURE) {
+        Some(at) => {
+            let reason = text[at + LAST_FAILURE.len()..].trim_end();
+            let Some(reason) = reason.strip_suffix('"') else {
+                return e;
+            };
+            let head = text[..at].trim_end().trim_end_matches(',');
+            (format!("{head}; its last failure: "), reason, "\\\"")
+        }
+        None => (String::new(), text.trim_end(), "\""),
+    };
+    let Some(start) = reason.find(WRAPPERS[0]) else {
+        return e;
+    };
+    let (what, mut body) = (&reason[..start], &reason[start..]);
+    loop {
+        let inner = WRAPPERS
+            .iter()
+            .find_map(|w| body.strip_prefix(w)?.strip_suffix(')'));
+        match inner {
+            Some(inner) => body = inner,
+            None => break,
+        }
+    }
+    // An error made from words (`io::Error::other`), or a message (`Execution("..")`): the
+    // words.
+    let custom = body
+        .strip_prefix("Custom { kind: ")
+        .and_then(|r| r.split_once(&format!(", error: {quote}")))
+        .and_then(|(_, r)| r.strip_suffix(&format!("{quote} }}")));
+    let quoted = body.strip_prefix(quote).and_then(|r| r.strip_suffix(quote));
+    let body = custom
+        .or(quoted)
+        .map_or_else(|| body.to_string(), |words| words.replace(quote, "\""));
+    DataFusionError::Execution(format!("{head}{what}{body}"))
 }
 
 /// `e` with what to do about it when a task ran out of its executor's memory pool: Ballista
@@ -528,7 +592,14 @@ mod tests {
                         code: 27, kind: FileTooLarge, message: \\\"File too large\\\" })))\"";
         let e = block_on(s.explain(DataFusionError::Execution(ballista.into()))).to_string();
         assert!(e.contains("--work-dir") && e.contains("EFBIG"), "{e}");
-        assert!(e.contains(ballista), "{e}");
+        assert!(e.contains("Job 038H8PBHEE000 failed"), "{e}");
+        assert!(
+            e.contains(
+                "its last failure: Task failed due to IO error: Os { code: 27, kind: \
+                 FileTooLarge, message: \\\"File too large\\\" }"
+            ),
+            "{e}"
+        );
         let e = block_on(s.explain(DataFusionError::Execution(
             "Job failed: No space left on device (os error 28)".into(),
         )));
@@ -537,6 +608,66 @@ mod tests {
                      NotFound, message: \"No such file or directory\" })";
         let e = block_on(s.explain(DataFusionError::Execution(other.into()))).to_string();
         assert_eq!(e, format!("Execution error: {other}"));
+    }
+
+    /// Ballista's words for a task that failed by Ballista's chaos settings (from the fault
+    /// tests' log), with the error unwrapped: the job, the stage, the task, its attempts and
+    /// the error's own words, without `DataFusionError(Shared(External(..)))`.
+    #[test]
+    fn a_failed_tasks_last_error_is_unwrapped() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let s = scheduler(listener.local_addr().unwrap().to_string());
+        let head = "Job 038H8PT2E8000 failed: Job failed due to stage 2 failed: Task 5 in Stage \
+                    2 failed 3 times, fail the stage";
+        let words = "ChaosExec: Injected TRANSIENT FAILURE (recoverable) on partition 0";
+        for wrapped in [
+            format!(
+                "DataFusionError(Shared(External(DataFusionError(IoError(Custom {{ kind: \
+                     Other, error: \\\"{words}\\\" }})))))"
+            ),
+            format!(
+                "DataFusionError(Shared(IoError(Custom {{ kind: Other, error: \\\"{words}\\\" \
+                     }})))"
+            ),
+        ] {
+            let ballista = format!(
+                "{head}, most recent failure reason: \"Task failed due to IO error: {wrapped}\"\n"
+            );
+            let e = block_on(s.explain(DataFusionError::Execution(ballista))).to_string();
+            assert_eq!(
+                e,
+                format!(
+                    "Execution error: {head}; its last failure: Task failed due to IO error: \
+                     {words}"
+                )
+            );
+        }
+        // A fatal fault, as Ballista words it (not retried): the error straight after the stage.
+        let straight = "Job 038H9GBVEA000 failed: Job failed due to stage 2 failed: Task failed \
+                        due to runtime execution error: DataFusionError(Shared(External(\
+                        DataFusionError(Execution(\"ChaosExec: Injected FATAL FAILURE on \
+                        partition 0 (chaos testing)\")))))";
+        let e = block_on(s.explain(DataFusionError::Execution(straight.into()))).to_string();
+        assert_eq!(
+            e,
+            "Execution error: Job 038H9GBVEA000 failed: Job failed due to stage 2 failed: Task \
+             failed due to runtime execution error: ChaosExec: Injected FATAL FAILURE on \
+             partition 0 (chaos testing)"
+        );
+        // An execution error as the last of several attempts' reason: its words kept.
+        let fatal = format!(
+            "{head}, most recent failure reason: \"Task failed due to Runtime execution \
+             error: DataFusionError(Execution(\\\"ChaosExec: Injected FATAL FAILURE\\\"))\""
+        );
+        let e = block_on(s.explain(DataFusionError::Execution(fatal))).to_string();
+        assert!(
+            e.ends_with(
+                "its last failure: Task failed due to Runtime execution error: ChaosExec: \
+                 Injected FATAL FAILURE"
+            ),
+            "{e}"
+        );
+        assert!(!e.contains("DataFusionError("), "{e}");
     }
 
     #[test]
