@@ -34,11 +34,16 @@ use super::archive::table_contents;
 use super::options::{NpyReadOptions, SortExprs};
 
 /// Whether the plans of a session with `config` may rely on a table's order, declared or
-/// recorded: not under Ballista's adaptive planner, which loses an order across its shuffles
-/// (feature `ballista`: `ballista/order.rs`); always in one process.
+/// recorded: not in a Ballista session whose adaptive planner is on (Ballista's default),
+/// which loses an order across its shuffles (feature `ballista`; see `ballista/order.rs`);
+/// always in any other session.
 pub(crate) fn orders_usable(config: &datafusion::prelude::SessionConfig) -> bool {
     #[cfg(feature = "ballista")]
-    return super::ballista::orders_usable(config);
+    return config
+        .options()
+        .extensions
+        .get::<ballista_core::config::BallistaConfig>()
+        .is_none_or(|ballista| !ballista.adaptive_query_planner_enabled());
     #[cfg(not(feature = "ballista"))]
     {
         let _ = config;

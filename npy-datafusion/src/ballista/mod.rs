@@ -213,7 +213,6 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 
 pub use client::wait_for_cancellations;
 pub use codec::{NpyLogicalCodec, NpyPhysicalCodec};
-pub(crate) use order::orders_usable;
 pub use order::OrderAcrossShuffles;
 pub use stores::{executor_config_with_stores, scheduler_config_with_stores, ClusterStores};
 pub use table::{NpyTable, NpyTableRule};

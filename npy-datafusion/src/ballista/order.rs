@@ -17,21 +17,19 @@
 //!
 //! Ballista's adaptive planner (on by default) plans each stage again with a rule list of its
 //! own (`AdaptivePlanner::default_optimizers`), which has no place for this rule and whose
-//! exchange drops the merge the same way. Under it, [`orders_usable`] is false: the `.npy`
-//! tables of this crate (row and column) then report no order to the plan, and a query sorts
-//! where it needs an order. The answers are right at the price of those sorts; with
+//! exchange drops the merge the same way. Under it, `recorded::orders_usable` is false: the
+//! `.npy` tables of this crate (row and column) then report no order to the plan, and a query
+//! sorts where it needs an order. The answers are right at the price of those sorts; with
 //! `ballista.planner.adaptive.enabled` set to false, orders are reported and this rule keeps
 //! them right across shuffles.
 
 use std::sync::Arc;
 
-use ballista_core::config::BallistaConfig;
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::config::ConfigOptions;
 use datafusion::datasource::physical_plan::{FileScanConfig, FileScanConfigBuilder};
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::Result as DfResult;
-use datafusion::execution::config::SessionConfig;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::repartition::RepartitionExec;
 use datafusion::physical_plan::sorts::sort::SortExec;
@@ -77,17 +75,6 @@ impl PhysicalOptimizerRule for OrderAcrossShuffles {
     fn schema_check(&self) -> bool {
         true
     }
-}
-
-/// Whether the plans of a session with `config` may rely on a table's order: not in a Ballista
-/// session whose adaptive planner is on (Ballista's default), which drops an order-preserving
-/// repartition's merge (see the module's docs); yes in any other session.
-pub(crate) fn orders_usable(config: &SessionConfig) -> bool {
-    config
-        .options()
-        .extensions
-        .get::<BallistaConfig>()
-        .is_none_or(|ballista| !ballista.adaptive_query_planner_enabled())
 }
 
 /// `plan` with its file scans reporting no output ordering.
@@ -184,6 +171,8 @@ mod tests {
             ballista_core::config::BALLISTA_ADAPTIVE_PLANNER_ENABLED,
             false,
         );
+        use crate::recorded::orders_usable;
+        use datafusion::prelude::SessionConfig;
         assert!(!orders_usable(&adaptive));
         assert!(orders_usable(&fixed));
         assert!(orders_usable(&SessionConfig::new()));

@@ -212,9 +212,9 @@ impl TableProvider for NpyTable {
 }
 
 /// `plan`, the listing table's scan, without its order where `state`'s planner would not keep
-/// it ([`orders_usable`](super::order::orders_usable)).
+/// it (`recorded::orders_usable`).
 fn scan_in(state: &dyn Session, plan: Arc<dyn ExecutionPlan>) -> DfResult<Arc<dyn ExecutionPlan>> {
-    if super::order::orders_usable(state.config()) {
+    if crate::recorded::orders_usable(state.config()) {
         Ok(plan)
     } else {
         super::order::without_orders(plan)
