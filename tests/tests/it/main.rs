@@ -69,6 +69,8 @@ mod sql_order;
 mod sql_recorded;
 #[cfg(feature = "datafusion")]
 mod sql_write;
+#[cfg(feature = "datafusion")]
+mod sql_write_order;
 mod streaming;
 mod tiers;
 mod views;
