@@ -60,6 +60,8 @@ mod sparse;
 #[cfg(feature = "datafusion")]
 mod sql;
 #[cfg(feature = "datafusion")]
+mod sql_column_stats;
+#[cfg(feature = "datafusion")]
 mod sql_formats;
 #[cfg(feature = "datafusion")]
 mod sql_layouts;
