@@ -37,6 +37,7 @@ use super::schema::{check_same, table_schema};
 use super::source::NpySource;
 use super::write::file::Kind;
 use super::write::options::DEFAULT_MEMBER;
+use super::write::order::{planned_order, FileOrder};
 use super::write::{NpySink, NpyWriteOptions};
 use npy_serde::header::Contents;
 
@@ -92,9 +93,9 @@ impl NpyFormat {
 }
 
 /// The format of `read` and `write` with SQL's `OPTIONS` applied: each key (`format.` prefix
-/// or not) is a write option ([`NpyWriteOptions::set`]), `layout` (both), or a read option
-/// ([`NpyReadOptions::set`]); keys of DataFusion's other namespaces (`execution.`) are not the
-/// format's.
+/// or not) is a write option ([`NpyWriteOptions::set`]), `layout` or `sort_order` (both), or a
+/// read option ([`NpyReadOptions::set`]); keys of DataFusion's other namespaces
+/// (`execution.`) are not the format's.
 fn format_with(
     mut read: NpyReadOptions,
     mut write: NpyWriteOptions,
@@ -106,7 +107,7 @@ fn format_with(
         let key = full.strip_prefix("format.").unwrap_or(full);
         if NpyWriteOptions::is_write_key(key) {
             write = write.set(key, value)?;
-        } else if key == "layout" {
+        } else if super::write::options::SHARED_KEYS.contains(&key) {
             read = read.set(key, value)?;
             write = write.set(key, value)?;
         } else if full.starts_with("format.") || !full.contains('.') {
@@ -397,7 +398,10 @@ impl FileFormat for NpyFormat {
         let files = datafusion::datasource::file_format::write::get_writer_schema(&conf);
         let partitions = super::write::partition_names(&conf);
         (self.write).builder_over(npy_arrow::BatchWriterBuilder::new(), &files, &partitions)?;
-        let sink = Arc::new(NpySink::new(conf, self.write.clone(), self.kind()?));
+        FileOrder::new(&self.write, None, &files)?;
+        let planned = planned_order(&input, order_requirements.as_ref());
+        let sink = NpySink::new(conf, self.write.clone(), self.kind()?).with_planned_order(planned);
+        let sink = Arc::new(sink);
         Ok(Arc::new(DataSinkExec::new(input, sink, order_requirements)))
     }
 }

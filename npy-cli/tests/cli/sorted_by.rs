@@ -203,3 +203,62 @@ fn rows_out_of_order_fail_naming_the_row_and_leave_no_output() {
     let help = npy_ok(["convert", "--help"]);
     assert!(help.contains("--sorted-by <ORDER>"), "{help}");
 }
+
+/// `npy sql` writes through the library's sink: a `COPY` of rows in a known order records it
+/// where `--sorted-by` does, a `COPY` over that file of rows in no known order removes the
+/// record, and a `COPY` whose rows break its `sort_order` option fails and changes nothing.
+#[test]
+fn sql_copy_records_the_order_it_verified_and_leaves_no_stale_one() {
+    let d = Dir::new("sorted-by-sql-copy");
+    input(&d);
+    let t = format!("t={}", d.join("rows.parquet"));
+    let out = d.join("out.npy");
+    let copy = |query: &str, options: &str| {
+        let sql = format!("COPY ({query}) TO '{out}' {options}");
+        npy(["sql", &sql, "-t", &t])
+    };
+    let o = copy("SELECT k, v, g FROM t ORDER BY k, v DESC", "");
+    assert!(o.status.success(), "{o:?}");
+    let record = "npy-serde/1:sort_order=k ASC NULLS LAST, v DESC NULLS FIRST;rows=3000\n";
+    assert_eq!(
+        std::fs::read_to_string(d.file("out.npy.order")).unwrap(),
+        record
+    );
+    let spec = format!("t={out}");
+    let plan = npy_ok(["sql", &format!("EXPLAIN {}", QUERIES[0]), "-t", &spec]);
+    assert!(!plan.contains("SortExec"), "{plan}");
+
+    // Rows out of the declared order: the statement fails, the file and its record stay.
+    let before = std::fs::read(d.file("out.npy")).unwrap();
+    let o = copy(
+        "SELECT k, v, g FROM t ORDER BY v",
+        "OPTIONS ('sort_order' 'k')",
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("the rows are not in the order k"), "{err}");
+    assert_eq!(std::fs::read(d.file("out.npy")).unwrap(), before);
+    assert_eq!(
+        std::fs::read_to_string(d.file("out.npy.order")).unwrap(),
+        record
+    );
+
+    // The same number of rows in another order: the record is that order's.
+    let o = copy("SELECT k, v, g FROM t ORDER BY v", "");
+    assert!(o.status.success(), "{o:?}");
+    let by_v = "npy-serde/1:sort_order=v ASC NULLS LAST;rows=3000\n";
+    assert_eq!(
+        std::fs::read_to_string(d.file("out.npy.order")).unwrap(),
+        by_v
+    );
+    let plan = npy_ok(["sql", &format!("EXPLAIN {}", QUERIES[0]), "-t", &spec]);
+    assert!(plan.contains("SortExec"), "{plan}");
+    for q in QUERIES {
+        let want = npy_ok(["sql", q, "-t", &t, "--csv"]);
+        assert_eq!(npy_ok(["sql", q, "-t", &spec, "--csv"]), want, "{q}");
+    }
+    // Rows in no order the plan knows: no record is left.
+    let o = copy("SELECT k, v, g FROM t", "");
+    assert!(o.status.success(), "{o:?}");
+    assert!(!d.file("out.npy.order").exists());
+}

@@ -68,6 +68,7 @@ use super::wire::{
     write_options_to_proto, OptionsProto,
 };
 use crate::write::file::Kind;
+use crate::write::order::planned_order;
 use crate::{
     NpyFormat, NpyFormatFactory, NpyReadOptions, NpySink, NpySource, NpyWriteOptions,
     NpzFormatFactory,
@@ -648,7 +649,10 @@ impl NpyPhysicalCodec {
             }
             None => None,
         };
-        let sink = NpySink::new(config, write, kind).with_error_map(as_text);
+        let planned = planned_order(input, sort_order.as_ref());
+        let sink = NpySink::new(config, write, kind)
+            .with_planned_order(planned)
+            .with_error_map(as_text);
         Ok(Arc::new(DataSinkExec::new(
             Arc::clone(input),
             Arc::new(sink),

@@ -29,6 +29,14 @@
 //! copies only the kept values, a decoded one, strings say, decodes only the kept rows when
 //! they are sparse). Its metric `bytes_scanned`, one per column (`EXPLAIN ANALYZE` shows
 //! them), counts the column bytes each read.
+//!
+//! Statistics: the exact number of rows of the scan and of each run; and where the scan
+//! reports an order, the least and greatest values of the order's first column, of the scan
+//! and of each run (its first and last rows, see `bounds`), exact. DataFusion answers `min` and
+//! `max` of that column from them without a scan (its `AggregateStatistics` rule). DataFusion
+//! prunes no file group by its statistics itself (only its Parquet opener prunes files): the
+//! scan does, each run whose bounds exclude every row of the pushed filter is not read (its
+//! metric `runs_pruned` counts them).
 
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
@@ -36,7 +44,6 @@ use std::sync::{Arc, OnceLock};
 use arrow_array::{RecordBatch, RecordBatchOptions};
 use arrow_schema::SchemaRef;
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::stats::Precision;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::Statistics;
 use datafusion::datasource::listing::{ListingTableUrl, PartitionedFile};
@@ -48,6 +55,7 @@ use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::physical_expr::projection::ProjectionExprs;
+use datafusion::physical_optimizer::pruning::FilePruner;
 use datafusion::physical_plan::filter_pushdown::FilterPushdownPropagation;
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
 use datafusion::physical_plan::{DisplayFormatType, PhysicalExpr};
@@ -58,6 +66,7 @@ use tokio::sync::mpsc::Sender;
 use super::super::filter::{take_filters, ScanFilter};
 use super::super::opener::ErrorMap;
 use super::super::options::NpyReadOptions;
+use super::bounds::Bounds;
 use super::data::{open_column, ColumnData, OpenArchive};
 use super::remote;
 use super::survey::{in_column, Place, Survey};
@@ -100,18 +109,21 @@ pub(crate) fn plan(
     let rows = survey.rows;
     let read = limit.map_or(rows, |l| rows.min(l as u64));
     let n = partitions.max(1) as u64;
+    // The least and greatest values of the sorted columns (of each run: its first and last).
+    let bounds = Bounds::of(survey, options, &table);
     let mut groups = Vec::new();
     for p in 0..n {
         let (start, end) = (read * p / n, read * (p + 1) / n);
         if start == end && !groups.is_empty() {
             continue;
         }
-        groups.push(run(location, &table, start, end)?);
+        let statistics = Arc::new(bounds.statistics(&table, start, end));
+        groups.push(run(location, statistics, start, end)?);
     }
     // The runs are consecutive rows of the table: each is in the table's declared order.
     let ordering = options.output_ordering(&table)?;
     let source = ColumnSource::new(location, options.clone(), table.clone(), rows, read);
-    let statistics = Statistics::new_unknown(&table).with_num_rows(exact(read));
+    let statistics = bounds.statistics(&table, 0, read);
     let config = FileScanConfigBuilder::new(remote::store_url(location)?, Arc::new(source))
         .with_file_groups(groups)
         .with_projection_indices(projection)?
@@ -122,13 +134,9 @@ pub(crate) fn plan(
     Ok(DataSourceExec::from_data_source(config))
 }
 
-fn exact(rows: u64) -> Precision<usize> {
-    Precision::Exact(usize::try_from(rows).unwrap_or(usize::MAX))
-}
-
-/// The file group of rows `start..end`: one file, its range those rows, its statistics exact.
-fn run(location: &str, table: &SchemaRef, start: u64, end: u64) -> DfResult<FileGroup> {
-    let statistics = Arc::new(Statistics::new_unknown(table).with_num_rows(exact(end - start)));
+/// The file group of rows `start..end`: one file, its range those rows, its `statistics`
+/// (the exact number of rows; the bounds of sorted columns).
+fn run(location: &str, statistics: Arc<Statistics>, start: u64, end: u64) -> DfResult<FileGroup> {
     let bound =
         |r: u64| i64::try_from(r).map_err(|_| DataFusionError::Internal(format!("{r} rows")));
     let file = PartitionedFile::new(object_path(location)?, 0)
@@ -273,6 +281,9 @@ impl FileSource for ColumnSource {
             store: object_store,
             partition,
             span: span_of(base_config, self.read),
+            pruned: MetricBuilder::new(&self.metrics).counter("runs_pruned", partition),
+            pruning_errors: MetricBuilder::new(&self.metrics)
+                .counter("pruning_predicate_errors", partition),
         });
         ProjectionOpener::try_new(self.projection.clone(), opener, file_schema)
     }
@@ -385,6 +396,9 @@ struct ColumnOpener {
     partition: usize,
     /// The rows of every run of this scan (see [`span_of`]).
     span: Range<u64>,
+    /// The runs not read (`runs_pruned`), and the filters no pruning predicate was made of.
+    pruned: Count,
+    pruning_errors: Count,
 }
 
 /// The rows the runs of `config`'s file groups cover, from the first one's start to the last
@@ -416,6 +430,20 @@ fn span_of(config: &FileScanConfig, read: u64) -> Range<u64> {
 
 impl FileOpener for ColumnOpener {
     fn open(&self, file: PartitionedFile) -> DfResult<FileOpenFuture> {
+        // A run whose statistics (the bounds of a sorted column) exclude every row the
+        // pushed filter keeps is not read.
+        if let Some(predicate) = &self.source.predicate
+            && let Some(mut pruner) = FilePruner::try_new(
+                predicate.clone(),
+                self.source.table_schema.file_schema(),
+                &file,
+                self.pruning_errors.clone(),
+            )
+            && pruner.should_prune()?
+        {
+            self.pruned.add(1);
+            return Ok(Box::pin(async { Ok(stream::empty().boxed()) }));
+        }
         let (first, end) = match &file.range {
             Some(r) => (
                 u64::try_from(r.start).unwrap_or(0),
@@ -652,7 +680,10 @@ mod tests {
         let span = |runs: &[(u64, u64)]| {
             let groups = runs
                 .iter()
-                .map(|&(a, b)| run("/t.npz", &table, a, b).unwrap())
+                .map(|&(a, b)| {
+                    let statistics = Arc::new(Statistics::new_unknown(&table));
+                    run("/t.npz", statistics, a, b).unwrap()
+                })
                 .collect();
             let source =
                 ColumnSource::new("/t.npz", NpyReadOptions::new(), table.clone(), 100, 100);

@@ -4,6 +4,7 @@
 //! object store, the upload) is left to [`Written::commit`], which the sink does only once
 //! every file of the statement is written and its query has succeeded.
 
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Read};
@@ -11,8 +12,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::{RecordBatch, RecordBatchIterator};
-use arrow_schema::SchemaRef;
+use arrow_schema::{ArrowError, SchemaRef};
 use datafusion::error::{DataFusionError, Result as DfResult};
+use npy_arrow::order::{RecordedOrder, DIRECTORY_RECORD};
 use npy_serde::npz::NpzWriter;
 use npy_serde::staged::{PendingRename, StagedFile};
 use object_store::path::Path as ObjectPath;
@@ -20,6 +22,7 @@ use object_store::{ObjectStore, ObjectStoreExt, PutPayload, WriteMultipart};
 use tokio::sync::mpsc::Receiver;
 
 use super::options::NpyWriteOptions;
+use super::order::FileOrder;
 
 /// What each output file is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,27 +74,88 @@ pub(crate) struct Written {
     temp: Option<PathBuf>,
     /// The rows written.
     pub(crate) rows: u64,
+    /// The record of a `.npy` file's order, put beside it (`FILE.npy.order`) once it is in
+    /// place; `None` for an archive (its record is in its comment).
+    record: Option<RecordedOrder>,
+    /// A `.npy` file (whose earlier record beside it goes), not an archive.
+    sidecar: bool,
 }
 
 impl Written {
     /// Puts the file in place: renamed over its local target, or uploaded (and the temporary
     /// file removed). An upload that fails is aborted: no object is left.
+    ///
+    /// The records of orders around it: first the earlier record of the file (a `.npy` file's
+    /// `FILE.npy.order`) and of its directory (a column table's `_npy_order`) are removed, then
+    /// the file is put in place, then its own record (if its rows proved one) is written beside
+    /// it. Whatever fails in between leaves no record that does not hold.
     pub(crate) async fn commit(self, store: &Arc<dyn ObjectStore>) -> DfResult<()> {
         let name = self.target.name();
+        let record_err = |e: DataFusionError| e.context(format!("the order record of {name}"));
         match (&self.target, self.pending) {
-            (Target::Local(_), Some(p)) => p
-                .commit()
-                .map_err(|e| write_err(npy_serde::Error::from(e), &name)),
+            // A FIFO or a device, written in place: no records beside it.
             (Target::Local(_), None) => Ok(()),
+            (Target::Local(path), Some(pending)) => {
+                let io = |e: std::io::Error| record_err(DataFusionError::from(e));
+                let sidecar = npy_arrow::order::sidecar_of(path);
+                if self.sidecar {
+                    npy_arrow::order::remove_stale_sidecar(&sidecar).map_err(io)?;
+                }
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    npy_arrow::order::remove_stale_sidecar(&dir.join(DIRECTORY_RECORD))
+                        .map_err(io)?;
+                }
+                (pending.commit()).map_err(|e| write_err(npy_serde::Error::from(e), &name))?;
+                match &self.record {
+                    Some(record) if self.sidecar => {
+                        npy_arrow::order::write_sidecar(&sidecar, record).map_err(io)
+                    }
+                    _ => Ok(()),
+                }
+            }
             (Target::Store(location), pending) => {
                 let temp = self.temp.as_deref().ok_or_else(|| {
                     DataFusionError::Internal(format!("{name}: an upload without its file"))
                 })?;
+                let sidecar = ObjectPath::from(format!("{location}.order"));
+                if self.sidecar {
+                    remove_object(store, &sidecar).await.map_err(record_err)?;
+                }
+                remove_object(store, &directory_record_of(location))
+                    .await
+                    .map_err(record_err)?;
                 let done = upload(store, location, temp).await;
                 drop(pending);
-                done.map_err(|e| DataFusionError::from(e).context(format!("uploading {name}")))
+                done.map_err(|e| DataFusionError::from(e).context(format!("uploading {name}")))?;
+                match &self.record {
+                    Some(record) if self.sidecar => {
+                        let text = format!("{record}\n");
+                        (store
+                            .put(&sidecar, PutPayload::from(text.into_bytes()))
+                            .await)
+                            .map(|_| ())
+                            .map_err(|e| record_err(e.into()))
+                    }
+                    _ => Ok(()),
+                }
             }
         }
+    }
+}
+
+/// The object of the `_npy_order` record beside the object `location` (in its "directory").
+fn directory_record_of(location: &ObjectPath) -> ObjectPath {
+    let mut parts: Vec<_> = location.parts().collect();
+    parts.pop();
+    parts.push(DIRECTORY_RECORD.into());
+    ObjectPath::from_iter(parts)
+}
+
+/// Removes the object `path` if there is one.
+async fn remove_object(store: &Arc<dyn ObjectStore>, path: &ObjectPath) -> DfResult<()> {
+    match store.delete(path).await {
+        Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -149,13 +213,12 @@ pub(crate) fn write_err(e: npy_serde::Error, name: &str) -> DataFusionError {
 /// have `schema`; the output's partition columns are `partitions` (for the options' errors).
 pub(crate) fn write_file(
     kind: &Kind,
-    options: &NpyWriteOptions,
+    (options, order): (&NpyWriteOptions, FileOrder),
     (schema, partitions): (&SchemaRef, &[String]),
     target: Target,
     mut rx: Receiver<RecordBatch>,
 ) -> DfResult<Written> {
     let name = target.name();
-    let werr = |e: npy_serde::Error| write_err(e, &name);
     let ioerr = |e: std::io::Error| write_err(e.into(), &name);
     let staged = match &target {
         Target::Local(path) => StagedFile::create(path).map_err(ioerr)?,
@@ -191,49 +254,89 @@ pub(crate) fn write_file(
         wb = wb.string_width(column, *width);
     }
     let wb = options.builder_over(wb, schema, partitions)?;
-    let mut rows = 0u64;
+    let rows = Cell::new(0u64);
     let mut held = held.into_iter();
+    // Each batch is checked in the file's orders before it is written: a row out of a
+    // declared order ends the file (kept in `unsorted`, the write's failure).
+    let order = RefCell::new(order);
+    let unsorted: RefCell<Option<DataFusionError>> = RefCell::new(None);
     let mut next = || {
         let b = if measured {
             held.next()
         } else {
             rx.blocking_recv()
-        };
-        if let Some(b) = &b {
-            rows += b.num_rows() as u64;
+        }?;
+        if let Err(e) = order.borrow_mut().check(&b) {
+            let text = e.to_string();
+            unsorted.replace(Some(e));
+            return Some(Err(ArrowError::ExternalError(text.into())));
         }
-        b
+        rows.set(rows.get() + b.num_rows() as u64);
+        Some(Ok(b))
     };
+    let written = write_batches(kind, &wb, (file, &columns_path), schema, &mut next, &order);
+    if let Some(e) = unsorted.take() {
+        return Err(e.context(format!("writing {name}")));
+    }
+    written.map_err(|e| e.context(format!("writing {name}")))?;
+    let record = order.borrow().record();
+    Ok(Written {
+        target,
+        pending,
+        temp,
+        rows: rows.get(),
+        record,
+        sidecar: *kind == Kind::Npy,
+    })
+}
+
+/// Writes the batches `next` gives as one file of `kind` into `file` (the column arrays of an
+/// archive of columns in temporary files beside `columns_path`), the record of `order` in an
+/// archive's comment.
+fn write_batches(
+    kind: &Kind,
+    wb: &npy_arrow::BatchWriterBuilder,
+    (file, columns_path): (File, &Path),
+    schema: &SchemaRef,
+    next: &mut dyn FnMut() -> Option<Result<RecordBatch, ArrowError>>,
+    order: &RefCell<FileOrder>,
+) -> DfResult<()> {
+    let werr = |e: npy_serde::Error| DataFusionError::External(Box::new(e));
+    let arrow = |e: ArrowError| DataFusionError::ArrowError(Box::new(e), None);
     match kind {
         Kind::Npy => {
             let mut w = wb.file_writer(file, schema).map_err(werr)?;
             while let Some(b) = next() {
-                w.write(&b).map_err(werr)?;
+                w.write(&b.map_err(arrow)?).map_err(werr)?;
             }
             w.finish().map_err(werr)?;
         }
         Kind::Member(key) => {
             let mut npz = NpzWriter::new(BufWriter::with_capacity(1 << 20, file));
-            let batches = std::iter::from_fn(&mut next).map(Ok);
+            let batches = std::iter::from_fn(next);
             let reader = RecordBatchIterator::new(batches, schema.clone());
-            npy_arrow::write_npz_member(&mut npz, key, reader, &wb).map_err(werr)?;
+            npy_arrow::write_npz_member(&mut npz, key, reader, wb).map_err(werr)?;
+            if let Some(record) = order.borrow().record() {
+                let comment = record.with_member(key.as_str()).to_string();
+                npz.set_comment(comment.as_bytes()).map_err(werr)?;
+            }
             let out = npz.finish().map_err(werr)?;
-            out.into_inner().map_err(|e| ioerr(e.into_error()))?;
+            out.into_inner()
+                .map_err(|e| DataFusionError::from(e.into_error()))?;
         }
         Kind::Columns => {
-            let mut w = wb.column_table(&columns_path, schema).map_err(werr)?;
+            let mut w = wb.column_table(columns_path, schema).map_err(werr)?;
             while let Some(b) = next() {
-                w.write(&b).map_err(werr)?;
+                w.write(&b.map_err(arrow)?).map_err(werr)?;
+            }
+            if let Some(record) = order.borrow().record() {
+                w.record_order(record);
             }
             let out = BufWriter::with_capacity(1 << 20, file);
             let (out, _) = w.finish_into(out).map_err(werr)?;
-            out.into_inner().map_err(|e| ioerr(e.into_error()))?;
+            out.into_inner()
+                .map_err(|e| DataFusionError::from(e.into_error()))?;
         }
     }
-    Ok(Written {
-        target,
-        pending,
-        temp,
-        rows,
-    })
+    Ok(())
 }

@@ -5,6 +5,7 @@
 
 pub(crate) mod file;
 pub(crate) mod options;
+pub(crate) mod order;
 mod sink;
 
 pub use options::NpyWriteOptions;

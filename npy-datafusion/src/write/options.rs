@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use arrow_schema::Schema;
 use datafusion::error::{DataFusionError, Result as DfResult};
+use npy_arrow::order::{format_order, parse_orders, SortColumn};
 use npy_arrow::{BatchWriterBuilder, DecimalPolicy, NullPolicy};
 
 use crate::options::TableLayout;
@@ -17,6 +18,9 @@ pub(crate) const DEFAULT_MEMBER: &str = "arr_0";
 /// The option keys (after `format.`) that are write options; `nulls`, `decimals` and
 /// `string_width` also take `KEY.COLUMN` for one column.
 pub(crate) const WRITE_KEYS: &[&str] = &["nulls", "decimals", "string_width", "strings"];
+
+/// The option keys that are both read and write options: a format takes them for both.
+pub(crate) const SHARED_KEYS: &[&str] = &["layout", "sort_order"];
 
 /// How `COPY ... TO` and `INSERT INTO` write `.npy` files and `.npz` archives: the choices of
 /// npy-arrow's [`BatchWriterBuilder`] (what a null becomes, how decimals are written, the width
@@ -33,6 +37,32 @@ pub(crate) const WRITE_KEYS: &[&str] = &["nulls", "decimals", "string_width", "s
 /// | `strings` | `fixed` (`U<n>`) or `objects` (an object array of one string column) | `fixed` |
 /// | `layout` | `rows` (one record array) or `columns` (an `.npz` member per column) | `rows` |
 /// | `member` | the key of a row archive's one member | `arr_0` |
+/// | `sort_order` | `COLUMN [ASC\|DESC] [NULLS FIRST\|LAST], ...` (after `;` another order): verified while written, recorded | none |
+///
+/// # Recorded orders
+///
+/// Each file a statement writes gets the record of its order that npy-arrow's
+/// [`order`](npy_arrow::order) module describes (what `npy convert --sorted-by` writes: a
+/// `.npy` file's `FILE.npy.order`, an archive's comment), or none; a statement never leaves
+/// the record of an earlier file in place:
+///
+/// - With `sort_order` ([`sorted_by`](Self::sorted_by); on a table `STORED AS NPY` its read
+///   option of the same key, so its `INSERT`s are checked too) every row of every file is
+///   verified in each order given, against the row before it, as it is written; a row out of
+///   order fails the statement naming the rows and their values, and nothing is written (no
+///   file, no record changed). The first order is recorded.
+/// - Without it, the order the plan gives the rows (a `COPY (SELECT ... ORDER BY k) TO`, the
+///   order an `INSERT INTO` a table with an order sorts its rows in) is verified the same way
+///   and recorded when every row of the file was in it; when one was not, nothing is recorded
+///   (the statement succeeds).
+/// - A key column holding nulls gives no record unless its nulls read back as nulls (the
+///   `mask` policy; `NaT` in datetime and duration columns): `nan` and `fill` write them as
+///   values, which need not be where the nulls were. With `sort_order` such a null fails the
+///   statement.
+/// - A record is put in place after its file: an earlier `FILE.npy.order` is removed before
+///   the new file is renamed over the old (or uploaded), the new one written after it; an
+///   archive carries its record in its own comment. A file written into a directory that holds
+///   a column table's `_npy_order` removes that record (the table's columns changed).
 ///
 /// A string column whose width no option gives is as wide as its widest value over the whole
 /// output (as `npy convert` writes it): its file's batches are held in memory until the last
@@ -57,6 +87,7 @@ pub struct NpyWriteOptions {
     pub(crate) widths: BTreeMap<String, usize>,
     pub(crate) objects: bool,
     pub(crate) layout: TableLayout,
+    pub(crate) sort_order: Vec<Vec<SortColumn>>,
 }
 
 impl NpyWriteOptions {
@@ -116,6 +147,29 @@ impl NpyWriteOptions {
         self
     }
 
+    /// Verifies every row written in `order` (the option `sort_order`; another call adds an
+    /// order that must also hold) and records the first order with each file: see
+    /// [Recorded orders](Self#recorded-orders).
+    ///
+    /// ```
+    /// use npy_datafusion::{NpyWriteOptions, SortColumn};
+    /// let options = NpyWriteOptions::new().sorted_by([SortColumn::asc("k")]);
+    /// assert_eq!(options, NpyWriteOptions::new().set("sort_order", "k ASC")?);
+    /// # Ok::<(), datafusion::error::DataFusionError>(())
+    /// ```
+    pub fn sorted_by(mut self, order: impl IntoIterator<Item = SortColumn>) -> Self {
+        let order: Vec<SortColumn> = order.into_iter().collect();
+        if !order.is_empty() && !self.sort_order.contains(&order) {
+            self.sort_order.push(order);
+        }
+        self
+    }
+
+    /// The orders verified and recorded ([`sorted_by`](Self::sorted_by)).
+    pub fn sort_order(&self) -> &[Vec<SortColumn>] {
+        &self.sort_order
+    }
+
     /// Every option set, as the `(key, value)` pairs [`set`](Self::set) takes back: options
     /// that have no value of their own (the defaults) are left out, so
     /// `entries()` folded through `set` over [`new`](Self::new) gives these options again. It is
@@ -160,11 +214,15 @@ impl NpyWriteOptions {
         if self.layout != TableLayout::default() {
             push("layout".into(), self.layout.name().into());
         }
+        if !self.sort_order.is_empty() {
+            let orders: Vec<String> = self.sort_order.iter().map(|o| format_order(o)).collect();
+            push("sort_order".into(), orders.join("; "));
+        }
         out
     }
 
-    /// True if `key` (without its `format.` prefix) is a write option's key (`layout` and
-    /// `member` are also read options: a format takes them for both).
+    /// True if `key` (without its `format.` prefix) is a write option's key only (`layout`,
+    /// `sort_order` and `member` are also read options: a format takes them for both).
     pub(crate) fn is_write_key(key: &str) -> bool {
         let head = key.split_once('.').map_or(key, |(h, _)| h);
         WRITE_KEYS.contains(&head)
@@ -232,10 +290,11 @@ impl NpyWriteOptions {
                     other => return Err(format!("expected rows or columns, found {other:?}")),
                 }
             }
+            ("sort_order", None) => self.sort_order = parse_orders(value)?,
             _ => {
                 return Err(format!(
                     "unknown key: the write options are nulls[.COLUMN], decimals[.COLUMN], \
-                     string_width[.COLUMN], strings, layout and member, found {key:?}"
+                     string_width[.COLUMN], strings, layout, sort_order and member, found {key:?}"
                 ))
             }
         }

@@ -28,6 +28,10 @@ use object_store::ObjectStore;
 
 use super::file::{write_file, Kind, Target, Written};
 use super::options::NpyWriteOptions;
+#[cfg(doc)]
+use super::order::planned_order;
+use super::order::FileOrder;
+use npy_arrow::order::SortColumn;
 
 /// Writes a statement's rows as `.npy` files or `.npz` archives; see the
 /// [module docs](crate#writing-copy-to-and-insert-into).
@@ -36,6 +40,8 @@ pub struct NpySink {
     config: FileSinkConfig,
     options: NpyWriteOptions,
     kind: Kind,
+    /// The order the plan gives the rows (verified in each file, then recorded).
+    planned: Option<Vec<SortColumn>>,
     /// What the errors of writing the files go through (a Ballista executor's sink: its
     /// errors as text, see `ballista/errors.rs`); the query's own errors are left as they are.
     map_err: Option<fn(DataFusionError) -> DataFusionError>,
@@ -47,8 +53,16 @@ impl NpySink {
             config,
             options,
             kind,
+            planned: None,
             map_err: None,
         }
+    }
+
+    /// The sink whose rows come in `order` as far as the plan says ([`planned_order`]): each
+    /// file verifies it and records it if every row was in it.
+    pub(crate) fn with_planned_order(mut self, order: Option<Vec<SortColumn>>) -> Self {
+        self.planned = order;
+        self
     }
 
     /// The sink whose write errors go through `f`.
@@ -157,9 +171,10 @@ impl FileSink for NpySink {
                 Target::Store(location)
             };
             let (kind, options, schema) = (self.kind.clone(), self.options.clone(), schema.clone());
-            let partitions = partitions.clone();
+            let (partitions, planned) = (partitions.clone(), self.planned.clone());
             tasks.push(SpawnedTask::spawn_blocking(move || {
-                write_file(&kind, &options, (&schema, &partitions), target, rx)
+                let order = FileOrder::new(&options, planned.as_deref(), &schema)?;
+                write_file(&kind, (&options, order), (&schema, &partitions), target, rx)
             }));
         }
         // The files not taken (a directory failed) are dropped: the demultiplexer then stops.

@@ -60,6 +60,8 @@ mod sparse;
 #[cfg(feature = "datafusion")]
 mod sql;
 #[cfg(feature = "datafusion")]
+mod sql_column_stats;
+#[cfg(feature = "datafusion")]
 mod sql_formats;
 #[cfg(feature = "datafusion")]
 mod sql_layouts;
@@ -69,6 +71,8 @@ mod sql_order;
 mod sql_recorded;
 #[cfg(feature = "datafusion")]
 mod sql_write;
+#[cfg(feature = "datafusion")]
+mod sql_write_order;
 mod streaming;
 mod tiers;
 mod views;

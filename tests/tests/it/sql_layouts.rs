@@ -683,7 +683,7 @@ fn a_corrupt_member_fails_the_query_unless_told_to_trust_it() {
 
 /// The bytes each column of `t`'s scan read (its `bytes_scanned` metrics, by their `column`
 /// label, summed over partitions) in running `query`, and the plan as text.
-fn scanned_by_column(
+pub(crate) fn scanned_by_column(
     ctx: &SessionContext,
     rt: &Runtime,
     query: &str,

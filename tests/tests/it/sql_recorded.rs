@@ -23,12 +23,12 @@ use tokio::runtime::Runtime;
 use crate::sql_order::{answers, ctx, declared, plan, reference, tables, ROWS};
 
 /// The order the rows are in.
-fn order() -> Vec<SortColumn> {
+pub(crate) fn order() -> Vec<SortColumn> {
     vec![SortColumn::asc("k"), SortColumn::desc("v")]
 }
 
 /// What the scan reports for it.
-const REPORTED: &str = "k@0 ASC NULLS LAST, v@1 DESC";
+pub(crate) const REPORTED: &str = "k@0 ASC NULLS LAST, v@1 DESC";
 
 /// The rows of `rows.npy` in `dir`, as one batch.
 fn batch(dir: &TempDir) -> RecordBatch {
@@ -39,7 +39,7 @@ fn batch(dir: &TempDir) -> RecordBatch {
 /// again by the column writer with `sorted_by`, `rows.npy` with its `rows.npy.order`, and
 /// `rows.npz` (member `rows`) with the record in its comment; and the reference answers
 /// (`sql_order::reference`, of `rows.npy` before its order is recorded).
-fn recorded(label: &str, rt: &Runtime) -> (TempDir, Vec<Vec<Vec<String>>>) {
+pub(crate) fn recorded(label: &str, rt: &Runtime) -> (TempDir, Vec<Vec<Vec<String>>>) {
     let dir = tables(label);
     let want = reference(&dir, rt);
     let b = batch(&dir);
@@ -140,7 +140,7 @@ fn an_aggregate_by_the_recorded_key_runs_in_order() {
 }
 
 /// Asserts that `t` of `ctx` reports no order (its `ORDER BY k` sorts) and answers `want`.
-fn unordered(
+pub(crate) fn unordered(
     ctx: &datafusion::prelude::SessionContext,
     rt: &Runtime,
     want: &[Vec<Vec<String>>],

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::prelude::{SessionConfig, SessionContext};
+use npy_arrow::order::{RecordedOrder, SortColumn};
 use npy_arrow::BatchWriterBuilder;
 use npy_datafusion::{NpyReadOptions, NpySessionExt};
 use npy_serde_tests::sql::{
@@ -128,6 +129,10 @@ fn copy_to_npz_member_and_columns() {
         schema.clone(),
     );
     npy_arrow::write_npz_member(&mut npz, "arr_0", reader, &BatchWriterBuilder::new()).unwrap();
+    // The rows' order (the query's `ORDER BY id`, verified) is recorded in the comment.
+    let record = RecordedOrder::new(vec![SortColumn::asc("id")], 300);
+    let comment = record.clone().with_member("arr_0").to_string();
+    npz.set_comment(comment.as_bytes()).unwrap();
     npz.finish().unwrap().into_inner().unwrap();
     assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&want).unwrap());
     let member: Vec<Obs> = {
@@ -174,6 +179,7 @@ fn copy_to_npz_member_and_columns() {
     for b in &got {
         w.write(b).unwrap();
     }
+    w.record_order(record);
     w.finish().unwrap();
     assert_eq!(std::fs::read(&cols).unwrap(), std::fs::read(&want).unwrap());
     let back = ctx1();
