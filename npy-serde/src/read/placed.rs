@@ -373,4 +373,280 @@ mod tests {
         assert_eq!(whole.position().record, Some(37));
         assert_eq!(whole.position().byte, Some(h.data_offset + 37));
     }
+
+    /// Elements alive: a [`Counted`] or [`Empty`] adds one when made and takes it back when
+    /// dropped (per thread: the tests decode on their own thread, `parallel(false)`).
+    mod live {
+        use std::cell::Cell;
+
+        thread_local! {
+            static LIVE: Cell<isize> = const { Cell::new(0) };
+        }
+
+        pub fn now() -> isize {
+            LIVE.with(Cell::get)
+        }
+
+        /// Made by serde's `skip` (`Default`) once every other field decoded, so exactly
+        /// once per element made; a heap allocation too, for LeakSanitizer and a double free.
+        #[derive(Debug)]
+        pub struct Live(#[allow(dead_code)] Box<u8>);
+
+        impl Default for Live {
+            fn default() -> Self {
+                LIVE.with(|l| l.set(l.get() + 1));
+                Live(Box::new(1))
+            }
+        }
+
+        impl Drop for Live {
+            fn drop(&mut self) {
+                LIVE.with(|l| {
+                    l.set(l.get() - 1);
+                    assert!(l.get() >= 0, "an element dropped twice");
+                });
+            }
+        }
+
+        /// Zero-sized.
+        #[derive(Debug)]
+        pub struct Tick;
+
+        impl Default for Tick {
+            fn default() -> Self {
+                LIVE.with(|l| l.set(l.get() + 1));
+                Tick
+            }
+        }
+
+        impl Drop for Tick {
+            fn drop(&mut self) {
+                LIVE.with(|l| {
+                    l.set(l.get() - 1);
+                    assert!(l.get() >= 0, "an element dropped twice");
+                });
+            }
+        }
+    }
+
+    /// A record with drop glue, on the exact tier for [`EXACT`] (its layout) and on the
+    /// general tiers for [`GENERAL`] (`>i4` widened).
+    #[derive(serde::Deserialize, Debug)]
+    struct Counted {
+        id: i64,
+        ok: bool,
+        #[serde(skip)]
+        _live: live::Live,
+    }
+
+    impl NpyRecord for Counted {
+        fn dtype() -> crate::DType {
+            EXACT.parse().unwrap()
+        }
+        const LAYOUT: crate::layout::Layout =
+            crate::layout::Layout::record(&[&i64::LAYOUT, &bool::LAYOUT], false);
+    }
+
+    const EXACT: &str = "[('id','<i8'),('ok','|b1')]";
+    const GENERAL: &str = "[('id','>i4'),('ok','|b1')]";
+
+    /// `n` records of `descr` (EXACT or GENERAL): id `i * 3 - 5`, ok `i % 2`; and its header.
+    fn counted(descr: &str, n: usize) -> (ParsedHeader, Vec<u8>, usize) {
+        let wide = descr == EXACT;
+        let mut data = Vec::new();
+        for i in 0..n as i64 {
+            if wide {
+                data.extend((i * 3 - 5).to_le_bytes());
+            } else {
+                data.extend((i as i32 * 3 - 5).to_be_bytes());
+            }
+            data.push((i % 2) as u8);
+        }
+        let h = ParsedHeader {
+            header: Header::new(descr.parse().unwrap(), vec![n as u64]),
+            version: crate::Version::V1_0,
+            data_offset: 0,
+        };
+        (h, data, if wide { 9 } else { 5 })
+    }
+
+    fn rb() -> ReaderBuilder {
+        ReaderBuilder::new().parallel(false)
+    }
+
+    fn check(v: &[Counted], n: usize) {
+        assert_eq!(v.len(), n);
+        for (i, c) in v.iter().enumerate() {
+            assert_eq!((c.id, c.ok), (i as i64 * 3 - 5, i % 2 == 1), "element {i}");
+        }
+    }
+
+    #[test]
+    fn every_cut_of_every_part_in_any_order_on_both_tiers() {
+        for descr in [EXACT, GENERAL] {
+            let n = 23;
+            let (h, data, size) = counted(descr, n);
+            // Byte by byte, parts 4, 2, 0, 3, 1 (the last is 3 elements).
+            let mut p = PlacedRecords::<Counted>::new(&rb(), &h, n as u64, 5).unwrap();
+            assert_eq!(p.tier.is_some(), descr == EXACT, "{descr}");
+            assert!(!p.plain);
+            for part in [4, 2, 0, 3, 1] {
+                let r = p.part_elements(part);
+                for b in &data[r.start * size..r.end * size] {
+                    p.push(part, std::slice::from_ref(b)).unwrap();
+                }
+            }
+            let v = p.finish().unwrap();
+            check(&v, n);
+            assert_eq!(live::now(), n as isize);
+            drop(v);
+            assert_eq!(live::now(), 0);
+            // Each part in two pieces cut at every byte (after an empty one; nothing, even
+            // an empty piece, is pushed to a complete part), parts in reverse order.
+            let per = 4;
+            for cut in 0..=per * size {
+                let mut p = PlacedRecords::<Counted>::new(&rb(), &h, n as u64, per as u64).unwrap();
+                for part in (0..p.parts()).rev() {
+                    let r = p.part_elements(part);
+                    let bytes = &data[r.start * size..r.end * size];
+                    let cut = cut.min(bytes.len());
+                    p.push(part, &[]).unwrap();
+                    p.push(part, &bytes[..cut]).unwrap();
+                    if cut < bytes.len() {
+                        p.push(part, &bytes[cut..]).unwrap();
+                    }
+                }
+                let v = p.finish().unwrap();
+                check(&v, n);
+                drop(v);
+                assert_eq!(live::now(), 0, "{descr}, cut at {cut}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_long_piece_is_refused_whole_and_a_short_part_fails_the_finish() {
+        for descr in [EXACT, GENERAL] {
+            let (h, data, size) = counted(descr, 10);
+            let mut p = PlacedRecords::<Counted>::new(&rb(), &h, 10, 4).unwrap();
+            // Part 1 (elements 4..8) begun inside element 5, then a piece one byte too long.
+            p.push(1, &data[4 * size..5 * size + 2]).unwrap();
+            let err = p.push(1, &data[5 * size + 2..8 * size + 1]).unwrap_err();
+            let room = 3 * size - 2;
+            assert!(
+                err.to_string().contains(&format!("room for {room} more")),
+                "{err}"
+            );
+            assert_eq!(
+                live::now(),
+                1,
+                "{descr}: only element 4, nothing of the long piece"
+            );
+            // The right piece completes it; part 2 short by a byte, part 0 never begun.
+            p.push(1, &data[5 * size + 2..8 * size]).unwrap();
+            p.push(2, &data[8 * size..10 * size - 1]).unwrap();
+            assert_eq!(live::now(), 5);
+            let err = p.finish().unwrap_err();
+            assert!(err.to_string().contains("4 of the 10 elements"), "{err}");
+            assert_eq!(live::now(), 0, "{descr}: the decoded elements dropped once");
+        }
+    }
+
+    #[test]
+    fn an_error_mid_piece_keeps_the_elements_before_it_and_drops_them_once() {
+        for descr in [EXACT, GENERAL] {
+            let (h, mut data, size) = counted(descr, 20);
+            // Element 7's bool is 2: the exact tier misses it, the general tiers report it.
+            data[7 * size + size - 1] = 2;
+            let mut p = PlacedRecords::<Counted>::new(&rb(), &h, 20, 5).unwrap();
+            p.push(0, &data[..5 * size]).unwrap();
+            p.push(3, &data[15 * size..17 * size + 3]).unwrap();
+            // Part 1 (5..10): a piece ending inside element 5, then one from there into 8.
+            p.push(1, &data[5 * size..5 * size + 1]).unwrap();
+            let err = p.push(1, &data[5 * size + 1..8 * size + 2]).unwrap_err();
+            assert_eq!(err.kind().code(), "invalid_value", "{err}");
+            assert_eq!(err.position().record, Some(7), "{err}");
+            // The bool's byte.
+            assert_eq!(err.position().byte, Some((8 * size - 1) as u64), "{err}");
+            // Parts 0 and 3's two, element 5 (completed from the carry), and element 6 on
+            // the exact tier (the general tiers decode 6 and 7 in one call, which fails whole).
+            let before = if descr == EXACT { 7 } else { 6 };
+            assert_eq!(live::now(), 5 + 2 + before - 5, "{descr}");
+            drop(p);
+            assert_eq!(live::now(), 0, "{descr}");
+        }
+    }
+
+    #[test]
+    fn dropped_before_completion_drops_each_decoded_element_once() {
+        for descr in [EXACT, GENERAL] {
+            let (h, data, size) = counted(descr, 30);
+            let mut p = PlacedRecords::<Counted>::new(&rb(), &h, 30, 6).unwrap();
+            // Parts 1, 0 (merged with 1), 4 complete; 2 with a carried byte; 3 not begun.
+            for part in [1, 0, 4] {
+                let r = p.part_elements(part);
+                p.push(part, &data[r.start * size..r.end * size]).unwrap();
+            }
+            p.push(2, &data[12 * size..14 * size + 1]).unwrap();
+            assert_eq!(p.complete.len(), 2);
+            assert_eq!(live::now(), 20);
+            drop(p);
+            assert_eq!(live::now(), 0, "{descr}");
+            // And one never pushed to.
+            drop(PlacedRecords::<Counted>::new(&rb(), &h, 30, 6).unwrap());
+            assert_eq!(live::now(), 0);
+        }
+    }
+
+    /// Zero-sized, with drop glue.
+    #[derive(serde::Deserialize, Debug)]
+    struct Empty {
+        #[serde(skip)]
+        _tick: live::Tick,
+    }
+
+    impl NpyRecord for Empty {
+        fn dtype() -> crate::DType {
+            "[('a','<i2')]".parse().unwrap()
+        }
+    }
+
+    #[test]
+    fn zero_sized_records_and_elements_of_no_bytes() {
+        assert_eq!(size_of::<Empty>(), 0);
+        // Zero-sized elements of 2-byte data: placed like any other (the general tiers).
+        let h = ParsedHeader {
+            header: Header::new(Empty::dtype(), vec![9]),
+            version: crate::Version::V1_0,
+            data_offset: 0,
+        };
+        let data = [7u8; 18];
+        let mut p = PlacedRecords::<Empty>::new(&rb(), &h, 9, 4).unwrap();
+        p.push(2, &data[..2]).unwrap();
+        p.push(1, &data[..3]).unwrap();
+        p.push(1, &data[..5]).unwrap();
+        p.push(0, &data[..8]).unwrap();
+        assert_eq!(live::now(), 9);
+        assert_eq!(p.finish().unwrap().len(), 9);
+        assert_eq!(live::now(), 0);
+        let mut p = PlacedRecords::<Empty>::new(&rb(), &h, 9, 4).unwrap();
+        p.push(1, &data[..5]).unwrap();
+        assert_eq!(live::now(), 2);
+        drop(p);
+        assert_eq!(live::now(), 0);
+        // Elements of no bytes are refused (the caller reads those whole).
+        let h = ParsedHeader {
+            header: Header::new("[]".parse().unwrap(), vec![9]),
+            version: crate::Version::V1_0,
+            data_offset: 0,
+        };
+        let err = PlacedRecords::<Empty>::new(&rb(), &h, 9, 4).err().unwrap();
+        assert!(err.to_string().contains("zero bytes"), "{err}");
+        // No elements: no parts, every push refused, an empty result.
+        let (h, _, _) = counted(EXACT, 0);
+        let mut p = PlacedRecords::<Counted>::new(&rb(), &h, 0, 4).unwrap();
+        assert_eq!(p.parts(), 0);
+        assert!(p.push(0, &[]).is_err());
+        assert!(p.finish().unwrap().is_empty());
+    }
 }
