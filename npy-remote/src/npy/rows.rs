@@ -3,6 +3,10 @@
 //! straight into its elements' place in the result (`npy_serde`'s `PlacedRecords`). The task
 //! that drives the GETs only forwards frames; nothing is copied before the decode.
 //!
+//! A read of one GET of at most [`INLINE_BYTES`] is decoded on the task itself, frame by frame
+//! as the GET's body arrives: handing it to another thread costs more than it could save
+//! (a wake-up of the decoding thread per frame, each delayed on a loaded machine).
+//!
 //! Up to [`FetchOptions::concurrency`](crate::FetchOptions) chunks are in flight: a chunk's
 //! turn ends when its body has arrived (exactly its bytes, or an error naming the object and
 //! range) and the decoder has decoded all of it, so at most that many chunks' frames are ever
@@ -22,6 +26,9 @@ use crate::zipdir::Crc;
 use npy_serde::error::{Error, Result};
 use npy_serde::read::PlacedRecords;
 use npy_serde::NpyRecord;
+
+/// Reads of one GET up to this many bytes are decoded on the task that drives the GET.
+pub(crate) const INLINE_BYTES: u64 = 1 << 20;
 
 /// What the fetching task tells the decoder.
 enum Msg {
@@ -49,6 +56,9 @@ impl RemoteNpy {
         let slots = PlacedRecords::<T>::new(&self.rb, &self.header, count, per)
             .map_err(|e| self.obj.error(e))?;
         let parts = slots.parts();
+        if parts == 1 && count.saturating_mul(self.itemsize) <= INLINE_BYTES {
+            return self.read_inline(slots, elems, crc).await;
+        }
         let (tx, rx) = mpsc::unbounded_channel();
         let decoder = tokio::task::spawn_blocking(move || decode(slots, rx));
         let keep = crc.is_some();
@@ -74,6 +84,31 @@ impl RemoteNpy {
         // Every chunk was fetched and decoded: the whole member's CRC, then the elements.
         self.check_crc(crc)?;
         decoded?.map_err(|e| self.locate(e, elems.start, at))
+    }
+
+    /// The elements `elems`, one GET's, decoded into `slots` (of one part) on this task as
+    /// each frame arrives; `crc` as for [`read_placed`](RemoteNpy::read_placed).
+    async fn read_inline<T>(
+        &self,
+        mut slots: PlacedRecords<T>,
+        elems: Range<u64>,
+        mut crc: Option<(Crc, u32)>,
+    ) -> Result<Vec<T>>
+    where
+        T: DeserializeOwned + NpyRecord + Send,
+    {
+        let at = self.header.data_offset + elems.start * self.itemsize;
+        self.obj
+            .get_frames(self.byte_range(&elems), |frame| {
+                if let Some((c, _)) = &mut crc {
+                    c.update(&frame);
+                }
+                slots.push(0, &frame)
+            })
+            .await
+            .map_err(|e| self.locate(e, elems.start, at))?;
+        self.check_crc(crc)?;
+        slots.finish().map_err(|e| self.locate(e, elems.start, at))
     }
 
     /// One chunk: its GET's frames sent to the decoder as they arrive (and kept, for a CRC, if
@@ -344,6 +379,44 @@ mod tests {
                 let ok: Vec<Rec> = npy.read_rows(0..2500).await.unwrap();
                 assert_eq!(ok.len(), 2500);
             }
+        });
+    }
+
+    #[test]
+    fn one_small_get_is_decoded_on_the_task_with_the_same_answers() {
+        // 3000 records (87000 bytes) in the default 8 MiB chunks: one GET, under
+        // INLINE_BYTES; 40000 (1.16 MB): one GET over it, on the decoding thread.
+        let (data, mut f, start) = file(3000);
+        let (big, big_f, _) = file(40_000);
+        const { assert!(40_000 * 29 > super::INLINE_BYTES && 3000 * 29 < super::INLINE_BYTES) };
+        block_on(async {
+            let opts = FetchOptions::default();
+            for frame in [1, 13, 4096] {
+                let npy = open(f.clone(), frame, 0, &opts).await;
+                assert_eq!(npy.read_rows::<Rec>(0..3000).await.unwrap(), data);
+                let some: Vec<Rec> = npy.read_rows(17..2000).await.unwrap();
+                assert_eq!(some, data[17..2000], "frames of {frame}");
+            }
+            let npy = open(big_f, 4096, 0, &opts).await;
+            assert_eq!(npy.read_rows::<Rec>(0..40_000).await.unwrap(), big);
+            for (cut, says) in [
+                (1, "short read: asked for 87000 bytes"),
+                (-1, "the store sent more than the 87000 bytes asked for"),
+            ] {
+                let npy = open(f.clone(), 13, cut, &opts).await;
+                let err = npy.read_rows::<Rec>(0..3000).await.unwrap_err();
+                assert_eq!(err.kind().code(), "remote", "{err}");
+                let msg = err.to_string();
+                assert!(msg.starts_with(URL) && msg.contains(says), "{msg}");
+            }
+            // Record 2500's flag is 7: the whole array's positions.
+            let at = start + 2500 * 29 + 12;
+            f[at] = 7;
+            let npy = open(f, 10, 0, &opts).await;
+            let err = npy.read_rows::<Rec>(1000..3000).await.unwrap_err();
+            assert_eq!(err.kind().code(), "invalid_value", "{err}");
+            assert_eq!(err.position().record, Some(2500), "{err}");
+            assert_eq!(err.position().byte, Some(at as u64), "{err}");
         });
     }
 
