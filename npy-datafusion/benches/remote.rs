@@ -10,8 +10,10 @@
 //! - A 1 GB W2 `.npy` (33-byte records) read whole into `Vec<W2>` by `RemoteNpy::read_rows`
 //!   (default `FetchOptions`: 8 MiB chunks, 4 in flight), against the server's own ceiling
 //!   (`curl` GETting the whole object to /dev/null) and `from_path` on the local file; the same
-//!   GETs through object_store without decoding (what our side adds), and other chunk sizes
-//!   and concurrencies (how the default was chosen).
+//!   GETs through object_store without decoding (what our side adds), the same GETs with
+//!   each response's frames only counted (the HTTP client's own cost, no copy) and one GET of
+//!   the whole object so counted (curl's work through the client), and other chunk sizes and
+//!   concurrencies (how the default was chosen).
 //! - A 1 MiB row range from the middle: one GET (counted through `CountingStore`, asserted).
 //! - `npy sql`'s Q1 over W2 shards on the S3 server against the
 //!   same shards on local disk.
@@ -20,7 +22,7 @@
 //! (`cargo install s3s-fs@0.14.1 --locked --features binary`); `$NPY_NGINX`, else `nginx` on
 //! PATH or `/usr/sbin/nginx`. Without `s3s-fs` the bench says so and stops; without `nginx` it
 //! skips that server. `NPY_BENCH_SCALE` (default 1: 1 GB) and `NPY_BENCH_REPS` (default 3) as
-//! for the other benches.
+//! for the other benches; `NPY_BENCH_ONLY=nginx` runs the nginx cases alone (for a profile).
 //!
 //! Run: `cargo bench -p npy-datafusion --features remote --bench remote`
 
@@ -210,6 +212,36 @@ impl Run<'_> {
         })
     }
 
+    /// The same GETs as [`fetch_only`](Run::fetch_only) (8 MiB x 4) with each response's
+    /// frames only counted, as the client returns them (no copy: the HTTP client's own cost),
+    /// or, with `whole`, one GET of the whole object so counted (what `curl` does).
+    fn stream_only(&self, t: &Target, whole: bool) -> u64 {
+        let chunk = if whole {
+            self.size
+        } else {
+            FetchOptions::default().chunk_size()
+        };
+        let ranges: Vec<_> = (0..self.size.div_ceil(chunk))
+            .map(|i| i * chunk..self.size.min((i + 1) * chunk))
+            .collect();
+        self.rt.block_on(async {
+            futures::stream::iter(ranges)
+                .map(|r| async move {
+                    let opts = object_store::GetOptions {
+                        range: Some(r.into()),
+                        ..Default::default()
+                    };
+                    let body = t.store.get_opts(&t.path, opts).await?.into_stream();
+                    body.try_fold(0u64, |n, b| async move { Ok(n + b.len() as u64) })
+                        .await
+                })
+                .buffered(4)
+                .try_fold(0u64, |n, b| async move { Ok(n + b) })
+                .await
+                .unwrap()
+        })
+    }
+
     fn server(&self, t: &Target, t_local: Duration) {
         let size = self.size;
         println!("{}:", t.name);
@@ -226,13 +258,22 @@ impl Run<'_> {
         ms("curl ranged GET of 8 MiB", eight);
         let fetch = time(reps, || self.fetch_only(t));
         line("object_store GETs, 8 MiB x 4, not decoded", fetch, size);
+        let frames = time(reps, || assert_eq!(self.stream_only(t, false), size));
+        line(
+            "object_store GETs, 8 MiB x 4, frames only counted",
+            frames,
+            size,
+        );
+        let one = time(reps, || assert_eq!(self.stream_only(t, true), size));
+        line("object_store GET whole, frames only counted", one, size);
         let remote = time(reps, || self.read(t, &FetchOptions::default()));
         line("RemoteNpy::read_rows, whole, into Vec<W2>", remote, size);
         println!(
             "  ratio read_rows/curl speed: {:.2}x; read_rows/GETs alone: {:.2}x; \
-             read_rows/local from_path: {:.2}x",
+             read_rows/GET frames counted: {:.2}x; read_rows/local from_path: {:.2}x",
             whole.as_secs_f64() / remote.as_secs_f64(),
             fetch.as_secs_f64() / remote.as_secs_f64(),
+            frames.as_secs_f64() / remote.as_secs_f64(),
             t_local.as_secs_f64() / remote.as_secs_f64()
         );
         for (mib, conc) in [(4u64, 4usize), (16, 4), (8, 8), (32, 8)] {
@@ -342,16 +383,20 @@ fn main() {
         one,
     );
 
-    run.server(
-        &Target {
-            name: "s3s-fs, the object uploaded by PUT",
-            store: s3.clone(),
-            path: ObjPath::from("w2.npy"),
-            curl_url: s3_url("w2.npy"),
-            s3: true,
-        },
-        t_local,
-    );
+    // `NPY_BENCH_ONLY=nginx` (for profiles): the nginx cases alone.
+    let only_nginx = std::env::var("NPY_BENCH_ONLY").is_ok_and(|v| v == "nginx");
+    if !only_nginx {
+        run.server(
+            &Target {
+                name: "s3s-fs, the object uploaded by PUT",
+                store: s3.clone(),
+                path: ObjPath::from("w2.npy"),
+                curl_url: s3_url("w2.npy"),
+                s3: true,
+            },
+            t_local,
+        );
+    }
     if let Some(bin) = &nginx_bin {
         let nginx = Server::nginx(bin, &root.join("nginx"));
         let http: Arc<dyn ObjectStore> = Arc::new(
@@ -377,7 +422,9 @@ fn main() {
     for key in ["w2.npy", "w2_in_dir.npy"] {
         let _ = std::fs::remove_file(s3root.join(BUCKET).join(key));
     }
-    sql::q1(&run, &s3, &s3_url, &root, scale);
+    if !only_nginx {
+        sql::q1(&run, &s3, &s3_url, &root, scale);
+    }
     drop(s3s);
     let _ = std::fs::remove_dir_all(&root);
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
-use futures::{FutureExt, StreamExt};
+use futures::{FutureExt, StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{
     CopyOptions, GetOptions, GetResult, GetResultPayload, ListResult, MultipartUpload, ObjectMeta,
@@ -64,6 +64,8 @@ pub struct FaultStore {
     fault: Fault,
     good: u64,
     gets: Arc<AtomicU64>,
+    /// Every GET body handed on in frames of at most this many bytes (0: as `inner` does).
+    frame: usize,
 }
 
 impl FaultStore {
@@ -74,7 +76,43 @@ impl FaultStore {
             fault,
             good,
             gets: Arc::default(),
+            frame: 0,
         }
+    }
+
+    /// This store with every GET body, the good ones' and the faulty ones' alike, handed on
+    /// in frames of at most `bytes` bytes (0: as the inner store hands them on), as an HTTP
+    /// client returns a body: for the readers that decode a body frame by frame. A faulty
+    /// body's excess byte then comes in its last frame, after the bytes asked for. With
+    /// `good` at `u64::MAX` no GET is faulty: a store that only cuts bodies into frames.
+    pub fn with_frames(mut self, bytes: usize) -> Self {
+        self.frame = bytes;
+        self
+    }
+
+    /// `res` with its body cut into frames of at most `self.frame` bytes.
+    fn framed(&self, mut res: GetResult) -> GetResult {
+        let frame = self.frame;
+        if frame == 0 {
+            return res;
+        }
+        let empty = GetResultPayload::Stream(futures::stream::empty().boxed());
+        let payload = std::mem::replace(&mut res.payload, empty);
+        let whole = GetResult {
+            payload,
+            meta: res.meta.clone(),
+            range: res.range.clone(),
+            attributes: res.attributes.clone(),
+        };
+        let frames = whole.into_stream().map_ok(move |body| {
+            let cut: Vec<Result<Bytes>> = (0..body.len())
+                .step_by(frame)
+                .map(|at| Ok(body.slice(at..body.len().min(at + frame))))
+                .collect();
+            futures::stream::iter(cut)
+        });
+        res.payload = GetResultPayload::Stream(frames.try_flatten().boxed());
+        res
     }
 
     fn pass(&self, _call: Call) {}
@@ -99,7 +137,8 @@ impl ObjectStore for FaultStore {
     {
         let n = self.gets.fetch_add(1, Ordering::SeqCst);
         if options.head || n < self.good {
-            return self.inner.get_opts(location, options);
+            let get = self.inner.get_opts(location, options);
+            return async move { Ok(self.framed(get.await?)) }.boxed();
         }
         let fault = self.fault;
         async move {
@@ -136,7 +175,7 @@ impl ObjectStore for FaultStore {
                     .boxed(),
             };
             res.payload = GetResultPayload::Stream(stream);
-            Ok(res)
+            Ok(self.framed(res))
         }
         .boxed()
     }

@@ -209,64 +209,110 @@ impl Object {
 
     /// Exactly the bytes `range` of the object (checked against its size first).
     pub(crate) async fn get(&self, range: Range<u64>) -> Result<Bytes> {
-        if range.start > range.end || range.end > self.size {
-            return Err(self.error(format!(
-                "bytes {range:?} are past the end of the object ({} bytes)",
-                self.size
-            )));
-        }
+        self.check_range(&range)?;
         if range.start == range.end {
             return Ok(Bytes::new());
         }
-        let what = format!("bytes={}-{}", range.start, range.end - 1);
         let get = async {
-            let options = GetOptions {
-                range: Some(GetRange::Bounded(range.clone())),
-                ..Default::default()
-            };
-            let res =
-                (self.store.get_opts(&self.path, options).await).map_err(|e| self.error(e))?;
-            if res.range != range {
-                return Err(self.error(format!(
-                    "asked for bytes {range:?}, the store answered bytes {:?}",
-                    res.range
-                )));
-            }
-            collect(
-                res.into_stream(),
-                range.end - range.start,
-                &self.url,
-                &range,
-            )
-            .await
+            let body = self.respond(&range).await?;
+            collect(body, range.end - range.start, &self.url, &range).await
         };
-        within(self.opts.request_bound(), &self.url, &what, get).await
+        within(self.opts.request_bound(), &self.url, &get_what(&range), get).await
     }
 
-    /// Exactly the bytes `range` of the object, in GETs of at most
-    /// [`FetchOptions::chunk_bytes`] each, up to [`FetchOptions::concurrency`] in flight, into
-    /// one buffer (allocated once, from a length checked against the object's size).
-    pub(crate) async fn get_chunked(&self, range: Range<u64>) -> Result<Vec<u8>> {
+    /// The bytes `range` of the object (checked against its size first), each frame of the
+    /// body handed to `each` as the client returned it: a body longer than the range is an
+    /// error before its excess is handed on, a shorter one an error at its end. The whole GET
+    /// (body included) within [`FetchOptions::request_bound`]. An empty range makes no request.
+    pub(crate) async fn get_frames(
+        &self,
+        range: Range<u64>,
+        mut each: impl FnMut(Bytes) -> Result<()>,
+    ) -> Result<()> {
+        self.check_range(&range)?;
+        if range.start == range.end {
+            return Ok(());
+        }
+        let expected = range.end - range.start;
+        let get = async {
+            let mut body = self.respond(&range).await?;
+            let mut got = 0u64;
+            while let Some(frame) = body.next().await {
+                let frame = frame.map_err(|e| self.error(e))?;
+                if frame.is_empty() {
+                    continue;
+                }
+                got = got.saturating_add(frame.len() as u64);
+                if got > expected {
+                    return Err(too_long(&self.url, expected, &range));
+                }
+                each(frame)?;
+            }
+            if got != expected {
+                return Err(short_read(&self.url, expected, &range, got));
+            }
+            Ok(())
+        };
+        within(self.opts.request_bound(), &self.url, &get_what(&range), get).await
+    }
+
+    /// `range` checked against the object's size.
+    fn check_range(&self, range: &Range<u64>) -> Result<()> {
         if range.start > range.end || range.end > self.size {
             return Err(self.error(format!(
                 "bytes {range:?} are past the end of the object ({} bytes)",
                 self.size
             )));
         }
+        Ok(())
+    }
+
+    /// The body of the GET of `range` (not empty), once the store answered with that range.
+    async fn respond(
+        &self,
+        range: &Range<u64>,
+    ) -> Result<futures::stream::BoxStream<'static, object_store::Result<Bytes>>> {
+        let options = GetOptions {
+            range: Some(GetRange::Bounded(range.clone())),
+            ..Default::default()
+        };
+        let res = (self.store.get_opts(&self.path, options).await).map_err(|e| self.error(e))?;
+        if res.range != *range {
+            return Err(self.error(format!(
+                "asked for bytes {range:?}, the store answered bytes {:?}",
+                res.range
+            )));
+        }
+        Ok(res.into_stream())
+    }
+
+    /// Exactly the bytes `range` of the object, in GETs of at most
+    /// [`FetchOptions::chunk_bytes`] each, up to [`FetchOptions::concurrency`] in flight, each
+    /// response's frames copied straight to their place in one buffer (allocated once, from a
+    /// length checked against the object's size).
+    pub(crate) async fn get_chunked(&self, range: Range<u64>) -> Result<Vec<u8>> {
+        self.check_range(&range)?;
         let len = usize::try_from(range.end - range.start)
             .map_err(|_| Error::overflow("a byte range"))?;
-        let chunk = self.opts.chunk;
-        let parts = (range.start..range.end)
-            .step_by(usize::try_from(chunk).unwrap_or(usize::MAX))
-            .map(|at| at..range.end.min(at.saturating_add(chunk)));
-        futures::stream::iter(parts)
-            .map(|r| self.get(r))
-            .buffered(self.opts.concurrency)
-            .try_fold(Vec::with_capacity(len), |mut all, part| async move {
-                all.extend_from_slice(&part);
-                Ok(all)
+        let chunk = usize::try_from(self.opts.chunk).unwrap_or(usize::MAX);
+        let mut all = vec![0u8; len];
+        let parts = all.chunks_mut(chunk).enumerate().map(|(i, dst)| {
+            // Within `range` (the chunks of a buffer of its length): no overflow.
+            let at = range.start + (i * chunk) as u64;
+            let r = at..at + dst.len() as u64;
+            let mut filled = 0;
+            self.get_frames(r, move |frame| {
+                // `get_frames` hands on no more than the range's length in all.
+                dst[filled..filled + frame.len()].copy_from_slice(&frame);
+                filled += frame.len();
+                Ok(())
             })
-            .await
+        });
+        futures::stream::iter(parts)
+            .buffered(self.opts.concurrency)
+            .try_collect::<()>()
+            .await?;
+        Ok(all)
     }
 
     /// An error naming this object's URL.
@@ -301,20 +347,8 @@ async fn collect(
     range: &Range<u64>,
 ) -> Result<Bytes> {
     let cap = usize::try_from(expected).map_err(|_| Error::overflow("a GET's length"))?;
-    let short = |got: usize| {
-        Error::remote(
-            url,
-            format!(
-                "short read: asked for {expected} bytes (bytes {range:?}), the store sent {got}"
-            ),
-        )
-    };
-    let long = || {
-        Error::remote(
-            url,
-            format!("the store sent more than the {expected} bytes asked for (bytes {range:?})"),
-        )
-    };
+    let short = |got: usize| short_read(url, expected, range, got as u64);
+    let long = || too_long(url, expected, range);
     let mut first: Option<Bytes> = None;
     let mut buf: Option<BytesMut> = None;
     while let Some(part) = stream.next().await {
@@ -356,4 +390,25 @@ async fn collect(
         return Err(short(bytes.len()));
     }
     Ok(bytes)
+}
+
+/// The request's name in messages: its `Range` header.
+fn get_what(range: &Range<u64>) -> String {
+    format!("bytes={}-{}", range.start, range.end - 1)
+}
+
+/// A body that ended after `got` of the `expected` bytes of `range`.
+fn short_read(url: &str, expected: u64, range: &Range<u64>, got: u64) -> Error {
+    Error::remote(
+        url,
+        format!("short read: asked for {expected} bytes (bytes {range:?}), the store sent {got}"),
+    )
+}
+
+/// A body longer than the `expected` bytes of `range`.
+fn too_long(url: &str, expected: u64, range: &Range<u64>) -> Error {
+    Error::remote(
+        url,
+        format!("the store sent more than the {expected} bytes asked for (bytes {range:?})"),
+    )
 }

@@ -15,6 +15,8 @@ use npy_serde::error::{Error, Result};
 use npy_serde::header::{parse_header, Header, ParsedHeader, Version, MAGIC};
 use npy_serde::{NpyRecord, ReaderBuilder};
 
+mod rows;
+
 /// A `.npy` array on an object store: its header, read with one ranged GET (two if the header
 /// is longer than the first GET), and any range of its rows read on demand.
 ///
@@ -199,12 +201,23 @@ impl RemoteNpy {
     /// decoded as it arrives. A Fortran-order array with more than one axis longer than 1 is
     /// read whole only (its rows are not contiguous). A decoding error keeps its kind, with the
     /// record index and byte offset of the whole array (the member, for an `.npz` member).
-    pub async fn read_rows<T: DeserializeOwned + NpyRecord + Send>(
+    ///
+    /// Each chunk's response is decoded frame by frame, as the client returns them, straight
+    /// into the result's memory, on a thread of tokio's blocking pool (not on the task that
+    /// drives the requests), while the next chunks arrive.
+    pub async fn read_rows<T: DeserializeOwned + NpyRecord + Send + 'static>(
         &self,
         rows: Range<u64>,
     ) -> Result<Vec<T>> {
-        self.read_with(rows, |rb, data, ph| rb.records_in_slice::<T>(data, ph))
-            .await
+        let elems = self.elements(&rows)?;
+        let h = &self.header.header;
+        let walk = h.fortran_order && h.shape.iter().filter(|&&d| d > 1).count() > 1;
+        if walk || self.itemsize == 0 || elems.is_empty() {
+            return self
+                .read_with(rows, |rb, data, ph| rb.records_in_slice::<T>(data, ph))
+                .await;
+        }
+        self.read_placed(elems, self.whole_crc(&rows)).await
     }
 
     /// [`read_rows`](RemoteNpy::read_rows) for any `Deserialize` element type (the
@@ -235,11 +248,7 @@ impl RemoteNpy {
         let elems = self.elements(&rows)?;
         let h = &self.header.header;
         // A member read whole has its CRC-32 checked, over its header and every data chunk.
-        let mut crc = self.crc.filter(|_| rows == (0..self.rows)).map(|want| {
-            let mut c = super::zipdir::Crc::new();
-            c.update(&self.head);
-            (c, want)
-        });
+        let mut crc = self.whole_crc(&rows);
         if h.fortran_order && h.shape.iter().filter(|&&d| d > 1).count() > 1 {
             if rows != (0..self.rows) {
                 return Err(Error::invalid_value(format!(
@@ -281,6 +290,16 @@ impl RemoteNpy {
             .await?;
         self.check_crc(crc)?;
         Ok(all)
+    }
+
+    /// For a member read whole (`rows` all of them), its CRC-32 started over its header, with
+    /// the directory's; otherwise none.
+    fn whole_crc(&self, rows: &Range<u64>) -> Option<(super::zipdir::Crc, u32)> {
+        self.crc.filter(|_| *rows == (0..self.rows)).map(|want| {
+            let mut c = super::zipdir::Crc::new();
+            c.update(&self.head);
+            (c, want)
+        })
     }
 
     /// A whole member's CRC-32 against its directory entry.

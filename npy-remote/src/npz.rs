@@ -237,7 +237,10 @@ impl RemoteNpz {
     /// Reads the whole member for `key` into a `Vec<T>` (the exact tier, as
     /// [`RemoteNpy::read_rows`]); a stored member by ranges, a deflated one inflated. Its
     /// length and CRC-32 are checked.
-    pub async fn read<T: DeserializeOwned + NpyRecord + Send>(&self, key: &str) -> Result<Vec<T>> {
+    pub async fn read<T: DeserializeOwned + NpyRecord + Send + 'static>(
+        &self,
+        key: &str,
+    ) -> Result<Vec<T>> {
         match self.inflated(key).await? {
             Some(file) => self
                 .rb

@@ -142,6 +142,7 @@ mod mmap;
 pub(crate) mod objects;
 mod options;
 mod parallel;
+mod placed;
 mod plan;
 mod planned;
 mod shape;
@@ -160,6 +161,8 @@ pub use stream::RecordReader;
 #[doc(hidden)]
 pub use decode::{data_of, open_checked, open_contents};
 pub(crate) use mmap::as_elements;
+#[doc(hidden)]
+pub use placed::PlacedRecords;
 #[doc(hidden)]
 pub use source::BlockReader;
 
