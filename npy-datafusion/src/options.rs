@@ -322,6 +322,18 @@ pub(crate) fn check_sort_columns<'a>(
 }
 
 /// The orders of the option `sort_order` (see [`npy_arrow::order::parse_orders`]).
+/// Adds `order` to `orders` unless it is empty or there already (the read and the write
+/// options' `sorted_by`).
+pub(crate) fn add_order(
+    orders: &mut Vec<Vec<SortColumn>>,
+    order: impl IntoIterator<Item = SortColumn>,
+) {
+    let order: Vec<SortColumn> = order.into_iter().collect();
+    if !order.is_empty() && !orders.contains(&order) {
+        orders.push(order);
+    }
+}
+
 fn parse_orders(text: &str) -> Result<Vec<Vec<SortColumn>>, String> {
     npy_arrow::order::parse_orders(text)
 }
@@ -494,10 +506,7 @@ impl NpyReadOptions {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn sorted_by(mut self, order: impl IntoIterator<Item = SortColumn>) -> Self {
-        let order: Vec<SortColumn> = order.into_iter().collect();
-        if !order.is_empty() && !self.sort_order.contains(&order) {
-            self.sort_order.push(order);
-        }
+        add_order(&mut self.sort_order, order);
         self
     }
 

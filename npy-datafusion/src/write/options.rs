@@ -158,10 +158,7 @@ impl NpyWriteOptions {
     /// # Ok::<(), datafusion::error::DataFusionError>(())
     /// ```
     pub fn sorted_by(mut self, order: impl IntoIterator<Item = SortColumn>) -> Self {
-        let order: Vec<SortColumn> = order.into_iter().collect();
-        if !order.is_empty() && !self.sort_order.contains(&order) {
-            self.sort_order.push(order);
-        }
+        crate::options::add_order(&mut self.sort_order, order);
         self
     }
 
