@@ -143,11 +143,15 @@ fn the_sink_of_an_insert_carries_the_tables_files_and_order() {
     let (before, after) = (sink_of(&plan), sink_of(&back));
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(after, before);
-    // The table's one file, its write options and its order travel.
+    // The table's one file, its write options (with the declared order, which the sink
+    // verifies and records) and its order travel.
     assert!(before.0.contains("first.npy"), "{}", before.0);
     assert_eq!(
         before.1,
-        NpyWriteOptions::new().set("nulls", "fill=0").unwrap()
+        NpyWriteOptions::new()
+            .set("nulls", "fill=0")
+            .unwrap()
+            .sorted_by([crate::SortColumn::asc("value")])
     );
     let order = before.3.clone().unwrap_or_default();
     assert!(order.starts_with("value@0 ASC"), "{before:?}");
