@@ -96,14 +96,7 @@ impl FaultStore {
         if frame == 0 {
             return res;
         }
-        let empty = GetResultPayload::Stream(futures::stream::empty().boxed());
-        let payload = std::mem::replace(&mut res.payload, empty);
-        let whole = GetResult {
-            payload,
-            meta: res.meta.clone(),
-            range: res.range.clone(),
-            attributes: res.attributes.clone(),
-        };
+        let whole = take_body(&mut res);
         let frames = whole.into_stream().map_ok(move |body| {
             let cut: Vec<Result<Bytes>> = (0..body.len())
                 .step_by(frame)
@@ -116,6 +109,18 @@ impl FaultStore {
     }
 
     fn pass(&self, _call: Call) {}
+}
+
+/// `res`'s body moved into a `GetResult` of its own (with its metadata, range and
+/// attributes), `res` left with an empty one: for stores that rework a body.
+pub(crate) fn take_body(res: &mut GetResult) -> GetResult {
+    let empty = GetResultPayload::Stream(futures::stream::empty().boxed());
+    GetResult {
+        payload: std::mem::replace(&mut res.payload, empty),
+        meta: res.meta.clone(),
+        range: res.range.clone(),
+        attributes: res.attributes.clone(),
+    }
 }
 
 impl fmt::Display for FaultStore {
@@ -153,14 +158,7 @@ impl ObjectStore for FaultStore {
                 _ => {}
             }
             let mut res = self.inner.get_opts(location, options).await?;
-            let empty = GetResultPayload::Stream(futures::stream::empty().boxed());
-            let payload = std::mem::replace(&mut res.payload, empty);
-            let whole = GetResult {
-                payload,
-                meta: res.meta.clone(),
-                range: res.range.clone(),
-                attributes: res.attributes.clone(),
-            };
+            let whole = take_body(&mut res);
             let body = whole.bytes().await?;
             let half = body.slice(..body.len() / 2);
             let stream: BoxStream<'static, Result<Bytes>> = match fault {

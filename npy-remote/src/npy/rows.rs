@@ -232,14 +232,7 @@ mod tests {
             let cut = if first { 0 } else { self.cut };
             async move {
                 let mut res = self.inner.get_opts(location, options).await?;
-                let empty = GetResultPayload::Stream(futures::stream::empty().boxed());
-                let payload = std::mem::replace(&mut res.payload, empty);
-                let whole = GetResult {
-                    payload,
-                    meta: res.meta.clone(),
-                    range: res.range.clone(),
-                    attributes: res.attributes.clone(),
-                };
+                let whole = crate::fault::take_body(&mut res);
                 let mut body = whole.bytes().await?.to_vec();
                 let keep = body.len().saturating_add_signed(-cut);
                 body.resize(keep, 0xAB);
