@@ -21,6 +21,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ballista_core::extension::SessionConfigExt;
 use datafusion::catalog::Session;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::error::{DataFusionError, Result as DfResult};
@@ -32,6 +33,8 @@ use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties};
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
+
+use super::job::JobExec;
 
 /// How long the check for a live scheduler waits for a TCP connection.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -280,6 +283,17 @@ impl QueryPlanner for WatchPlanner {
         if plan.name() != "DistributedQueryExec" {
             return Ok(plan);
         }
+        // A polling client follows the job with a gap that grows with its age (`job.rs`).
+        let plan: Arc<dyn ExecutionPlan> = if session_state.config().ballista_config().client_pull()
+        {
+            Arc::new(JobExec::new(
+                format!("http://{}", self.scheduler.addr),
+                logical_plan.clone(),
+                session_state.session_id().to_string(),
+            ))
+        } else {
+            plan
+        };
         Ok(Arc::new(WatchExec {
             properties: plan.properties().clone(),
             input: plan,
@@ -373,7 +387,8 @@ impl ExecutionPlan for WatchExec {
 /// to its end for nobody.
 struct CancelOnDrop<S> {
     inner: std::pin::Pin<Box<S>>,
-    /// The `DistributedQueryExec`, which knows the job's id once the scheduler took it.
+    /// The [`JobExec`] (or Ballista's `DistributedQueryExec`), which knows the job's id once
+    /// the scheduler took it.
     input: Arc<dyn ExecutionPlan>,
     scheduler: Arc<Scheduler>,
     /// Set at the stream's end or first error: nothing left to cancel.
@@ -488,10 +503,14 @@ pub fn wait_for_cancellations(timeout: Duration) -> bool {
     *n == 0
 }
 
-/// The id the scheduler gave the job of `plan` (a `DistributedQueryExec`), once it did.
+/// The id the scheduler gave the job of `plan` (a [`JobExec`] or Ballista's
+/// `DistributedQueryExec`), once it did.
 fn job_of(plan: &Arc<dyn ExecutionPlan>) -> Option<String> {
     use ballista_core::execution_plans::DistributedQueryExec;
     use datafusion_proto::protobuf::LogicalPlanNode;
+    if let Some(exec) = plan.downcast_ref::<JobExec>() {
+        return exec.job_id();
+    }
     let exec = plan.downcast_ref::<DistributedQueryExec<LogicalPlanNode>>()?;
     exec.job_id().map(|id| id.to_string())
 }

@@ -193,6 +193,7 @@ mod client;
 mod codec;
 mod columns;
 mod errors;
+mod job;
 mod order;
 mod stores;
 mod table;
@@ -328,6 +329,7 @@ pub async fn standalone(config: SessionConfig, executors: usize) -> DfResult<Ses
     }
     let url = format!("df://localhost:{}", addr.port());
     let ctx = SessionContext::remote_with_state(&url, state).await?;
+    let ctx = client::watch_scheduler(ctx, &url);
     prepare(&ctx)?;
     Ok(ctx)
 }
