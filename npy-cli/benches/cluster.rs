@@ -8,8 +8,17 @@
 //! - Q2 `SELECT sum(x) FROM w2 WHERE id % 7 = 0`
 //! - Q3 `SELECT id, x FROM w2 ORDER BY x DESC, id LIMIT 10`
 //!
+//! W2's `x` rises through every shard, so Q3 asks for the data's reverse order: a TopK that
+//! sees the rows of one byte range alone takes each of them into its heap. One process's
+//! partitions share one threshold (DataFusion's TopK filter, also pushed into the scan);
+//! each cluster task has its own (Ballista turns the pushdown off and shares nothing across
+//! tasks), so Q3's cluster time grows with the partitions (see BENCHMARKS.md).
+//!
 //! Each time is a whole command (start, plan, run, print), best of `NPY_BENCH_REPS` (default
-//! 3); `NPY_BENCH_SCALE` (default 0.5).
+//! 3); `NPY_BENCH_SCALE` (default 0.5). `NPY_BENCH_COLUMNS=1` runs the same queries over the
+//! same records as a column table too (`cluster/columns.rs`: a directory of per-column `.npy`
+//! files, made with `npy convert --layout columns`), in the same table; `NPY_BENCH_EXECUTORS`
+//! (e.g. `2,4,8`) adds a table of clusters of that many one-task executors (row shards).
 //!
 //! Run: `cargo build --release -p npy-cli --features ballista && cargo bench -p npy-cli
 //! --bench cluster` (the programs from `$NPY_BIN_DIR`, default `target/release`).
@@ -19,6 +28,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
+#[path = "cluster/columns.rs"]
+mod columns;
 #[path = "../../npy-serde/benches/common/mod.rs"]
 mod common;
 #[path = "cluster/timeline.rs"]
@@ -208,6 +219,10 @@ fn main() {
         write_w2(&shards.join(format!("part{k}.npy")), n / 8);
     }
     let table = format!("w2={}", shards.display());
+    let mut tables = vec![("rows", table.clone())];
+    if env_or("NPY_BENCH_COLUMNS", 0u8) == 1 {
+        tables.push(("columns", columns::convert(&npy, &table, &dir)));
+    }
 
     // Ballista as shipped (each job with its client's 16 partitions), then npy-scheduler's
     // default (as many partitions as the executors' task slots).
@@ -216,55 +231,66 @@ fn main() {
     for cluster in [&shipped, &fitted] {
         // Executors register with their first heartbeat: a first query waits for them.
         let url = &cluster.url;
-        let args = [
-            "sql",
-            "--cluster",
-            url,
-            "SELECT count(*) FROM w2",
-            "-t",
-            &table,
-        ];
-        sql(&npy, &args, 1);
+        for (_, table) in &tables {
+            let args = [
+                "sql",
+                "--cluster",
+                url,
+                "SELECT count(*) FROM w2",
+                "-t",
+                table,
+            ];
+            sql(&npy, &args, 1);
+        }
     }
     let tiny = dir.join("tiny.npy");
     write_w2(&tiny, 1000);
     fixed_cost(&npy, &[&shipped, &fitted], &tiny, reps);
 
     println!(
-        "npy sql over 8 W2 shards ({n} records, {} MB), best of {reps}: one process against a \
+        "npy sql over 8 W2 shards ({n} records, {} MB; rows) and the same records as a column \
+         table (columns, if NPY_BENCH_COLUMNS=1), best of {reps}: one process against a \
          cluster (npy-scheduler + 2 npy-executor processes, 1 task each), its jobs with their \
          client's 16 partitions (--partitions client) and with the executors' 2 task slots \
          (--partitions slots, the default)",
         (n * 33) >> 20
     );
     println!(
-        "{:<4} {:>14} {:>14} {:>16} {:>14} {:>16}",
-        "", "one process s", "cluster s", "cluster/one", "2 parts s", "2 parts/one"
+        "{:<4} {:<8} {:>14} {:>14} {:>16} {:>14} {:>16}",
+        "", "table", "one process s", "cluster s", "cluster/one", "2 parts s", "2 parts/one"
     );
-    for (name, q) in QUERIES {
-        let (one, t_one) = sql(&npy, &["sql", "--csv", q, "-t", &table], reps);
-        let on = |cluster: &Cluster| {
-            let args = ["sql", "--csv", "--cluster", &cluster.url, q, "-t", &table];
-            sql(&npy, &args, reps)
-        };
-        let (two, t_two) = on(&shipped);
-        let (slots, t_fitted) = on(&fitted);
-        assert!(
-            same(&one, &slots),
-            "{name}: one process\n{one}\ncluster, 2 partitions\n{slots}"
-        );
-        assert!(
-            same(&one, &two),
-            "{name}: one process\n{one}\ncluster\n{two}"
-        );
-        println!(
-            "{name:<4} {:>14.3} {:>14.3} {:>15.2}x {:>14.3} {:>15.2}x",
-            t_one.as_secs_f64(),
-            t_two.as_secs_f64(),
-            t_two.as_secs_f64() / t_one.as_secs_f64(),
-            t_fitted.as_secs_f64(),
-            t_fitted.as_secs_f64() / t_one.as_secs_f64()
-        );
+    let mut answers = Vec::new();
+    for (layout, table) in &tables {
+        for (k, (name, q)) in QUERIES.into_iter().enumerate() {
+            let (one, t_one) = sql(&npy, &["sql", "--csv", q, "-t", table], reps);
+            let on = |cluster: &Cluster| {
+                let args = ["sql", "--csv", "--cluster", &cluster.url, q, "-t", table];
+                sql(&npy, &args, reps)
+            };
+            let (two, t_two) = on(&shipped);
+            let (slots, t_fitted) = on(&fitted);
+            assert!(
+                same(&one, &slots),
+                "{name} {layout}: one process\n{one}\ncluster, 2 partitions\n{slots}"
+            );
+            assert!(
+                same(&one, &two),
+                "{name} {layout}: one process\n{one}\ncluster\n{two}"
+            );
+            // The column table answers as the row shards do.
+            match answers.get(k) {
+                None => answers.push(one),
+                Some(rows) => assert!(same(rows, &one), "{name}: rows\n{rows}\ncolumns\n{one}"),
+            }
+            println!(
+                "{name:<4} {layout:<8} {:>14.3} {:>14.3} {:>15.2}x {:>14.3} {:>15.2}x",
+                t_one.as_secs_f64(),
+                t_two.as_secs_f64(),
+                t_two.as_secs_f64() / t_one.as_secs_f64(),
+                t_fitted.as_secs_f64(),
+                t_fitted.as_secs_f64() / t_one.as_secs_f64()
+            );
+        }
     }
     drop((shipped, fitted));
     let sizes: Vec<usize> = std::env::var("NPY_BENCH_EXECUTORS")
