@@ -2,7 +2,8 @@
 //! (`src/<target>.rs`), and their shared helpers here.
 //!
 //! Each `fuzz_targets/<name>.rs` is a one-line `fuzz_target!` calling [`header`], [`npy`],
-//! [`npz`], [`mmap_npz`], [`records`], [`roundtrip`], [`writers`] or [`pickle`]. These files
+//! [`npz`], [`mmap_npz`], [`records`], [`roundtrip`], [`writers`], [`pickle`] or
+//! [`table_record`]. These files
 //! depend only on `npy-serde` (and `npy-arrow` for `arrow`), `serde`, `arbitrary` and `std`,
 //! so that `tests/tests/it/fuzz_regressions.rs` can include this one (and with it the others)
 //! with `#[path]` and replay every saved crash input through exactly the code the fuzzer ran,
@@ -133,5 +134,9 @@ pub use writers::*;
 mod arrow;
 #[cfg(feature = "arrow")]
 pub use arrow::*;
+#[cfg(feature = "arrow")]
+mod table_record;
+#[cfg(feature = "arrow")]
+pub use table_record::*;
 mod pickle;
 pub use pickle::*;

@@ -26,7 +26,7 @@ use npy_serde::header::{parse_contents, Contents, Header};
 use npy_serde::npz::{Compression, MmapNpz, NpzReaderBuilder, NpzWriter};
 use npy_serde::{DType, Error, ErrorKind, Result};
 
-use crate::order::{OrderCheck, RecordedOrder, SortColumn};
+use crate::order::{OrderCheck, RecordedOrder, SortColumn, StatsCollector, TableRecord};
 use crate::reader::{to_arrow, BatchReaderBuilder, NpyBatchReader};
 use crate::writer::{BatchWriterBuilder, NpyBatchWriter};
 use crate::{choose_columns, TITLE_KEY};
@@ -446,10 +446,16 @@ pub struct ColumnTableWriter {
     archive: bool,
     schema: SchemaRef,
     columns: Vec<ColumnOut>,
-    /// The order the rows are verified in and recorded with the table ([`sorted_by`](Self::sorted_by)).
-    order: Option<OrderCheck>,
+    /// The order the rows are verified in and recorded with the table
+    /// ([`sorted_by`](Self::sorted_by)), and its check over the values written (made by the
+    /// first batch, which settles the written types).
+    sorted: Option<(Vec<SortColumn>, Option<OrderCheck>)>,
+    /// Set when a batch's rows broke the order of `sorted`.
+    out_of_order: bool,
     /// The record given by [`record_order`](Self::record_order).
     record: Option<RecordedOrder>,
+    /// The statistics of the values written, recorded with the table.
+    stats: StatsCollector,
     /// After `columns`: dropped after the columns' temporary files are removed, so that the
     /// directories it made are empty again.
     made: MadeDirs,
@@ -523,13 +529,17 @@ impl BatchWriterBuilder {
                 tmp,
             });
         }
+        let names = columns.iter().map(|c| schema.field(c.index).name().clone());
+        let stats = StatsCollector::new(names);
         Ok(ColumnTableWriter {
             target,
             archive,
             schema: Arc::new(schema.clone()),
             columns,
-            order: None,
+            sorted: None,
+            out_of_order: false,
             record: None,
+            stats,
             made,
         })
     }
@@ -544,8 +554,9 @@ impl ColumnTableWriter {
     /// table is then not finished: nothing is left). Fails if `order` names a column the
     /// table does not write.
     ///
-    /// Without it, a directory table's `_npy_order` from an earlier write is removed when the
-    /// table is finished (an archive is written whole, its comment with it).
+    /// Without it, a directory table's `_npy_order` from an earlier write is replaced when the
+    /// table is finished by one holding only the columns' statistics, which every table gets
+    /// (see [`crate::order`]; an archive is written whole, its comment with it).
     ///
     /// ```
     /// # use std::sync::Arc;
@@ -579,8 +590,15 @@ impl ColumnTableWriter {
                 written.join(", ")
             ))));
         }
-        self.order = Some(OrderCheck::new(order, &self.schema)?);
+        OrderCheck::new(order, &self.schema)?;
+        self.sorted = Some((order.to_vec(), None));
         Ok(())
+    }
+
+    /// True once a [`write`](Self::write) failed because its rows broke the order of
+    /// [`sorted_by`](Self::sorted_by) (its error names the rows), not for another reason.
+    pub fn out_of_order(&self) -> bool {
+        self.out_of_order
     }
 
     /// Records `record` with the table when it is finished, as [`sorted_by`](Self::sorted_by)
@@ -591,19 +609,53 @@ impl ColumnTableWriter {
     }
 
     /// Writes the chosen columns of `batch` (whose schema is the writer's).
+    ///
+    /// The order of [`sorted_by`](Self::sorted_by) is verified, and the statistics recorded
+    /// with the table are taken, on the values as they are written (after the null and decimal
+    /// policies: a null filled with a value is that value, a float's null is NaN), which are
+    /// the values a reader of the table sees.
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
-        if let Some(check) = &mut self.order {
-            check.check(batch)?;
-        }
+        let mut written = Vec::with_capacity(self.columns.len());
         for c in &mut self.columns {
             let part = RecordBatch::try_new(c.one.clone(), vec![batch.column(c.index).clone()])
                 .map_err(|e| Error::invalid_value(e.to_string()))?;
-            c.writer.write(&part).map_err(|e| {
+            let ready = c.writer.write_ready(&part).map_err(|e| {
                 in_place(
                     e,
                     &format!("column `{}`", self.schema.field(c.index).name()),
                 )
             })?;
+            // An object array's column (strings as objects): its values as given.
+            let column = match ready {
+                Some(r) => r.column(0).clone(),
+                None => batch.column(c.index).clone(),
+            };
+            written.push(crate::order::as_read(column));
+        }
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        self.stats.add(&written, batch.num_rows());
+        if let Some((order, check)) = &mut self.sorted {
+            let fields: Vec<Field> = (self.columns.iter().zip(&written))
+                .map(|(c, a)| {
+                    Field::new(
+                        self.schema.field(c.index).name(),
+                        a.data_type().clone(),
+                        true,
+                    )
+                })
+                .collect();
+            let view = RecordBatch::try_new(Arc::new(Schema::new(fields)), written)
+                .map_err(|e| Error::invalid_value(e.to_string()))?;
+            let check = match check {
+                Some(c) => c,
+                None => check.insert(OrderCheck::new(order, &view.schema())?),
+            };
+            if let Err(e) = check.check(&view) {
+                self.out_of_order = true;
+                return Err(e);
+            }
         }
         Ok(())
     }
@@ -631,7 +683,7 @@ impl ColumnTableWriter {
         if archive {
             let part = Temp::beside(&target, "npz");
             let file = BufWriter::with_capacity(1 << 20, File::create(&part.0)?);
-            let w = write_archive(file, &files, record.as_ref())?;
+            let w = write_archive(file, &files, &record)?;
             w.into_inner().map_err(|e| Error::from(e.into_error()))?;
             part.commit(&target)?;
             return Ok(untyped);
@@ -649,12 +701,12 @@ impl ColumnTableWriter {
         drop(files);
         // The record goes in with the columns; an old one goes whatever this write records.
         let record_path = target.join(crate::order::DIRECTORY_RECORD);
-        if let Some(record) = &record {
-            let part = Temp::beside(&record_path, "part");
-            crate::order::write_sidecar(&part.0, record)?;
-            parts.push((part, record_path));
-        } else {
+        if record.is_empty() {
             crate::order::remove_stale_sidecar(&record_path)?;
+        } else {
+            let part = Temp::beside(&record_path, "part");
+            crate::order::write_table_record(&part.0, &record)?;
+            parts.push((part, record_path));
         }
         let mut placed: Vec<PathBuf> = Vec::with_capacity(parts.len());
         for (part, target) in parts {
@@ -681,7 +733,7 @@ impl ColumnTableWriter {
         let written = self
             .finish_columns()
             .and_then(|(_, _, files, untyped, record)| {
-                let out = write_archive(out, &files, record.as_ref())?;
+                let out = write_archive(out, &files, &record)?;
                 Ok((out, untyped))
             });
         drop(made);
@@ -690,7 +742,7 @@ impl ColumnTableWriter {
 
     /// Finishes every column's temporary array: the target, whether it is an archive, each
     /// column's name, temporary file, plain header and data offset, the untyped columns, and
-    /// the record of the verified order.
+    /// the records of the verified order and of the columns' statistics.
     #[allow(clippy::type_complexity)]
     fn finish_columns(
         self,
@@ -699,7 +751,7 @@ impl ColumnTableWriter {
         bool,
         Vec<(String, Temp, Vec<u8>, u64)>,
         Vec<String>,
-        Option<RecordedOrder>,
+        TableRecord,
     )> {
         let mut files = Vec::with_capacity(self.columns.len());
         let mut untyped = Vec::new();
@@ -712,7 +764,16 @@ impl ColumnTableWriter {
             }
             files.push((field.name().clone(), c.tmp, plain, offset));
         }
-        let record = self.order.as_ref().map(OrderCheck::record).or(self.record);
+        let order = match self.sorted {
+            Some((_, Some(check))) => Some(check.record()),
+            // No row written: the order holds of none.
+            Some((order, None)) => Some(RecordedOrder::new(order, 0)),
+            None => self.record,
+        };
+        let record = TableRecord {
+            order,
+            stats: Some(self.stats.finish()),
+        };
         Ok((self.target, self.archive, files, untyped, record))
     }
 }
@@ -722,11 +783,11 @@ impl ColumnTableWriter {
 fn write_archive<W: Write + Seek>(
     out: W,
     files: &[(String, Temp, Vec<u8>, u64)],
-    record: Option<&RecordedOrder>,
+    record: &TableRecord,
 ) -> Result<W> {
     let mut npz = NpzWriter::new(out).align(true);
-    if let Some(record) = record {
-        npz.set_comment(record.to_string().as_bytes())?;
+    if let Some(text) = record.text() {
+        npz.set_comment(text.as_bytes())?;
     }
     for (name, tmp, header, offset) in files {
         let mut m = npz.start_raw(&format!("{name}.npy"))?;

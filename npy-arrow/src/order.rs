@@ -1,7 +1,9 @@
 //! Sort orders of a table's rows: [`SortColumn`] (one column of an order, SQL's
 //! `name [ASC|DESC] [NULLS FIRST|NULLS LAST]`), [`OrderCheck`] (verifies that batches stream in
 //! an order, row after row across batches) and [`RecordedOrder`] (the record of a verified
-//! order kept with a table, where NumPy still loads it: see [Where the record is](#where-the-record-is)).
+//! order kept with a table, where NumPy still loads it: see [Where the record is](#where-the-record-is));
+//! and, kept in the same places, [`RecordedStats`] (a column table's column statistics, see
+//! [the statistics record](#the-statistics-record-stats-version-1)).
 //!
 //! `npy convert --sorted-by` checks its rows with an [`OrderCheck`] while it writes and, when
 //! every row was in order, records the order; npy-datafusion reads the record and reports the
@@ -31,6 +33,10 @@
 //! rows is not detected: whatever rewrites a table in place should remove its record (`npy
 //! convert` does).
 //!
+//! A record's text may have other lines (a statistics record, below): the order record is the
+//! first line that is one. (Readers older than the statistics record read the whole text as
+//! one record, so they take a text with a statistics line for no record at all: they ignore it.)
+//!
 //! ```
 //! use npy_arrow::order::{RecordedOrder, SortColumn};
 //!
@@ -43,20 +49,90 @@
 //! assert!(!back.holds_for(4, None)); // stale: the table has another number of rows
 //! assert_eq!(RecordedOrder::parse(b"made by zip"), None);
 //! ```
+//!
+//! # The statistics record (`stats` version 1)
+//!
+//! A column table's writer ([`ColumnTableWriter`](crate::ColumnTableWriter), and so `npy
+//! convert --layout columns` and npy-datafusion's `COPY ... TO` in column layout) records what
+//! it saw of each column's values ([`RecordedStats`]): in the same place as the order record
+//! (the archive's comment, the directory's `_npy_order`), on a line of its own after it (or
+//! alone, when no order was verified). One line of UTF-8:
+//!
+//! ```text
+//! npy-serde/stats1:rows=N;"NAME","TYPE",NULLS,DISTINCT,"MIN","MAX";"NAME","TYPE",NULLS,,,;...
+//! ```
+//!
+//! `N` is the number of rows written; then one entry per column, `;` before each: its name,
+//! its Arrow type as the writer had it (`DataType`'s `Display`: `Int64`, `Utf8`, `Date32`,
+//! `Timestamp(ns, "UTC")`), its number of nulls and an estimate of its number of distinct
+//! values other than null (a HyperLogLog sketch's, within a few percent; each empty: not
+//! known), its least and greatest values (both empty: not known). Names, types and values are in double quotes, `"` and `\`
+//! escaped by a `\`, a line end written `\n` and a carriage return `\r`. A value's text is:
+//! an integer's decimal digits (for dates, times, timestamps and durations, the integer they
+//! are stored as: days, or units since the epoch); a float's shortest text that reads back as
+//! it (`-0.5`, `inf`; NaN is never a least or greatest value: it is left out); `true` or
+//! `false`; a string itself (one longer than [`MAX_VALUE`] bytes is left out, both values of
+//! its column with it). Other types (structs, lists, bytes, decimals) have no entry. The values
+//! are those of the arrays as written, after the null and decimal policies (a filled null is
+//! its fill value, a float's null the NaN it is written as), which are what a reader gets.
+//!
+//! The whole text (order and statistics) is at most [`MAX_RECORD`] bytes, what a zip comment
+//! holds: a writer whose statistics would not fit leaves them out; a reader takes a longer text
+//! for no record. The record is untrusted (anyone can write a comment): its parser checks
+//! every length and number, allocates only as it reads, and a line that does not parse is no
+//! record (nor is a count above `N`). A reader uses it only as estimates, and only while it holds: the table has `N` rows,
+//! and a column's entry is used only while the column has that name and that Arrow type. A
+//! rewrite that keeps both is not detected: npy-datafusion reports the values as inexact
+//! statistics (for planning: join order, filter selectivity), never to answer a query or skip
+//! rows, so a stale record can only make a plan slower.
+//!
+//! ```
+//! use npy_arrow::order::{read_archive_records, RecordedStats};
+//! # use std::sync::Arc;
+//! # use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch};
+//! # let dir = std::env::temp_dir().join(format!("stats-doc-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir)?;
+//! let batch = RecordBatch::try_from_iter([
+//!     ("k", Arc::new(Int64Array::from(vec![3, 1, 2])) as ArrayRef),
+//!     ("x", Arc::new(Float64Array::from(vec![Some(0.5), None, Some(-1.0)])) as ArrayRef),
+//! ]).unwrap();
+//! let path = dir.join("t.npz");
+//! let mut w = npy_arrow::BatchWriterBuilder::new()
+//!     .nulls(npy_arrow::NullPolicy::Nan)
+//!     .column_table(&path, &batch.schema())?;
+//! w.write(&batch)?;
+//! w.finish()?;
+//! let stats = read_archive_records(&path)?.stats.unwrap();
+//! assert_eq!(
+//!     stats.to_string(),
+//!     r#"npy-serde/stats1:rows=3;"k","Int64",0,3,"1","3";"x","Float64",0,3,"-1","0.5""#
+//! );
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), npy_serde::Error>(())
+//! ```
 
 mod check;
+mod collect;
 mod record;
+mod stats;
+mod written;
 
 use std::fmt;
 use std::str::FromStr;
 
 pub use check::OrderCheck;
+pub(crate) use collect::StatsCollector;
 #[cfg(feature = "npz")]
-pub use record::read_archive_record;
+pub use record::{read_archive_record, read_archive_records};
 pub use record::{
-    read_directory_record, read_file_record, remove_stale_sidecar, sidecar_of, write_sidecar,
-    RecordedOrder, DIRECTORY_RECORD, RECORD_PREFIX,
+    read_directory_record, read_directory_records, read_file_record, remove_stale_sidecar,
+    sidecar_of, write_sidecar, write_table_record, RecordedOrder, TableRecord, DIRECTORY_RECORD,
+    RECORD_PREFIX,
 };
+pub use stats::{ColumnStats, RecordedStats, MAX_RECORD, MAX_VALUE, STATS_PREFIX};
+#[cfg(feature = "npz")]
+pub(crate) use written::as_read;
+pub use written::WrittenOrderCheck;
 
 /// One column of a sort order: its name, its direction and where its nulls are.
 ///

@@ -436,6 +436,13 @@ impl<W: Write + Seek> NpyBatchWriter<W> {
 
     /// Writes the rows of `batch` (its schema must have the writer's fields).
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.write_ready(batch).map(drop)
+    }
+
+    /// [`write`](Self::write), returning the batch as it was made NumPy-ready and encoded (the
+    /// null and decimal policies applied; a float's null still a null here, written as NaN):
+    /// `None` for an empty batch or an object array's.
+    pub(crate) fn write_ready(&mut self, batch: &RecordBatch) -> Result<Option<RecordBatch>> {
         if batch.num_columns() != self.schema.fields().len() {
             return Err(Error::write(format!(
                 "the batch has {} columns but the writer's schema {}",
@@ -449,7 +456,7 @@ impl<W: Write + Seek> NpyBatchWriter<W> {
         if let State::Objects { sink, column, .. } = &mut self.state {
             sink.push(batch.column(*column))?;
             self.rows = sink.rows();
-            return Ok(());
+            return Ok(None);
         }
         if self.target.is_none() {
             self.start(Some(batch))?;
@@ -457,7 +464,7 @@ impl<W: Write + Seek> NpyBatchWriter<W> {
         let t = self.target.as_ref().expect("started above");
         let rows = batch.num_rows();
         if rows == 0 {
-            return Ok(());
+            return Ok(None);
         }
         let ready = t.prep.apply(batch, self.rows)?;
         let batch = &ready;
@@ -517,7 +524,7 @@ impl<W: Write + Seek> NpyBatchWriter<W> {
             }
         }
         self.rows += rows as u64;
-        Ok(())
+        Ok(Some(ready))
     }
 
     /// Switches to writing an object array if the caller asked for one (or the column's

@@ -25,7 +25,7 @@ use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::error::Result as DfResult;
 use datafusion::logical_expr::SortExpr;
 use futures::TryStreamExt;
-use npy_arrow::order::{RecordedOrder, SortColumn};
+use npy_arrow::order::{RecordedOrder, SortColumn, TableRecord};
 use npy_serde::header::Contents;
 use object_store::path::Path;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
@@ -148,17 +148,27 @@ pub(crate) async fn sidecar_record(
     record_object(store, &sidecar).await
 }
 
-/// The record in the object `path` (a record file), if it is one.
+/// The order record in the object `path` (a record file), if it is one.
 pub(crate) async fn record_object(
     store: &Arc<dyn ObjectStore>,
     path: &Path,
 ) -> Option<RecordedOrder> {
-    let got = store.get(path).await.ok()?;
+    table_record_object(store, path).await.order
+}
+
+/// The records in the object `path` (a record file): none if it cannot be read or is longer
+/// than a record can be.
+pub(crate) async fn table_record_object(store: &Arc<dyn ObjectStore>, path: &Path) -> TableRecord {
+    let Ok(got) = store.get(path).await else {
+        return TableRecord::default();
+    };
     if got.meta.size > MAX_RECORD {
-        return None;
+        return TableRecord::default();
     }
-    let bytes = got.bytes().await.ok()?;
-    RecordedOrder::parse(&bytes)
+    match got.bytes().await {
+        Ok(bytes) => TableRecord::parse(&bytes),
+        Err(_) => TableRecord::default(),
+    }
 }
 
 /// The record in the comment of the archive `file`, if it has one that parses (one ranged GET

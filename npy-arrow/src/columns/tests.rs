@@ -387,8 +387,9 @@ fn a_failed_directory_table_leaves_nothing_new() {
         .unwrap();
     w.write(&b).unwrap();
     w.finish().unwrap();
+    // (And the record of their statistics.)
     assert_eq!(
         entries(&d.0.join("made").join("t")),
-        ["id.npy", "name.npy", "x.npy"]
+        ["_npy_order", "id.npy", "name.npy", "x.npy"]
     );
 }

@@ -5,7 +5,9 @@
 //!
 //! The input is read once, its batches handed to the library's
 //! [`ColumnTableWriter`](npy_arrow::ColumnTableWriter) with the run's null and decimal policies
-//! and string widths; nothing appears under OUT's name until every column is written.
+//! and string widths; nothing appears under OUT's name until every column is written. The
+//! writer verifies `--sorted-by` on the values it writes (after `--nulls`), and records the
+//! order and the columns' statistics with the table.
 
 use npy_arrow::order::SortColumn;
 use npy_arrow::BatchWriterBuilder;
@@ -30,22 +32,26 @@ pub fn run(
     for (name, w) in &t.widths {
         wb = wb.string_width(name, *w);
     }
-    let mut check = match order {
-        Some(order) => Some(order_check(order, &schema, input)?),
-        None => None,
-    };
+    if let Some(order) = order {
+        // A column the table lacks (or one with no order) is a usage error.
+        order_check(order, &schema, input)?;
+    }
     let write_err = |e| Failure::file(input, format!("cannot write {output}: {e}"));
     let mut w = wb.column_table(output, &schema).map_err(write_err)?;
+    if let Some(order) = order {
+        // Verified by the writer on the values it writes (a null filled by `--nulls` is its
+        // fill value there), which are what the record describes.
+        w.sorted_by(order).map_err(write_err)?;
+    }
     for b in t.reader {
         let b = b.map_err(|e| read_failure(input, e))?;
-        if let Some(check) = &mut check {
-            check.check(&b).map_err(|e| Failure::file(input, e))?;
+        if let Err(e) = w.write(&b) {
+            return Err(match w.out_of_order() {
+                true => Failure::file(input, e),
+                false => write_err(e),
+            });
         }
-        w.write(&b).map_err(write_err)?;
         t.progress.add(b.num_rows());
-    }
-    if let Some(check) = &check {
-        w.record_order(check.record());
     }
     let untyped = w.finish().map_err(write_err)?;
     if !untyped.is_empty() {

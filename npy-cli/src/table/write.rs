@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, Schema, SchemaRef};
-use npy_arrow::order::{OrderCheck, SortColumn};
+use npy_arrow::order::{OrderCheck, SortColumn, WrittenOrderCheck};
 use npy_arrow::{BatchWriterBuilder, NpyBatchWriter};
 use npy_serde::staged::{PendingRename, StagedFile};
 
@@ -105,8 +105,16 @@ pub fn write_with<R: RecordBatchReader>(
         o.output
     };
     let read_err = |e: ArrowError| read_failure(input, e);
+    // Verified on the values as they are written (after `--nulls`), which the record describes.
     let check = match o.sorted_by {
-        Some(order) => Some(RefCell::new(order_check(order, &schema, input)?)),
+        Some(order) => {
+            order_check(order, &schema, input)?;
+            let wb = choice.configure(BatchWriterBuilder::new())?;
+            let check = wb
+                .written_order_check(order, &schema)
+                .map_err(|e| Failure::usage(format!("--sorted-by: {input}: {e}")))?;
+            Some(RefCell::new(check))
+        }
         None => None,
     };
     let unsorted = RefCell::new(None);
@@ -208,7 +216,7 @@ pub fn order_check(order: &[SortColumn], schema: &Schema, input: &str) -> CliRes
 /// ends the reader with an error, its failure kept in `failed`.
 struct Verified<'a, R> {
     reader: R,
-    check: Option<&'a RefCell<OrderCheck>>,
+    check: Option<&'a RefCell<WrittenOrderCheck>>,
     failed: &'a RefCell<Option<Failure>>,
     input: &'a str,
 }

@@ -71,7 +71,10 @@ fn a_verified_order_is_recorded_and_spares_the_sort() {
     let record = "npy-serde/1:sort_order=k ASC NULLS LAST, v DESC NULLS FIRST;rows=3000";
     let read = |name: &str| std::fs::read_to_string(d.file(name)).unwrap();
     assert_eq!(read("out.npy.order"), format!("{record}\n"));
-    assert_eq!(read("cols/_npy_order"), format!("{record}\n"));
+    // A column table's record: the order's line, then the columns' statistics.
+    let stats = "\nnpy-serde/stats1:rows=3000;\"k\",\"Int64\",0,";
+    let cols = read("cols/_npy_order");
+    assert!(cols.starts_with(&format!("{record}{stats}")), "{cols}");
     assert_eq!(
         read("again.npy.order"),
         "npy-serde/1:sort_order=k ASC NULLS LAST;rows=3000\n"
@@ -83,7 +86,7 @@ fn a_verified_order_is_recorded_and_spares_the_sort() {
     };
     // (The member of an archive of rows is the input's stem.)
     assert_eq!(comment("out.npz"), format!("{record};member=rows"));
-    assert_eq!(comment("cols.npz"), record);
+    assert_eq!(format!("{}\n", comment("cols.npz")), cols);
 
     let plain = format!("t={}", d.join("rows.npy"));
     for spec in [
@@ -131,7 +134,7 @@ for name in ["k", "v", "g"]:
 print(zipfile.ZipFile(d + "/cols.npz").comment.decode())
 "#;
         let out = run_python(script, &[d.0.as_os_str()]);
-        assert_eq!(out.trim(), record);
+        assert_eq!(out.trim(), cols.trim());
     }
 }
 
@@ -261,4 +264,86 @@ fn sql_copy_records_the_order_it_verified_and_leaves_no_stale_one() {
     let o = copy("SELECT k, v, g FROM t", "");
     assert!(o.status.success(), "{o:?}");
     assert!(!d.file("out.npy.order").exists());
+}
+
+/// `--sorted-by` is verified on the values as written, after `--nulls`, not on the Arrow rows:
+/// a null filled with -1 is a -1 (before every key, so after the greatest when the nulls were
+/// last), a float's null under `nan` is NaN (after every number, so out of place when the nulls
+/// were first). The order is refused where the written values break it (though the Arrow rows
+/// keep it), and recorded where they keep it.
+#[test]
+fn the_order_is_verified_on_the_values_written() {
+    let d = Dir::new("sorted-by-nulls");
+    input(&d);
+    // `k` (ints) and `v` (floats) null on the last six keys' rows, sorted nulls last or first.
+    for nulls in ["LAST", "FIRST"] {
+        let query = format!(
+            "SELECT CASE WHEN k >= 998 THEN NULL ELSE k END AS k, \
+             CASE WHEN k >= 998 THEN NULL ELSE CAST(k AS DOUBLE) END AS v \
+             FROM t ORDER BY k NULLS {nulls}"
+        );
+        let out = d.join(&format!("nulls-{nulls}.parquet"));
+        let t = format!("t={}", d.join("rows.npy"));
+        npy_ok(["sql", &query, "-t", &t, "-o", &out]);
+    }
+    let convert = |src: &str, out: &str, layout: bool, order: &str, nulls: &[&str]| {
+        let mut args = vec!["convert".to_string(), d.join(src), d.join(out)];
+        args.extend(["--sorted-by".into(), order.into()]);
+        for n in nulls {
+            args.extend(["--nulls".to_string(), n.to_string()]);
+        }
+        if layout {
+            args.extend(["--layout".into(), "columns".into()]);
+        }
+        npy(&args)
+    };
+    let fill = ["k:fill=-1", "nan"];
+    for layout in [false, true] {
+        let out = if layout { "w-cols.npz" } else { "w-rows.npy" };
+        // Nulls last, filled with -1: a -1 after key 997.
+        let o = convert("nulls-LAST.parquet", out, layout, "k", &fill);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{layout}: {err}");
+        assert!(
+            err.contains(
+                "nulls-LAST.parquet: the rows are not in the order k: row 2994 (k = -1) comes \
+                 after row 2993 (k = 997)"
+            ),
+            "{layout}: {err}"
+        );
+        assert!(!d.file(out).exists());
+        // Nulls first, NaN under `nan`: a NaN before 0.0 breaks `v NULLS FIRST` (NaN is no
+        // null, and sorts after every number).
+        let o = convert(
+            "nulls-FIRST.parquet",
+            out,
+            layout,
+            "v NULLS FIRST",
+            &["nan"],
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{layout}: {err}");
+        assert!(
+            err.contains("row 6 (v = 0.0) comes after row 5 (v = NaN)"),
+            "{layout}: {err}"
+        );
+        assert!(!d.file(out).exists());
+        // Nulls first, filled with -1: in order as written, recorded.
+        let o = convert("nulls-FIRST.parquet", out, layout, "k NULLS FIRST", &fill);
+        assert!(o.status.success(), "{layout}: {o:?}");
+        let record = "npy-serde/1:sort_order=k ASC NULLS FIRST;rows=3000";
+        let text = if layout {
+            let bytes = std::fs::read(d.file(out)).unwrap();
+            let c = npy_serde::npz::comment_of_tail(&bytes).unwrap().to_vec();
+            String::from_utf8(c).unwrap()
+        } else {
+            std::fs::read_to_string(d.file(&format!("{out}.order"))).unwrap()
+        };
+        assert!(text.starts_with(record), "{layout}: {text}");
+        if layout {
+            // The statistics are the written values': no nulls in `k`, -1 its least.
+            assert!(text.contains(r#""k","Int64",0,"#), "{text}");
+            assert!(text.contains(r#","-1","997";"#), "{text}");
+        }
+    }
 }

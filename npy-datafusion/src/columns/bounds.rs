@@ -12,10 +12,21 @@
 //! an object store would need a request for each). Anything else leaves the statistics
 //! absent, never read from whole columns. A declared order is trusted, as the scan trusts it:
 //! statistics of a table that is not in its declared order are as wrong as its order.
+//!
+//! Every other column gets the statistics its writer recorded with the table (npy-arrow's
+//! `RecordedStats`: least and greatest values, null count, an estimate of its distinct values;
+//! see [`Recorded`]), while the record
+//! holds: the table has the number of rows it records, and the column the name and the Arrow
+//! type. A record is untrusted and may be stale (the files rewritten by another tool since), so
+//! its values are `Precision::Inexact`, estimates DataFusion plans with (join order, filter
+//! selectivity) but answers no query from: DataFusion's `AggregateStatistics` answers `min` and
+//! `max` from exact values only, and the pruning of runs (`FilePruner`) reads exact values only;
+//! they are moreover reported for the scan and its file groups, never for the runs' files,
+//! which are what the scan's pruner reads.
 
 use std::sync::Arc;
 
-use arrow_schema::{DataType, Schema};
+use arrow_schema::{DataType, Schema, TimeUnit};
 use datafusion::common::stats::Precision;
 use datafusion::common::{ColumnStatistics, ScalarValue, Statistics};
 use npy_serde::npz::MmapNpz;
@@ -32,59 +43,216 @@ struct Key {
     data: ColumnData,
 }
 
-/// The sorted columns of a scan whose first and last rows bound them (see the [module
-/// docs](self)).
+/// The statistics recorded with the table for one column, as DataFusion's values.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Recorded {
+    /// Its index in the table's schema.
+    index: usize,
+    nulls: Option<u64>,
+    distinct: Option<u64>,
+    range: Option<(ScalarValue, ScalarValue)>,
+}
+
+/// The sorted columns of a scan whose first and last rows bound them, and the statistics
+/// recorded for the others (see the [module docs](self)).
 pub(crate) struct Bounds {
     keys: Vec<Key>,
+    recorded: Vec<Recorded>,
+    /// The table's rows.
+    rows: u64,
 }
 
 impl Bounds {
     /// The bounds of the first column of each order of `options` (the scan's) over the table
     /// `survey` surveyed, whose schema is `table`: none where they are not sure.
     pub(crate) fn of(survey: &Survey, options: &NpyReadOptions, table: &Schema) -> Bounds {
-        let mut keys: Vec<Key> = Vec::new();
-        let archive = match &survey.place {
-            Place::Archive(path) => match MmapNpz::open_with(path, &options.npz_options()) {
-                Ok(npz) => Some(Arc::new(npz)),
-                Err(_) => return Bounds { keys },
-            },
-            Place::Directory(_) => None,
-            Place::Remote(_) => return Bounds { keys },
+        let mut bounds = Bounds {
+            keys: Vec::new(),
+            recorded: recorded(survey, table),
+            rows: survey.rows,
         };
-        for order in options.sort_order() {
-            let Some(first) = order.first() else { continue };
-            let Ok(index) = table.index_of(first.name()) else {
-                continue;
-            };
-            let field = table.field(index);
-            if keys.iter().any(|k| k.index == index)
-                || field.is_nullable()
-                || !bounded(field.data_type())
-            {
-                continue;
-            }
-            let Ok(column) = survey.column(first.name()) else {
-                continue;
-            };
-            if column.deflated || column.field.data_type() != field.data_type() {
-                continue;
-            }
-            let rows = 0..survey.rows;
-            // A column that cannot be opened gives none: the scan names the failure.
-            if let Ok(data) = open_column(survey, archive.as_ref(), column, options, rows, false) {
-                keys.push(Key {
-                    index,
-                    descending: first.is_descending(),
-                    data,
-                });
-            }
-        }
-        Bounds { keys }
+        bounds.keys = keys(survey, options, table);
+        bounds
     }
 
-    /// The statistics of rows `start..end` of a table of `table`'s columns: their number, and
-    /// the least and greatest values of each sorted column (its rows `start` and `end - 1`).
+    /// The statistics of rows `start..end` of a table of `table`'s columns, for the scan and
+    /// its file groups: the exact ones ([`exact`](Self::exact)), and the recorded ones of the
+    /// other columns, inexact: the whole table's least and greatest values (which bound any of
+    /// its runs), its null count (a run's share of it, for a run).
     pub(crate) fn statistics(&self, table: &Schema, start: u64, end: u64) -> Statistics {
+        let mut stats = self.exact(table, start, end);
+        let run = end.saturating_sub(start);
+        for r in &self.recorded {
+            let column = &mut stats.column_statistics[r.index];
+            if column.min_value.is_exact() == Some(true) {
+                continue;
+            }
+            if let Some(nulls) = r.nulls {
+                // Rounded up: a run of a column with nulls is not estimated to have none.
+                let share = match self.rows {
+                    0 => 0,
+                    rows => (u128::from(nulls) * u128::from(run)).div_ceil(u128::from(rows)),
+                };
+                let share = usize::try_from(share).unwrap_or(usize::MAX);
+                column.null_count = Precision::Inexact(share);
+            }
+            if let Some(distinct) = r.distinct {
+                let most = usize::try_from(distinct.min(run)).unwrap_or(usize::MAX);
+                column.distinct_count = Precision::Inexact(most);
+            }
+            if let Some((min, max)) = &r.range
+                && run > 0
+            {
+                column.min_value = Precision::Inexact(min.clone());
+                column.max_value = Precision::Inexact(max.clone());
+            }
+        }
+        stats
+    }
+}
+
+/// The sorted columns of `options`' orders whose bounds can be read (see the [module
+/// docs](self)).
+fn keys(survey: &Survey, options: &NpyReadOptions, table: &Schema) -> Vec<Key> {
+    let mut keys: Vec<Key> = Vec::new();
+    let archive = match &survey.place {
+        Place::Archive(path) => match MmapNpz::open_with(path, &options.npz_options()) {
+            Ok(npz) => Some(Arc::new(npz)),
+            Err(_) => return keys,
+        },
+        Place::Directory(_) => None,
+        Place::Remote(_) => return keys,
+    };
+    for order in options.sort_order() {
+        let Some(first) = order.first() else { continue };
+        let Ok(index) = table.index_of(first.name()) else {
+            continue;
+        };
+        let field = table.field(index);
+        if keys.iter().any(|k| k.index == index)
+            || field.is_nullable()
+            || !bounded(field.data_type())
+        {
+            continue;
+        }
+        let Ok(column) = survey.column(first.name()) else {
+            continue;
+        };
+        if column.deflated || column.field.data_type() != field.data_type() {
+            continue;
+        }
+        let rows = 0..survey.rows;
+        // A column that cannot be opened gives none: the scan names the failure.
+        if let Ok(data) = open_column(survey, archive.as_ref(), column, options, rows, false) {
+            keys.push(Key {
+                index,
+                descending: first.is_descending(),
+                data,
+            });
+        }
+    }
+    keys
+}
+
+/// The statistics recorded with the table `survey` surveyed (whose schema is `table`), for each
+/// column they hold for: none unless the record's rows are the table's, and a column's only
+/// while its name and Arrow type are those recorded (and its values read as that type).
+pub(crate) fn recorded(survey: &Survey, table: &Schema) -> Vec<Recorded> {
+    let Some(stats) = survey
+        .record
+        .stats
+        .as_ref()
+        .filter(|s| s.holds_for(survey.rows))
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (index, field) in table.fields().iter().enumerate() {
+        let Some(c) = stats.column(field.name()) else {
+            continue;
+        };
+        let t = field.data_type();
+        let same = survey
+            .column(field.name())
+            .is_ok_and(|s| s.field.data_type() == t);
+        if !same || c.data_type() != t.to_string() {
+            continue;
+        }
+        let range = match (c.min(), c.max()) {
+            (Some(min), Some(max)) => value_of(min, t).zip(value_of(max, t)),
+            _ => None,
+        };
+        // Least above greatest: not a record of these values.
+        let range = range.filter(|(min, max)| {
+            min.partial_cmp(max)
+                .is_some_and(|o| o != std::cmp::Ordering::Greater)
+        });
+        let nulls = c.nulls().filter(|&n| n <= survey.rows);
+        let distinct = c.distinct().filter(|&n| n <= survey.rows);
+        if range.is_some() || nulls.is_some() || distinct.is_some() {
+            out.push(Recorded {
+                index,
+                nulls,
+                distinct,
+                range,
+            });
+        }
+    }
+    out
+}
+
+/// The value of a column of type `t` whose recorded text is `text` (see npy-arrow's `order`
+/// module docs), if it reads as one.
+fn value_of(text: &str, t: &DataType) -> Option<ScalarValue> {
+    let int = || text.parse::<i64>().ok();
+    Some(match t {
+        DataType::Int8 => ScalarValue::Int8(Some(text.parse().ok()?)),
+        DataType::Int16 => ScalarValue::Int16(Some(text.parse().ok()?)),
+        DataType::Int32 => ScalarValue::Int32(Some(text.parse().ok()?)),
+        DataType::Int64 => ScalarValue::Int64(Some(text.parse().ok()?)),
+        DataType::UInt8 => ScalarValue::UInt8(Some(text.parse().ok()?)),
+        DataType::UInt16 => ScalarValue::UInt16(Some(text.parse().ok()?)),
+        DataType::UInt32 => ScalarValue::UInt32(Some(text.parse().ok()?)),
+        DataType::UInt64 => ScalarValue::UInt64(Some(text.parse().ok()?)),
+        DataType::Float32 => {
+            ScalarValue::Float32(Some(text.parse().ok().filter(|x: &f32| !x.is_nan())?))
+        }
+        DataType::Float64 => {
+            ScalarValue::Float64(Some(text.parse().ok().filter(|x: &f64| !x.is_nan())?))
+        }
+        DataType::Boolean => ScalarValue::Boolean(Some(text.parse().ok()?)),
+        DataType::Utf8 => ScalarValue::Utf8(Some(text.to_string())),
+        DataType::LargeUtf8 => ScalarValue::LargeUtf8(Some(text.to_string())),
+        DataType::Utf8View => ScalarValue::Utf8View(Some(text.to_string())),
+        DataType::Date32 => ScalarValue::Date32(Some(text.parse().ok()?)),
+        DataType::Date64 => ScalarValue::Date64(Some(int()?)),
+        DataType::Timestamp(unit, tz) => {
+            let (v, tz) = (Some(int()?), tz.clone());
+            match unit {
+                TimeUnit::Second => ScalarValue::TimestampSecond(v, tz),
+                TimeUnit::Millisecond => ScalarValue::TimestampMillisecond(v, tz),
+                TimeUnit::Microsecond => ScalarValue::TimestampMicrosecond(v, tz),
+                TimeUnit::Nanosecond => ScalarValue::TimestampNanosecond(v, tz),
+            }
+        }
+        DataType::Duration(unit) => {
+            let v = Some(int()?);
+            match unit {
+                TimeUnit::Second => ScalarValue::DurationSecond(v),
+                TimeUnit::Millisecond => ScalarValue::DurationMillisecond(v),
+                TimeUnit::Microsecond => ScalarValue::DurationMicrosecond(v),
+                TimeUnit::Nanosecond => ScalarValue::DurationNanosecond(v),
+            }
+        }
+        _ => return None,
+    })
+}
+
+impl Bounds {
+    /// The exact statistics of rows `start..end` of a table of `table`'s columns: their number,
+    /// and the least and greatest values of each sorted column (its rows `start` and
+    /// `end - 1`). What each run's file reports, which the scan's pruning of runs reads.
+    pub(crate) fn exact(&self, table: &Schema, start: u64, end: u64) -> Statistics {
         let rows = usize::try_from(end - start).unwrap_or(usize::MAX);
         let mut stats = Statistics::new_unknown(table).with_num_rows(Precision::Exact(rows));
         if end <= start {
@@ -131,4 +299,121 @@ fn bounded(t: &DataType) -> bool {
             | DataType::Utf8
             | DataType::LargeUtf8
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use npy_arrow::order::{ColumnStats, RecordedStats, TableRecord};
+
+    use super::*;
+
+    /// The survey of an archive of `k` (i64, 0..100) and `s` (strings), with `stats` recorded.
+    fn survey(stats: RecordedStats) -> Survey {
+        let dir = std::env::temp_dir().join(format!("columns-bounds-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.npz");
+        let k: Vec<i64> = (0..100).collect();
+        let mut w = npy_serde::NpzWriter::new(std::fs::File::create(&path).unwrap());
+        w.add("k", &k).unwrap();
+        w.add("x", &vec![0.5f64; 100]).unwrap();
+        w.finish().unwrap();
+        let survey = Survey::take(Place::Archive(path), &NpyReadOptions::new()).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        survey.with_record(TableRecord {
+            order: None,
+            stats: Some(stats),
+        })
+    }
+
+    fn k() -> ColumnStats {
+        ColumnStats::new("k", "Int64")
+            .with_nulls(0)
+            .with_distinct(100)
+            .with_range("0", "99")
+    }
+
+    #[test]
+    fn recorded_statistics_are_inexact_and_only_while_they_hold() {
+        let s = survey(RecordedStats::new(100, vec![k()]));
+        let table = s.schema();
+        let bounds = Bounds::of(&s, &NpyReadOptions::new(), &table);
+        let st = bounds.statistics(&table, 0, 100);
+        let c = &st.column_statistics[0];
+        assert_eq!(c.min_value, Precision::Inexact(ScalarValue::Int64(Some(0))));
+        assert_eq!(
+            c.max_value,
+            Precision::Inexact(ScalarValue::Int64(Some(99)))
+        );
+        assert_eq!(c.null_count, Precision::Inexact(0));
+        assert_eq!(c.distinct_count, Precision::Inexact(100));
+        // A run of 10 rows: at most 10 distinct values.
+        let run = bounds.statistics(&table, 20, 30);
+        assert_eq!(
+            run.column_statistics[0].distinct_count,
+            Precision::Inexact(10)
+        );
+        // The runs' files report none of them (the pruning of runs reads those).
+        assert_eq!(
+            bounds.exact(&table, 0, 100).column_statistics[0].min_value,
+            Precision::Absent
+        );
+        assert_eq!(st.column_statistics[1].min_value, Precision::Absent);
+
+        // Stale: another number of rows.
+        let stale = survey(RecordedStats::new(101, vec![k()]));
+        assert!(recorded(&stale, &table).is_empty());
+        // Another type, values that do not read as the type, least above greatest, counts
+        // above the rows: that column's entry is ignored.
+        for bad in [
+            ColumnStats::new("k", "Int32").with_range("0", "99"),
+            ColumnStats::new("k", "Int64").with_range("0", "x"),
+            ColumnStats::new("k", "Int64").with_range("99", "0"),
+            ColumnStats::new("x", "Float64").with_range("NaN", "1"),
+            ColumnStats::new("nope", "Int64").with_range("0", "1"),
+        ] {
+            let s = survey(RecordedStats::new(100, vec![bad.clone()]));
+            assert!(recorded(&s, &table).is_empty(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn recorded_values_read_as_their_types() {
+        let cases = [
+            ("-3", DataType::Int8, ScalarValue::Int8(Some(-3))),
+            (
+                "18446744073709551615",
+                DataType::UInt64,
+                ScalarValue::UInt64(Some(u64::MAX)),
+            ),
+            ("-0.5", DataType::Float32, ScalarValue::Float32(Some(-0.5))),
+            (
+                "inf",
+                DataType::Float64,
+                ScalarValue::Float64(Some(f64::INFINITY)),
+            ),
+            ("true", DataType::Boolean, ScalarValue::Boolean(Some(true))),
+            (
+                "a\nb",
+                DataType::Utf8,
+                ScalarValue::Utf8(Some("a\nb".into())),
+            ),
+            ("19000", DataType::Date32, ScalarValue::Date32(Some(19000))),
+            (
+                "5",
+                DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+                ScalarValue::TimestampMicrosecond(Some(5), Some("UTC".into())),
+            ),
+            (
+                "7",
+                DataType::Duration(TimeUnit::Second),
+                ScalarValue::DurationSecond(Some(7)),
+            ),
+        ];
+        for (text, t, want) in cases {
+            assert_eq!(value_of(text, &t), Some(want), "{text} {t}");
+        }
+        assert_eq!(value_of("300", &DataType::Int8), None);
+        assert_eq!(value_of("NaN", &DataType::Float64), None);
+        assert_eq!(value_of("1", &DataType::Binary), None);
+    }
 }

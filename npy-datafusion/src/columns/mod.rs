@@ -9,7 +9,7 @@
 //! | `survey` | where the columns are, each header checked (limits, extent), one length |
 //! | `data` | one column's bytes in a scan: mapped (viewed in place when aligned) or inflated; CRC |
 //! | `remote` | an archive or a prefix on an object store: headers and column bytes by ranged GETs |
-//! | `bounds` | the least and greatest values of a sorted column, its runs' too: the scan's statistics |
+//! | `bounds` | the scan's statistics: the least and greatest values of a sorted column (its runs' too), exact; the statistics recorded with the table, inexact |
 //! | `scan` | the scan: a `DataSourceExec` whose file groups are runs of rows, and [`ColumnSource`](scan::ColumnSource) |
 //! | `table` | [`ColumnTable`], the `TableProvider` |
 

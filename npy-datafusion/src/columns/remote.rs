@@ -26,10 +26,10 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use super::super::extent::data_extent;
 use super::super::options::NpyReadOptions;
 use super::survey::{in_column, in_table, Column, Place, RemotePlace, Source, Survey};
-use npy_arrow::order::RecordedOrder;
+use npy_arrow::order::TableRecord;
 use npy_remote::{FetchOptions, RemoteNpy, RemoteNpz};
 
-use super::super::recorded::record_object;
+use super::super::recorded::table_record_object;
 use npy_serde::error::{Error, Result};
 use npy_serde::header::{parse_header, ParsedHeader};
 
@@ -130,13 +130,13 @@ impl RemotePlace {
         FetchOptions::default().probe_bytes(HEADER_PROBE)
     }
 
-    /// The table's columns, each header checked, the archive's directory, and the order
-    /// recorded with the table (the archive's comment, the prefix's `_npy_order`: one GET
-    /// more, only when the listing shows one).
+    /// The table's columns, each header checked, the archive's directory, and the records
+    /// kept with the table (the archive's comment, the prefix's `_npy_order`: one GET more,
+    /// only when the listing shows one).
     pub(crate) async fn columns(
         self: &Arc<Self>,
         options: &NpyReadOptions,
-    ) -> DfResult<(Vec<Column>, Option<RemoteNpz>, Option<RecordedOrder>)> {
+    ) -> DfResult<(Vec<Column>, Option<RemoteNpz>, TableRecord)> {
         let place = Place::Remote(self.clone());
         if self.archive {
             let npz = RemoteNpz::open_with(
@@ -170,7 +170,7 @@ impl RemotePlace {
                     deflated,
                 )?);
             }
-            let record = RecordedOrder::parse(npz.comment());
+            let record = TableRecord::parse(npz.comment());
             return Ok((columns, Some(npz), record));
         }
         let ext = options.extension.as_deref().unwrap_or(".npy");
@@ -185,8 +185,8 @@ impl RemotePlace {
             .map_err(|e| in_table(Error::remote(&self.url, e), &place))?;
         let record_path = self.path.clone().join(npy_arrow::order::DIRECTORY_RECORD);
         let record = match objects.contains(&record_path) {
-            true => record_object(&self.store, &record_path).await,
-            false => None,
+            true => table_record_object(&self.store, &record_path).await,
+            false => TableRecord::default(),
         };
         // The prefix's own `.npy` objects, not those of its sub-prefixes.
         objects.retain(|p| p.parts().count() == depth && p.as_ref().ends_with(&ext));

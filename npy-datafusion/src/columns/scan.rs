@@ -117,8 +117,9 @@ pub(crate) fn plan(
         if start == end && !groups.is_empty() {
             continue;
         }
+        let exact = Arc::new(bounds.exact(&table, start, end));
         let statistics = Arc::new(bounds.statistics(&table, start, end));
-        groups.push(run(location, statistics, start, end)?);
+        groups.push(run(location, exact, statistics, start, end)?);
     }
     // The runs are consecutive rows of the table: each is in the table's declared order.
     let ordering = options.output_ordering(&table)?;
@@ -134,14 +135,21 @@ pub(crate) fn plan(
     Ok(DataSourceExec::from_data_source(config))
 }
 
-/// The file group of rows `start..end`: one file, its range those rows, its `statistics`
-/// (the exact number of rows; the bounds of sorted columns).
-fn run(location: &str, statistics: Arc<Statistics>, start: u64, end: u64) -> DfResult<FileGroup> {
+/// The file group of rows `start..end`: one file, its range those rows, its `exact`
+/// statistics (the exact number of rows; the bounds of sorted columns: what the pruning of
+/// runs reads), the group's `statistics` those and the recorded ones (inexact, for planning).
+fn run(
+    location: &str,
+    exact: Arc<Statistics>,
+    statistics: Arc<Statistics>,
+    start: u64,
+    end: u64,
+) -> DfResult<FileGroup> {
     let bound =
         |r: u64| i64::try_from(r).map_err(|_| DataFusionError::Internal(format!("{r} rows")));
     let file = PartitionedFile::new(object_path(location)?, 0)
         .with_range(bound(start)?, bound(end)?)
-        .with_statistics(statistics.clone());
+        .with_statistics(exact);
     Ok(FileGroup::new(vec![file]).with_statistics(statistics))
 }
 
@@ -682,7 +690,7 @@ mod tests {
                 .iter()
                 .map(|&(a, b)| {
                     let statistics = Arc::new(Statistics::new_unknown(&table));
-                    run("/t.npz", statistics, a, b).unwrap()
+                    run("/t.npz", statistics.clone(), statistics, a, b).unwrap()
                 })
                 .collect();
             let source =

@@ -15,7 +15,7 @@ use super::super::extent::data_extent;
 use super::super::options::NpyReadOptions;
 use super::super::recorded::column_order;
 use super::super::schema::table_schema;
-use npy_arrow::order::RecordedOrder;
+use npy_arrow::order::TableRecord;
 use npy_arrow::RowDecoder;
 use npy_remote::RemoteNpz;
 use npy_serde::error::{Error, Result};
@@ -149,9 +149,10 @@ pub(crate) struct Survey {
     pub(crate) rows: u64,
     /// A remote archive's directory, read once by the survey.
     pub(crate) npz: Option<RemoteNpz>,
-    /// The order recorded with the table (the archive's comment, the directory's
-    /// `_npy_order`), if it has a record; whether it holds is `recorded`'s to say.
-    pub(crate) record: Option<RecordedOrder>,
+    /// The records kept with the table (the archive's comment, the directory's
+    /// `_npy_order`): its order and its columns' statistics, each if it has one; whether they
+    /// hold is for `recorded` (the order) and `bounds` (the statistics) to say.
+    pub(crate) record: TableRecord,
 }
 
 /// This crate's error about a column's member or file, as a DataFusion error naming it.
@@ -179,7 +180,7 @@ impl Survey {
             Place::Archive(path) => archive_columns(&place, path, options)?,
             Place::Directory(path) => (
                 directory_columns(&place, path, options)?,
-                npy_arrow::order::read_directory_record(path),
+                npy_arrow::order::read_directory_records(path),
             ),
             Place::Remote(_) => {
                 return Err(DataFusionError::Internal(format!(
@@ -190,8 +191,8 @@ impl Survey {
         Ok(Survey::of_columns(place, columns, None)?.with_record(record))
     }
 
-    /// The survey with `record`, the order recorded with the table.
-    pub(crate) fn with_record(mut self, record: Option<RecordedOrder>) -> Survey {
+    /// The survey with `record`, the records kept with the table.
+    pub(crate) fn with_record(mut self, record: TableRecord) -> Survey {
         self.record = record;
         self
     }
@@ -199,7 +200,7 @@ impl Survey {
     /// The options of a scan of the table with `schema`: `options`, with the recorded order if
     /// they declare none and the record holds (see `recorded`).
     pub(crate) fn scan_options(&self, options: &NpyReadOptions, schema: &Schema) -> NpyReadOptions {
-        column_order(options, self.record.as_ref(), self.rows, schema)
+        column_order(options, self.record.order.as_ref(), self.rows, schema)
     }
 
     /// The survey of `columns` at `place`: there is one at least, all of one length.
@@ -246,7 +247,7 @@ impl Survey {
             columns,
             rows,
             npz,
-            record: None,
+            record: TableRecord::default(),
         })
     }
 
@@ -317,14 +318,14 @@ fn column_field(name: &str, header: &ParsedHeader) -> Result<Arc<Field>> {
     Ok(Arc::new(field))
 }
 
-/// The columns of the local archive at `path`, and the order recorded in its comment.
+/// The columns of the local archive at `path`, and the records in its comment.
 fn archive_columns(
     place: &Place,
     path: &Path,
     options: &NpyReadOptions,
-) -> DfResult<(Vec<Column>, Option<RecordedOrder>)> {
+) -> DfResult<(Vec<Column>, TableRecord)> {
     let npz = MmapNpz::open_with(path, &options.npz_options()).map_err(|e| in_table(e, place))?;
-    let record = RecordedOrder::parse(npz.comment());
+    let record = TableRecord::parse(npz.comment());
     let mut archive = None;
     let mut columns = Vec::new();
     for info in npz.members() {

@@ -32,6 +32,10 @@ fn target(name: &str) -> Target {
     if name == "arrow" {
         return fuzzlib::arrow;
     }
+    #[cfg(feature = "arrow")]
+    if name == "table_record" {
+        return fuzzlib::table_record;
+    }
     TARGETS
         .iter()
         .find(|(t, _)| *t == name)
@@ -70,15 +74,11 @@ fn replay(paths: &[PathBuf], f: impl Fn(&Path, &[u8])) {
 fn saved_fuzz_findings_replay_cleanly() {
     let dir = fixtures_dir().join("fuzz-regressions");
     let mut paths = files(&dir, "bin");
-    // The `arrow` target's findings need this crate's feature `arrow`.
+    // The `arrow` and `table_record` targets' findings need this crate's feature `arrow`.
     paths.retain(|p| {
+        let name = p.file_name().unwrap().to_str().unwrap();
         cfg!(feature = "arrow")
-            || !p
-                .file_name()
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .starts_with("arrow-")
+            || !(name.starts_with("arrow-") || name.starts_with("table_record-"))
     });
     for p in &paths {
         let stem = p.file_stem().unwrap().to_str().unwrap();

@@ -70,6 +70,8 @@ mod sql_order;
 #[cfg(feature = "datafusion")]
 mod sql_recorded;
 #[cfg(feature = "datafusion")]
+mod sql_stats_record;
+#[cfg(feature = "datafusion")]
 mod sql_write;
 #[cfg(feature = "datafusion")]
 mod sql_write_order;

@@ -243,7 +243,10 @@ fn a_stale_record_is_ignored_and_a_declared_order_wins() {
         .unwrap();
     w.write(&b).unwrap();
     w.finish().unwrap();
-    assert!(!cols.join(DIRECTORY_RECORD).exists());
+    // (It keeps the statistics of its columns there.)
+    let kept = npy_arrow::order::read_directory_records(&cols);
+    assert_eq!(kept.order, None);
+    assert_eq!(kept.stats.map(|s| s.rows()), Some(b.num_rows() as u64));
 }
 
 #[test]
@@ -301,5 +304,9 @@ print(zipfile.ZipFile(d + "/rows.npz").comment.decode())
     let out = run_python(script, &[dir.path().as_os_str()]);
     let lines: Vec<&str> = out.lines().collect();
     let text = RecordedOrder::new(order(), ROWS as u64).to_string();
-    assert_eq!(lines, [text.clone(), format!("{text};member=rows")]);
+    // The archive of columns: the order's line, then its statistics'.
+    assert_eq!(lines.len(), 3, "{out}");
+    assert_eq!(lines[0], text);
+    assert!(lines[1].starts_with("npy-serde/stats1:rows="), "{out}");
+    assert_eq!(lines[2], format!("{text};member=rows"));
 }
