@@ -175,7 +175,12 @@ pub(crate) fn recorded(survey: &Survey, table: &Schema) -> Vec<Recorded> {
         let same = survey
             .column(field.name())
             .is_ok_and(|s| s.field.data_type() == t);
-        if !same || c.data_type() != t.to_string() {
+        // A string column is written from any of Arrow's three string types and read back as
+        // one of them: the same strings.
+        let strings = [DataType::Utf8, DataType::LargeUtf8, DataType::Utf8View];
+        let recorded_as = |t: &DataType| c.data_type() == t.to_string();
+        let as_written = recorded_as(t) || (strings.contains(t) && strings.iter().any(recorded_as));
+        if !same || !as_written {
             continue;
         }
         let range = match (c.min(), c.max()) {
@@ -358,6 +363,13 @@ mod tests {
             Precision::Absent
         );
         assert_eq!(st.column_statistics[1].min_value, Precision::Absent);
+
+        // A string column recorded as another of Arrow's string types: the same strings.
+        let s = survey(RecordedStats::new(
+            100,
+            vec![ColumnStats::new("k", "Utf8View").with_range("a", "b")],
+        ));
+        assert!(recorded(&s, &table).is_empty(), "k is no string column");
 
         // Stale: another number of rows.
         let stale = survey(RecordedStats::new(101, vec![k()]));

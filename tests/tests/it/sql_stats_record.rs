@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
+use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, StringViewArray};
 use datafusion::common::stats::Precision;
 use datafusion::common::{ScalarValue, Statistics};
 use datafusion::physical_plan::{StatisticsArgs, StatisticsContext};
@@ -30,7 +30,8 @@ const N: i64 = 4000;
 const KEYS: i64 = 1000;
 
 /// The table `big`: `k` (each of `0..KEYS` four times, in no order), `q` (floats, a null every
-/// 500 rows: written as NaN), `s` (strings).
+/// 500 rows: written as NaN), `s` (strings, as Arrow's string views: Parquet's strings, which
+/// the column table reads back as `Utf8`).
 fn big() -> RecordBatch {
     let k: Vec<i64> = (0..N).map(|i| (i * 7919) % KEYS).collect();
     let q: Vec<Option<f64>> = (0..N)
@@ -40,7 +41,7 @@ fn big() -> RecordBatch {
     RecordBatch::try_from_iter([
         ("k", Arc::new(Int64Array::from(k)) as ArrayRef),
         ("q", Arc::new(Float64Array::from(q)) as ArrayRef),
-        ("s", Arc::new(StringArray::from(s)) as ArrayRef),
+        ("s", Arc::new(StringViewArray::from(s)) as ArrayRef),
     ])
     .unwrap()
 }
