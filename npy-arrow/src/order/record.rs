@@ -356,17 +356,7 @@ mod tests {
 
     #[test]
     fn an_order_and_statistics_share_a_text() {
-        let stats = RecordedStats::new(
-            7,
-            vec![
-                ColumnStats::new("a\"b\\c\nd;e,f", "Timestamp(ns, \"UTC\")")
-                    .with_nulls(2)
-                    .with_distinct(5)
-                    .with_range("-5", "1700000000000000000"),
-                ColumnStats::new("", "Utf8").with_range("", "\r\"z\""),
-                ColumnStats::new("x", "Float64"),
-            ],
-        );
+        let stats = super::super::stats::sample();
         let text = stats.to_string();
         assert!(!text.contains('\n'), "{text}");
         assert_eq!(RecordedStats::parse(text.as_bytes()), Some(stats.clone()));

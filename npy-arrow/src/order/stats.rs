@@ -307,23 +307,30 @@ impl Parser<'_> {
     }
 }
 
+/// Statistics whose names and values need every escape the text has (the tests of the record
+/// texts share them).
+#[cfg(test)]
+pub(crate) fn sample() -> RecordedStats {
+    RecordedStats::new(
+        7,
+        vec![
+            ColumnStats::new("a\"b\\c\nd;e,f", "Timestamp(ns, \"UTC\")")
+                .with_nulls(2)
+                .with_distinct(5)
+                .with_range("-5", "1700000000000000000"),
+            ColumnStats::new("", "Utf8").with_range("", "\r\"z\""),
+            ColumnStats::new("x", "Float64"),
+        ],
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn text_round_trips_whatever_the_names_and_values() {
-        let stats = RecordedStats::new(
-            7,
-            vec![
-                ColumnStats::new("a\"b\\c\nd;e,f", "Timestamp(ns, \"UTC\")")
-                    .with_nulls(2)
-                    .with_distinct(5)
-                    .with_range("-5", "1700000000000000000"),
-                ColumnStats::new("", "Utf8").with_range("", "\r\"z\""),
-                ColumnStats::new("x", "Float64"),
-            ],
-        );
+        let stats = sample();
         let text = stats.to_string();
         assert!(!text.contains('\n'), "{text}");
         assert_eq!(RecordedStats::parse(text.as_bytes()), Some(stats.clone()));
