@@ -112,6 +112,8 @@
 //! ```
 
 mod check;
+// The statistics a column table's writer collects (the writer needs feature `npz`).
+#[cfg(feature = "npz")]
 mod collect;
 mod record;
 mod stats;
@@ -121,6 +123,7 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use check::OrderCheck;
+#[cfg(feature = "npz")]
 pub(crate) use collect::StatsCollector;
 #[cfg(feature = "npz")]
 pub use record::{read_archive_record, read_archive_records};
