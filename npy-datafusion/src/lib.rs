@@ -20,6 +20,10 @@
 //!   `FileFormatFactory` and `FileSource` underneath, for building listing tables by hand.
 //! - [`memory_limited_context`] builds a session inside a [`MemoryLimit`] (sorts and
 //!   aggregations spill to a temporary directory), as `npy sql --memory-limit` runs.
+//! - [`with_topk_prefilter`] gives a session the [`TopKPrefilter`] rule, which puts a
+//!   [`TopKPrefilterExec`] under each `ORDER BY ... LIMIT k`: rows that cannot be in the
+//!   answer dropped batch by batch before DataFusion's TopK (as `npy sql` and this crate's
+//!   Ballista sessions plan, feature `ballista`).
 //!
 //! Rows and columns are those of the [Arrow mapping](npy_arrow) (one column per record
 //! field, nested records as structs, subarrays as fixed-size lists, datetimes as timestamps
@@ -246,6 +250,7 @@ mod schema;
 mod session;
 mod source;
 mod spec;
+mod topk;
 mod write;
 
 pub use file_format::{NpyFormat, NpyFormatFactory, NpzFormatFactory};
@@ -258,6 +263,7 @@ pub use remote::{register_store_for, register_store_in};
 pub use session::{register_npy_format, NpySessionExt};
 pub use source::NpySource;
 pub use spec::{table_spec_help, TableFormat, TableSpec, TableSpecError};
+pub use topk::{with_topk_prefilter, TopKPrefilter, TopKPrefilterExec};
 pub use write::{NpySink, NpyWriteOptions};
 
 /// The README's examples, compiled as doc tests.

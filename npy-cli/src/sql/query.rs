@@ -19,8 +19,8 @@ use datafusion::sql::parser::{DFParserBuilder, Statement};
 use datafusion::sql::sqlparser::dialect::dialect_from_str;
 use futures::StreamExt;
 use npy_datafusion::{
-    memory_limited_context, register_npy_format, MemoryLimit, NpyReadOptions, NpySessionExt,
-    TableFormat, TableSpec,
+    memory_limited_context, register_npy_format, with_topk_prefilter, MemoryLimit, NpyReadOptions,
+    NpySessionExt, TableFormat, TableSpec,
 };
 use tokio::runtime::Runtime;
 
@@ -408,13 +408,19 @@ fn session(a: &Args, rt: &tokio::runtime::Runtime) -> CliResult<SessionContext> 
     }
     #[cfg(not(feature = "ballista"))]
     let _ = rt;
-    let Some(text) = &a.memory_limit else {
-        return Ok(SessionContext::new());
+    // In one process, the sorts with a fetch get the TopK prefilter (`TopKPrefilterExec`).
+    let ctx = match &a.memory_limit {
+        None => SessionContext::new(),
+        Some(text) => {
+            let limit: MemoryLimit = text
+                .parse()
+                .map_err(|e| Failure::usage(format!("--memory-limit: {e}")))?;
+            memory_limited_context(SessionConfig::new(), limit).map_err(query_failure)?
+        }
     };
-    let limit: MemoryLimit = text
-        .parse()
-        .map_err(|e| Failure::usage(format!("--memory-limit: {e}")))?;
-    memory_limited_context(SessionConfig::new(), limit).map_err(query_failure)
+    Ok(SessionContext::new_with_state(with_topk_prefilter(
+        ctx.state(),
+    )))
 }
 
 /// `-t NAME=SPEC`: the table's name and spec.

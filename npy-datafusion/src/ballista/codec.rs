@@ -62,6 +62,7 @@ use super::columns::{
     COLUMN_SCAN_TAG, COLUMN_TABLE_TAG,
 };
 use super::errors::as_text;
+use super::prefilter::{prefilter_from, prefilter_proto, PREFILTER_TAG};
 use super::table::NpyTable;
 use super::wire::{
     malformed, options_from_proto, options_to_proto, write_options_from_proto,
@@ -100,6 +101,7 @@ fn unknown_tag(buf: &[u8]) -> Option<DataFusionError> {
         SINK_TAG,
         COLUMN_TABLE_TAG,
         COLUMN_SCAN_TAG,
+        PREFILTER_TAG,
     ];
     Some(DataFusionError::Internal(format!(
         "npy-serde codec: a message {:?}, which this build does not read (it reads {}): a \
@@ -696,6 +698,9 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
                 parse_protobuf_file_scan_config(conf, &decode_ctx, proto_converter, source)?;
             return Ok(DataSourceExec::from_data_source(config));
         }
+        if let Some(bytes) = buf.strip_prefix(PREFILTER_TAG) {
+            return prefilter_from(decode(bytes)?, inputs, ctx, self, proto_converter);
+        }
         if let Some(bytes) = buf.strip_prefix(SINK_TAG) {
             let [input] = inputs else {
                 return Err(malformed(&format!(
@@ -747,6 +752,9 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
             let conf = serialize_file_scan_config(config, self, proto_converter)?;
             let predicate = self.predicate_proto(source.filter(), proto_converter)?;
             return encode(COLUMN_SCAN_TAG, &scan_proto(source, conf, predicate), buf);
+        }
+        if let Some(proto) = prefilter_proto(node.as_ref(), self, proto_converter) {
+            return encode(PREFILTER_TAG, &proto?, buf);
         }
         if let Some((exec, sink)) = npy_sink(node.as_ref()) {
             return encode(

@@ -195,6 +195,7 @@ mod columns;
 mod errors;
 mod job;
 mod order;
+mod prefilter;
 mod stores;
 mod table;
 mod wire;
@@ -248,15 +249,16 @@ fn with_codecs(config: SessionConfig) -> SessionConfig {
 }
 
 /// A session state with `config` (the codecs added, if it came from elsewhere than
-/// [`session_config`]), DataFusion's default functions and planners, and
-/// [`OrderAcrossShuffles`] (the in-process scheduler plans in this state).
+/// [`session_config`]), DataFusion's default functions and planners, [`OrderAcrossShuffles`]
+/// and the TopK prefilter ([`crate::with_topk_prefilter`]; the in-process scheduler plans in
+/// this state).
 fn session_state(config: SessionConfig) -> SessionState {
-    with_order_across_shuffles(
+    crate::with_topk_prefilter(with_order_across_shuffles(
         SessionStateBuilder::new()
             .with_config(with_codecs(config))
             .with_default_features()
             .build(),
-    )
+    ))
 }
 
 /// `state` with [`OrderAcrossShuffles`] as its last physical optimizer rule.
@@ -367,14 +369,18 @@ async fn start_executor(scheduler_url: &str, state: &SessionState) -> DfResult<(
 pub fn scheduler_config(mut config: SchedulerConfig) -> SchedulerConfig {
     config.override_logical_codec = Some(Arc::new(NpyLogicalCodec::default()));
     config.override_physical_codec = Some(Arc::new(NpyPhysicalCodec::default()));
-    // The sessions it plans in keep orders across its shuffles (see `OrderAcrossShuffles`).
+    // The sessions it plans in keep orders across its shuffles (see `OrderAcrossShuffles`),
+    // and put the TopK prefilter under the sorts with a fetch of a job's stages (each task's
+    // TopK has a threshold of its own there: see `crate::TopKPrefilterExec`).
     let base = config.override_session_builder.take();
     config.override_session_builder = Some(Arc::new(move |session_config| {
         let state = match &base {
             Some(base) => base(session_config)?,
             None => ballista_core::utils::default_session_builder(session_config)?,
         };
-        Ok(with_order_across_shuffles(state))
+        Ok(crate::with_topk_prefilter(with_order_across_shuffles(
+            state,
+        )))
     }));
     config
 }

@@ -10,6 +10,7 @@
 //! table writes with the table's options; a failing write leaves no file. A table of hive
 //! partitions declared sorted answers as in one process, and the cluster plans no sort where
 //! one process plans none; grouped by its partition column, it answers as one process does.
+//! A TopK's stage runs the TopK prefilter, under either planner.
 
 use std::sync::Arc;
 
@@ -41,6 +42,13 @@ fn configure(config: SessionConfig) -> SessionConfig {
 /// A scheduler and two executors in this process (bound to localhost), and a session on them.
 fn cluster(rt: &tokio::runtime::Runtime) -> SessionContext {
     rt.block_on(standalone(configure(session_config()), 2))
+        .expect("a standalone Ballista cluster")
+}
+
+/// [`cluster`] with Ballista's static planner (its adaptive planner off).
+fn static_cluster(rt: &tokio::runtime::Runtime) -> SessionContext {
+    let config = session_config().set_bool("ballista.planner.adaptive.enabled", false);
+    rt.block_on(standalone(configure(config), 2))
         .expect("a standalone Ballista cluster")
 }
 
@@ -640,11 +648,7 @@ fn a_partitioned_sorted_table_on_the_cluster() {
         npy_serde::to_path(part.join("part.npy"), &recs).unwrap();
     }
     let rt = rt();
-    let adaptive = cluster(&rt);
-    let static_planner = session_config().set_bool("ballista.planner.adaptive.enabled", false);
-    let ballista = rt
-        .block_on(standalone(configure(static_planner), 2))
-        .expect("a standalone Ballista cluster");
+    let (adaptive, ballista) = (cluster(&rt), static_cluster(&rt));
     let local = local();
     for (how, ddl) in [
         (
@@ -794,5 +798,47 @@ fn grouping_by_a_partition_column_on_the_cluster() {
             .collect();
         let got: Vec<Vec<String>> = got.into_iter().map(|r| r[..3].to_vec()).collect();
         assert_eq!(got, want, "{ddl}");
+    }
+}
+
+/// A sort with a fetch gets the TopK prefilter on the cluster as in one process (planned by
+/// the scheduler, under the adaptive planner too, and sent to the executors by the codec),
+/// and answers as one process does: over rows that rise through every shard and are asked in
+/// the reverse order, each task's TopK would otherwise take every row into its heap.
+#[test]
+fn a_top_k_on_the_cluster_runs_the_prefilter() {
+    let dir = TempDir::new("ballista-prefilter");
+    shards(&dir);
+    let path = dir.path().to_str().unwrap();
+    let rt = rt();
+    let (adaptive, ballista) = (cluster(&rt), static_cluster(&rt));
+    let local = local();
+    for ctx in [&adaptive, &ballista, &local] {
+        rt.block_on(ctx.register_npy("t", path, NpyReadOptions::new()))
+            .unwrap();
+    }
+    for q in [
+        TOP,
+        FILTER_TOP,
+        "SELECT id, x FROM t ORDER BY id DESC LIMIT 7",
+    ] {
+        let want = sql(&local, &rt, q);
+        assert_eq!(sql(&adaptive, &rt, q), want, "{q}");
+        assert_eq!(sql(&ballista, &rt, q), want, "{q}");
+    }
+    // The job's first stage, as the scheduler planned it, has the prefilter under its TopK.
+    for (how, ctx) in [("adaptive", &adaptive), ("static", &ballista)] {
+        let explain = sql(ctx, &rt, &format!("EXPLAIN {TOP}"));
+        let stages = explain.iter().find(|r| r[0] == "distributed_plan").unwrap();
+        let stage = stages[1].split("=========").nth(2).unwrap();
+        let lines: Vec<&str> = stage.lines().map(str::trim).collect();
+        let at = lines
+            .iter()
+            .position(|l| l.starts_with("SortExec: TopK(fetch=5)"));
+        let next = at.map(|i| lines[i + 1]).unwrap_or_default();
+        assert!(
+            next.starts_with("TopKPrefilterExec: expr=[y@1 DESC, id@0 ASC NULLS LAST], fetch=5"),
+            "{how}: {stage}"
+        );
     }
 }

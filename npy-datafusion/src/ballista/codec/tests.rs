@@ -473,3 +473,62 @@ fn an_executor_ceiling_lowers_the_clients_limits_never_raises_them() {
         limits(&asked)
     );
 }
+
+#[test]
+fn the_physical_codec_round_trips_the_topk_prefilter() {
+    let dir = part_dir("prefilter");
+    std::fs::create_dir_all(&dir).unwrap();
+    npy_serde::to_path(dir.join("v.npy"), &[3.0f64, 1.0, 2.0]).unwrap();
+    let rt = runtime();
+    let ctx = SessionContext::new_with_state(crate::with_topk_prefilter(session().state()));
+    let path = dir.to_str().unwrap();
+    rt.block_on(crate::NpySessionExt::register_npy(
+        &ctx,
+        "t",
+        path,
+        NpyReadOptions::new(),
+    ))
+    .unwrap();
+    let sql = "SELECT value FROM t ORDER BY value DESC NULLS LAST LIMIT 2";
+    let plan = rt
+        .block_on(async { ctx.sql(sql).await?.create_physical_plan().await })
+        .unwrap();
+    let text = |p: &Arc<dyn ExecutionPlan>| displayable(p.as_ref()).indent(true).to_string();
+    assert!(text(&plan).contains("TopKPrefilterExec: expr=[value@0 DESC NULLS LAST], fetch=2"));
+    let decoded = physical_round_trip(&ctx, Arc::clone(&plan));
+    // The sort and the prefilter as they were (the scan's dynamic filter travels as its
+    // current value, `true`).
+    let top = |p: &Arc<dyn ExecutionPlan>| text(p).lines().take(2).collect::<Vec<_>>().join("\n");
+    assert_eq!(top(&decoded), top(&plan));
+    let got = rt
+        .block_on(datafusion::physical_plan::collect(decoded, ctx.task_ctx()))
+        .unwrap();
+    let got = datafusion::arrow::util::pretty::pretty_format_batches(&got).unwrap();
+    assert!(got.to_string().contains("| 3.0   |\n| 2.0   |"), "{got}");
+
+    // A message with no rows to keep, or no order, is refused.
+    let codec = NpyPhysicalCodec::default();
+    let input: Arc<dyn ExecutionPlan> = Arc::new(datafusion::physical_plan::empty::EmptyExec::new(
+        plan.schema(),
+    ));
+    for proto in [
+        super::super::prefilter::PrefilterProto::default(),
+        super::super::prefilter::PrefilterProto {
+            fetch: 3,
+            ..Default::default()
+        },
+    ] {
+        let mut buf = PREFILTER_TAG.to_vec();
+        proto.encode(&mut buf).unwrap();
+        let err = codec
+            .try_decode(
+                &buf,
+                &[Arc::clone(&input)],
+                &ctx.task_ctx(),
+                &datafusion_proto::physical_plan::DefaultPhysicalProtoConverter {},
+            )
+            .unwrap_err();
+        assert!(err.to_string().contains("malformed message"), "{err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
