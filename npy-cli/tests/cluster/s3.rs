@@ -5,7 +5,9 @@
 //!
 //! 1. the SQL test queries over `s3://BUCKET/shards/` answer as single-process DataFusion
 //!    over the same shards on local disk, both executors running tasks, and `npy sql
-//!    --cluster` prints what `npy sql` prints over the local shards;
+//!    --cluster` prints what `npy sql` prints over the local shards; `COPY ... TO
+//!    's3://BUCKET/...'` (a file, an archive of columns, a directory) writes through the
+//!    executors' own store the bytes one process writes locally, and a failed one no object;
 //! 2. a scheduler without `--store`, and an executor without it, fail the query with an
 //!    error that names the store and `--store`;
 //! 3. a `--store` that is not an object-store URL stops either program at its start (exit 1,
@@ -116,6 +118,8 @@ fn a_cluster_started_with_store_reads_a_table_on_s3() {
     );
     rt.block_on(local.register_npy("t", local_table, NpyReadOptions::new()))
         .unwrap();
+    // (`COPY ... TO 'x.npy'` below, in one process as on the cluster.)
+    npy_datafusion::register_npy_format(&local).unwrap();
     let wants: Vec<String> = QUERIES.iter().map(|q| answer(&rt, &local, q)).collect();
 
     // 1. A scheduler and two executors with --store: the single-process answers.
@@ -150,6 +154,67 @@ fn a_cluster_started_with_store_reads_a_table_on_s3() {
     );
     assert_eq!(on_cluster, printed);
     assert_eq!(printed.lines().count(), 6, "{printed}");
+
+    // COPY to the bucket, written by an executor through its own --store: the bytes one
+    // process writes to a local file (a file, an archive of columns, a directory), and a
+    // COPY that fails leaves no object.
+    let copy = "SELECT id, key, x, flag FROM t WHERE id % 997 = 0 ORDER BY id";
+    std::fs::create_dir_all(tmp.path().join("local-copies")).unwrap();
+    for (target, options) in [
+        ("copied.npy", ""),
+        ("cols.npz", "OPTIONS ('layout' 'columns')"),
+        ("dir/", "STORED AS NPY"),
+    ] {
+        let local_out = tmp.path().join("local-copies").join(target);
+        let s3_out = format!("out/{target}");
+        let q = |to: &str| format!("COPY ({copy}) TO '{to}' {options}");
+        let count = answer(&rt, &local, &q(local_out.to_str().unwrap()));
+        assert_eq!(
+            answer(&rt, &ctx, &q(&server.url(&s3_out))),
+            count,
+            "{target}"
+        );
+        let read = |p: &std::path::Path| std::fs::read(p).unwrap();
+        if target.ends_with('/') {
+            let names = |dir: &std::path::Path| {
+                let mut n: Vec<String> = (std::fs::read_dir(dir).unwrap())
+                    .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect();
+                n.sort();
+                n
+            };
+            let (here, there) = (names(&local_out), names(&server.object_path(&s3_out)));
+            assert_eq!(here.len(), there.len(), "{here:?} {there:?}");
+            let data = |dir: &std::path::Path, names: &[String]| -> Vec<Vec<u8>> {
+                (names.iter())
+                    .filter(|n| n.ends_with(".npy"))
+                    .map(|n| read(&dir.join(n)))
+                    .collect()
+            };
+            assert_eq!(
+                data(&local_out, &here),
+                data(&server.object_path(&s3_out), &there)
+            );
+        } else {
+            assert!(
+                read(&local_out) == read(&server.object_path(&s3_out)),
+                "{target}: the cluster wrote other bytes to the bucket"
+            );
+        }
+    }
+    let failing = "SELECT CASE WHEN id = 5000 THEN NULL ELSE x END AS x FROM t ORDER BY id";
+    let err = rt
+        .block_on(run(
+            &ctx,
+            &format!("COPY ({failing}) TO '{}'", server.url("out/failed.npy")),
+        ))
+        .expect_err("a null without a null policy")
+        .to_string();
+    assert!(err.contains("null"), "{err}");
+    assert!(
+        !server.exists("out/failed.npy"),
+        "a failed COPY left an object"
+    );
     drop((a, b, scheduler));
 
     // 2. A scheduler without --store: it cannot list the table, and says which flag it lacks.
