@@ -16,8 +16,8 @@ use datafusion::execution::SendableRecordBatchStream;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::StreamExt;
 use npy_datafusion::{
-    memory_limited_context, register_npy_format, MemoryLimit, NpyReadOptions, NpySessionExt,
-    TableSpec,
+    memory_limited_context, register_npy_format, with_topk_prefilter, MemoryLimit, NpyReadOptions,
+    NpySessionExt, TableSpec,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule};
@@ -163,6 +163,8 @@ impl Query {
                     memory_limited_context(SessionConfig::new(), limit).map_err(df_error)?
                 }
             };
+            // As `npy sql` plans: the TopK prefilter under each `ORDER BY ... LIMIT k`.
+            let ctx = SessionContext::new_with_state(with_topk_prefilter(ctx.state()));
             register_npy_format(&ctx).map_err(df_error)?;
             let plan = py.detach(|| -> Result<DataFrame, String> {
                 for (name, text) in &tables {

@@ -98,3 +98,24 @@ def test_results_as_record_arrays_and_errors():
         npy_serde.sql("SELECT * FROM nope", {})
     with pytest.raises(NpyError):
         npy_serde.sql("SELECT * FROM t", {"t": FIXTURES / "npy" / "no-such.npy"})
+
+
+def test_top_k_over_data_in_the_reverse_order_equals_numpy(tmp_path):
+    # Rising values asked in descending order, with ties and a NaN: the TopK prefilter the
+    # package's sessions plan (as `npy sql` does) keeps the answer NumPy's.
+    x = np.concatenate([np.arange(20_000, dtype="f8") // 3, [np.nan], np.arange(5_000, dtype="f8")])
+    a = np.zeros(len(x), dtype=[("id", "<i8"), ("x", "<f8")])
+    a["id"] = np.arange(len(x))
+    a["x"] = x
+    path = tmp_path / "rising.npy"
+    np.save(path, a)
+    # SQL's order: x descending with NaN above every number (DataFusion's total order), then id.
+    nan = np.isnan(x)
+    rest = np.lexsort((a["id"][~nan], -x[~nan]))
+    want = np.concatenate([a[nan], a[~nan][rest]])[:7]
+    for memory_limit in [None, "1GiB"]:
+        q = npy_serde.sql("SELECT id, x FROM t ORDER BY x DESC, id LIMIT 7",
+                          {"t": path}, memory_limit=memory_limit)
+        r = q.to_numpy()
+        assert r["id"].tolist() == want["id"].tolist()
+        np.testing.assert_array_equal(r["x"], want["x"])
