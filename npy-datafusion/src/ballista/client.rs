@@ -81,6 +81,8 @@ fn looks_like_transport(e: &str) -> bool {
         "connection refused",
         "error trying to connect",
         "stream closed",
+        // hyper's end of a request whose connection closed under it (tonic's `Cancelled`).
+        "connection closed",
     ]
     .iter()
     .any(|w| e.contains(w))
@@ -696,6 +698,12 @@ mod tests {
              reading a body from connection\""
         ));
         assert!(looks_like_transport("transport error: Connection refused"));
+        // A killed scheduler closing the connection of a status question in flight.
+        assert!(looks_like_transport(
+            "Execution error: Status { code: Cancelled, message: \"operation was canceled\", \
+             source: Some(tonic::transport::Error(Transport, hyper::Error(Canceled, \
+             \"connection closed\"))) }"
+        ));
         assert!(!looks_like_transport("Execution error: task failed"));
     }
 
