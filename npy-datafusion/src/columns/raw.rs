@@ -189,12 +189,16 @@ impl Raw {
                 let bytes = data[*column];
                 let w = width.chars * 4;
                 let value = |i: usize| &bytes[i * w..(i + 1) * w];
-                match values.as_slice() {
-                    [] => BooleanBuffer::collect_bool(rows, |_| *negated),
-                    [one] => BooleanBuffer::collect_bool(rows, |i| (value(i) == one) != *negated),
-                    many => BooleanBuffer::collect_bool(rows, |i| {
+                // The first 8 bytes (4 for `U1`) compared as one number first: most values
+                // differ there, and a call of `memcmp` for each value cost more than the rest.
+                let heads: Vec<u64> = values.iter().map(|v| head(v)).collect();
+                let equal = |v: &[u8], k: usize| head(v) == heads[k] && v == values[k];
+                match values.len() {
+                    0 => BooleanBuffer::collect_bool(rows, |_| *negated),
+                    1 => BooleanBuffer::collect_bool(rows, |i| equal(value(i), 0) != *negated),
+                    n => BooleanBuffer::collect_bool(rows, |i| {
                         let v = value(i);
-                        many.iter().any(|m| m == v) != *negated
+                        (0..n).any(|k| equal(v, k)) != *negated
                     }),
                 }
             }
@@ -216,10 +220,28 @@ impl Raw {
     }
 }
 
-/// A piece of a `LIKE` pattern between its `%`s: code units (encoded), `None` for `_`.
+/// The first 8 bytes of a value (its first two code units), or its 4 of a `U1` one.
+#[inline]
+fn head(v: &[u8]) -> u64 {
+    match v.first_chunk::<8>() {
+        Some(h) => u64::from_ne_bytes(*h),
+        None => v
+            .first_chunk::<4>()
+            .map_or(0, |h| u64::from(u32::from_ne_bytes(*h))),
+    }
+}
+
+/// A piece of a `LIKE` pattern between its `%`s: code units (their 4 bytes as the column
+/// has them, read as a native number), `None` for `_`.
 #[derive(Debug)]
 struct Piece {
-    units: Vec<Option<[u8; 4]>>,
+    units: Vec<Option<u32>>,
+}
+
+/// The `k`-th code unit of `v` (its bytes as a native number: compared, not decoded).
+#[inline]
+fn unit(v: &[u8], k: usize) -> u32 {
+    u32::from_ne_bytes([v[k * 4], v[k * 4 + 1], v[k * 4 + 2], v[k * 4 + 3]])
 }
 
 impl Piece {
@@ -233,8 +255,8 @@ impl Piece {
             && self
                 .units
                 .iter()
-                .zip(v.chunks_exact(4))
-                .all(|(u, c)| u.is_none_or(|u| u == c))
+                .enumerate()
+                .all(|(k, u)| u.is_none_or(|u| u == unit(v, k)))
     }
 
     /// The first code unit of `v` from which the piece matches, if any.
@@ -243,9 +265,7 @@ impl Piece {
         let last = n.checked_sub(self.len())?;
         match self.units.first().copied().flatten() {
             // The first unit is a literal one: scan for it.
-            Some(first) => {
-                (0..=last).find(|&k| v[k * 4..k * 4 + 4] == first && self.at(&v[k * 4..]))
-            }
+            Some(first) => (0..=last).find(|&k| unit(v, k) == first && self.at(&v[k * 4..])),
             None => (0..=last).find(|&k| self.at(&v[k * 4..])),
         }
     }
@@ -272,7 +292,7 @@ impl Like {
         let piece = |s: &str| Piece {
             units: s
                 .chars()
-                .map(|c| (c != '_').then(|| width.unit(c)))
+                .map(|c| (c != '_').then(|| u32::from_ne_bytes(width.unit(c))))
                 .collect(),
         };
         let mut parts: Vec<&str> = p.split('%').collect();
@@ -295,7 +315,7 @@ impl Like {
     fn matches(&self, v: &[u8]) -> bool {
         // The value's code units: up to its last one that is not NUL.
         let mut n = v.len() / 4;
-        while n > 0 && v[(n - 1) * 4..n * 4] == [0; 4] {
+        while n > 0 && unit(v, n - 1) == 0 {
             n -= 1;
         }
         let h = self.head.len();
