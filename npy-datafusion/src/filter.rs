@@ -131,6 +131,36 @@ impl ScanFilter {
         &self.on
     }
 
+    /// The query's conjuncts that `take` turns into something else (each over the columns
+    /// [`on`](Self::on), numbered by their position there), and the filter of the others and
+    /// the dynamic ones, over those columns (their schema `on_schema`): `None` when none is
+    /// left. `None` when `take` turns none of them.
+    pub(crate) fn split<T>(
+        &self,
+        on_schema: &Schema,
+        mut take: impl FnMut(&Arc<dyn PhysicalExpr>) -> Option<T>,
+    ) -> DfResult<Option<(Vec<T>, Option<ScanFilter>)>> {
+        let mut taken = Vec::new();
+        let mut rest = Vec::new();
+        if let Some(exact) = &self.exact {
+            for c in split_conjunction(exact) {
+                match take(c) {
+                    Some(t) => taken.push(t),
+                    None => rest.push(c.clone()),
+                }
+            }
+        }
+        if taken.is_empty() {
+            return Ok(None);
+        }
+        rest.extend(self.dynamic.iter().cloned());
+        if rest.is_empty() {
+            return Ok(Some((taken, None)));
+        }
+        let rest = ScanFilter::new(&conjunction(rest), on_schema)?;
+        Ok(Some((taken, Some(rest))))
+    }
+
     /// The rows of `batch` (the columns `on`, in order) the predicate keeps.
     pub(crate) fn mask(&self, batch: &RecordBatch) -> DfResult<BooleanArray> {
         let mut mask = match &self.exact {

@@ -82,8 +82,11 @@
 //!   `LIMIT` needs. It takes the filters DataFusion pushes into it (unless
 //!   `filter_pushdown=false`) and evaluates them exactly: each batch's filter columns are read
 //!   first, and the other projected columns only for the rows that pass (a batch none passes
-//!   is skipped); `EXPLAIN ANALYZE` shows the bytes each column read (`bytes_scanned`,
-//!   labelled by column). On a Ballista
+//!   is skipped). Comparisons of a `U<n>` column with string literals (`=`, `<>`, `IN`,
+//!   `LIKE` and their negations, without an escape) are evaluated on its UTF-32 bytes, so the
+//!   column is made strings only for the rows that pass (and a value that is not Unicode in a
+//!   row dropped so is not seen). `EXPLAIN ANALYZE` shows the bytes each column read
+//!   (`bytes_scanned`, labelled by column). On a Ballista
 //!   cluster, the scheduler gives each task the runs of its partitions, as it does a file
 //!   scan's file groups.
 //! - Local files are memory-mapped. A 1-D column of native-order numbers whose

@@ -24,8 +24,10 @@ use datafusion::arrow::compute::filter;
 use datafusion::error::Result as DfResult;
 
 use super::super::options::NpyReadOptions;
+use super::raw::Utf32;
 use super::survey::{in_column, Column, Place, Source, Survey};
 use npy_arrow::{arrow_err, fixed_array, RowDecoder};
+use npy_serde::dtype::{ByteOrder, Scalar};
 use npy_serde::error::{Error, Result};
 use npy_serde::header::{parse_header, ParsedHeader};
 use npy_serde::npz::MmapNpz;
@@ -46,6 +48,8 @@ pub(crate) struct ColumnData {
     in_place: Option<DataType>,
     /// A record array's fields, made a struct column.
     is_struct: bool,
+    /// A 1-D `U<n>` column's width (its filters can be evaluated on its bytes, `raw`).
+    utf32: Option<Utf32>,
 }
 
 impl std::fmt::Debug for ColumnData {
@@ -111,6 +115,7 @@ pub(crate) fn open_column(
     let decoder = RowDecoder::new(&header.header, None, false).map_err(err)?;
     let in_place = in_place_type(&header, &data, column.field.data_type());
     let is_struct = decoder.column_count() != 1;
+    let utf32 = utf32_of(&header);
     // Where the data's first row (`base`) starts in the file.
     let offset = (base.checked_mul(decoder.row_bytes() as u64))
         .and_then(|b| b.checked_add(offset))
@@ -122,7 +127,23 @@ pub(crate) fn open_column(
         decoder,
         in_place,
         is_struct,
+        utf32,
     })
+}
+
+/// The width of a 1-D column of `U<n>` strings (`n` > 0).
+fn utf32_of(header: &ParsedHeader) -> Option<Utf32> {
+    let h = &header.header;
+    match &h.dtype {
+        DType::Plain(p) if h.shape.len() == 1 => match p.scalar() {
+            Scalar::Unicode(chars) if chars > 0 => Some(Utf32 {
+                chars,
+                big: p.order() == ByteOrder::Big,
+            }),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// The header, the data as one buffer over the map, and where the data starts in the file.
@@ -218,6 +239,17 @@ impl ColumnData {
                 )
             })?;
         Ok((start, end))
+    }
+
+    /// The width of a 1-D `U<n>` column.
+    pub(crate) fn utf32(&self) -> Option<Utf32> {
+        self.utf32
+    }
+
+    /// The bytes of rows `first..first + rows`, as they are in the file.
+    pub(crate) fn raw(&self, first: u64, rows: usize) -> Result<&[u8]> {
+        let (start, end) = self.extent(first, rows)?;
+        Ok(&self.data.as_slice()[start..end])
     }
 
     /// Rows `first..first + rows` as one Arrow array.

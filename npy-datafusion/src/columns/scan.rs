@@ -27,8 +27,12 @@
 //! evaluated on them; a batch no row of which passes is skipped, and the other projected
 //! columns are read only for the rows that pass (late materialisation: a column viewed in place
 //! copies only the kept values, a decoded one, strings say, decodes only the kept rows when
-//! they are sparse). Its metric `bytes_scanned`, one per column (`EXPLAIN ANALYZE` shows
-//! them), counts the column bytes each read.
+//! they are sparse). The filter's conjuncts that compare a `U<n>` column with string literals
+//! (`=`, `IN`, `LIKE`, ...) are evaluated first, on the column's UTF-32 bytes (see `raw`): such
+//! a column is made Arrow strings only for the rows that pass, and not at all when the query
+//! does not return it (TPC-H Q19's `l_shipinstruct`, Q13's `o_comment`). Its metric
+//! `bytes_scanned`, one per column (`EXPLAIN ANALYZE` shows them), counts the column bytes
+//! each read.
 //!
 //! Statistics: the exact number of rows of the scan and of each run; and where the scan
 //! reports an order, the least and greatest values of the order's first column, of the scan
@@ -41,8 +45,9 @@
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
-use arrow_array::{RecordBatch, RecordBatchOptions};
-use arrow_schema::SchemaRef;
+use arrow_array::{BooleanArray, RecordBatch, RecordBatchOptions};
+use arrow_buffer::BooleanBuffer;
+use arrow_schema::{DataType, SchemaRef};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::Statistics;
@@ -68,6 +73,7 @@ use super::super::opener::ErrorMap;
 use super::super::options::NpyReadOptions;
 use super::bounds::Bounds;
 use super::data::{open_column, ColumnData, OpenArchive};
+use super::raw::Raw;
 use super::remote;
 use super::survey::{in_column, Place, Survey};
 use npy_arrow::arrow_err;
@@ -501,6 +507,17 @@ struct Partition {
     end: u64,
 }
 
+/// A scan's filter for the columns a partition opened (see [`Partition::stage`]).
+struct Staged {
+    /// The conjuncts evaluated on the bytes of `U<n>` columns, and those columns (positions
+    /// among the columns read).
+    raw: Vec<Raw>,
+    raw_on: Vec<usize>,
+    /// The others: the filter, its columns (positions among the columns read) and their
+    /// schema.
+    rest: Option<(Arc<ScanFilter>, Vec<usize>, SchemaRef)>,
+}
+
 fn shared<T: Clone>(cell: &Shared<T>, f: impl FnOnce() -> DfResult<T>) -> DfResult<T> {
     cell.get_or_init(|| f().map_err(Arc::new))
         .clone()
@@ -514,7 +531,14 @@ impl Partition {
             Some(f) => f(e),
             None => e,
         };
-        let columns = match self.open() {
+        let opened = self.open().and_then(|columns| {
+            let staged = match &self.filter {
+                Some(f) => Some(self.stage(f, &columns)?),
+                None => None,
+            };
+            Ok((columns, staged))
+        });
+        let (columns, staged) = match opened {
             Ok(c) => c,
             Err(e) => {
                 let _ = tx.blocking_send(Err(map(e)));
@@ -525,7 +549,7 @@ impl Partition {
         let step = self.source.batch_size.max(1) as u64;
         while at < self.end {
             let rows = step.min(self.end - at) as usize;
-            let batch = match &self.filter {
+            let batch = match &staged {
                 None => self.batch(&columns, at, rows).map(Some),
                 Some(f) => self.filtered(f, &columns, at, rows),
             };
@@ -604,44 +628,116 @@ impl Partition {
         self.projected_batch(arrays, rows)
     }
 
+    /// The scan's filter staged for the columns opened: its conjuncts that compare `U<n>`
+    /// columns with strings evaluated on their bytes (see `raw`), then the others.
+    fn stage(&self, filter: &Arc<ScanFilter>, columns: &[Arc<ColumnData>]) -> DfResult<Staged> {
+        let position = |t: usize| self.indices.iter().position(|&i| i == t).unwrap_or(0);
+        let on: Vec<usize> = filter.on().iter().map(|&t| position(t)).collect();
+        let on_schema = self.columns.project(&on)?;
+        // A `U<n>` column the scan makes strings (as the table's schema says it does).
+        let utf32 = |k: usize| {
+            let j = *on.get(k)?;
+            let strings = matches!(
+                self.columns.field(j).data_type(),
+                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+            );
+            Some((j, columns.get(j)?.utf32().filter(|_| strings)?))
+        };
+        let (raw, rest) = match filter.split(&on_schema, |c| Raw::compile(c, &utf32))? {
+            Some((raw, rest)) => (raw, rest.map(Arc::new)),
+            None => (Vec::new(), Some(filter.clone())),
+        };
+        let mut raw_on = Vec::new();
+        for r in &raw {
+            r.columns(&mut raw_on);
+        }
+        let rest = match rest {
+            Some(f) => {
+                // The rest's columns: positions among `on` when any conjunct was taken (it
+                // was made over `on`), else the files' columns.
+                let cols: Vec<usize> = if raw.is_empty() {
+                    on.clone()
+                } else {
+                    f.on().iter().map(|&k| on[k]).collect()
+                };
+                let schema = Arc::new(self.columns.project(&cols)?);
+                Some((f, cols, schema))
+            }
+            None => None,
+        };
+        Ok(Staged { raw, raw_on, rest })
+    }
+
     /// The rows of `first..first + rows` that `filter` keeps, in the projected columns: the
-    /// filter's columns read first, the others for the kept rows only; `None` when no row
-    /// passes.
+    /// filter's `U<n>` columns compared on their bytes, its other columns read, then the
+    /// other projected columns read for the kept rows only; `None` when no row passes.
     fn filtered(
         &self,
-        filter: &ScanFilter,
+        filter: &Staged,
         columns: &[Arc<ColumnData>],
         first: u64,
         rows: usize,
     ) -> DfResult<Option<RecordBatch>> {
-        let position = |t: usize| self.indices.iter().position(|&i| i == t).unwrap_or(0);
-        let on: Vec<usize> = filter.on().iter().map(|&t| position(t)).collect();
-        let mut on_arrays = Vec::with_capacity(on.len());
-        for &j in &on {
-            let c = &columns[j];
-            on_arrays.push(c.rows(first, rows).map_err(|e| self.column_err(j, e))?);
-            self.scanned[j].add(c.row_bytes() * rows);
+        let mut mask: Option<BooleanBuffer> = None;
+        if !filter.raw.is_empty() {
+            let mut bytes: Vec<&[u8]> = vec![&[]; columns.len()];
+            for &j in &filter.raw_on {
+                let c = &columns[j];
+                bytes[j] = c.raw(first, rows).map_err(|e| self.column_err(j, e))?;
+                self.scanned[j].add(c.row_bytes() * rows);
+            }
+            for r in &filter.raw {
+                let m = r.evaluate(rows, &bytes);
+                mask = Some(match mask {
+                    Some(a) => &a & &m,
+                    None => m,
+                });
+            }
+            if mask.as_ref().is_some_and(|m| m.count_set_bits() == 0) {
+                return Ok(None);
+            }
         }
-        let on_batch = RecordBatch::try_new_with_options(
-            Arc::new(self.columns.project(&on)?),
-            on_arrays,
-            &RecordBatchOptions::new().with_row_count(Some(rows)),
-        )?;
-        let mask = filter.mask(&on_batch)?;
+        let mut on_arrays = Vec::new();
+        if let Some((f, on, schema)) = &filter.rest {
+            for &j in on {
+                let c = &columns[j];
+                on_arrays.push(c.rows(first, rows).map_err(|e| self.column_err(j, e))?);
+                if !filter.raw_on.contains(&j) {
+                    self.scanned[j].add(c.row_bytes() * rows);
+                }
+            }
+            let on_batch = RecordBatch::try_new_with_options(
+                schema.clone(),
+                on_arrays.clone(),
+                &RecordBatchOptions::new().with_row_count(Some(rows)),
+            )?;
+            let m = f.mask(&on_batch)?;
+            mask = Some(match mask {
+                Some(a) => &a & m.values(),
+                None => m.values().clone(),
+            });
+        }
+        let mask = BooleanArray::new(mask.unwrap_or_else(|| BooleanBuffer::new_set(rows)), None);
         let kept = mask.true_count();
         if kept == 0 {
             return Ok(None);
         }
+        let rest_on = filter
+            .rest
+            .as_ref()
+            .map_or(&[][..], |(_, on, _)| on.as_slice());
         let mut arrays = Vec::with_capacity(self.projected_len);
         for (j, c) in columns.iter().enumerate().take(self.projected_len) {
-            let a = match on.iter().position(|&k| k == j) {
-                Some(k) if kept == rows => on_batch.column(k).clone(),
-                Some(k) => datafusion::arrow::compute::filter(on_batch.column(k), &mask)?,
+            let a = match rest_on.iter().position(|&k| k == j) {
+                Some(k) if kept == rows => on_arrays[k].clone(),
+                Some(k) => datafusion::arrow::compute::filter(&on_arrays[k], &mask)?,
                 None => {
                     let (a, bytes) = c
                         .rows_where(first, rows, &mask, kept)
                         .map_err(|e| self.column_err(j, e))?;
-                    self.scanned[j].add(bytes);
+                    if !filter.raw_on.contains(&j) {
+                        self.scanned[j].add(bytes);
+                    }
                     a
                 }
             };

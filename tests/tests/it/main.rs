@@ -72,6 +72,8 @@ mod sql_recorded;
 #[cfg(feature = "datafusion")]
 mod sql_stats_record;
 #[cfg(feature = "datafusion")]
+mod sql_string_filters;
+#[cfg(feature = "datafusion")]
 mod sql_write;
 #[cfg(feature = "datafusion")]
 mod sql_write_order;
