@@ -71,20 +71,25 @@ fn table(rows: usize, batches: usize, rising: bool, seed: u64) -> MemTable {
     MemTable::try_new(schema, parts).unwrap()
 }
 
-fn context(prefilter: bool, table: MemTable) -> SessionContext {
-    let config = SessionConfig::new()
-        .with_target_partitions(2)
-        .with_batch_size(256);
+/// A session with `config`, with the prefilter (the rule and the query planner both: a plan
+/// gets one prefilter) or without it.
+fn session(config: SessionConfig, prefilter: bool) -> SessionContext {
     let state = (SessionStateBuilder::new().with_config(config))
         .with_default_features()
         .build();
-    // With it: the rule and the query planner both (a plan gets one prefilter).
     let state = if prefilter {
         with_topk_prefilter(state)
     } else {
         state
     };
-    let ctx = SessionContext::new_with_state(state);
+    SessionContext::new_with_state(state)
+}
+
+fn context(prefilter: bool, table: MemTable) -> SessionContext {
+    let config = SessionConfig::new()
+        .with_target_partitions(2)
+        .with_batch_size(256);
+    let ctx = session(config, prefilter);
     ctx.register_table("t", Arc::new(table)).unwrap();
     ctx
 }
@@ -228,15 +233,7 @@ async fn without_dynamic_filters_the_bound_goes_into_the_npy_scan() {
                 "datafusion.optimizer.enable_dynamic_filter_pushdown",
                 pushdown,
             );
-        let state = (SessionStateBuilder::new().with_config(config))
-            .with_default_features()
-            .build();
-        let state = if with {
-            with_topk_prefilter(state)
-        } else {
-            state
-        };
-        let ctx = SessionContext::new_with_state(state);
+        let ctx = session(config, with);
         let options = crate::NpyReadOptions::new();
         crate::NpySessionExt::register_npy(&ctx, "t", file.to_str().unwrap(), options)
             .await
