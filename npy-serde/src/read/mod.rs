@@ -142,6 +142,8 @@ mod mmap;
 pub(crate) mod objects;
 mod options;
 mod parallel;
+#[cfg(all(feature = "parallel", feature = "npz"))]
+pub(crate) use parallel::worth as parallel_worth;
 mod placed;
 mod plan;
 mod planned;

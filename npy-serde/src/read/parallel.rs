@@ -30,7 +30,7 @@ use crate::tier::Tier;
 const CHUNK_BYTES: usize = 4 << 20;
 
 /// True if an array of `len` data bytes is worth decoding in parallel with these options.
-pub(super) fn worth(len: u64, rb: &ReaderBuilder) -> bool {
+pub(crate) fn worth(len: u64, rb: &ReaderBuilder) -> bool {
     rb.parallel && cfg!(feature = "parallel") && len >= rb.parallel_min && len > 0
 }
 
