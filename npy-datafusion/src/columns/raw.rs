@@ -22,13 +22,15 @@
 
 use std::sync::Arc;
 
-use arrow_buffer::BooleanBuffer;
+use arrow_buffer::{BooleanBuffer, BooleanBufferBuilder};
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::Operator;
 use datafusion::physical_expr::expressions::{
     BinaryExpr, Column, InListExpr, LikeExpr, Literal, NotExpr,
 };
 use datafusion::physical_plan::PhysicalExpr;
+use memchr::arch::all::packedpair::HeuristicFrequencyRank;
+use memchr::memmem::{Finder, FinderBuilder};
 
 /// A `U<n>` column's width: `n` code units of 4 bytes, big-endian or little-endian.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,7 +78,7 @@ pub(crate) enum Raw {
     /// The value of `column` matches the `LIKE` pattern, or with `negated`, does not.
     Like {
         column: usize,
-        like: Like,
+        like: Box<Like>,
         negated: bool,
     },
     And(Box<Raw>, Box<Raw>),
@@ -150,7 +152,7 @@ impl Raw {
             let (at, width) = column(l.expr())?;
             return Some(Raw::Like {
                 column: at,
-                like: Like::new(string(l.pattern())?, width)?,
+                like: Box::new(Like::new(string(l.pattern())?, width)?),
                 negated: l.negated(),
             });
         }
@@ -209,6 +211,10 @@ impl Raw {
             } => {
                 let bytes = data[*column];
                 let w = like.width.chars * 4;
+                if like.searches_batch() {
+                    let found = like.search_batch(rows, bytes);
+                    return if *negated { !&found } else { found };
+                }
                 BooleanBuffer::collect_bool(rows, |i| {
                     like.matches(&bytes[i * w..(i + 1) * w]) != *negated
                 })
@@ -232,10 +238,38 @@ fn head(v: &[u8]) -> u64 {
 }
 
 /// A piece of a `LIKE` pattern between its `%`s: code units (their 4 bytes as the column
-/// has them, read as a native number), `None` for `_`.
+/// has them, read as a native number), `None` for `_`; and without a `_`, a SIMD substring
+/// searcher for its bytes.
 #[derive(Debug)]
 struct Piece {
     units: Vec<Option<u32>>,
+    finder: Option<Finder<'static>>,
+}
+
+/// Byte frequencies for choosing the bytes of a piece that `memmem`'s prefilter looks for
+/// first (the rarer, the fewer false candidates): in a `U<n>` column most bytes are NUL (three
+/// of each ASCII character's four, and the padding), which the default ranking, made for
+/// UTF-8 text, takes for a rare byte.
+struct Utf32Rank;
+
+impl HeuristicFrequencyRank for Utf32Rank {
+    fn rank(&self, byte: u8) -> u8 {
+        // English letters by frequency, then the rest of printable ASCII; NUL the most common.
+        const LETTERS: &[u8] = b" etaoinsrhldcumfpgwybvkxjqz";
+        match byte {
+            0 => 255,
+            b if b.is_ascii_lowercase() || b == b' ' => {
+                let at = LETTERS
+                    .iter()
+                    .position(|&l| l == b)
+                    .unwrap_or(LETTERS.len());
+                250 - 4 * at as u8
+            }
+            b if b.is_ascii_uppercase() || b.is_ascii_digit() => 120,
+            b if b.is_ascii_punctuation() => 100,
+            _ => 60,
+        }
+    }
 }
 
 /// The `k`-th code unit of `v` (its bytes as a native number: compared, not decoded).
@@ -259,8 +293,30 @@ impl Piece {
                 .all(|(k, u)| u.is_none_or(|u| u == unit(v, k)))
     }
 
+    /// The piece of the pattern text `s` over a column of `width`.
+    fn new(s: &str, width: Utf32) -> Piece {
+        let units: Vec<Option<u32>> = s
+            .chars()
+            .map(|c| (c != '_').then(|| u32::from_ne_bytes(width.unit(c))))
+            .collect();
+        let finder = (!units.is_empty() && units.iter().all(Option::is_some)).then(|| {
+            let bytes: Vec<u8> = units
+                .iter()
+                .flatten()
+                .flat_map(|u| u.to_ne_bytes())
+                .collect();
+            FinderBuilder::new()
+                .build_forward_with_ranker(Utf32Rank, &bytes)
+                .into_owned()
+        });
+        Piece { units, finder }
+    }
+
     /// The first code unit of `v` from which the piece matches, if any.
     fn find(&self, v: &[u8]) -> Option<usize> {
+        if let Some(finder) = &self.finder {
+            return aligned(finder, v, 0).map(|at| at / 4);
+        }
         let n = v.len() / 4;
         let last = n.checked_sub(self.len())?;
         match self.units.first().copied().flatten() {
@@ -268,6 +324,19 @@ impl Piece {
             Some(first) => (0..=last).find(|&k| unit(v, k) == first && self.at(&v[k * 4..])),
             None => (0..=last).find(|&k| self.at(&v[k * 4..])),
         }
+    }
+}
+
+/// The first place at or after `from` where `finder` matches in `v` at a whole code unit (a
+/// multiple of 4 bytes: a match that starts inside a code unit is not a match of the units).
+#[inline]
+fn aligned(finder: &Finder<'_>, v: &[u8], mut from: usize) -> Option<usize> {
+    loop {
+        let at = from + finder.find(v.get(from..)?)?;
+        if at.is_multiple_of(4) {
+            return Some(at);
+        }
+        from = at + 1;
     }
 }
 
@@ -280,6 +349,9 @@ pub(crate) struct Like {
     /// The pieces between `%`s (not empty ones), and the piece after the last `%`.
     middle: Vec<Piece>,
     tail: Option<Piece>,
+    /// The pattern ends with `%` and has no `_`: then its pieces (which hold no NUL) match
+    /// a value's padded bytes where they match the value, and the padding need not be found.
+    padding_free: bool,
 }
 
 impl Like {
@@ -289,12 +361,7 @@ impl Like {
         if p.contains(['\\', '\0']) {
             return None;
         }
-        let piece = |s: &str| Piece {
-            units: s
-                .chars()
-                .map(|c| (c != '_').then(|| u32::from_ne_bytes(width.unit(c))))
-                .collect(),
-        };
+        let piece = |s: &str| Piece::new(s, width);
         let mut parts: Vec<&str> = p.split('%').collect();
         let head = piece(parts.remove(0));
         let tail = parts.pop().map(piece);
@@ -303,19 +370,70 @@ impl Like {
             .filter(|s| !s.is_empty())
             .map(piece)
             .collect();
+        let padding_free = p.ends_with('%') && !p.contains('_');
         Some(Like {
             width,
             head,
             middle,
             tail,
+            padding_free,
         })
+    }
+
+    /// Whether [`search_batch`](Self::search_batch) answers for the pattern: `%` first and
+    /// last, no `_`, a piece between.
+    fn searches_batch(&self) -> bool {
+        self.padding_free && self.head.len() == 0 && !self.middle.is_empty()
+    }
+
+    /// The rows of a batch (`rows` values, their padded bytes `bytes`) that match a pattern
+    /// [`searches_batch`](Self::searches_batch) takes: the first piece searched for through
+    /// the whole batch at once (most rows hold none of it and cost no call of their own), the
+    /// other pieces after it in the row it was found in. The first place of the first piece in
+    /// a row leaves the most room for the others, so a row whose first find fails fails.
+    fn search_batch(&self, rows: usize, bytes: &[u8]) -> BooleanBuffer {
+        let w = self.width.chars * 4;
+        let mut found = BooleanBufferBuilder::new(rows);
+        found.append_n(rows, false);
+        let (first, rest) = self.middle.split_first().expect("a piece");
+        let finder = first.finder.as_ref().expect("no `_`");
+        let bytes = &bytes[..rows * w];
+        let mut from = 0;
+        while let Some(at) = aligned(finder, bytes, from) {
+            let row = at / w;
+            let (end, row_end) = (at + first.len() * 4, (row + 1) * w);
+            if end > row_end {
+                // Across two values: not a match in either; the next unit on.
+                from = at + 4;
+                continue;
+            }
+            if self.rest_after(rest, &bytes[end..row_end]) {
+                found.set_bit(row, true);
+            }
+            from = row_end;
+        }
+        found.finish()
+    }
+
+    /// Whether the pieces `rest` match one after the other in `v`, each at its first place
+    /// after the previous one.
+    fn rest_after(&self, rest: &[Piece], v: &[u8]) -> bool {
+        let mut from = 0;
+        for piece in rest {
+            match piece.find(&v[from * 4..]) {
+                Some(k) => from += k + piece.len(),
+                None => return false,
+            }
+        }
+        true
     }
 
     /// Whether the value whose padded bytes are `v` matches.
     fn matches(&self, v: &[u8]) -> bool {
-        // The value's code units: up to its last one that is not NUL.
+        // The value's code units: up to its last one that is not NUL (all of them, padding
+        // included, where the padding cannot change the answer).
         let mut n = v.len() / 4;
-        while n > 0 && unit(v, n - 1) == 0 {
+        while !self.padding_free && n > 0 && unit(v, n - 1) == 0 {
             n -= 1;
         }
         let h = self.head.len();
@@ -501,6 +619,33 @@ mod tests {
             like(false, false, s.clone(), s.clone(), &schema).unwrap(),
             &values
         ));
+    }
+
+    #[test]
+    fn a_batch_search_finds_no_piece_across_two_values() {
+        let schema = Schema::new(vec![Field::new("s", DataType::Utf8, false)]);
+        let s = col("s", &schema).unwrap();
+        // Every value as wide as the column: a piece can run from one into the next, and
+        // NUL-free units can sit at a place inside a unit (`aligned`).
+        let values = [
+            "xx special",
+            "requests x",
+            "a specials",
+            "pecial req",
+            "uests spec",
+            "ial reques",
+            "tsspecialr",
+            "equestsabc",
+            // "special" shifted by a byte inside the units (little-endian).
+            "\u{7300}\u{7000}\u{6500}\u{6300}\u{6900}\u{6100}\u{6c00}\u{2000}yz",
+            "specialreq",
+        ];
+        for p in ["%special%requests%", "%special%", "%requests%", "%ts%sp%"] {
+            for negated in [false, true] {
+                let e = like(negated, false, s.clone(), lit(p), &schema).unwrap();
+                assert!(agrees(e, &values), "{p}");
+            }
+        }
     }
 
     #[test]
