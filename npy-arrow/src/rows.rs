@@ -73,6 +73,25 @@ impl RowDecoder {
         self.layout.columns.len()
     }
 
+    /// Where column `i` of the whole array (selected or not) holds one `U<n>` string a row
+    /// that is read as it is stored (a `Utf8` value: the characters without the trailing
+    /// NULs; no title or mask changes it): its byte offset in a row, `n`, and whether its
+    /// code units are big-endian. What a scan needs to compare the strings on their bytes.
+    pub fn utf32_column(&self, i: usize) -> Option<(usize, usize, bool)> {
+        let c = self.layout.columns.get(i)?;
+        match c.node {
+            Node::Unicode { chars, big }
+                if self.layout.per_row == 1
+                    && c.restore.is_none()
+                    && chars > 0
+                    && *c.field.data_type() == arrow_schema::DataType::Utf8 =>
+            {
+                Some((c.offset, chars, big))
+            }
+            _ => None,
+        }
+    }
+
     /// Bytes per row.
     pub fn row_bytes(&self) -> usize {
         self.layout.row_bytes

@@ -33,6 +33,8 @@ use datafusion::physical_plan::PhysicalExpr;
 use object_store::ObjectMeta;
 
 use super::error::df_err;
+use crate::raw::{Raw, Utf32, Values};
+use arrow_buffer::BooleanBuffer;
 use npy_arrow::RowDecoder;
 use npy_serde::header::Header;
 
@@ -249,18 +251,50 @@ pub(crate) enum Source {
     Rest(usize),
 }
 
+/// A filter's conjuncts over `U<n>` fields, evaluated on the records' bytes (`raw`): each
+/// reads positions among the filter's columns, `at[k]` the byte offset in a row of the field
+/// at position `k` (0 for the others, which no conjunct reads).
+#[derive(Debug)]
+pub(crate) struct RawStage {
+    conjuncts: Vec<Raw>,
+    at: Vec<usize>,
+}
+
+impl RawStage {
+    /// The rows of a chunk of `rows` records of `row_bytes` each that every conjunct keeps.
+    fn evaluate(&self, chunk: &[u8], rows: usize, row_bytes: usize) -> BooleanBuffer {
+        let values: Vec<Values<'_>> = self
+            .at
+            .iter()
+            .map(|&start| Values {
+                bytes: chunk,
+                stride: row_bytes,
+                start,
+            })
+            .collect();
+        let mut conjuncts = self.conjuncts.iter().map(|r| r.evaluate(rows, &values));
+        let first = conjuncts.next().expect("a conjunct");
+        conjuncts.fold(first, |a, b| &a & &b)
+    }
+}
+
 /// Decodes chunks of whole rows into batches of the projected columns, keeping the rows a
 /// pushed filter passes.
 #[derive(Debug)]
 pub(crate) enum ChunkDecoder {
     /// No filter: the projected columns of every row.
     All(RowDecoder),
-    /// A filter's columns first, then the others for the rows that pass.
+    /// A filter's string comparisons on the records' bytes (`raw`) and its other conjuncts
+    /// over their columns decoded (`filter`, `on`) first, then the other projected columns
+    /// for the rows that pass.
     Filtered {
-        filter: Arc<ScanFilter>,
-        on: RowDecoder,
+        raw: Option<RawStage>,
+        filter: Option<Arc<ScanFilter>>,
+        on: Option<RowDecoder>,
         rest: Option<Box<RowDecoder>>,
         from: Vec<Source>,
+        row_bytes: usize,
+        rows: u64,
     },
 }
 
@@ -271,21 +305,54 @@ impl ChunkDecoder {
         indices: &[usize],
         filter: Option<&Arc<ScanFilter>>,
     ) -> npy_serde::Result<Self> {
+        let all = RowDecoder::new(header, Some(indices), false)?;
         let Some(filter) = filter else {
-            return Ok(ChunkDecoder::All(RowDecoder::new(
-                header,
-                Some(indices),
-                false,
-            )?));
+            return Ok(ChunkDecoder::All(all));
+        };
+        let (row_bytes, rows) = (all.row_bytes(), all.rows());
+        // The conjuncts over `U<n>` fields, compared on the records' bytes; the others.
+        let mut at = vec![0; filter.on.len()];
+        let utf32 = |k: usize| {
+            let (offset, chars, big) = all.utf32_column(*filter.on.get(k)?)?;
+            Some((k, Utf32 { chars, big }, offset))
+        };
+        let on_schema = Schema::new(
+            filter
+                .on
+                .iter()
+                .map(|&i| all.schema_of(&[i]).field(0).clone())
+                .collect::<Vec<_>>(),
+        );
+        let split = filter
+            .split(&on_schema, |c| {
+                Raw::compile(c, &|k| utf32(k).map(|(k, width, _)| (k, width))).inspect(|r| {
+                    let mut read = Vec::new();
+                    r.columns(&mut read);
+                    for k in read {
+                        at[k] = utf32(k).map_or(0, |(_, _, offset)| offset);
+                    }
+                })
+            })
+            .map_err(|e| npy_serde::Error::invalid_value(e.to_string()))?;
+        // The filter the decoded columns answer, and those columns (indices into the files').
+        let (raw, filter, on): (_, Option<Arc<ScanFilter>>, Vec<usize>) = match split {
+            None => (None, Some(filter.clone()), filter.on.clone()),
+            Some((conjuncts, rest)) => {
+                let rest = rest.map(Arc::new);
+                let on = rest
+                    .as_ref()
+                    .map_or_else(Vec::new, |r| r.on.iter().map(|&k| filter.on[k]).collect());
+                (Some(RawStage { conjuncts, at }), rest, on)
+            }
         };
         let others: Vec<usize> = indices
             .iter()
             .copied()
-            .filter(|i| !filter.on.contains(i))
+            .filter(|i| !on.contains(i))
             .collect();
         let from = indices
             .iter()
-            .map(|i| match filter.on.iter().position(|o| o == i) {
+            .map(|i| match on.iter().position(|o| o == i) {
                 Some(k) => Source::On(k),
                 None => Source::Rest(others.iter().position(|o| o == i).unwrap_or(0)),
             })
@@ -295,25 +362,35 @@ impl ChunkDecoder {
         } else {
             Some(Box::new(RowDecoder::new(header, Some(&others), false)?))
         };
+        let on = if on.is_empty() {
+            None
+        } else {
+            Some(RowDecoder::new(header, Some(&on), false)?)
+        };
         Ok(ChunkDecoder::Filtered {
-            filter: filter.clone(),
-            on: RowDecoder::new(header, Some(&filter.on), false)?,
+            raw,
+            filter,
+            on,
             rest,
             from,
+            row_bytes,
+            rows,
         })
     }
 
     /// The bytes of one row.
     pub(crate) fn row_bytes(&self) -> usize {
         match self {
-            ChunkDecoder::All(d) | ChunkDecoder::Filtered { on: d, .. } => d.row_bytes(),
+            ChunkDecoder::All(d) => d.row_bytes(),
+            ChunkDecoder::Filtered { row_bytes, .. } => *row_bytes,
         }
     }
 
     /// The rows of the array.
     pub(crate) fn rows(&self) -> u64 {
         match self {
-            ChunkDecoder::All(d) | ChunkDecoder::Filtered { on: d, .. } => d.rows(),
+            ChunkDecoder::All(d) => d.rows(),
+            ChunkDecoder::Filtered { rows, .. } => *rows,
         }
     }
 
@@ -329,25 +406,53 @@ impl ChunkDecoder {
         object: &ObjectMeta,
     ) -> DfResult<RecordBatch> {
         let err = |e| df_err(e, object);
-        let (filter, on, rest, from) = match self {
+        let (raw, filter, on, rest, from) = match self {
             ChunkDecoder::All(d) => {
                 let b = d.decode(chunk, first, rows, offset).map_err(err)?;
                 return with_schema(schema, b.columns().to_vec(), rows);
             }
             ChunkDecoder::Filtered {
+                raw,
                 filter,
                 on,
                 rest,
                 from,
-            } => (filter, on, rest, from),
+                row_bytes,
+                ..
+            } => {
+                let len = rows.saturating_mul(*row_bytes);
+                if chunk.len() != len {
+                    let (want, got) = (offset + len as u64, offset + chunk.len() as u64);
+                    return Err(err(npy_serde::Error::eof("the array data", want, got)));
+                }
+                let raw = match raw {
+                    Some(r) => {
+                        let m = r.evaluate(chunk, rows, *row_bytes);
+                        if m.count_set_bits() == 0 {
+                            return Ok(RecordBatch::new_empty(schema.clone()));
+                        }
+                        Some(m)
+                    }
+                    None => None,
+                };
+                (raw, filter, on, rest, from)
+            }
         };
-        let on = on.decode(chunk, first, rows, offset).map_err(err)?;
-        let mask = filter.mask(&on)?;
+        let on = match on {
+            Some(d) => Some(d.decode(chunk, first, rows, offset).map_err(err)?),
+            None => None,
+        };
+        let mask = match (raw, filter, &on) {
+            (Some(r), Some(f), Some(on)) => BooleanArray::new(&r & f.mask(on)?.values(), None),
+            (Some(r), _, _) => BooleanArray::new(r, None),
+            (None, Some(f), Some(on)) => f.mask(on)?,
+            // No filter (the constructor makes a `Filtered` decoder with one): every row.
+            _ => BooleanArray::from(vec![true; rows]),
+        };
         let kept = mask.true_count();
-        let on = if kept == rows {
-            on
-        } else {
-            filter_record_batch(&on, &mask)?
+        let on = match on {
+            Some(on) if kept < rows => Some(filter_record_batch(&on, &mask)?),
+            on => on,
         };
         let rest = match rest {
             None => None,
@@ -359,15 +464,19 @@ impl ChunkDecoder {
             }
             Some(d) => Some(sparse(d, chunk, first, rows, offset, &mask, kept).map_err(err)?),
         };
-        let columns = from
-            .iter()
-            .map(|f| match f {
-                Source::On(k) => on.column(*k).clone(),
-                Source::Rest(k) => rest
-                    .as_ref()
-                    .map_or_else(|| on.column(0).clone(), |r| r.column(*k).clone()),
-            })
-            .collect();
+        let mut columns = Vec::with_capacity(from.len());
+        for f in from {
+            let column = match (f, &on, &rest) {
+                (Source::On(k), Some(on), _) => on.column(*k).clone(),
+                (Source::Rest(k), _, Some(r)) => r.column(*k).clone(),
+                _ => {
+                    return Err(DataFusionError::Internal(
+                        "a projected column neither decoded nor filtered".into(),
+                    ))
+                }
+            };
+            columns.push(column);
+        }
         with_schema(schema, columns, kept)
     }
 }

@@ -245,6 +245,7 @@ mod memory;
 mod objects;
 mod opener;
 mod options;
+mod raw;
 mod recorded;
 #[cfg(feature = "remote")]
 mod remote;

@@ -24,8 +24,8 @@ use datafusion::arrow::compute::filter;
 use datafusion::error::Result as DfResult;
 
 use super::super::options::NpyReadOptions;
-use super::raw::Utf32;
 use super::survey::{in_column, Column, Place, Source, Survey};
+use crate::raw::Utf32;
 use npy_arrow::{arrow_err, fixed_array, RowDecoder};
 use npy_serde::dtype::{ByteOrder, Scalar};
 use npy_serde::error::{Error, Result};

@@ -16,7 +16,6 @@
 
 mod bounds;
 mod data;
-mod raw;
 mod remote;
 mod scan;
 mod survey;

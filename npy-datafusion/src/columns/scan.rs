@@ -73,9 +73,9 @@ use super::super::opener::ErrorMap;
 use super::super::options::NpyReadOptions;
 use super::bounds::Bounds;
 use super::data::{open_column, ColumnData, OpenArchive};
-use super::raw::Raw;
 use super::remote;
 use super::survey::{in_column, Place, Survey};
+use crate::raw::{Raw, Values};
 use npy_arrow::arrow_err;
 use npy_serde::error::Error;
 use npy_serde::npz::MmapNpz;
@@ -680,10 +680,11 @@ impl Partition {
     ) -> DfResult<Option<RecordBatch>> {
         let mut mask: Option<BooleanBuffer> = None;
         if !filter.raw.is_empty() {
-            let mut bytes: Vec<&[u8]> = vec![&[]; columns.len()];
+            let mut bytes: Vec<Values<'_>> = vec![Values::default(); columns.len()];
             for &j in &filter.raw_on {
                 let c = &columns[j];
-                bytes[j] = c.raw(first, rows).map_err(|e| self.column_err(j, e))?;
+                let raw = c.raw(first, rows).map_err(|e| self.column_err(j, e))?;
+                bytes[j] = Values::packed(raw, c.row_bytes());
                 self.scanned[j].add(c.row_bytes() * rows);
             }
             for r in &filter.raw {

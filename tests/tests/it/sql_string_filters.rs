@@ -3,11 +3,12 @@
 //! LIKE`, and `AND`, `OR`, `NOT` of those), little- and big-endian, in an archive and a
 //! directory, on 1 and 3 partitions, giving DataFusion's answers over the same columns made
 //! strings (`filter_pushdown=false`); a value that is not Unicode is an error only in a row
-//! the query reads it for.
+//! the query reads it for. The same filters on the same fields of a row file (one record a
+//! row: the scan compares the fields' bytes in the records).
 
 use npy_datafusion::{NpySessionExt, TableSpec};
 use npy_serde::npz::NpzWriter;
-use npy_serde::{ByteOrder, DType, Header, Scalar};
+use npy_serde::{ByteOrder, DType, Header, Record, Scalar};
 use npy_serde_tests::sql::{rt, session, sql, sql_err};
 use npy_serde_tests::TempDir;
 
@@ -90,6 +91,70 @@ const QUERIES: [&str; 9] = [
     "SELECT max(k) FROM t WHERE (mode = 'RAIL' OR note LIKE '%é%') AND k < 4000",
     "SELECT count(*) FROM t WHERE mode = 'MAIL' AND bad = 'ok'",
 ];
+
+/// The columns as the fields of one record array (its `.npy` bytes): `k`, `mode`, `note` and
+/// `bad` in that order, packed, each in its own byte order.
+fn records(columns: &[(&'static str, Vec<u8>)]) -> Vec<u8> {
+    let mut fields = Vec::new();
+    let mut data = Vec::new();
+    for (name, bytes) in columns {
+        let parsed = npy_serde::header::parse_header(bytes, &npy_serde::Limits::default()).unwrap();
+        let start = parsed.data_offset as usize;
+        data.push((parsed.header.dtype.itemsize(), &bytes[start..]));
+        fields.push((*name, parsed.header.dtype.clone()));
+    }
+    let dtype = DType::Record(Record::packed(fields).unwrap());
+    let mut out = Header::new(dtype, vec![ROWS as u64]).to_bytes().unwrap();
+    for i in 0..ROWS {
+        for (w, d) in &data {
+            out.extend_from_slice(&d[i * w..(i + 1) * w]);
+        }
+    }
+    out
+}
+
+#[test]
+fn string_filters_on_the_fields_of_a_row_file_give_datafusions_answers() {
+    let dir = TempDir::new("sql-string-filters-rows");
+    let path = dir.join("t.npy");
+    std::fs::write(&path, records(&columns())).unwrap();
+    let rt = rt();
+    for (partitions, access) in [(1, "mmap"), (3, "mmap"), (2, "read")] {
+        let ctx = session(
+            SessionConfig::new()
+                .with_target_partitions(partitions)
+                .with_batch_size(700),
+        );
+        let spec = |extra: &str| -> TableSpec {
+            format!("npy('{}', access={access}{extra})", path.display())
+                .parse()
+                .unwrap()
+        };
+        rt.block_on(ctx.register_spec("t", &spec(""))).unwrap();
+        rt.block_on(ctx.register_spec("k", &spec(", filter_pushdown=false")))
+            .unwrap();
+        for q in &QUERIES[..QUERIES.len() - 1] {
+            let got = sql(&ctx, &rt, q);
+            assert_eq!(got, sql(&ctx, &rt, &q.replace("FROM t", "FROM k")), "{q}");
+            assert!(!got.is_empty(), "{q}");
+        }
+        assert_eq!(sql(&ctx, &rt, QUERIES[5]), [["3"], ["8"], ["13"]]);
+        // A filter of strings alone, nothing projected but a count; and one whose string
+        // column is returned.
+        let mail = (0..ROWS).filter(|i| i % 7 == 0).count();
+        let q = "SELECT count(*) FROM t WHERE mode = 'MAIL'";
+        assert_eq!(sql(&ctx, &rt, q), [[mail.to_string()]]);
+        let q = "SELECT mode, k FROM t WHERE mode IN ('FOB') AND note LIKE '%special%' \
+                 ORDER BY k LIMIT 2";
+        assert_eq!(sql(&ctx, &rt, q), [["FOB", "6"], ["FOB", "13"]]);
+        // The last record's `bad` is not Unicode: dropped on the bytes, never made a string.
+        let q = QUERIES[QUERIES.len() - 1];
+        let mail = (0..ROWS - 1).filter(|i| i % 7 == 0).count();
+        assert_eq!(sql(&ctx, &rt, q), [[mail.to_string()]]);
+        let err = sql_err(&ctx, &rt, &q.replace("FROM t", "FROM k"));
+        assert!(err.contains("not a Unicode code point"), "{err}");
+    }
+}
 
 #[test]
 fn string_filters_on_utf32_bytes_give_datafusions_answers() {

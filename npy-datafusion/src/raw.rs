@@ -178,9 +178,9 @@ impl Raw {
         }
     }
 
-    /// The rows of a batch of `rows` rows it keeps; `data[c]` is the bytes of those rows of
-    /// the column at position `c` (`rows` values of its width).
-    pub(crate) fn evaluate(&self, rows: usize, data: &[&[u8]]) -> BooleanBuffer {
+    /// The rows of a batch of `rows` rows it keeps; `data[c]` holds those rows' values of
+    /// the column at position `c`.
+    pub(crate) fn evaluate(&self, rows: usize, data: &[Values<'_>]) -> BooleanBuffer {
         match self {
             Raw::In {
                 column,
@@ -188,9 +188,9 @@ impl Raw {
                 values,
                 negated,
             } => {
-                let bytes = data[*column];
                 let w = width.chars * 4;
-                let value = |i: usize| &bytes[i * w..(i + 1) * w];
+                let at = data[*column];
+                let value = |i: usize| at.value(i, w);
                 // The first 8 bytes (4 for `U1`) compared as one number first: most values
                 // differ there, and a call of `memcmp` for each value cost more than the rest.
                 let heads: Vec<u64> = values.iter().map(|v| head(v)).collect();
@@ -209,20 +209,46 @@ impl Raw {
                 like,
                 negated,
             } => {
-                let bytes = data[*column];
+                let at = data[*column];
                 let w = like.width.chars * 4;
-                if like.searches_batch() {
-                    let found = like.search_batch(rows, bytes);
+                if like.searches_batch() && at.stride == w && at.start == 0 {
+                    let found = like.search_batch(rows, at.bytes);
                     return if *negated { !&found } else { found };
                 }
-                BooleanBuffer::collect_bool(rows, |i| {
-                    like.matches(&bytes[i * w..(i + 1) * w]) != *negated
-                })
+                BooleanBuffer::collect_bool(rows, |i| like.matches(at.value(i, w)) != *negated)
             }
             Raw::And(a, b) => &a.evaluate(rows, data) & &b.evaluate(rows, data),
             Raw::Or(a, b) => &a.evaluate(rows, data) | &b.evaluate(rows, data),
             Raw::Not(a) => !&a.evaluate(rows, data),
         }
+    }
+}
+
+/// Where a batch's values of one `U<n>` column lie: value `i` starts at byte
+/// `start + i * stride` of `bytes` (a column's own bytes: `stride` its width; a row file's
+/// records: `stride` a record's bytes, `start` the field's offset in it).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Values<'a> {
+    pub(crate) bytes: &'a [u8],
+    pub(crate) stride: usize,
+    pub(crate) start: usize,
+}
+
+impl<'a> Values<'a> {
+    /// The values of a column's own bytes, `width` bytes each.
+    pub(crate) fn packed(bytes: &'a [u8], width: usize) -> Self {
+        Values {
+            bytes,
+            stride: width,
+            start: 0,
+        }
+    }
+
+    /// The `w` bytes of value `i`.
+    #[inline]
+    fn value(&self, i: usize, w: usize) -> &'a [u8] {
+        let at = self.start + i * self.stride;
+        &self.bytes[at..at + w]
     }
 }
 
@@ -496,8 +522,26 @@ mod tests {
                 return false;
             };
             let bytes = column(values, width);
-            let got = raw.evaluate(values.len(), &[&bytes]);
+            let w = chars * 4;
+            let got = raw.evaluate(values.len(), &[Values::packed(&bytes, w)]);
             assert_eq!(&got, want.values(), "{e} over {values:?}, big-endian {big}");
+            // The same values as a field of records, 3 bytes in and 5 after.
+            let records: Vec<u8> = bytes
+                .chunks(w.max(1))
+                .take(values.len())
+                .flat_map(|v| [&[7u8; 3][..], v, &[9u8; 5][..]].concat())
+                .collect();
+            let strided = Values {
+                bytes: &records,
+                stride: w + 8,
+                start: 3,
+            };
+            let got = raw.evaluate(values.len(), &[strided]);
+            assert_eq!(
+                &got,
+                want.values(),
+                "{e} over records of {values:?}, big {big}"
+            );
         }
         true
     }
