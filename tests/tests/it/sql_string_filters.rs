@@ -12,7 +12,7 @@ use npy_serde::{ByteOrder, DType, Header, Record, Scalar};
 use npy_serde_tests::sql::{rt, session, sql, sql_err};
 use npy_serde_tests::TempDir;
 
-use datafusion::prelude::SessionConfig;
+use datafusion::prelude::{SessionConfig, SessionContext};
 
 const ROWS: usize = 5_000;
 
@@ -92,6 +92,30 @@ const QUERIES: [&str; 9] = [
     "SELECT count(*) FROM t WHERE mode = 'MAIL' AND bad = 'ok'",
 ];
 
+/// A session of `partitions` (batches of 700 rows) with the table `spec("")` as `t` and the
+/// same without filters in the scan as `k`, after checking that every query but the last
+/// (which fails on `k`) has an answer, the same on both.
+fn pushed_and_not(
+    partitions: usize,
+    spec: &dyn Fn(&str) -> TableSpec,
+    rt: &tokio::runtime::Runtime,
+) -> SessionContext {
+    let ctx = session(
+        SessionConfig::new()
+            .with_target_partitions(partitions)
+            .with_batch_size(700),
+    );
+    rt.block_on(ctx.register_spec("t", &spec(""))).unwrap();
+    rt.block_on(ctx.register_spec("k", &spec(", filter_pushdown=false")))
+        .unwrap();
+    for q in &QUERIES[..QUERIES.len() - 1] {
+        let got = sql(&ctx, rt, q);
+        assert_eq!(got, sql(&ctx, rt, &q.replace("FROM t", "FROM k")), "{q}");
+        assert!(!got.is_empty(), "{q}");
+    }
+    ctx
+}
+
 /// The columns as the fields of one record array (its `.npy` bytes): `k`, `mode`, `note` and
 /// `bad` in that order, packed, each in its own byte order.
 fn records(columns: &[(&'static str, Vec<u8>)]) -> Vec<u8> {
@@ -120,24 +144,12 @@ fn string_filters_on_the_fields_of_a_row_file_give_datafusions_answers() {
     std::fs::write(&path, records(&columns())).unwrap();
     let rt = rt();
     for (partitions, access) in [(1, "mmap"), (3, "mmap"), (2, "read")] {
-        let ctx = session(
-            SessionConfig::new()
-                .with_target_partitions(partitions)
-                .with_batch_size(700),
-        );
         let spec = |extra: &str| -> TableSpec {
             format!("npy('{}', access={access}{extra})", path.display())
                 .parse()
                 .unwrap()
         };
-        rt.block_on(ctx.register_spec("t", &spec(""))).unwrap();
-        rt.block_on(ctx.register_spec("k", &spec(", filter_pushdown=false")))
-            .unwrap();
-        for q in &QUERIES[..QUERIES.len() - 1] {
-            let got = sql(&ctx, &rt, q);
-            assert_eq!(got, sql(&ctx, &rt, &q.replace("FROM t", "FROM k")), "{q}");
-            assert!(!got.is_empty(), "{q}");
-        }
+        let ctx = pushed_and_not(partitions, &spec, &rt);
         assert_eq!(sql(&ctx, &rt, QUERIES[5]), [["3"], ["8"], ["13"]]);
         // A filter of strings alone, nothing projected but a count; and one whose string
         // column is returned.
@@ -178,19 +190,7 @@ fn string_filters_on_utf32_bytes_give_datafusions_answers() {
             .unwrap()
         };
         for partitions in [1, 3] {
-            let ctx = session(
-                SessionConfig::new()
-                    .with_target_partitions(partitions)
-                    .with_batch_size(700),
-            );
-            rt.block_on(ctx.register_spec("t", &spec(""))).unwrap();
-            rt.block_on(ctx.register_spec("k", &spec(", filter_pushdown=false")))
-                .unwrap();
-            for q in &QUERIES[..QUERIES.len() - 1] {
-                let got = sql(&ctx, &rt, q);
-                assert_eq!(got, sql(&ctx, &rt, &q.replace("FROM t", "FROM k")), "{q}");
-                assert!(!got.is_empty(), "{q}");
-            }
+            let ctx = pushed_and_not(partitions, &spec, &rt);
             // Known answers.
             let air_reg_or_fob = (0..ROWS).filter(|i| [3, 6].contains(&(i % 7))).count();
             assert_eq!(sql(&ctx, &rt, QUERIES[3]), [[air_reg_or_fob.to_string()]]);
