@@ -12,13 +12,24 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// A port nobody listens on now (the OS's pick; it could be taken again before it is used,
-/// which the test would report as a process failing to start).
+/// A port nobody listens on now (the OS's pick), and none this test process handed out
+/// before: the OS may give the same port to two binds in a row once the first listener is
+/// closed, which once gave an executor one port for both its Flight and its gRPC server. It
+/// could still be taken by another process before it is used, which the test would report
+/// as a process failing to start.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port on 127.0.0.1")
-        .port()
+    static GIVEN: Mutex<Vec<u16>> = Mutex::new(Vec::new());
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port on 127.0.0.1")
+            .port();
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
 }
 
 /// A child process, its output in `log`; killed (SIGKILL) and reaped on drop.
