@@ -332,6 +332,14 @@ fn gather_append<U: Swap>(out: &mut Vec<U>, chunk: &[u8], slots: &Slots, swap: b
     let w = std::mem::size_of::<U>();
     slots.check(w, chunk.len())?;
     match slots.axes.as_slice() {
+        // Values one after another: one copy of their bytes.
+        [(n, s)] if *s == w && *n > 0 && !swap => {
+            let bytes = &chunk[slots.base..slots.base + n * w];
+            let start = out.len();
+            out.resize(start + n, U::zeroed());
+            bytemuck::cast_slice_mut::<U, u8>(&mut out[start..]).copy_from_slice(bytes);
+            Ok(())
+        }
         [(n, s)] if *s >= w && *n > 0 => {
             let src = chunk[slots.base..].chunks(*s).take(*n);
             if swap {
@@ -639,20 +647,36 @@ fn bad_code_point(u: u32, i: usize) -> Error {
 /// invalid code point is `Err((character index, code unit))`.
 #[inline]
 fn ucs4_into(bytes: &[u8], big: bool, out: &mut Vec<u8>) -> std::result::Result<(), (usize, u32)> {
-    let unit = |c: &[u8]| {
-        let a = [c[0], c[1], c[2], c[3]];
+    let n = bytes
+        .chunks_exact(4)
+        .rposition(|c| c != [0, 0, 0, 0])
+        .map_or(0, |i| i + 1);
+    let value = &bytes[..n * 4];
+    // ASCII, the common case: every unit below 0x80 (one OR over the value, then each unit's
+    // low byte, its first little-endian and its last big-endian; both loops vectorise).
+    let high = if big {
+        0xFFFF_FF80u32.to_be()
+    } else {
+        0xFFFF_FF80u32.to_le()
+    };
+    let any = value.chunks_exact(4).fold(0u32, |a, c| {
+        a | u32::from_ne_bytes([c[0], c[1], c[2], c[3]])
+    });
+    if any & high == 0 {
         if big {
+            out.extend(value.chunks_exact(4).map(|c| c[3]));
+        } else {
+            out.extend(value.chunks_exact(4).map(|c| c[0]));
+        }
+        return Ok(());
+    }
+    for (i, c) in value.chunks_exact(4).enumerate() {
+        let a = [c[0], c[1], c[2], c[3]];
+        let u = if big {
             u32::from_be_bytes(a)
         } else {
             u32::from_le_bytes(a)
-        }
-    };
-    let mut n = bytes.len() / 4;
-    while n > 0 && bytes[(n - 1) * 4..n * 4] == [0, 0, 0, 0] {
-        n -= 1;
-    }
-    for (i, c) in bytes[..n * 4].chunks_exact(4).enumerate() {
-        let u = unit(c);
+        };
         if u < 0x80 {
             out.push(u as u8);
         } else {
@@ -676,6 +700,17 @@ fn time_array(
     path: &str,
 ) -> Result<ArrayRef> {
     let n = raw.len();
+    if factor == 1 && target == TimeTarget::Date32 {
+        // Days to days, the common case (`datetime64[D]`): each fits 32 bits and none is
+        // NaT (which does not fit); both loops vectorise. Otherwise the general path below
+        // finds the NaTs and names the value that does not fit.
+        let days: Vec<i32> = raw.iter().map(|&u| u as i32).collect();
+        let exact =
+            (raw.iter().zip(&days)).fold(true, |ok, (&u, &d)| ok & (i64::from(d) == u as i64));
+        if exact {
+            return Ok(prim::<Date32Type, i32>(days, None));
+        }
+    }
     let mut vals: Vec<i64> = raw.into_iter().map(|u| u as i64).collect();
     let has_nat = vals.contains(&NAT);
     let nulls = has_nat.then(|| NullBuffer::from_iter(vals.iter().map(|&v| v != NAT)));
@@ -735,4 +770,114 @@ fn time_array(
 /// crate's error.
 pub fn arrow_err(e: arrow_schema::ArrowError) -> Error {
     Error::invalid_value(format!("Arrow: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ucs4_into;
+    use crate::RowDecoder;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Date32Type;
+    use arrow_array::Array;
+    use npy_serde::Header;
+
+    /// `datetime64[D]` counts as Date32 days, little- and big-endian, one record field and a
+    /// plain array: NaT is null, a count past 32 bits an error naming it and its place.
+    #[test]
+    fn day_counts_become_date32_or_name_the_one_that_does_not_fit() {
+        const NAT: i64 = i64::MIN;
+        let decode = |descr: &str, vals: &[i64]| {
+            let big = descr.contains('>');
+            let bytes: Vec<u8> = vals
+                .iter()
+                .flat_map(|v| {
+                    if big {
+                        v.to_be_bytes()
+                    } else {
+                        v.to_le_bytes()
+                    }
+                })
+                .collect();
+            let h = Header::new(descr.parse().unwrap(), vec![vals.len() as u64]);
+            let d = RowDecoder::new(&h, None, false).unwrap();
+            d.decode(&bytes, 0, vals.len(), 128).map(|b| {
+                let c = b.column(0);
+                let c = c.as_struct_opt().map_or(c, |s| s.column(0));
+                let days = c.as_primitive::<Date32Type>();
+                (0..vals.len())
+                    .map(|i| days.is_valid(i).then(|| days.value(i)))
+                    .collect::<Vec<_>>()
+            })
+        };
+        for descr in ["<M8[D]", ">M8[D]", "[('d', '<M8[D]')]"] {
+            let plain: Vec<i64> = (-3000..3000).map(|i| i * 7919).collect();
+            let want: Vec<Option<i32>> = plain.iter().map(|&v| Some(v as i32)).collect();
+            assert_eq!(decode(descr, &plain).unwrap(), want, "{descr}");
+            let edges = [i64::from(i32::MIN), i64::from(i32::MAX), NAT, 0];
+            assert_eq!(
+                decode(descr, &edges).unwrap(),
+                [Some(i32::MIN), Some(i32::MAX), None, Some(0)],
+                "{descr}"
+            );
+            let far = [1, 2, i64::from(i32::MAX) + 1, 4];
+            let e = decode(descr, &far).unwrap_err().to_string();
+            assert!(
+                e.contains("2147483648") && e.contains("Date32") && e.contains("144"),
+                "{descr}: {e}"
+            );
+        }
+    }
+
+    /// What `ucs4_into` must give: the characters before the trailing NULs, each checked.
+    fn reference(units: &[u32]) -> Result<String, (usize, u32)> {
+        let n = units.iter().rposition(|&u| u != 0).map_or(0, |i| i + 1);
+        units[..n]
+            .iter()
+            .enumerate()
+            .map(|(i, &u)| char::from_u32(u).ok_or((i, u)))
+            .collect()
+    }
+
+    /// Every value of up to four units from an alphabet of ASCII, its edges, wider
+    /// characters, a surrogate and a number past Unicode, padded with NULs to six units, in
+    /// both byte orders: the ASCII path and the general one give the reference's answer.
+    #[test]
+    fn utf32_values_decode_as_their_characters() {
+        const UNITS: [u32; 9] = [0, 0x41, 0x7F, 0x80, 0xFF, 0x100, 0xD800, 0x1F600, 0x11_0000];
+        let mut checked = 0;
+        for len in 0..=4u32 {
+            for mut k in 0..UNITS.len().pow(len) {
+                let mut units = Vec::new();
+                for _ in 0..len {
+                    units.push(UNITS[k % UNITS.len()]);
+                    k /= UNITS.len();
+                }
+                units.resize(6, 0);
+                let want = reference(&units);
+                for big in [false, true] {
+                    let bytes: Vec<u8> = units
+                        .iter()
+                        .flat_map(|u| {
+                            if big {
+                                u.to_be_bytes()
+                            } else {
+                                u.to_le_bytes()
+                            }
+                        })
+                        .collect();
+                    let mut out = b"x".to_vec();
+                    let got = ucs4_into(&bytes, big, &mut out);
+                    match &want {
+                        Ok(s) => {
+                            assert_eq!(got, Ok(()), "{units:x?} big {big}");
+                            assert_eq!(&out[1..], s.as_bytes(), "{units:x?} big {big}");
+                        }
+                        Err(e) => assert_eq!(got, Err(*e), "{units:x?} big {big}"),
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, 2 * (1 + 9 + 81 + 729 + 6561));
+    }
 }
