@@ -262,7 +262,7 @@ pub(crate) struct RawStage {
 
 impl RawStage {
     /// The rows of a chunk of `rows` records of `row_bytes` each that every conjunct keeps.
-    fn evaluate(&self, chunk: &[u8], rows: usize, row_bytes: usize) -> BooleanBuffer {
+    fn evaluate(&self, chunk: &[u8], rows: usize, row_bytes: usize) -> DfResult<BooleanBuffer> {
         let values: Vec<Values<'_>> = self
             .at
             .iter()
@@ -272,9 +272,18 @@ impl RawStage {
                 start,
             })
             .collect();
-        let mut conjuncts = self.conjuncts.iter().map(|r| r.evaluate(rows, &values));
-        let first = conjuncts.next().expect("a conjunct");
-        conjuncts.fold(first, |a, b| &a & &b)
+        let mut mask: Option<BooleanBuffer> = None;
+        for r in &self.conjuncts {
+            // Only string conjuncts are taken here, which always have an answer.
+            let m = r.evaluate(rows, &values).ok_or_else(|| {
+                DataFusionError::Internal("a string conjunct without an answer".into())
+            })?;
+            mask = Some(match mask {
+                Some(a) => &a & &m,
+                None => m,
+            });
+        }
+        Ok(mask.unwrap_or_else(|| BooleanBuffer::new_set(rows)))
     }
 }
 
@@ -427,7 +436,7 @@ impl ChunkDecoder {
                 }
                 let raw = match raw {
                     Some(r) => {
-                        let m = r.evaluate(chunk, rows, *row_bytes);
+                        let m = r.evaluate(chunk, rows, *row_bytes)?;
                         if m.count_set_bits() == 0 {
                             return Ok(RecordBatch::new_empty(schema.clone()));
                         }

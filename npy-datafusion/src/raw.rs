@@ -32,6 +32,9 @@ use datafusion::physical_plan::PhysicalExpr;
 use memchr::arch::all::packedpair::HeuristicFrequencyRank;
 use memchr::memmem::{Finder, FinderBuilder};
 
+mod ints;
+pub(crate) use ints::{Int, IntCmp};
+
 /// A `U<n>` column's width: `n` code units of 4 bytes, big-endian or little-endian.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Utf32 {
@@ -81,6 +84,8 @@ pub(crate) enum Raw {
         like: Box<Like>,
         negated: bool,
     },
+    /// An integer or day column compared with a literal or another such column (`ints`).
+    Int(IntCmp),
     And(Box<Raw>, Box<Raw>),
     Or(Box<Raw>, Box<Raw>),
     Not(Box<Raw>),
@@ -105,19 +110,27 @@ impl Raw {
         e: &Arc<dyn PhysicalExpr>,
         utf32: &dyn Fn(usize) -> Option<(usize, Utf32)>,
     ) -> Option<Raw> {
+        Raw::compile_with(e, utf32, &|_| None)
+    }
+
+    /// [`compile`](Self::compile), and comparisons of integer and day columns too
+    /// (`ints`): `int(i)` says where the column `i` of `e` is read and what it holds
+    /// (`None`: not such a column).
+    pub(crate) fn compile_with(
+        e: &Arc<dyn PhysicalExpr>,
+        utf32: &dyn Fn(usize) -> Option<(usize, Utf32)>,
+        int: &dyn Fn(usize) -> Option<(usize, Int)>,
+    ) -> Option<Raw> {
         let column = |c: &Arc<dyn PhysicalExpr>| utf32(c.downcast_ref::<Column>()?.index());
+        let sub = |e: &Arc<dyn PhysicalExpr>| Raw::compile_with(e, utf32, int).map(Box::new);
         if let Some(b) = e.downcast_ref::<BinaryExpr>() {
             let (l, r) = (b.left(), b.right());
             return match b.op() {
-                Operator::And => Some(Raw::And(
-                    Box::new(Raw::compile(l, utf32)?),
-                    Box::new(Raw::compile(r, utf32)?),
-                )),
-                Operator::Or => Some(Raw::Or(
-                    Box::new(Raw::compile(l, utf32)?),
-                    Box::new(Raw::compile(r, utf32)?),
-                )),
-                op @ (Operator::Eq | Operator::NotEq) => {
+                Operator::And => Some(Raw::And(sub(l)?, sub(r)?)),
+                Operator::Or => Some(Raw::Or(sub(l)?, sub(r)?)),
+                op @ (Operator::Eq | Operator::NotEq)
+                    if column(l).is_some() || column(r).is_some() =>
+                {
                     let ((at, width), s) = match (column(l), string(r)) {
                         (Some(c), Some(s)) => (c, s),
                         _ => (column(r)?, string(l)?),
@@ -129,7 +142,7 @@ impl Raw {
                         negated: *op == Operator::NotEq,
                     })
                 }
-                _ => None,
+                op => IntCmp::compile(l, op, r, int).map(Raw::Int),
             };
         }
         if let Some(i) = e.downcast_ref::<InListExpr>() {
@@ -157,14 +170,26 @@ impl Raw {
             });
         }
         if let Some(n) = e.downcast_ref::<NotExpr>() {
-            return Some(Raw::Not(Box::new(Raw::compile(n.arg(), utf32)?)));
+            // A comparison that can be NULL is kept false, which `NOT` would make true.
+            return sub(n.arg()).filter(|a| !a.nullable()).map(Raw::Not);
         }
         None
+    }
+
+    /// Whether a row's value can be NULL (kept false).
+    fn nullable(&self) -> bool {
+        match self {
+            Raw::In { .. } | Raw::Like { .. } => false,
+            Raw::Int(c) => c.nullable(),
+            Raw::And(a, b) | Raw::Or(a, b) => a.nullable() || b.nullable(),
+            Raw::Not(a) => a.nullable(),
+        }
     }
 
     /// The columns it reads (positions in the scan's columns), each once.
     pub(crate) fn columns(&self, out: &mut Vec<usize>) {
         match self {
+            Raw::Int(c) => c.columns(out),
             Raw::In { column, .. } | Raw::Like { column, .. } => {
                 if !out.contains(column) {
                     out.push(*column);
@@ -179,9 +204,10 @@ impl Raw {
     }
 
     /// The rows of a batch of `rows` rows it keeps; `data[c]` holds those rows' values of
-    /// the column at position `c`.
-    pub(crate) fn evaluate(&self, rows: usize, data: &[Values<'_>]) -> BooleanBuffer {
-        match self {
+    /// the column at position `c`. `None` when a value of a day column has no Date32 value
+    /// (`ints`): decoding the column says which.
+    pub(crate) fn evaluate(&self, rows: usize, data: &[Values<'_>]) -> Option<BooleanBuffer> {
+        Some(match self {
             Raw::In {
                 column,
                 width,
@@ -213,14 +239,15 @@ impl Raw {
                 let w = like.width.chars * 4;
                 if like.searches_batch() && at.stride == w && at.start == 0 {
                     let found = like.search_batch(rows, at.bytes);
-                    return if *negated { !&found } else { found };
+                    return Some(if *negated { !&found } else { found });
                 }
                 BooleanBuffer::collect_bool(rows, |i| like.matches(at.value(i, w)) != *negated)
             }
-            Raw::And(a, b) => &a.evaluate(rows, data) & &b.evaluate(rows, data),
-            Raw::Or(a, b) => &a.evaluate(rows, data) | &b.evaluate(rows, data),
-            Raw::Not(a) => !&a.evaluate(rows, data),
-        }
+            Raw::Int(c) => c.evaluate(rows, data)?,
+            Raw::And(a, b) => &a.evaluate(rows, data)? & &b.evaluate(rows, data)?,
+            Raw::Or(a, b) => &a.evaluate(rows, data)? | &b.evaluate(rows, data)?,
+            Raw::Not(a) => !&a.evaluate(rows, data)?,
+        })
     }
 }
 
@@ -523,7 +550,9 @@ mod tests {
             };
             let bytes = column(values, width);
             let w = chars * 4;
-            let got = raw.evaluate(values.len(), &[Values::packed(&bytes, w)]);
+            let got = raw
+                .evaluate(values.len(), &[Values::packed(&bytes, w)])
+                .unwrap();
             assert_eq!(&got, want.values(), "{e} over {values:?}, big-endian {big}");
             // The same values as a field of records, 3 bytes in and 5 after.
             let records: Vec<u8> = bytes
@@ -536,7 +565,7 @@ mod tests {
                 stride: w + 8,
                 start: 3,
             };
-            let got = raw.evaluate(values.len(), &[strided]);
+            let got = raw.evaluate(values.len(), &[strided]).unwrap();
             assert_eq!(
                 &got,
                 want.values(),

@@ -509,8 +509,8 @@ struct Partition {
 
 /// A scan's filter for the columns a partition opened (see [`Partition::stage`]).
 struct Staged {
-    /// The conjuncts evaluated on the bytes of `U<n>` columns, and those columns (positions
-    /// among the columns read).
+    /// The conjuncts evaluated on the bytes of `U<n>`, integer and day columns, and those
+    /// columns (positions among the columns read).
     raw: Vec<Raw>,
     raw_on: Vec<usize>,
     /// The others: the filter, its columns (positions among the columns read) and their
@@ -643,7 +643,14 @@ impl Partition {
             );
             Some((j, columns.get(j)?.utf32().filter(|_| strings)?))
         };
-        let (raw, rest) = match filter.split(&on_schema, |c| Raw::compile(c, &utf32))? {
+        // An integer or day column the scan makes the Arrow type of its values.
+        let int = |k: usize| {
+            let j = *on.get(k)?;
+            let int = columns.get(j)?.int()?;
+            (int.arrow().as_ref() == Some(self.columns.field(j).data_type())).then_some((j, int))
+        };
+        let compile = |c: &Arc<dyn PhysicalExpr>| Raw::compile_with(c, &utf32, &int);
+        let (raw, rest) = match filter.split(&on_schema, compile)? {
             Some((raw, rest)) => (raw, rest.map(Arc::new)),
             None => (Vec::new(), Some(filter.clone())),
         };
@@ -688,7 +695,17 @@ impl Partition {
                 self.scanned[j].add(c.row_bytes() * rows);
             }
             for r in &filter.raw {
-                let m = r.evaluate(rows, &bytes);
+                let Some(m) = r.evaluate(rows, &bytes) else {
+                    // A day count without a Date32 value: decoding its column names it.
+                    for &j in &filter.raw_on {
+                        columns[j]
+                            .rows(first, rows)
+                            .map_err(|e| self.column_err(j, e))?;
+                    }
+                    return Err(DataFusionError::Internal(
+                        "a raw comparison found a value its column decodes".into(),
+                    ));
+                };
                 mask = Some(match mask {
                     Some(a) => &a & &m,
                     None => m,

@@ -64,6 +64,8 @@ mod sql_column_stats;
 #[cfg(feature = "datafusion")]
 mod sql_formats;
 #[cfg(feature = "datafusion")]
+mod sql_int_filters;
+#[cfg(feature = "datafusion")]
 mod sql_layouts;
 #[cfg(feature = "datafusion")]
 mod sql_order;
