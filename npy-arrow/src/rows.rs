@@ -3,11 +3,11 @@
 //! its own byte ranges from an object store and hands them here.
 
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
-use arrow_schema::SchemaRef;
+use arrow_schema::{DataType, SchemaRef};
 
 use super::decode::{self, arrow_err, At, Pre, Slots};
 use super::foreign::restore;
-use super::schema::{Layout, Node};
+use super::schema::{Layout, Node, TimeTarget};
 use npy_serde::error::Error;
 use npy_serde::error::Result;
 use npy_serde::header::Header;
@@ -87,6 +87,32 @@ impl RowDecoder {
                     && *c.field.data_type() == arrow_schema::DataType::Utf8 =>
             {
                 Some((c.offset, chars, big))
+            }
+            _ => None,
+        }
+    }
+
+    /// Where column `i` of the whole array (selected or not) holds one integer a row whose
+    /// Arrow value is the number stored (Int8 to Int64, UInt8 to UInt64), or one
+    /// `datetime64[D]` count made Date32 days (its Arrow type then Date32; NaT is null), read
+    /// as stored (no title or mask changes it): its byte offset in a row, its Arrow type and
+    /// whether it is big-endian. What a scan needs to compare the values on their bytes.
+    pub fn int_column(&self, i: usize) -> Option<(usize, DataType, bool)> {
+        let c = self.layout.columns.get(i)?;
+        if self.layout.per_row != 1 || c.restore.is_some() {
+            return None;
+        }
+        let native_big = cfg!(target_endian = "big");
+        match &c.node {
+            Node::Fixed { swap, dt, .. } if dt.is_integer() && c.field.data_type() == dt => {
+                Some((c.offset, dt.clone(), *swap != native_big))
+            }
+            Node::Time {
+                big,
+                factor: 1,
+                target: TimeTarget::Date32,
+            } if *c.field.data_type() == DataType::Date32 => {
+                Some((c.offset, DataType::Date32, *big))
             }
             _ => None,
         }

@@ -33,7 +33,7 @@ use datafusion::physical_plan::PhysicalExpr;
 use object_store::ObjectMeta;
 
 use super::error::df_err;
-use crate::raw::{Raw, Utf32, Values};
+use crate::raw::{Int, Raw, Utf32, Values};
 use arrow_buffer::BooleanBuffer;
 use npy_arrow::RowDecoder;
 use npy_serde::header::Header;
@@ -251,18 +251,27 @@ pub(crate) enum Source {
     Rest(usize),
 }
 
-/// A filter's conjuncts over `U<n>` fields, evaluated on the records' bytes (`raw`): each
-/// reads positions among the filter's columns, `at[k]` the byte offset in a row of the field
-/// at position `k` (0 for the others, which no conjunct reads).
+/// A filter's conjuncts over `U<n>`, integer and day fields, evaluated on the records' bytes
+/// (`raw`): each reads positions among the filter's columns, `at[k]` the byte offset in a row
+/// of the field at position `k` (0 for the others, which no conjunct reads); `fields` decodes
+/// the fields they read, to report a value they cannot compare (a day count past Date32).
 #[derive(Debug)]
 pub(crate) struct RawStage {
     conjuncts: Vec<Raw>,
     at: Vec<usize>,
+    fields: RowDecoder,
 }
 
 impl RawStage {
-    /// The rows of a chunk of `rows` records of `row_bytes` each that every conjunct keeps.
-    fn evaluate(&self, chunk: &[u8], rows: usize, row_bytes: usize) -> DfResult<BooleanBuffer> {
+    /// The rows of a chunk of `rows` records of `row_bytes` each that every conjunct keeps
+    /// (`first` and `offset`: the chunk's first row and byte, for errors).
+    fn evaluate(
+        &self,
+        chunk: &[u8],
+        rows: usize,
+        row_bytes: usize,
+        (first, offset): (u64, u64),
+    ) -> DfResult<BooleanBuffer> {
         let values: Vec<Values<'_>> = self
             .at
             .iter()
@@ -274,10 +283,15 @@ impl RawStage {
             .collect();
         let mut mask: Option<BooleanBuffer> = None;
         for r in &self.conjuncts {
-            // Only string conjuncts are taken here, which always have an answer.
-            let m = r.evaluate(rows, &values).ok_or_else(|| {
-                DataFusionError::Internal("a string conjunct without an answer".into())
-            })?;
+            let Some(m) = r.evaluate(rows, &values) else {
+                // Decoding the fields names the value.
+                self.fields
+                    .decode(chunk, first, rows, offset)
+                    .map_err(|e| DataFusionError::External(Box::new(e)))?;
+                return Err(DataFusionError::Internal(
+                    "a raw comparison found a value its field decodes".into(),
+                ));
+            };
             mask = Some(match mask {
                 Some(a) => &a & &m,
                 None => m,
@@ -319,11 +333,16 @@ impl ChunkDecoder {
             return Ok(ChunkDecoder::All(all));
         };
         let (row_bytes, rows) = (all.row_bytes(), all.rows());
-        // The conjuncts over `U<n>` fields, compared on the records' bytes; the others.
+        // The conjuncts over `U<n>`, integer and day fields, compared on the records' bytes;
+        // the others.
         let mut at = vec![0; filter.on.len()];
         let utf32 = |k: usize| {
             let (offset, chars, big) = all.utf32_column(*filter.on.get(k)?)?;
             Some((k, Utf32 { chars, big }, offset))
+        };
+        let int = |k: usize| {
+            let (offset, dt, big) = all.int_column(*filter.on.get(k)?)?;
+            Some((k, Int::of(&dt, big)?, offset))
         };
         let on_schema = Schema::new(
             filter
@@ -334,11 +353,17 @@ impl ChunkDecoder {
         );
         let split = filter
             .split(&on_schema, |c| {
-                Raw::compile(c, &|k| utf32(k).map(|(k, width, _)| (k, width))).inspect(|r| {
+                Raw::compile_with(c, &|k| utf32(k).map(|(k, width, _)| (k, width)), &|k| {
+                    int(k).map(|(k, int, _)| (k, int))
+                })
+                .inspect(|r| {
                     let mut read = Vec::new();
                     r.columns(&mut read);
                     for k in read {
-                        at[k] = utf32(k).map_or(0, |(_, _, offset)| offset);
+                        at[k] = utf32(k)
+                            .map(|(_, _, offset)| offset)
+                            .or_else(|| int(k).map(|(_, _, offset)| offset))
+                            .unwrap_or(0);
                     }
                 })
             })
@@ -351,7 +376,16 @@ impl ChunkDecoder {
                 let on = rest
                     .as_ref()
                     .map_or_else(Vec::new, |r| r.on.iter().map(|&k| filter.on[k]).collect());
-                (Some(RawStage { conjuncts, at }), rest, on)
+                let mut read = Vec::new();
+                conjuncts.iter().for_each(|r: &Raw| r.columns(&mut read));
+                let read: Vec<usize> = read.iter().map(|&k| filter.on[k]).collect();
+                let fields = RowDecoder::new(header, Some(&read), false)?;
+                let stage = RawStage {
+                    conjuncts,
+                    at,
+                    fields,
+                };
+                (Some(stage), rest, on)
             }
         };
         let others: Vec<usize> = indices
@@ -436,7 +470,7 @@ impl ChunkDecoder {
                 }
                 let raw = match raw {
                     Some(r) => {
-                        let m = r.evaluate(chunk, rows, *row_bytes)?;
+                        let m = r.evaluate(chunk, rows, *row_bytes, (first, offset))?;
                         if m.count_set_bits() == 0 {
                             return Ok(RecordBatch::new_empty(schema.clone()));
                         }

@@ -37,6 +37,28 @@ pub(crate) struct Int {
 }
 
 impl Int {
+    /// The column whose values have the Arrow type `dt` (an integer type of at most 4 bytes
+    /// unsigned, or Date32 from `datetime64[D]`), stored in the given order.
+    pub(crate) fn of(dt: &DataType, big: bool) -> Option<Int> {
+        let (width, signed, days) = match dt {
+            DataType::Int8 => (1, true, false),
+            DataType::Int16 => (2, true, false),
+            DataType::Int32 => (4, true, false),
+            DataType::Int64 => (8, true, false),
+            DataType::UInt8 => (1, false, false),
+            DataType::UInt16 => (2, false, false),
+            DataType::UInt32 => (4, false, false),
+            DataType::Date32 => (8, true, true),
+            _ => return None,
+        };
+        Some(Int {
+            width,
+            signed,
+            big,
+            days,
+        })
+    }
+
     /// The Arrow type of its values.
     pub(crate) fn arrow(self) -> Option<DataType> {
         Some(match (self.days, self.width, self.signed) {

@@ -3,11 +3,11 @@
 //! literal or another column of the same kind, and `AND`, `OR` of those), little- and
 //! big-endian, on 1 and 3 partitions, giving DataFusion's answers over the same columns
 //! decoded (`filter_pushdown=false`). NaT is NULL; a day count past Date32 is an error, as
-//! when the column is decoded.
+//! when the column is decoded. The same filters on the same fields of a row file.
 
 use npy_datafusion::{NpySessionExt, TableSpec};
 use npy_serde::npz::NpzWriter;
-use npy_serde::{ByteOrder, DType, Header, Scalar, TimeUnit};
+use npy_serde::{ByteOrder, DType, Header, Record, Scalar, TimeUnit};
 use npy_serde_tests::sql::{rt, session, sql, sql_err};
 use npy_serde_tests::TempDir;
 
@@ -79,6 +79,28 @@ const QUERIES: [&str; 8] = [
     "SELECT count(*) FROM t WHERE k = 17 OR k > 4990",
 ];
 
+/// The columns as the fields of one record array (its `.npy` bytes), packed, in order.
+fn records(columns: &[(&'static str, Vec<u8>)]) -> Vec<u8> {
+    let mut fields = Vec::new();
+    let mut data = Vec::new();
+    for (name, bytes) in columns {
+        let parsed = npy_serde::header::parse_header(bytes, &npy_serde::Limits::default()).unwrap();
+        data.push((
+            parsed.header.dtype.itemsize(),
+            &bytes[parsed.data_offset as usize..],
+        ));
+        fields.push((*name, parsed.header.dtype.clone()));
+    }
+    let dtype = DType::Record(Record::packed(fields).unwrap());
+    let mut out = Header::new(dtype, vec![ROWS as u64]).to_bytes().unwrap();
+    for i in 0..ROWS {
+        for (w, d) in &data {
+            out.extend_from_slice(&d[i * w..(i + 1) * w]);
+        }
+    }
+    out
+}
+
 #[test]
 fn integer_and_day_filters_on_the_bytes_give_datafusions_answers() {
     let dir = TempDir::new("sql-int-filters");
@@ -87,16 +109,15 @@ fn integer_and_day_filters_on_the_bytes_give_datafusions_answers() {
         npz.add_raw(&format!("{name}.npy"), bytes).unwrap();
     }
     npz.finish().unwrap();
+    std::fs::write(dir.join("rows.npy"), records(&columns())).unwrap();
     let rt = rt();
-    let spec = |extra: &str| -> TableSpec {
-        format!(
-            "npz('{}', layout=columns{extra})",
-            dir.join("t.npz").display()
-        )
-        .parse()
-        .unwrap()
-    };
-    for partitions in [1, 3] {
+    let tables = [
+        format!("npz('{}', layout=columns", dir.join("t.npz").display()),
+        format!("npy('{}', access=mmap", dir.join("rows.npy").display()),
+        format!("npy('{}', access=read", dir.join("rows.npy").display()),
+    ];
+    for (table, partitions) in tables.iter().flat_map(|t| [(t, 1), (t, 3)]) {
+        let spec = |extra: &str| -> TableSpec { format!("{table}{extra})").parse().unwrap() };
         let ctx = session(
             SessionConfig::new()
                 .with_target_partitions(partitions)
