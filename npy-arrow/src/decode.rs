@@ -539,6 +539,15 @@ pub(crate) fn decode_gathered(
         Node::Unicode { chars, big } => {
             let w = chars * 4;
             slots.check(w, chunk.len())?;
+            if let [(n, s)] = slots.axes.as_slice() {
+                if *s == w && *n > 0 {
+                    // In `chunk`: checked above.
+                    let run = &chunk[slots.base..slots.base + n * w];
+                    if let Some(a) = ascii_run(run, *chars, *big)? {
+                        return Ok(a);
+                    }
+                }
+            }
             let mut offsets: Vec<i32> = Vec::with_capacity(n + 1);
             let mut values: Vec<u8> = Vec::with_capacity(n * (*chars).min(16));
             offsets.push(0);
@@ -647,13 +656,10 @@ fn bad_code_point(u: u32, i: usize) -> Error {
 /// invalid code point is `Err((character index, code unit))`.
 #[inline]
 fn ucs4_into(bytes: &[u8], big: bool, out: &mut Vec<u8>) -> std::result::Result<(), (usize, u32)> {
-    let n = bytes
-        .chunks_exact(4)
-        .rposition(|c| c != [0, 0, 0, 0])
-        .map_or(0, |i| i + 1);
-    let value = &bytes[..n * 4];
-    // ASCII, the common case: every unit below 0x80 (one OR over the value, then each unit's
-    // low byte, its first little-endian and its last big-endian; both loops vectorise).
+    let value = &bytes[..bytes.len() / 4 * 4];
+    // ASCII, the common case: every unit below 0x80 (one OR over the value), so each is its
+    // low byte (its first little-endian, its last big-endian) and a NUL unit a zero byte:
+    // the low bytes are appended and their trailing zeros cut (all three loops vectorise).
     let high = if big {
         0xFFFF_FF80u32.to_be()
     } else {
@@ -663,14 +669,21 @@ fn ucs4_into(bytes: &[u8], big: bool, out: &mut Vec<u8>) -> std::result::Result<
         a | u32::from_ne_bytes([c[0], c[1], c[2], c[3]])
     });
     if any & high == 0 {
+        let start = out.len();
         if big {
             out.extend(value.chunks_exact(4).map(|c| c[3]));
         } else {
             out.extend(value.chunks_exact(4).map(|c| c[0]));
         }
+        let kept = without_trailing_zeros(&out[start..]);
+        out.truncate(start + kept);
         return Ok(());
     }
-    for (i, c) in value.chunks_exact(4).enumerate() {
+    let n = value
+        .chunks_exact(4)
+        .rposition(|c| c != [0, 0, 0, 0])
+        .map_or(0, |i| i + 1);
+    for (i, c) in value[..n * 4].chunks_exact(4).enumerate() {
         let a = [c[0], c[1], c[2], c[3]];
         let u = if big {
             u32::from_be_bytes(a)
@@ -686,6 +699,65 @@ fn ucs4_into(bytes: &[u8], big: bool, out: &mut Vec<u8>) -> std::result::Result<
         }
     }
     Ok(())
+}
+
+/// The `U<chars>` values that lie one after another in `bytes`, as strings, when all are
+/// ASCII (`None` otherwise): the low byte of each code unit taken (one vectorised pass),
+/// then each value's trailing NULs cut; when no value has a NUL, the bytes taken are the
+/// strings' bytes as they are.
+fn ascii_run(bytes: &[u8], chars: usize, big: bool) -> Result<Option<ArrayRef>> {
+    let high = if big {
+        0xFFFF_FF80u32.to_be()
+    } else {
+        0xFFFF_FF80u32.to_le()
+    };
+    let any = bytes.chunks_exact(4).fold(0u32, |a, c| {
+        a | u32::from_ne_bytes([c[0], c[1], c[2], c[3]])
+    });
+    if any & high != 0 {
+        return Ok(None);
+    }
+    let low: Vec<u8> = if big {
+        bytes.chunks_exact(4).map(|c| c[3]).collect()
+    } else {
+        bytes.chunks_exact(4).map(|c| c[0]).collect()
+    };
+    let n = low.len() / chars;
+    offset_i32(low.len())?;
+    let (offsets, values): (Vec<i32>, Vec<u8>) = if !low.contains(&0) {
+        // Every value `chars` characters: the offsets are multiples of it (fit: checked above).
+        let offsets = (0..=n).map(|i| (i * chars) as i32).collect();
+        (offsets, low)
+    } else {
+        let mut offsets = Vec::with_capacity(n + 1);
+        let mut values = Vec::with_capacity(low.len());
+        offsets.push(0);
+        for v in low.chunks_exact(chars) {
+            values.extend_from_slice(&v[..without_trailing_zeros(v)]);
+            offsets.push(values.len() as i32);
+        }
+        (offsets, values)
+    };
+    // Valid UTF-8: ASCII.
+    Ok(Some(Arc::new(StringArray::new(
+        OffsetBuffer::new(ScalarBuffer::from(offsets)),
+        Buffer::from_vec(values),
+        None,
+    ))))
+}
+
+/// The length of `b` without its trailing zero bytes (eight at a time).
+#[inline]
+fn without_trailing_zeros(b: &[u8]) -> usize {
+    let mut n = b.len();
+    while n >= 8 {
+        let word = u64::from_le_bytes(b[n - 8..n].try_into().expect("8 bytes"));
+        if word != 0 {
+            return n - (word.leading_zeros() / 8) as usize;
+        }
+        n -= 8;
+    }
+    b[..n].iter().rposition(|&x| x != 0).map_or(0, |i| i + 1)
 }
 
 /// NumPy's NaT.
@@ -781,6 +853,44 @@ mod tests {
     use arrow_array::Array;
     use npy_serde::Header;
 
+    /// A plain `U<n>` array decoded whole (the values one after another): all full width,
+    /// some padded, a NUL inside a value, a character past ASCII; both byte orders. Each
+    /// value is its characters without the trailing NULs.
+    #[test]
+    fn runs_of_utf32_values_decode_as_their_characters() {
+        let cases: [&[&str]; 5] = [
+            &["ab", "cd", "ef"],
+            &["R", "A", "N", "F", "O", "R"],
+            &["1-URGENT", "5-LOW", "", "4-NOT SPECIFIED", "2-HIGH"],
+            &["a\0b", "\0\0x", "y\0"],
+            &["plain", "spécial", "x"],
+        ];
+        for values in cases {
+            let chars = values.iter().map(|v| v.chars().count()).max().unwrap();
+            for big in [false, true] {
+                let mut bytes = Vec::new();
+                for v in values {
+                    let mut units: Vec<u32> = v.chars().map(u32::from).collect();
+                    units.resize(chars, 0);
+                    for u in units {
+                        bytes.extend(if big {
+                            u.to_be_bytes()
+                        } else {
+                            u.to_le_bytes()
+                        });
+                    }
+                }
+                let descr = format!("{}U{chars}", if big { '>' } else { '<' });
+                let h = Header::new(descr.parse().unwrap(), vec![values.len() as u64]);
+                let d = RowDecoder::new(&h, None, false).unwrap();
+                let b = d.decode(&bytes, 0, values.len(), 128).unwrap();
+                let got: Vec<&str> = b.column(0).as_string::<i32>().iter().flatten().collect();
+                let want: Vec<&str> = values.iter().map(|v| v.trim_end_matches('\0')).collect();
+                assert_eq!(got, want, "{descr}");
+            }
+        }
+    }
+
     /// `datetime64[D]` counts as Date32 days, little- and big-endian, one record field and a
     /// plain array: NaT is null, a count past 32 bits an error naming it and its place.
     #[test]
@@ -839,8 +949,9 @@ mod tests {
     }
 
     /// Every value of up to four units from an alphabet of ASCII, its edges, wider
-    /// characters, a surrogate and a number past Unicode, padded with NULs to six units, in
-    /// both byte orders: the ASCII path and the general one give the reference's answer.
+    /// characters, a surrogate and a number past Unicode, padded with NULs to six and to
+    /// nineteen units, and after eleven ASCII units, in both byte orders: the ASCII path and
+    /// the general one give the reference's answer.
     #[test]
     fn utf32_values_decode_as_their_characters() {
         const UNITS: [u32; 9] = [0, 0x41, 0x7F, 0x80, 0xFF, 0x100, 0xD800, 0x1F600, 0x11_0000];
@@ -852,32 +963,38 @@ mod tests {
                     units.push(UNITS[k % UNITS.len()]);
                     k /= UNITS.len();
                 }
-                units.resize(6, 0);
-                let want = reference(&units);
-                for big in [false, true] {
-                    let bytes: Vec<u8> = units
-                        .iter()
-                        .flat_map(|u| {
-                            if big {
-                                u.to_be_bytes()
-                            } else {
-                                u.to_le_bytes()
-                            }
-                        })
+                for (prefix, pad) in [(0, 6), (0, 19), (11, 19)] {
+                    let mut units: Vec<u32> = (0..prefix)
+                        .map(|i| 0x61 + i)
+                        .chain(units.iter().copied())
                         .collect();
-                    let mut out = b"x".to_vec();
-                    let got = ucs4_into(&bytes, big, &mut out);
-                    match &want {
-                        Ok(s) => {
-                            assert_eq!(got, Ok(()), "{units:x?} big {big}");
-                            assert_eq!(&out[1..], s.as_bytes(), "{units:x?} big {big}");
+                    units.resize(pad, 0);
+                    let want = reference(&units);
+                    for big in [false, true] {
+                        let bytes: Vec<u8> = units
+                            .iter()
+                            .flat_map(|u| {
+                                if big {
+                                    u.to_be_bytes()
+                                } else {
+                                    u.to_le_bytes()
+                                }
+                            })
+                            .collect();
+                        let mut out = b"x".to_vec();
+                        let got = ucs4_into(&bytes, big, &mut out);
+                        match &want {
+                            Ok(s) => {
+                                assert_eq!(got, Ok(()), "{units:x?} big {big}");
+                                assert_eq!(&out[1..], s.as_bytes(), "{units:x?} big {big}");
+                            }
+                            Err(e) => assert_eq!(got, Err(*e), "{units:x?} big {big}"),
                         }
-                        Err(e) => assert_eq!(got, Err(*e), "{units:x?} big {big}"),
+                        checked += 1;
                     }
-                    checked += 1;
                 }
             }
         }
-        assert_eq!(checked, 2 * (1 + 9 + 81 + 729 + 6561));
+        assert_eq!(checked, 3 * 2 * (1 + 9 + 81 + 729 + 6561));
     }
 }

@@ -106,6 +106,7 @@ impl Raw {
     /// every column it reads is a `U<n>` one: `utf32(i)` says where the column `i` of `e`
     /// is read (its position in the scan's columns) and its width (`None`: not a `U<n>`
     /// column).
+    #[cfg(test)]
     pub(crate) fn compile(
         e: &Arc<dyn PhysicalExpr>,
         utf32: &dyn Fn(usize) -> Option<(usize, Utf32)>,

@@ -643,9 +643,14 @@ impl Partition {
             );
             Some((j, columns.get(j)?.utf32().filter(|_| strings)?))
         };
-        // An integer or day column the scan makes the Arrow type of its values.
+        // An integer or day column the scan makes the Arrow type of its values, read for the
+        // filter alone: one the query returns is made an array for the whole batch anyway
+        // when most rows pass, and DataFusion compares that as fast.
         let int = |k: usize| {
             let j = *on.get(k)?;
+            if j < self.projected_len {
+                return None;
+            }
             let int = columns.get(j)?.int()?;
             (int.arrow().as_ref() == Some(self.columns.field(j).data_type())).then_some((j, int))
         };

@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use arrow_buffer::BooleanBuffer;
+use arrow_buffer::{BooleanBuffer, Buffer};
 use arrow_schema::DataType;
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::Operator;
@@ -235,19 +235,19 @@ impl IntCmp {
         b: Option<Values<'_>>,
         days: bool,
     ) -> Option<BooleanBuffer> {
-        let x = reader::<T, BIG>(a);
-        if days && !fits(rows, &x) {
+        let x = values::<T, BIG>(a, rows);
+        if days && !fits(&x) {
             return None;
         }
         match (b, self.other) {
             (Some(b), _) => {
-                let y = reader::<T, BIG>(b);
-                if days && !fits(rows, &y) {
+                let y = values::<T, BIG>(b, rows);
+                if days && !fits(&y) {
                     return None;
                 }
-                Some(compare(rows, self.op, days, |i| (x(i), y(i))))
+                Some(compare(&x, Right::Values(&y), self.op, days))
             }
-            (None, Other::Value(v)) => Some(compare(rows, self.op, days, |i| (x(i), v))),
+            (None, Other::Value(v)) => Some(compare(&x, Right::Value(v), self.op, days)),
             (None, Other::Column(_)) => None,
         }
     }
@@ -273,38 +273,51 @@ macro_rules! load {
 }
 load!(i8, i16, i32, i64, u8, u16, u32);
 
-/// The value of row `i` of `v`.
-#[inline(always)]
-fn reader<T: Load, const BIG: bool>(v: Values<'_>) -> impl Fn(usize) -> i64 + '_ {
+/// The `rows` values of `v` as `i64`s (one pass that vectorises when they lie one after
+/// another).
+#[inline]
+fn values<T: Load, const BIG: bool>(v: Values<'_>, rows: usize) -> Vec<i64> {
     let bytes = &v.bytes[v.start..];
-    move |i| T::load::<BIG>(&bytes[i * v.stride..])
+    if v.stride == T::W {
+        bytes[..rows * T::W]
+            .chunks_exact(T::W)
+            .map(T::load::<BIG>)
+            .collect()
+    } else {
+        (0..rows)
+            .map(|i| T::load::<BIG>(&bytes[i * v.stride..]))
+            .collect()
+    }
 }
 
-/// Whether every day count of the `rows` values `x` has a Date32 value (NaT is null).
+/// Whether every day count of `x` has a Date32 value (NaT is null).
 #[inline]
-fn fits(rows: usize, x: &impl Fn(usize) -> i64) -> bool {
-    (0..rows).fold(true, |ok, i| {
-        let v = x(i);
+fn fits(x: &[i64]) -> bool {
+    x.iter().fold(true, |ok, &v| {
         ok & ((v == NAT) | (i64::from(v as i32) == v))
     })
 }
 
-/// The rows whose pair of values `op` holds for; with `nat`, none where either is NaT.
+/// The right operand of a comparison: a value per row, or one for all.
+#[derive(Clone, Copy)]
+enum Right<'a> {
+    Values(&'a [i64]),
+    Value(i64),
+}
+
+/// The rows where `x op right` holds; with `nat`, none where either is NaT.
 #[inline]
-fn compare(rows: usize, op: Op, nat: bool, pair: impl Fn(usize) -> (i64, i64)) -> BooleanBuffer {
+fn compare(x: &[i64], right: Right<'_>, op: Op, nat: bool) -> BooleanBuffer {
     macro_rules! keep {
         ($f:expr) => {{
             let f = $f;
-            if nat {
-                BooleanBuffer::collect_bool(rows, |i| {
-                    let (x, y) = pair(i);
-                    f(x, y) & (x != NAT) & (y != NAT)
-                })
-            } else {
-                BooleanBuffer::collect_bool(rows, |i| {
-                    let (x, y) = pair(i);
-                    f(x, y)
-                })
+            match (right, nat) {
+                (Right::Value(y), false) => pack(x, |v| f(v, y)),
+                (Right::Value(y), true) => pack(x, |v| f(v, y) & (v != NAT)),
+                (Right::Values(y), false) => pack_pairs(x, y, f),
+                (Right::Values(y), true) => {
+                    pack_pairs(x, y, |v, w| f(v, w) & (v != NAT) & (w != NAT))
+                }
             }
         }};
     }
@@ -316,6 +329,36 @@ fn compare(rows: usize, op: Op, nat: bool, pair: impl Fn(usize) -> (i64, i64)) -
         Op::Gt => keep!(|x, y| x > y),
         Op::GtEq => keep!(|x, y| x >= y),
     }
+}
+
+/// The bits of `f` over `x`, 64 to a word (a loop over slices, which vectorises).
+#[inline]
+fn pack(x: &[i64], f: impl Fn(i64) -> bool) -> BooleanBuffer {
+    let words: Vec<u64> = x
+        .chunks(64)
+        .map(|c| {
+            c.iter()
+                .enumerate()
+                .fold(0u64, |w, (k, &v)| w | (u64::from(f(v)) << k))
+        })
+        .collect();
+    BooleanBuffer::new(Buffer::from_vec(words), 0, x.len())
+}
+
+/// The bits of `f` over the pairs of `x` and `y` (as long), 64 to a word.
+#[inline]
+fn pack_pairs(x: &[i64], y: &[i64], f: impl Fn(i64, i64) -> bool) -> BooleanBuffer {
+    let words: Vec<u64> = x
+        .chunks(64)
+        .zip(y.chunks(64))
+        .map(|(c, d)| {
+            c.iter()
+                .zip(d)
+                .enumerate()
+                .fold(0u64, |w, (k, (&v, &u))| w | (u64::from(f(v, u)) << k))
+        })
+        .collect();
+    BooleanBuffer::new(Buffer::from_vec(words), 0, x.len())
 }
 
 #[cfg(test)]
