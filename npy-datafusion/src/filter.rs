@@ -34,7 +34,7 @@ use object_store::ObjectMeta;
 
 use super::error::df_err;
 use crate::raw::{Int, Raw, Utf32, Values};
-use arrow_buffer::BooleanBuffer;
+use arrow_buffer::{BooleanBuffer, BooleanBufferBuilder};
 use npy_arrow::RowDecoder;
 use npy_serde::header::Header;
 
@@ -272,32 +272,45 @@ impl RawStage {
         row_bytes: usize,
         (first, offset): (u64, u64),
     ) -> DfResult<BooleanBuffer> {
-        let values: Vec<Values<'_>> = self
-            .at
-            .iter()
-            .map(|&start| Values {
-                bytes: chunk,
-                stride: row_bytes,
-                start,
-            })
-            .collect();
-        let mut mask: Option<BooleanBuffer> = None;
-        for r in &self.conjuncts {
-            let Some(m) = r.evaluate(rows, &values) else {
-                // Decoding the fields names the value.
-                self.fields
-                    .decode(chunk, first, rows, offset)
-                    .map_err(|e| DataFusionError::External(Box::new(e)))?;
-                return Err(DataFusionError::Internal(
-                    "a raw comparison found a value its field decodes".into(),
-                ));
-            };
-            mask = Some(match mask {
-                Some(a) => &a & &m,
-                None => m,
-            });
+        // A tile of rows at a time (a multiple of 64, about 256 KiB of records): each
+        // conjunct reads its field of every record, and the next finds the records in the
+        // cache.
+        let tile = ((256 << 10) / row_bytes.max(1)).max(64) / 64 * 64;
+        let mut mask = BooleanBufferBuilder::new(rows);
+        let mut at = 0;
+        while at < rows {
+            let n = tile.min(rows - at);
+            let bytes = &chunk[at * row_bytes..(at + n) * row_bytes];
+            let values: Vec<Values<'_>> = (self.at.iter())
+                .map(|&start| Values {
+                    bytes,
+                    stride: row_bytes,
+                    start,
+                })
+                .collect();
+            let mut kept: Option<BooleanBuffer> = None;
+            for r in &self.conjuncts {
+                let Some(m) = r.evaluate(n, &values) else {
+                    // Decoding the fields names the value.
+                    self.fields
+                        .decode(chunk, first, rows, offset)
+                        .map_err(|e| DataFusionError::External(Box::new(e)))?;
+                    return Err(DataFusionError::Internal(
+                        "a raw comparison found a value its field decodes".into(),
+                    ));
+                };
+                kept = Some(match kept {
+                    Some(a) => &a & &m,
+                    None => m,
+                });
+            }
+            match kept {
+                Some(k) => mask.append_buffer(&k),
+                None => mask.append_n(n, true),
+            }
+            at += n;
         }
-        Ok(mask.unwrap_or_else(|| BooleanBuffer::new_set(rows)))
+        Ok(mask.finish())
     }
 }
 
