@@ -711,17 +711,21 @@ fn ascii_run(bytes: &[u8], chars: usize, big: bool) -> Result<Option<ArrayRef>> 
     } else {
         0xFFFF_FF80u32.to_le()
     };
-    let any = bytes.chunks_exact(4).fold(0u32, |a, c| {
-        a | u32::from_ne_bytes([c[0], c[1], c[2], c[3]])
-    });
-    if any & high != 0 {
-        return Ok(None);
+    // A block of units at a time: their OR, then their low bytes, while they are in the cache.
+    let mut low: Vec<u8> = Vec::with_capacity(bytes.len() / 4);
+    for block in bytes.chunks(1024) {
+        let any = (block.chunks_exact(4)).fold(0u32, |a, c| {
+            a | u32::from_ne_bytes([c[0], c[1], c[2], c[3]])
+        });
+        if any & high != 0 {
+            return Ok(None);
+        }
+        if big {
+            low.extend(block.chunks_exact(4).map(|c| c[3]));
+        } else {
+            low.extend(block.chunks_exact(4).map(|c| c[0]));
+        }
     }
-    let low: Vec<u8> = if big {
-        bytes.chunks_exact(4).map(|c| c[3]).collect()
-    } else {
-        bytes.chunks_exact(4).map(|c| c[0]).collect()
-    };
     let n = low.len() / chars;
     offset_i32(low.len())?;
     let (offsets, values): (Vec<i32>, Vec<u8>) = if !low.contains(&0) {
