@@ -97,7 +97,8 @@ pub(crate) fn take_filters(
 /// of a small build side, which can drop most rows before the other columns are read; a
 /// large build side's hash-table lookup is skipped (the join probes the same table, so
 /// evaluating it in the scan doubled the work: TPC-H Q4, Q5 and Q18 over column tables ran
-/// 10-50% slower with it, Q17 with an `IN` list 3x faster).
+/// 10-50% slower with it, Q17 with an `IN` list 3x faster), unless the scan makes strings of
+/// other columns for the rows that pass and the lookup drops most rows ([`Lookups`]).
 #[derive(Debug)]
 pub(crate) struct ScanFilter {
     /// The query's conjuncts, their columns numbered as in `on` (`None`: none).
@@ -163,18 +164,31 @@ impl ScanFilter {
         Ok(Some((taken, Some(rest))))
     }
 
-    /// The rows of `batch` (the columns `on`, in order) the predicate keeps.
-    pub(crate) fn mask(&self, batch: &RecordBatch) -> DfResult<BooleanArray> {
+    /// The rows of `batch` (the columns `on`, in order) the predicate keeps; a hash-table
+    /// lookup of a dynamic filter evaluated as `lookups` says.
+    pub(crate) fn mask(
+        &self,
+        batch: &RecordBatch,
+        lookups: &mut Lookups,
+    ) -> DfResult<BooleanArray> {
         let mut mask = match &self.exact {
             Some(p) => Some(evaluate(p, batch)?),
             None => None,
         };
         for d in &self.dynamic {
             let now = snapshot_physical_expr(d.clone())?;
-            if is_hash_lookup(&now)? {
+            if is_hash_lookup(&now)? && *lookups == Lookups::Skip {
                 continue;
             }
             let more = evaluate(&now, batch)?;
+            if is_hash_lookup(&now)? && *lookups == Lookups::Try {
+                // The first batch it is tried on decides for the scan's partition.
+                *lookups = if more.true_count().saturating_mul(SPARSE) <= batch.num_rows() {
+                    Lookups::Evaluate
+                } else {
+                    Lookups::Skip
+                };
+            }
             mask = Some(match mask {
                 Some(m) => and(&m, &more)?,
                 None => more,
@@ -201,7 +215,7 @@ impl ScanFilter {
         let read = self.read_columns(indices);
         let position = |c: &usize| read.iter().position(|r| r == c).unwrap_or(0);
         let on: Vec<usize> = self.on.iter().map(position).collect();
-        let mask = self.mask(&batch.project(&on)?)?;
+        let mask = self.mask(&batch.project(&on)?, &mut Lookups::Skip)?;
         let kept = filter_record_batch(
             &batch.project(&(0..indices.len()).collect::<Vec<_>>())?,
             &mask,
@@ -240,6 +254,23 @@ fn is_hash_lookup(e: &Arc<dyn PhysicalExpr>) -> DfResult<bool> {
         })
     })?;
     Ok(found)
+}
+
+/// A hash-table lookup keeps at most 1 row in this many of the batch it is tried on to be
+/// evaluated in the scan from then on.
+const SPARSE: usize = 8;
+
+/// Whether a scan evaluates a join's hash-table lookup (a dynamic filter of a large build
+/// side) itself. The join probes the same table, so the scan's lookup pays only by the
+/// columns it spares: `Try` when the scan makes strings of columns outside the filter for the
+/// rows that pass (TPC-H Q12 made `o_orderpriority` strings for every order, where 2% of them
+/// meet a line that passes), else `Skip`. A `Try` is evaluated on the next batch and becomes
+/// `Evaluate` when it keeps at most 1 row in [`SPARSE`], else `Skip`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lookups {
+    Skip,
+    Try,
+    Evaluate,
 }
 
 /// Where an output column of a filtered chunk comes from.
@@ -499,9 +530,11 @@ impl ChunkDecoder {
             None => None,
         };
         let mask = match (raw, filter, &on) {
-            (Some(r), Some(f), Some(on)) => BooleanArray::new(&r & f.mask(on)?.values(), None),
+            (Some(r), Some(f), Some(on)) => {
+                BooleanArray::new(&r & f.mask(on, &mut Lookups::Skip)?.values(), None)
+            }
             (Some(r), _, _) => BooleanArray::new(r, None),
-            (None, Some(f), Some(on)) => f.mask(on)?,
+            (None, Some(f), Some(on)) => f.mask(on, &mut Lookups::Skip)?,
             // No filter (the constructor makes a `Filtered` decoder with one): every row.
             _ => BooleanArray::from(vec![true; rows]),
         };

@@ -19,6 +19,9 @@
 //! `_` is one code point, one code unit here. Only the code points of the rows that pass are
 //! checked (when they are made strings): a value that is not Unicode in a row the filter drops
 //! is not seen, as for the other columns of such rows (`filter` module docs).
+//!
+//! Comparisons of integer and `datetime64[D]` columns with literals or with each other are
+//! evaluated on their bytes too (module `ints`).
 
 use std::sync::Arc;
 

@@ -68,7 +68,7 @@ use futures::stream::{self, StreamExt};
 use object_store::ObjectStore;
 use tokio::sync::mpsc::Sender;
 
-use super::super::filter::{take_filters, ScanFilter};
+use super::super::filter::{take_filters, Lookups, ScanFilter};
 use super::super::opener::ErrorMap;
 use super::super::options::NpyReadOptions;
 use super::bounds::Bounds;
@@ -516,6 +516,8 @@ struct Staged {
     /// The others: the filter, its columns (positions among the columns read) and their
     /// schema.
     rest: Option<(Arc<ScanFilter>, Vec<usize>, SchemaRef)>,
+    /// Whether the filter evaluates a join's hash-table lookup (see [`Lookups`]).
+    lookups: Lookups,
 }
 
 fn shared<T: Clone>(cell: &Shared<T>, f: impl FnOnce() -> DfResult<T>) -> DfResult<T> {
@@ -538,7 +540,7 @@ impl Partition {
             };
             Ok((columns, staged))
         });
-        let (columns, staged) = match opened {
+        let (columns, mut staged) = match opened {
             Ok(c) => c,
             Err(e) => {
                 let _ = tx.blocking_send(Err(map(e)));
@@ -549,7 +551,7 @@ impl Partition {
         let step = self.source.batch_size.max(1) as u64;
         while at < self.end {
             let rows = step.min(self.end - at) as usize;
-            let batch = match &staged {
+            let batch = match &mut staged {
                 None => self.batch(&columns, at, rows).map(Some),
                 Some(f) => self.filtered(f, &columns, at, rows),
             };
@@ -677,7 +679,21 @@ impl Partition {
             }
             None => None,
         };
-        Ok(Staged { raw, raw_on, rest })
+        // Strings made of columns the filter does not read, for the rows that pass.
+        let strings = (0..self.projected_len).any(|j| {
+            !on.contains(&j)
+                && matches!(
+                    self.columns.field(j).data_type(),
+                    DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+                )
+        });
+        let lookups = if strings { Lookups::Try } else { Lookups::Skip };
+        Ok(Staged {
+            raw,
+            raw_on,
+            rest,
+            lookups,
+        })
     }
 
     /// The rows of `first..first + rows` that `filter` keeps, in the projected columns: the
@@ -685,7 +701,7 @@ impl Partition {
     /// other projected columns read for the kept rows only; `None` when no row passes.
     fn filtered(
         &self,
-        filter: &Staged,
+        filter: &mut Staged,
         columns: &[Arc<ColumnData>],
         first: u64,
         rows: usize,
@@ -734,7 +750,7 @@ impl Partition {
                 on_arrays.clone(),
                 &RecordBatchOptions::new().with_row_count(Some(rows)),
             )?;
-            let m = f.mask(&on_batch)?;
+            let m = f.mask(&on_batch, &mut filter.lookups)?;
             mask = Some(match mask {
                 Some(a) => &a & m.values(),
                 None => m.values().clone(),

@@ -222,3 +222,64 @@ fn string_filters_on_utf32_bytes_give_datafusions_answers() {
         }
     }
 }
+
+/// A join whose build side is too large for an `IN` list pushes a lookup in its hash table
+/// into the probe side's scan: a column table scan that makes strings of a column outside the
+/// filter evaluates it when it drops most rows, and makes strings for the rows it keeps only.
+#[test]
+fn a_joins_hash_lookup_spares_the_strings_of_the_rows_it_drops() {
+    const ORDERS: usize = 40_000;
+    const PRIORITIES: [&str; 5] = ["1-URGENT", "2-HIGH", "3-MEDIUM", "4-NOT SPECIFIED", "5-LOW"];
+    let dir = TempDir::new("sql-lookup-strings");
+    let ints = |values: &[i64]| {
+        let mut b = Header::new(DType::scalar(Scalar::I64), vec![values.len() as u64])
+            .to_bytes()
+            .unwrap();
+        b.extend(values.iter().flat_map(|v| v.to_le_bytes()));
+        b
+    };
+    let keys: Vec<i64> = (0..ORDERS as i64).collect();
+    let priorities: Vec<Vec<u32>> = (0..ORDERS).map(|i| units(PRIORITIES[i % 5])).collect();
+    let mut npz = NpzWriter::new(std::fs::File::create(dir.join("o.npz")).unwrap());
+    npz.add_raw("key.npy", &ints(&keys)).unwrap();
+    npz.add_raw("pri.npy", &utf32(&priorities, 15, ByteOrder::Little))
+        .unwrap();
+    npz.finish().unwrap();
+    // 1,000 distinct keys, 1 order in 40 (more than an `IN` list takes).
+    let lines: Vec<i64> = (0..1_000).map(|i| i * 40 + i % 7).collect();
+    let mut npz = NpzWriter::new(std::fs::File::create(dir.join("l.npz")).unwrap());
+    npz.add_raw("k.npy", &ints(&lines)).unwrap();
+    npz.finish().unwrap();
+
+    let rt = rt();
+    let ctx = session(
+        SessionConfig::new()
+            .with_target_partitions(1)
+            .with_batch_size(2_000),
+    );
+    for (name, file, extra) in [
+        ("o", "o.npz", ""),
+        ("l", "l.npz", ""),
+        ("ok", "o.npz", ", filter_pushdown=false"),
+    ] {
+        let spec: TableSpec = format!("npz('{}', layout=columns{extra})", dir.join(file).display())
+            .parse()
+            .unwrap();
+        rt.block_on(ctx.register_spec(name, &spec)).unwrap();
+    }
+    let q = "SELECT o.pri, count(*), sum(o.key) FROM l JOIN o ON l.k = o.key GROUP BY o.pri \
+             ORDER BY o.pri";
+    let (bytes, plan, n) = crate::sql_layouts::scanned_by_column(&ctx, &rt, q);
+    assert_eq!(n, 5);
+    assert!(plan.contains("DynamicFilter"), "{plan}");
+    // Every key is read; the strings of at most the first batches and the kept rows.
+    assert_eq!(bytes["key"], ORDERS * 8, "{bytes:?}");
+    assert!(bytes["pri"] <= (2 * 2_000 + 1_000) * 60, "{bytes:?}");
+    let want = sql(
+        &ctx,
+        &rt,
+        &q.replace("JOIN o ON l.k = o.key", "JOIN ok AS o ON l.k = o.key"),
+    );
+    assert_eq!(sql(&ctx, &rt, q), want);
+    assert_eq!(want[0], ["1-URGENT", "286", "5714995"]);
+}
