@@ -539,13 +539,14 @@ pub(crate) fn decode_gathered(
         Node::Unicode { chars, big } => {
             let w = chars * 4;
             slots.check(w, chunk.len())?;
-            if let [(n, s)] = slots.axes.as_slice() {
-                if *s == w && *n > 0 {
-                    // In `chunk`: checked above.
-                    let run = &chunk[slots.base..slots.base + n * w];
-                    if let Some(a) = ascii_run(run, *chars, *big)? {
-                        return Ok(a);
-                    }
+            if let [(n, s)] = slots.axes.as_slice()
+                && *s == w
+                && *n > 0
+            {
+                // In `chunk`: checked above.
+                let run = &chunk[slots.base..slots.base + n * w];
+                if let Some(a) = ascii_run(run, *chars, *big)? {
+                    return Ok(a);
                 }
             }
             let mut offsets: Vec<i32> = Vec::with_capacity(n + 1);

@@ -355,7 +355,7 @@ pub(crate) enum ChunkDecoder {
     /// over their columns decoded (`filter`, `on`) first, then the other projected columns
     /// for the rows that pass.
     Filtered {
-        raw: Option<RawStage>,
+        raw: Option<Box<RawStage>>,
         filter: Option<Arc<ScanFilter>>,
         on: Option<RowDecoder>,
         rest: Option<Box<RowDecoder>>,
@@ -429,7 +429,7 @@ impl ChunkDecoder {
                     at,
                     fields,
                 };
-                (Some(stage), rest, on)
+                (Some(Box::new(stage)), rest, on)
             }
         };
         let others: Vec<usize> = indices
