@@ -27,7 +27,7 @@ use super::super::options::NpyReadOptions;
 use super::survey::{in_column, Column, Place, Source, Survey};
 use crate::raw::{Int, Utf32};
 use npy_arrow::{arrow_err, fixed_array, RowDecoder};
-use npy_serde::dtype::{ByteOrder, Scalar, TimeUnit};
+use npy_serde::dtype::{ByteOrder, Scalar};
 use npy_serde::error::{Error, Result};
 use npy_serde::header::{parse_header, ParsedHeader};
 use npy_serde::npz::MmapNpz;
@@ -118,7 +118,11 @@ pub(crate) fn open_column(
     let in_place = in_place_type(&header, &data, column.field.data_type());
     let is_struct = decoder.column_count() != 1;
     let utf32 = utf32_of(&header);
-    let int = int_of(&header);
+    // A plain integer or `datetime64[D]` column: its one column says so.
+    let int = (decoder.column_count() == 1)
+        .then(|| decoder.int_column(0))
+        .flatten()
+        .and_then(|(_, dt, big)| Int::of(&dt, big));
     // Where the data's first row (`base`) starts in the file.
     let offset = (base.checked_mul(decoder.row_bytes() as u64))
         .and_then(|b| b.checked_add(offset))
@@ -148,35 +152,6 @@ fn utf32_of(header: &ParsedHeader) -> Option<Utf32> {
         },
         _ => None,
     }
-}
-
-/// The kind of a 1-D column of integers (of at most 4 bytes unsigned) or `datetime64[D]`.
-fn int_of(header: &ParsedHeader) -> Option<Int> {
-    let h = &header.header;
-    let DType::Plain(p) = &h.dtype else {
-        return None;
-    };
-    if h.shape.len() != 1 {
-        return None;
-    }
-    let (width, signed, days) = match p.scalar() {
-        Scalar::I8 => (1, true, false),
-        Scalar::I16 => (2, true, false),
-        Scalar::I32 => (4, true, false),
-        Scalar::I64 => (8, true, false),
-        Scalar::U8 => (1, false, false),
-        Scalar::U16 => (2, false, false),
-        Scalar::U32 => (4, false, false),
-        Scalar::DateTime(TimeUnit::Day, 1) => (8, true, true),
-        _ => return None,
-    };
-    let int = Int {
-        width,
-        signed,
-        big: p.order() == ByteOrder::Big,
-        days,
-    };
-    int.arrow().map(|_| int)
 }
 
 /// The header, the data as one buffer over the map, and where the data starts in the file.
