@@ -36,7 +36,9 @@ use memchr::arch::all::packedpair::HeuristicFrequencyRank;
 use memchr::memmem::{Finder, FinderBuilder};
 
 mod ints;
+mod values;
 pub(crate) use ints::{Int, IntCmp};
+pub(crate) use values::Values;
 
 /// A `U<n>` column's width: `n` code units of 4 bytes, big-endian or little-endian.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -252,34 +254,6 @@ impl Raw {
             Raw::Or(a, b) => &a.evaluate(rows, data)? | &b.evaluate(rows, data)?,
             Raw::Not(a) => !&a.evaluate(rows, data)?,
         })
-    }
-}
-
-/// Where a batch's values of one `U<n>` column lie: value `i` starts at byte
-/// `start + i * stride` of `bytes` (a column's own bytes: `stride` its width; a row file's
-/// records: `stride` a record's bytes, `start` the field's offset in it).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Values<'a> {
-    pub(crate) bytes: &'a [u8],
-    pub(crate) stride: usize,
-    pub(crate) start: usize,
-}
-
-impl<'a> Values<'a> {
-    /// The values of a column's own bytes, `width` bytes each.
-    pub(crate) fn packed(bytes: &'a [u8], width: usize) -> Self {
-        Values {
-            bytes,
-            stride: width,
-            start: 0,
-        }
-    }
-
-    /// The `w` bytes of value `i`.
-    #[inline]
-    fn value(&self, i: usize, w: usize) -> &'a [u8] {
-        let at = self.start + i * self.stride;
-        &self.bytes[at..at + w]
     }
 }
 

@@ -19,7 +19,7 @@ use datafusion::logical_expr::Operator;
 use datafusion::physical_expr::expressions::{Column, Literal};
 use datafusion::physical_plan::PhysicalExpr;
 
-use super::Values;
+use super::values::Values;
 
 /// NumPy's NaT.
 const NAT: i64 = i64::MIN;
