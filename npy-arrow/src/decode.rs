@@ -707,6 +707,10 @@ fn ucs4_into(bytes: &[u8], big: bool, out: &mut Vec<u8>) -> std::result::Result<
 /// then each value's trailing NULs cut; when no value has a NUL, the bytes taken are the
 /// strings' bytes as they are.
 fn ascii_run(bytes: &[u8], chars: usize, big: bool) -> Result<Option<ArrayRef>> {
+    if chars == 0 {
+        // `U0`: empty strings, which the general path makes.
+        return Ok(None);
+    }
     let high = if big {
         0xFFFF_FF80u32.to_be()
     } else {

@@ -12,6 +12,14 @@ use npy_serde::Header;
 /// value is its characters without the trailing NULs.
 #[test]
 fn runs_of_utf32_values_decode_as_their_characters() {
+    // `U0`: no characters at all (a fuzz finding divided by the width).
+    let h = Header::new("<U0".parse().unwrap(), vec![3]);
+    let b = RowDecoder::new(&h, None, false)
+        .unwrap()
+        .decode(&[], 0, 3, 128)
+        .unwrap();
+    let empty: Vec<&str> = b.column(0).as_string::<i32>().iter().flatten().collect();
+    assert_eq!(empty, ["", "", ""]);
     let cases: [&[&str]; 5] = [
         &["ab", "cd", "ef"],
         &["R", "A", "N", "F", "O", "R"],
