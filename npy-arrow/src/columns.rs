@@ -16,7 +16,7 @@
 //! rows; this reader is the whole-table stream the Python package's `scan` and conversions use.
 
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Cursor, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufReader, Cursor, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -24,7 +24,7 @@ use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchReader, StructArray};
 use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 use npy_serde::header::{parse_contents, Contents, Header};
 use npy_serde::npz::{Compression, MmapNpz, NpzReaderBuilder, NpzWriter};
-use npy_serde::{DType, Error, ErrorKind, Result};
+use npy_serde::{AlignedWriter, DType, Error, ErrorKind, Result};
 
 use crate::order::{OrderCheck, RecordedOrder, SortColumn, StatsCollector, TableRecord};
 use crate::reader::{to_arrow, BatchReaderBuilder, NpyBatchReader};
@@ -682,9 +682,9 @@ impl ColumnTableWriter {
         let (target, archive, files, untyped, record) = self.finish_columns()?;
         if archive {
             let part = Temp::beside(&target, "npz");
-            let file = BufWriter::with_capacity(1 << 20, File::create(&part.0)?);
+            let file = AlignedWriter::new(File::create(&part.0)?);
             let w = write_archive(file, &files, &record)?;
-            w.into_inner().map_err(|e| Error::from(e.into_error()))?;
+            w.into_inner()?;
             part.commit(&target)?;
             return Ok(untyped);
         }
@@ -692,10 +692,10 @@ impl ColumnTableWriter {
         for (name, tmp, header, offset) in &files {
             let target = target.join(format!("{name}.npy"));
             let part = Temp::beside(&target, "part");
-            let mut out = BufWriter::with_capacity(1 << 20, File::create(&part.0)?);
+            let mut out = AlignedWriter::new(File::create(&part.0)?);
             out.write_all(header)?;
             io::copy(&mut data_of(&tmp.0, *offset)?, &mut out)?;
-            out.into_inner().map_err(|e| Error::from(e.into_error()))?;
+            out.into_inner()?;
             parts.push((part, target));
         }
         drop(files);

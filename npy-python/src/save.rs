@@ -3,7 +3,7 @@
 //! byte for byte; archives of `.npy` members written by the crate's zip writer (stored, or
 //! deflated); and object arrays of strings through the crate's pickle writer.
 
-use std::io::{BufWriter, Cursor, Write};
+use std::io::{Cursor, Write};
 
 use numpy::PyReadonlyArray1;
 use pyo3::prelude::*;
@@ -11,7 +11,7 @@ use pyo3::types::PyBytes;
 
 use npy_serde::npz::NpzWriter;
 use npy_serde::pickle::PyValue;
-use npy_serde::{DType, Header, StagedFile};
+use npy_serde::{AlignedWriter, DType, Header, StagedFile};
 
 use crate::errors::{guard, to_py, value_error, IntoPy};
 
@@ -185,8 +185,8 @@ pub fn write_npz<'py>(
             Some(p) => {
                 // Under a temporary name, renamed over `p` when complete.
                 let f = StagedFile::create(p).map_err(|e| to_py(e.into()))?;
-                let w = write_members(BufWriter::new(f), &members, compressed).py()?;
-                let f = w.into_inner().map_err(|e| to_py(e.into_error().into()))?;
+                let w = write_members(AlignedWriter::new(f), &members, compressed).py()?;
+                let f = w.into_inner().map_err(|e| to_py(e.into()))?;
                 f.commit().map_err(|e| to_py(e.into()))?;
                 Ok(None)
             }

@@ -85,6 +85,7 @@ pub use value::{Array, Value};
 pub use npy_derive::NpyRecord;
 
 // ---- the shared layer under both directions ----
+pub mod aligned;
 #[doc(hidden)]
 pub mod binary16;
 mod kind;
@@ -97,6 +98,7 @@ pub mod text;
 pub mod tier;
 #[cfg(not(feature = "tier-hook"))]
 mod tier;
+pub use aligned::AlignedWriter;
 pub use staged::StagedFile;
 
 // ---- reading: the doors, then byte sources, the shape walk and the tiers (see `read`) ----

@@ -4,6 +4,7 @@
 //! `npy_serde::npz::MmapNpz` can view it in place.
 
 use npy_serde::staged::StagedFile;
+use npy_serde::AlignedWriter;
 use std::io::{self, BufWriter, Write};
 
 use npy_serde::npz::{Compression, NpzStreamWriter, NpzWriter, RawMemberWriter};
@@ -93,7 +94,7 @@ pub fn run(g: &Global, spec: &Spec, zip: bool, out: &str, align: bool) -> CliRes
     let (file, pending) = StagedFile::create(out)
         .map_err(|e| Failure::file(out, e))?
         .into_parts();
-    let mut w = NpzWriter::new(BufWriter::with_capacity(1 << 16, file)).align(align);
+    let mut w = NpzWriter::new(AlignedWriter::new(file)).align(align);
     copy_members(g, spec, zip, &mut w, out)?;
     let mut inner = w
         .finish()

@@ -4,7 +4,9 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufWriter, Seek, Write};
+
+use npy_serde::AlignedWriter;
+use std::io::{Seek, Write};
 
 use arrow_array::RecordBatchReader;
 use arrow_schema::SchemaRef;
@@ -48,7 +50,7 @@ pub struct TableOut<'a> {
 }
 
 /// Flushes a table file the writer has finished.
-pub fn finish_file(mut f: BufWriter<File>, output: &str) -> CliResult {
+pub fn finish_file(mut f: AlignedWriter<File>, output: &str) -> CliResult {
     f.flush().map_err(|e| Failure::write(output, e))?;
     let _ = f.stream_position();
     Ok(())

@@ -2,7 +2,8 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::BufWriter;
+
+use npy_serde::AlignedWriter;
 
 use arrow_array::RecordBatchReader;
 use arrow_schema::{ArrowError, DataType, Schema, SchemaRef};
@@ -107,7 +108,7 @@ fn parquet_batch_rows(schema: &Schema) -> usize {
 pub fn write<R: RecordBatchReader>(
     reader: R,
     schema: &Schema,
-    file: BufWriter<File>,
+    file: AlignedWriter<File>,
     progress: &Progress,
     o: &TableOut<'_>,
     read_err: impl Fn(ArrowError) -> Failure,

@@ -2,7 +2,8 @@
 //! `parquet.rs`, refusing with the command that installs the feature.
 
 use std::fs::File;
-use std::io::BufWriter;
+
+use npy_serde::AlignedWriter;
 
 use arrow_array::RecordBatchReader;
 use arrow_schema::{ArrowError, Schema};
@@ -30,7 +31,7 @@ pub fn open(_: File, input: &str, _: bool, _: &TableChoice) -> CliResult<TableIn
 pub fn write<R: RecordBatchReader>(
     _: R,
     _: &Schema,
-    _: BufWriter<File>,
+    _: AlignedWriter<File>,
     _: &Progress,
     o: &TableOut<'_>,
     _: impl Fn(ArrowError) -> Failure,

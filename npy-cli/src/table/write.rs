@@ -4,7 +4,6 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use arrow_array::{RecordBatch, RecordBatchReader};
@@ -12,6 +11,7 @@ use arrow_schema::{ArrowError, Schema, SchemaRef};
 use npy_arrow::order::{OrderCheck, SortColumn, WrittenOrderCheck};
 use npy_arrow::{BatchWriterBuilder, NpyBatchWriter};
 use npy_serde::staged::{PendingRename, StagedFile};
+use npy_serde::AlignedWriter;
 
 use crate::choice::{ChoiceArgs, TableChoice};
 use crate::failure::{CliResult, Failure};
@@ -30,7 +30,7 @@ struct Out {
 }
 
 impl Out {
-    fn create(name: &str) -> CliResult<(Out, BufWriter<File>)> {
+    fn create(name: &str) -> CliResult<(Out, AlignedWriter<File>)> {
         if name == "-" {
             return Err(Failure::usage(
                 "Parquet, Arrow and .npy table output needs a file (it is written out of order)",
@@ -40,10 +40,7 @@ impl Out {
         let (f, pending) = StagedFile::create(&target)
             .map_err(|e| Failure::file(name, e))?
             .into_parts();
-        Ok((
-            Out { target, pending },
-            BufWriter::with_capacity(1 << 20, f),
-        ))
+        Ok((Out { target, pending }, AlignedWriter::new(f)))
     }
 
     fn commit(self) -> CliResult {
@@ -135,9 +132,7 @@ pub fn write_with<R: RecordBatchReader>(
                 wb = wb.string_width(name, *w);
             }
             // Written through the batch writer's own thread: no buffer of ours in between.
-            let file = file
-                .into_inner()
-                .map_err(|e| Failure::write(output, e.into_error()))?;
+            let file = file.into_inner().map_err(|e| Failure::write(output, e))?;
             let mut w: NpyBatchWriter<File> = wb
                 .file_writer(file, &schema)
                 .map_err(|e| Failure::file(output, e))?;

@@ -7,7 +7,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufWriter, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -17,6 +17,7 @@ use datafusion::error::{DataFusionError, Result as DfResult};
 use npy_arrow::order::{RecordedOrder, DIRECTORY_RECORD};
 use npy_serde::npz::NpzWriter;
 use npy_serde::staged::{PendingRename, StagedFile};
+use npy_serde::AlignedWriter;
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload, WriteMultipart};
 use tokio::sync::mpsc::Receiver;
@@ -312,7 +313,7 @@ fn write_batches(
             w.finish().map_err(werr)?;
         }
         Kind::Member(key) => {
-            let mut npz = NpzWriter::new(BufWriter::with_capacity(1 << 20, file));
+            let mut npz = NpzWriter::new(AlignedWriter::new(file));
             let batches = std::iter::from_fn(next);
             let reader = RecordBatchIterator::new(batches, schema.clone());
             npy_arrow::write_npz_member(&mut npz, key, reader, wb).map_err(werr)?;
@@ -321,8 +322,7 @@ fn write_batches(
                 npz.set_comment(comment.as_bytes()).map_err(werr)?;
             }
             let out = npz.finish().map_err(werr)?;
-            out.into_inner()
-                .map_err(|e| DataFusionError::from(e.into_error()))?;
+            out.into_inner().map_err(DataFusionError::from)?;
         }
         Kind::Columns => {
             let mut w = wb.column_table(columns_path, schema).map_err(werr)?;
@@ -332,10 +332,9 @@ fn write_batches(
             if let Some(record) = order.borrow().record() {
                 w.record_order(record);
             }
-            let out = BufWriter::with_capacity(1 << 20, file);
+            let out = AlignedWriter::new(file);
             let (out, _) = w.finish_into(out).map_err(werr)?;
-            out.into_inner()
-                .map_err(|e| DataFusionError::from(e.into_error()))?;
+            out.into_inner().map_err(DataFusionError::from)?;
         }
     }
     Ok(())

@@ -164,9 +164,9 @@ fn to_path<'a>(
     kind: Kind,
 ) -> Result<()> {
     let staged = crate::staged::StagedFile::create(path)?;
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, staged);
+    let mut w = crate::AlignedWriter::new(staged);
     write_to(&mut w, values, kind)?;
-    w.into_inner().map_err(|e| e.into_error())?.commit()?;
+    w.into_inner()?.commit()?;
     Ok(())
 }
 

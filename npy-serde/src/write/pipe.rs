@@ -21,6 +21,8 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
+use crate::aligned::AlignedWriter;
+
 /// Blocks in existence at most: one being filled, the others queued or being written.
 const BUFFERS: usize = 3;
 
@@ -62,19 +64,25 @@ impl Pipe {
         let ours = file.try_clone()?;
         let mut pos = theirs.stream_position().ok();
         let mut reserved = pos.unwrap_or(0);
+        // Written in 2 MiB pieces aligned in the file, which later maps of it fault in at a
+        // fraction of the cost (see `AlignedWriter`); an empty block writes out the rest.
+        let mut out = AlignedWriter::at(theirs, pos.unwrap_or(0));
         let sink = move |block: &[u8]| {
+            if block.is_empty() {
+                return out.flush();
+            }
             // Reserve ahead (best effort: without it the writes allocate as they go).
             if let Some(p) = pos {
                 let end = p.saturating_add(block.len() as u64);
                 if end > reserved {
                     let step = (p / 4).clamp(RESERVE_MIN, RESERVE_MAX);
                     let to = end.saturating_add(step);
-                    reserve(&theirs, reserved, to - reserved);
+                    reserve(out.get_ref(), reserved, to - reserved);
                     reserved = to;
                 }
                 pos = Some(end);
             }
-            theirs.write_all(block)
+            out.write_all(block)
         };
         Pipe::spawn(Box::new(sink), Some(ours))
     }
@@ -149,12 +157,20 @@ impl Pipe {
         Ok(next)
     }
 
-    /// Waits until every block handed over is written; reports the first error.
+    /// Waits until every block handed over is written (and whatever the thread holds back to
+    /// write in aligned pieces); reports the first error.
     pub(super) fn drain(&mut self) -> io::Result<()> {
+        if let Some(jobs) = &self.jobs {
+            // An empty block: the sink writes out what it holds.
+            jobs.send((Vec::new(), 0)).map_err(|_| stopped())?;
+            self.out += 1;
+        }
         while self.out > 0 {
             let b = self.done.recv().map_err(|_| stopped())?;
             self.out -= 1;
-            self.spare.push(b);
+            if b.capacity() > 0 {
+                self.spare.push(b);
+            }
         }
         self.check()
     }
