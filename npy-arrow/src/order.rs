@@ -112,8 +112,6 @@
 //! ```
 
 mod check;
-// The statistics a column table's writer collects (the writer needs feature `npz`).
-#[cfg(feature = "npz")]
 mod collect;
 mod record;
 mod stats;
@@ -124,7 +122,8 @@ use std::str::FromStr;
 
 pub use check::OrderCheck;
 #[cfg(feature = "npz")]
-pub(crate) use collect::StatsCollector;
+pub(crate) use collect::as_read;
+pub use collect::StatsCollector;
 #[cfg(feature = "npz")]
 pub use record::{read_archive_record, read_archive_records};
 pub use record::{
@@ -133,8 +132,6 @@ pub use record::{
     RECORD_PREFIX,
 };
 pub use stats::{ColumnStats, RecordedStats, MAX_RECORD, MAX_VALUE, STATS_PREFIX};
-#[cfg(feature = "npz")]
-pub(crate) use written::as_read;
 pub use written::WrittenOrderCheck;
 
 /// One column of a sort order: its name, its direction and where its nulls are.

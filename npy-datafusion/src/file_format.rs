@@ -33,8 +33,10 @@ use super::extent::{data_extent, held_extent};
 use super::header::typed;
 use super::objects::object_schema;
 use super::options::NpyReadOptions;
+use super::recorded::sidecar_records;
 use super::schema::{check_same, table_schema};
 use super::source::NpySource;
+use super::stats::{apply_recorded, recorded_columns};
 use super::write::file::Kind;
 use super::write::options::DEFAULT_MEMBER;
 use super::write::order::{planned_order, FileOrder};
@@ -353,6 +355,15 @@ impl FileFormat for NpyFormat {
             usize::try_from(rows).unwrap_or(usize::MAX),
         ));
         stats.total_byte_size = Precision::Exact(usize::try_from(data_len).unwrap_or(usize::MAX));
+        // The columns' statistics recorded beside the file (`FILE.npy.order`, as `npy convert`
+        // writes it), inexact, while the record holds for the file's rows and each column's
+        // name and type: DataFusion orders joins by them.
+        if self.options.member().is_none()
+            && let Some(recorded) = sidecar_records(store, &object.location).await.stats
+        {
+            let columns = recorded_columns(&recorded, rows, &table_schema, |_, _| true);
+            apply_recorded(&mut stats, &columns, rows, 0, rows);
+        }
         Ok(stats)
     }
 

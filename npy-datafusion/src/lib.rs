@@ -254,6 +254,7 @@ mod schema;
 mod session;
 mod source;
 mod spec;
+mod stats;
 mod topk;
 mod write;
 

@@ -144,16 +144,14 @@ pub(crate) async fn sidecar_record(
     store: &Arc<dyn ObjectStore>,
     path: &Path,
 ) -> Option<RecordedOrder> {
-    let sidecar = Path::from(format!("{path}.order"));
-    record_object(store, &sidecar).await
+    sidecar_records(store, path).await.order
 }
 
-/// The order record in the object `path` (a record file), if it is one.
-pub(crate) async fn record_object(
-    store: &Arc<dyn ObjectStore>,
-    path: &Path,
-) -> Option<RecordedOrder> {
-    table_record_object(store, path).await.order
+/// The records of the `.npy` object at `path` (`PATH.order`: its order and its columns'
+/// statistics): none if there is no such file or it cannot be read.
+pub(crate) async fn sidecar_records(store: &Arc<dyn ObjectStore>, path: &Path) -> TableRecord {
+    let sidecar = Path::from(format!("{path}.order"));
+    table_record_object(store, &sidecar).await
 }
 
 /// The records in the object `path` (a record file): none if it cannot be read or is longer

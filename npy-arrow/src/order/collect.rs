@@ -1,5 +1,6 @@
-//! [`StatsCollector`]: a column table writer's statistics of the values it writes, batch after
-//! batch, made into a [`RecordedStats`] when the table is finished.
+//! [`StatsCollector`]: a writer's statistics of the values it writes, batch after batch, made
+//! into a [`RecordedStats`] when the table is finished (a column table's writer, and
+//! [`NpyBatchWriter::write_collecting`](crate::NpyBatchWriter::write_collecting) for a row file).
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
@@ -8,10 +9,14 @@ use arrow_array::types::{
     Int64Type, Int8Type, TimestampMicrosecondType, TimestampMillisecondType,
     TimestampNanosecondType, TimestampSecondType, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
 };
-use arrow_array::{Array, ArrayRef, ArrowPrimitiveType};
+use std::io::{Seek, Write};
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, Float32Array, Float64Array, RecordBatch};
 use arrow_schema::{DataType, TimeUnit};
 
 use super::{ColumnStats, RecordedStats, MAX_VALUE};
+use crate::writer::NpyBatchWriter;
 
 /// A least or greatest value seen.
 #[derive(Clone, Debug, PartialEq, PartialOrd)]
@@ -40,15 +45,28 @@ struct Column {
 /// greatest values (NaN left out of a float column's), over the arrays as they are written.
 /// A column of a type with no text for its values (see the
 /// [module docs](super#the-statistics-record-stats-version-1)) gets no record.
+///
+/// ```
+/// # use std::sync::Arc;
+/// # use arrow_array::{ArrayRef, Int64Array};
+/// use npy_arrow::order::StatsCollector;
+/// let mut stats = StatsCollector::new(["k".to_string()]);
+/// let k: ArrayRef = Arc::new(Int64Array::from(vec![Some(3), None, Some(1)]));
+/// stats.add(&[k], 3);
+/// assert_eq!(
+///     stats.finish().to_string(),
+///     r#"npy-serde/stats1:rows=3;"k","Int64",1,2,"1","3""#
+/// );
+/// ```
 #[derive(Debug)]
-pub(crate) struct StatsCollector {
+pub struct StatsCollector {
     columns: Vec<Column>,
     rows: u64,
 }
 
 impl StatsCollector {
     /// A collector of the columns `names`, in this order.
-    pub(crate) fn new(names: impl IntoIterator<Item = String>) -> StatsCollector {
+    pub fn new(names: impl IntoIterator<Item = String>) -> StatsCollector {
         let columns = names
             .into_iter()
             .map(|name| Column {
@@ -65,15 +83,32 @@ impl StatsCollector {
 
     /// Adds the rows of `arrays`, one per column (in the order of [`new`](Self::new)), all of
     /// `rows` rows.
-    pub(crate) fn add(&mut self, arrays: &[ArrayRef], rows: usize) {
+    pub fn add(&mut self, arrays: &[ArrayRef], rows: usize) {
         self.rows += rows as u64;
         for (c, a) in self.columns.iter_mut().zip(arrays) {
             c.add(a);
         }
     }
 
+    /// Adds the rows of the named `columns`, all of `rows` rows: each of the collector's
+    /// columns takes the array of its name; one that has none gets no record.
+    pub fn add_named<'a>(
+        &mut self,
+        columns: impl IntoIterator<Item = (&'a str, &'a ArrayRef)>,
+        rows: usize,
+    ) {
+        let given: Vec<(&str, &ArrayRef)> = columns.into_iter().collect();
+        self.rows += rows as u64;
+        for c in &mut self.columns {
+            match given.iter().find(|(name, _)| *name == c.name) {
+                Some((_, a)) => c.add(a),
+                None => c.usable = false,
+            }
+        }
+    }
+
     /// The record of what was seen.
-    pub(crate) fn finish(self) -> RecordedStats {
+    pub fn finish(self) -> RecordedStats {
         let columns = self
             .columns
             .into_iter()
@@ -93,6 +128,35 @@ impl StatsCollector {
             })
             .collect();
         RecordedStats::new(self.rows, columns)
+    }
+}
+
+impl<W: Write + Seek> NpyBatchWriter<W> {
+    /// [`write`](Self::write), adding the values as a reader of the file gets them back (the
+    /// null and decimal policies applied, a float's null NaN) to `stats`, column by name: the
+    /// statistics `npy convert` records beside a `.npy` file, as a column table's writer
+    /// records them with the table. An object array's strings are not collected (its columns
+    /// then get no record).
+    pub fn write_collecting(
+        &mut self,
+        batch: &RecordBatch,
+        stats: &mut StatsCollector,
+    ) -> npy_serde::error::Result<()> {
+        let Some(ready) = self.write_ready(batch)? else {
+            // An object array's rows (none of its columns recorded), or no rows.
+            if batch.num_rows() > 0 {
+                stats.add_named([], batch.num_rows());
+            }
+            return Ok(());
+        };
+        let read: Vec<ArrayRef> = (ready.columns().iter().cloned()).map(as_read).collect();
+        let names = ready
+            .schema_ref()
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str());
+        stats.add_named(names.zip(&read), ready.num_rows());
+        Ok(())
     }
 }
 
@@ -333,6 +397,29 @@ fn text(v: &Value, t: &DataType) -> String {
     }
 }
 
+/// `ready` (a NumPy-ready column, as the batch writer encodes it) as a reader of the written
+/// array gets it back: a float's null is written as NaN, so it is NaN, not a null. Every other
+/// column is as it is (a datetime's null is `NaT`, which reads back as a null; the null
+/// policies `fill` and `nan` already replaced the others' nulls).
+pub(crate) fn as_read(ready: ArrayRef) -> ArrayRef {
+    if ready.null_count() == 0 {
+        return ready;
+    }
+    match ready.data_type() {
+        DataType::Float32 => {
+            let p = ready.as_primitive::<Float32Type>();
+            let values = p.iter().map(|v| v.unwrap_or(f32::NAN));
+            Arc::new(Float32Array::from_iter_values(values))
+        }
+        DataType::Float64 => {
+            let p = ready.as_primitive::<Float64Type>();
+            let values = p.iter().map(|v| v.unwrap_or(f64::NAN));
+            Arc::new(Float64Array::from_iter_values(values))
+        }
+        _ => ready,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -343,6 +430,18 @@ mod tests {
     };
 
     use super::*;
+
+    #[test]
+    fn a_float_null_reads_back_as_nan() {
+        let a: ArrayRef = Arc::new(Float64Array::from(vec![Some(1.0), None]));
+        let read = as_read(a);
+        assert_eq!(read.null_count(), 0);
+        let p = read.as_primitive::<Float64Type>();
+        assert_eq!(p.value(0), 1.0);
+        assert!(p.value(1).is_nan());
+        let ints: ArrayRef = Arc::new(arrow_array::Int32Array::from(vec![Some(1), None]));
+        assert_eq!(as_read(ints.clone()).null_count(), 1);
+    }
 
     #[test]
     fn ranges_and_nulls_over_batches() {

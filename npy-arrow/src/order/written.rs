@@ -4,12 +4,11 @@
 
 use std::sync::Arc;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::{Float32Type, Float64Type};
-use arrow_array::{Array, ArrayRef, Float32Array, Float64Array, RecordBatch};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_array::{Array, RecordBatch};
+use arrow_schema::{Field, Schema, SchemaRef};
 use npy_serde::error::{Error, Result};
 
+use super::collect::as_read;
 use super::{OrderCheck, RecordedOrder, SortColumn};
 use crate::foreign::normalize::{Choices, Prep};
 use crate::writer::BatchWriterBuilder;
@@ -125,44 +124,4 @@ fn view(ready: &RecordBatch, order: &[SortColumn]) -> Result<RecordBatch> {
     }
     RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
         .map_err(|e| Error::invalid_value(e.to_string()))
-}
-
-/// `ready` (a NumPy-ready column, as the batch writer encodes it) as a reader of the written
-/// array gets it back: a float's null is written as NaN, so it is NaN, not a null. Every other
-/// column is as it is (a datetime's null is `NaT`, which reads back as a null; the null
-/// policies `fill` and `nan` already replaced the others' nulls).
-pub(crate) fn as_read(ready: ArrayRef) -> ArrayRef {
-    if ready.null_count() == 0 {
-        return ready;
-    }
-    match ready.data_type() {
-        DataType::Float32 => {
-            let p = ready.as_primitive::<Float32Type>();
-            let values = p.iter().map(|v| v.unwrap_or(f32::NAN));
-            Arc::new(Float32Array::from_iter_values(values))
-        }
-        DataType::Float64 => {
-            let p = ready.as_primitive::<Float64Type>();
-            let values = p.iter().map(|v| v.unwrap_or(f64::NAN));
-            Arc::new(Float64Array::from_iter_values(values))
-        }
-        _ => ready,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_float_null_reads_back_as_nan() {
-        let a: ArrayRef = Arc::new(Float64Array::from(vec![Some(1.0), None]));
-        let read = as_read(a);
-        assert_eq!(read.null_count(), 0);
-        let p = read.as_primitive::<Float64Type>();
-        assert_eq!(p.value(0), 1.0);
-        assert!(p.value(1).is_nan());
-        let ints: ArrayRef = Arc::new(arrow_array::Int32Array::from(vec![Some(1), None]));
-        assert_eq!(as_read(ints.clone()).null_count(), 1);
-    }
 }

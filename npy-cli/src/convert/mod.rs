@@ -69,7 +69,9 @@ pub struct Args {
     /// values, and leaves no output. The record, which `npy sql` trusts for a table that
     /// declares no order: an .npz output's zip comment (np.load ignores it), a directory's
     /// _npy_order file, OUT.npy.order beside a .npy file. For .npy, .npz and --layout columns
-    /// output.
+    /// output. (A column table's record, and OUT.npy.order of a .npy file written from a
+    /// table, also hold each column's least and greatest values, nulls and distinct count,
+    /// with or without --sorted-by: `npy sql` plans joins with them.)
     #[arg(long, value_name = "ORDER")]
     sorted_by: Option<String>,
     /// Parquet output compression: none, snappy (default), zstd or zstd:LEVEL.

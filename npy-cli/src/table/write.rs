@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, Schema, SchemaRef};
-use npy_arrow::order::{OrderCheck, SortColumn, WrittenOrderCheck};
+use npy_arrow::order::{OrderCheck, SortColumn, StatsCollector, TableRecord, WrittenOrderCheck};
 use npy_arrow::{BatchWriterBuilder, NpyBatchWriter};
 use npy_serde::staged::{PendingRename, StagedFile};
 use npy_serde::AlignedWriter;
@@ -136,19 +136,32 @@ pub fn write_with<R: RecordBatchReader>(
             let mut w: NpyBatchWriter<File> = wb
                 .file_writer(file, &schema)
                 .map_err(|e| Failure::file(output, e))?;
+            // The statistics of the values as a reader gets them back, recorded beside the
+            // file for DataFusion's planning (join order, selectivity), as a column table
+            // records them in itself.
+            let mut stats = StatsCollector::new(schema.fields().iter().map(|f| f.name().clone()));
             for b in reader {
                 let b = b.map_err(read_err)?;
-                w.write(&b)
+                w.write_collecting(&b, &mut stats)
                     .map_err(|e| Failure::file(input, format!("cannot write {output}: {e}")))?;
                 progress.add(b.num_rows());
             }
             w.finish().map_err(|e| Failure::file(output, e))?;
-            // The record beside the file once it is in place; an earlier one is removed.
+            // The record beside the file once it is in place; an earlier one is replaced or
+            // removed. A device or FIFO gets none (nothing beside it is ours to write).
             out.commit()?;
             let sidecar = npy_arrow::order::sidecar_of(Path::new(output));
-            let placed = match record() {
-                Some(record) => npy_arrow::order::write_sidecar(&sidecar, &record),
-                None => npy_arrow::order::remove_stale_sidecar(&sidecar),
+            let regular = std::fs::metadata(output).is_ok_and(|m| m.is_file());
+            let placed = match (record(), regular) {
+                (order, true) => npy_arrow::order::write_table_record(
+                    &sidecar,
+                    &TableRecord {
+                        order,
+                        stats: Some(stats.finish()),
+                    },
+                ),
+                (Some(record), false) => npy_arrow::order::write_sidecar(&sidecar, &record),
+                (None, false) => npy_arrow::order::remove_stale_sidecar(&sidecar),
             };
             let name = sidecar.display().to_string();
             return placed.map_err(|e| Failure::write(&name, e));

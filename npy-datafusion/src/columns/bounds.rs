@@ -26,12 +26,13 @@
 
 use std::sync::Arc;
 
-use arrow_schema::{DataType, Schema, TimeUnit};
+use arrow_schema::{DataType, Schema};
 use datafusion::common::stats::Precision;
 use datafusion::common::{ColumnStatistics, ScalarValue, Statistics};
 use npy_serde::npz::MmapNpz;
 
 use super::super::options::NpyReadOptions;
+use super::super::stats::{apply_recorded, recorded_columns, Recorded};
 use super::data::{open_column, ColumnData};
 use super::survey::{Place, Survey};
 
@@ -41,16 +42,6 @@ struct Key {
     index: usize,
     descending: bool,
     data: ColumnData,
-}
-
-/// The statistics recorded with the table for one column, as DataFusion's values.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Recorded {
-    /// Its index in the table's schema.
-    index: usize,
-    nulls: Option<u64>,
-    distinct: Option<u64>,
-    range: Option<(ScalarValue, ScalarValue)>,
 }
 
 /// The sorted columns of a scan whose first and last rows bound them, and the statistics
@@ -81,32 +72,7 @@ impl Bounds {
     /// its runs), its null count (a run's share of it, for a run).
     pub(crate) fn statistics(&self, table: &Schema, start: u64, end: u64) -> Statistics {
         let mut stats = self.exact(table, start, end);
-        let run = end.saturating_sub(start);
-        for r in &self.recorded {
-            let column = &mut stats.column_statistics[r.index];
-            if column.min_value.is_exact() == Some(true) {
-                continue;
-            }
-            if let Some(nulls) = r.nulls {
-                // Rounded up: a run of a column with nulls is not estimated to have none.
-                let share = match self.rows {
-                    0 => 0,
-                    rows => (u128::from(nulls) * u128::from(run)).div_ceil(u128::from(rows)),
-                };
-                let share = usize::try_from(share).unwrap_or(usize::MAX);
-                column.null_count = Precision::Inexact(share);
-            }
-            if let Some(distinct) = r.distinct {
-                let most = usize::try_from(distinct.min(run)).unwrap_or(usize::MAX);
-                column.distinct_count = Precision::Inexact(most);
-            }
-            if let Some((min, max)) = &r.range
-                && run > 0
-            {
-                column.min_value = Precision::Inexact(min.clone());
-                column.max_value = Precision::Inexact(max.clone());
-            }
-        }
+        apply_recorded(&mut stats, &self.recorded, self.rows, start, end);
         stats
     }
 }
@@ -158,98 +124,11 @@ fn keys(survey: &Survey, options: &NpyReadOptions, table: &Schema) -> Vec<Key> {
 /// column they hold for: none unless the record's rows are the table's, and a column's only
 /// while its name and Arrow type are those recorded (and its values read as that type).
 pub(crate) fn recorded(survey: &Survey, table: &Schema) -> Vec<Recorded> {
-    let Some(stats) = survey
-        .record
-        .stats
-        .as_ref()
-        .filter(|s| s.holds_for(survey.rows))
-    else {
+    let Some(stats) = survey.record.stats.as_ref() else {
         return Vec::new();
     };
-    let mut out = Vec::new();
-    for (index, field) in table.fields().iter().enumerate() {
-        let Some(c) = stats.column(field.name()) else {
-            continue;
-        };
-        let t = field.data_type();
-        let same = survey
-            .column(field.name())
-            .is_ok_and(|s| s.field.data_type() == t);
-        // A string column is written from any of Arrow's three string types and read back as
-        // one of them: the same strings.
-        let strings = [DataType::Utf8, DataType::LargeUtf8, DataType::Utf8View];
-        let recorded_as = |t: &DataType| c.data_type() == t.to_string();
-        let as_written = recorded_as(t) || (strings.contains(t) && strings.iter().any(recorded_as));
-        if !same || !as_written {
-            continue;
-        }
-        let range = match (c.min(), c.max()) {
-            (Some(min), Some(max)) => value_of(min, t).zip(value_of(max, t)),
-            _ => None,
-        };
-        // Least above greatest: not a record of these values.
-        let range = range.filter(|(min, max)| {
-            min.partial_cmp(max)
-                .is_some_and(|o| o != std::cmp::Ordering::Greater)
-        });
-        let nulls = c.nulls().filter(|&n| n <= survey.rows);
-        let distinct = c.distinct().filter(|&n| n <= survey.rows);
-        if range.is_some() || nulls.is_some() || distinct.is_some() {
-            out.push(Recorded {
-                index,
-                nulls,
-                distinct,
-                range,
-            });
-        }
-    }
-    out
-}
-
-/// The value of a column of type `t` whose recorded text is `text` (see npy-arrow's `order`
-/// module docs), if it reads as one.
-fn value_of(text: &str, t: &DataType) -> Option<ScalarValue> {
-    let int = || text.parse::<i64>().ok();
-    Some(match t {
-        DataType::Int8 => ScalarValue::Int8(Some(text.parse().ok()?)),
-        DataType::Int16 => ScalarValue::Int16(Some(text.parse().ok()?)),
-        DataType::Int32 => ScalarValue::Int32(Some(text.parse().ok()?)),
-        DataType::Int64 => ScalarValue::Int64(Some(text.parse().ok()?)),
-        DataType::UInt8 => ScalarValue::UInt8(Some(text.parse().ok()?)),
-        DataType::UInt16 => ScalarValue::UInt16(Some(text.parse().ok()?)),
-        DataType::UInt32 => ScalarValue::UInt32(Some(text.parse().ok()?)),
-        DataType::UInt64 => ScalarValue::UInt64(Some(text.parse().ok()?)),
-        DataType::Float32 => {
-            ScalarValue::Float32(Some(text.parse().ok().filter(|x: &f32| !x.is_nan())?))
-        }
-        DataType::Float64 => {
-            ScalarValue::Float64(Some(text.parse().ok().filter(|x: &f64| !x.is_nan())?))
-        }
-        DataType::Boolean => ScalarValue::Boolean(Some(text.parse().ok()?)),
-        DataType::Utf8 => ScalarValue::Utf8(Some(text.to_string())),
-        DataType::LargeUtf8 => ScalarValue::LargeUtf8(Some(text.to_string())),
-        DataType::Utf8View => ScalarValue::Utf8View(Some(text.to_string())),
-        DataType::Date32 => ScalarValue::Date32(Some(text.parse().ok()?)),
-        DataType::Date64 => ScalarValue::Date64(Some(int()?)),
-        DataType::Timestamp(unit, tz) => {
-            let (v, tz) = (Some(int()?), tz.clone());
-            match unit {
-                TimeUnit::Second => ScalarValue::TimestampSecond(v, tz),
-                TimeUnit::Millisecond => ScalarValue::TimestampMillisecond(v, tz),
-                TimeUnit::Microsecond => ScalarValue::TimestampMicrosecond(v, tz),
-                TimeUnit::Nanosecond => ScalarValue::TimestampNanosecond(v, tz),
-            }
-        }
-        DataType::Duration(unit) => {
-            let v = Some(int()?);
-            match unit {
-                TimeUnit::Second => ScalarValue::DurationSecond(v),
-                TimeUnit::Millisecond => ScalarValue::DurationMillisecond(v),
-                TimeUnit::Microsecond => ScalarValue::DurationMicrosecond(v),
-                TimeUnit::Nanosecond => ScalarValue::DurationNanosecond(v),
-            }
-        }
-        _ => return None,
+    recorded_columns(stats, survey.rows, table, |name, t| {
+        survey.column(name).is_ok_and(|s| s.field.data_type() == t)
     })
 }
 
@@ -386,46 +265,5 @@ mod tests {
             let s = survey(RecordedStats::new(100, vec![bad.clone()]));
             assert!(recorded(&s, &table).is_empty(), "{bad:?}");
         }
-    }
-
-    #[test]
-    fn recorded_values_read_as_their_types() {
-        let cases = [
-            ("-3", DataType::Int8, ScalarValue::Int8(Some(-3))),
-            (
-                "18446744073709551615",
-                DataType::UInt64,
-                ScalarValue::UInt64(Some(u64::MAX)),
-            ),
-            ("-0.5", DataType::Float32, ScalarValue::Float32(Some(-0.5))),
-            (
-                "inf",
-                DataType::Float64,
-                ScalarValue::Float64(Some(f64::INFINITY)),
-            ),
-            ("true", DataType::Boolean, ScalarValue::Boolean(Some(true))),
-            (
-                "a\nb",
-                DataType::Utf8,
-                ScalarValue::Utf8(Some("a\nb".into())),
-            ),
-            ("19000", DataType::Date32, ScalarValue::Date32(Some(19000))),
-            (
-                "5",
-                DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
-                ScalarValue::TimestampMicrosecond(Some(5), Some("UTC".into())),
-            ),
-            (
-                "7",
-                DataType::Duration(TimeUnit::Second),
-                ScalarValue::DurationSecond(Some(7)),
-            ),
-        ];
-        for (text, t, want) in cases {
-            assert_eq!(value_of(text, &t), Some(want), "{text} {t}");
-        }
-        assert_eq!(value_of("300", &DataType::Int8), None);
-        assert_eq!(value_of("NaN", &DataType::Float64), None);
-        assert_eq!(value_of("1", &DataType::Binary), None);
     }
 }

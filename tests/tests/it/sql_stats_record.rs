@@ -1,8 +1,9 @@
-//! Statistics recorded with column tables (feature `datafusion`): the column table writer
-//! (`npy convert --layout columns`, `COPY ... TO` in column layout) records each column's
-//! least and greatest values, null count and distinct-value estimate (npy-arrow's
-//! `RecordedStats`, in the archive's comment or the directory's `_npy_order`), and the scan
-//! reports them to DataFusion as inexact statistics while the record holds. They change plans,
+//! Statistics recorded with column tables and row files (feature `datafusion`): the column
+//! table writer (`npy convert --layout columns`, `COPY ... TO` in column layout) records each
+//! column's least and greatest values, null count and distinct-value estimate (npy-arrow's
+//! `RecordedStats`, in the archive's comment or the directory's `_npy_order`), and so does `npy
+//! convert` to a `.npy` file (`NpyBatchWriter::write_collecting`, in `FILE.npy.order`); the
+//! scan reports them to DataFusion as inexact statistics while the record holds. They change plans,
 //! never answers: a semi join builds on its small side (the shape of TPC-H Q18), `min` and
 //! `max` are still read, and a stale record (files rewritten since) is ignored or, where it
 //! cannot be told, only misleads the planner.
@@ -15,7 +16,10 @@ use datafusion::common::stats::Precision;
 use datafusion::common::{ScalarValue, Statistics};
 use datafusion::physical_plan::{StatisticsArgs, StatisticsContext};
 use datafusion::prelude::SessionContext;
-use npy_arrow::order::{read_archive_records, read_directory_records, DIRECTORY_RECORD};
+use npy_arrow::order::{
+    read_archive_records, read_directory_records, sidecar_of, write_table_record, StatsCollector,
+    TableRecord, DIRECTORY_RECORD,
+};
 use npy_arrow::{BatchWriterBuilder, NullPolicy};
 use npy_datafusion::{NpyReadOptions, NpySessionExt, TableLayout};
 use npy_serde_tests::sql::{rt, sql};
@@ -278,5 +282,103 @@ fn the_semi_join_of_q18s_shape_builds_on_its_small_side_with_statistics() {
         };
         let count = (0..N as usize).filter(|&i| keep(k.value(i))).count();
         assert_eq!(answer[0][0], count.to_string(), "{answer:?}");
+    }
+}
+
+/// Writes `big` as the row file `path` in batches of 700 rows, floats' nulls as NaN, with the
+/// statistics of what it wrote recorded beside it (`path.order`), as `npy convert` does.
+fn write_rows(path: &Path) {
+    let b = big();
+    let mut w = BatchWriterBuilder::new()
+        .nulls(NullPolicy::Nan)
+        .create(path, &b.schema())
+        .unwrap();
+    let names = b
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect::<Vec<_>>();
+    let mut stats = StatsCollector::new(names);
+    let mut at = 0;
+    while at < b.num_rows() {
+        let n = 700.min(b.num_rows() - at);
+        w.write_collecting(&b.slice(at, n), &mut stats).unwrap();
+        at += n;
+    }
+    w.finish().unwrap();
+    let record = TableRecord {
+        order: None,
+        stats: Some(stats.finish()),
+    };
+    write_table_record(&sidecar_of(path), &record).unwrap();
+}
+
+/// A session of `partitions` with the row table `t` at `location`.
+fn row_table(location: &Path, partitions: usize, rt: &Runtime) -> SessionContext {
+    let ctx = ctx(partitions);
+    rt.block_on(ctx.register_npy("t", location.to_str().unwrap(), NpyReadOptions::new()))
+        .unwrap();
+    ctx
+}
+
+#[test]
+fn a_row_files_recorded_statistics_order_its_joins_while_they_hold() {
+    let rt = rt();
+    let dir = TempDir::new("sql-stats-record-rows");
+    let rows = dir.join("big.npy");
+    write_rows(&rows);
+    let sidecar = sidecar_of(&rows);
+    let text = std::fs::read_to_string(&sidecar).unwrap();
+    // What the row writer saw is what the column writer records of the same batches.
+    let cols = dir.join("cols");
+    write(&cols);
+    assert_eq!(
+        text,
+        std::fs::read_to_string(cols.join(DIRECTORY_RECORD)).unwrap()
+    );
+
+    for partitions in [1, 3] {
+        let t = row_table(&rows, partitions, &rt);
+        let st = statistics(&t, &rt, "SELECT k, q, s FROM t");
+        let [k, q, s] = &st.column_statistics[..] else {
+            panic!("{st:?}")
+        };
+        assert_eq!(k.min_value, Precision::Inexact(ScalarValue::Int64(Some(0))));
+        assert_eq!(
+            k.max_value,
+            Precision::Inexact(ScalarValue::Int64(Some(999)))
+        );
+        assert!(near(&k.distinct_count, KEYS), "{k:?}");
+        assert_eq!(q.null_count, Precision::Inexact(0));
+        assert!(
+            matches!(s.max_value, Precision::Inexact(ScalarValue::Utf8(_))),
+            "{s:?}"
+        );
+        assert_eq!(join_type(&plan(&t, &rt, Q18)), "RightSemi");
+        let answer = sql(&t, &rt, Q18);
+        assert_eq!(answer, sql(&table(&cols, partitions, &rt), &rt, Q18));
+    }
+
+    // A stale record (another number of rows), one of another type, or none: no statistics,
+    // the same answer.
+    let want = sql(&row_table(&rows, 1, &rt), &rt, Q18);
+    let stale = text.replace(&format!("rows={N}"), &format!("rows={}", N + 1));
+    let retyped = text.replace("\"k\",\"Int64\"", "\"k\",\"Int32\"");
+    assert_ne!(retyped, text);
+    for record in [Some(stale), Some(retyped), None] {
+        match &record {
+            Some(r) => std::fs::write(&sidecar, r).unwrap(),
+            None => std::fs::remove_file(&sidecar).unwrap(),
+        }
+        let t = row_table(&rows, 1, &rt);
+        let st = statistics(&t, &rt, "SELECT k FROM t");
+        assert_eq!(
+            st.column_statistics[0].min_value,
+            Precision::Absent,
+            "{record:?}"
+        );
+        assert_eq!(st.column_statistics[0].distinct_count, Precision::Absent);
+        assert_eq!(sql(&t, &rt, Q18), want);
     }
 }
