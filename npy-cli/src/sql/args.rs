@@ -30,6 +30,11 @@ pub struct Args {
     /// element is an error. For -t SPEC tables: the option allow_pickle_data=true.
     #[arg(long)]
     pub allow_pickle_data: bool,
+    /// Print each statement's rows and time to standard error as it ends (`N rows in S s`,
+    /// `done in S s`), as `\timing` does in the interactive session. The time covers
+    /// planning, running and printing (or writing) the result.
+    #[arg(long)]
+    pub timing: bool,
     /// Print CSV (a header row, then one line per row).
     #[arg(long, conflicts_with_all = ["json", "output"])]
     pub csv: bool,

@@ -8,6 +8,7 @@
 
 use std::io::{self, IsTerminal, Write};
 use std::path::Path;
+use std::time::Instant;
 
 use datafusion::arrow::array::{RecordBatch, RecordBatchReader};
 use datafusion::arrow::datatypes::SchemaRef;
@@ -204,14 +205,18 @@ pub(super) fn run(opened: &Opened, a: &Args, text: &str) -> CliResult {
         if interrupted() {
             return Err(failed(stopped()));
         }
+        let started = Instant::now();
         let mut batches = execute(ctx, rt, statement, &opened.interrupts).map_err(failed)?;
         if batches.schema().fields().is_empty() {
             for b in &mut batches {
                 b.map_err(|e| failed(arrow_failure(e)))?;
             }
+            if a.timing {
+                eprintln!("done in {:.3} s", started.elapsed().as_secs_f64());
+            }
             continue;
         }
-        if let Some(out) = &a.output {
+        let rows = if let Some(out) = &a.output {
             if let Some(first) = written {
                 return Err(Failure::usage(format!(
                     "-o {out} takes the result of one statement: statements {first} and {} \
@@ -220,10 +225,19 @@ pub(super) fn run(opened: &Opened, a: &Args, text: &str) -> CliResult {
                 )));
             }
             written = Some(i + 1);
-            write_output(batches, a, out).map_err(failed)?;
+            write_output(&mut batches, a, out).map_err(failed)?;
+            batches.rows
         } else {
-            print(batches, Format::of(a), printed).map_err(failed)?;
+            let rows = print(batches, Format::of(a), printed).map_err(failed)?;
             printed = true;
+            rows
+        };
+        if a.timing {
+            eprintln!(
+                "{rows} row{} in {:.3} s",
+                if rows == 1 { "" } else { "s" },
+                started.elapsed().as_secs_f64()
+            );
         }
     }
     match (&a.output, written) {
@@ -263,6 +277,7 @@ pub(super) fn execute<'a>(
         rt,
         stream,
         interrupts,
+        rows: 0,
     })
 }
 
@@ -316,7 +331,7 @@ pub(super) fn parse(ctx: &SessionContext, text: &str) -> CliResult<Vec<Statement
 }
 
 /// Writes one statement's result to `-o OUT`, streamed.
-fn write_output(batches: Blocking<'_>, a: &Args, out: &str) -> CliResult {
+fn write_output(batches: &mut Blocking<'_>, a: &Args, out: &str) -> CliResult {
     let target = match ext(out).as_deref() {
         Some("npy") => Target::Npy,
         Some("parquet" | "pq") => Target::Parquet,
@@ -526,6 +541,8 @@ pub(super) struct Blocking<'a> {
     stream: SendableRecordBatchStream,
     /// Ctrl-C stops the query: the next batch is an error saying so, and none follows.
     interrupts: Interrupts,
+    /// The rows of the batches returned so far.
+    rows: usize,
 }
 
 impl Iterator for Blocking<'_> {
@@ -540,7 +557,11 @@ impl Iterator for Blocking<'_> {
             }
         });
         match next {
-            Some(b) => b.map(|r| r.map_err(|e| ArrowError::ExternalError(Box::new(e)))),
+            Some(b) => b.map(|r| {
+                let b = r.map_err(|e| ArrowError::ExternalError(Box::new(e)))?;
+                self.rows += b.num_rows();
+                Ok(b)
+            }),
             None => {
                 // Dropped on the runtime (its operators may spawn on it as they stop); on a
                 // cluster, the drop cancels the job.
@@ -558,6 +579,13 @@ impl Iterator for Blocking<'_> {
 }
 
 impl RecordBatchReader for Blocking<'_> {
+    fn schema(&self) -> SchemaRef {
+        self.stream.schema()
+    }
+}
+
+/// `-o` writes through a borrow, so that the rows written can be counted after.
+impl RecordBatchReader for &mut Blocking<'_> {
     fn schema(&self) -> SchemaRef {
         self.stream.schema()
     }

@@ -363,6 +363,53 @@ fn several_statements_run_in_order_from_the_argument_a_file_or_stdin() {
     assert_eq!(none.status.code(), Some(2), "{none:?}");
 }
 
+/// `--timing` prints each statement's rows and time on stderr, in order, and leaves stdout as
+/// it is; `-o` counts the rows it writes.
+#[test]
+fn timing_prints_each_statements_rows_and_time_on_stderr() {
+    let d = Dir::new("timing");
+    shards(&d, &[10]);
+    let s0 = d.join("s0.npy");
+    let sql = "CREATE VIEW odd AS SELECT id FROM s0 WHERE id % 2 = 1;\n\
+               SELECT count(*) AS n FROM odd;\n\
+               SELECT id FROM odd ORDER BY id;\n\
+               DROP VIEW odd;";
+    let out = npy(["sql", sql, &s0, "--csv", "--timing"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        npy_ok(["sql", sql, &s0, "--csv"])
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 4, "{err}");
+    let seconds = |line: &str, before: &str| -> f64 {
+        let rest = line
+            .strip_prefix(before)
+            .unwrap_or_else(|| panic!("{line}"));
+        rest.strip_suffix(" s").unwrap().parse().unwrap()
+    };
+    for (line, before) in lines
+        .iter()
+        .zip(["done in ", "1 row in ", "5 rows in ", "done in "])
+    {
+        let s = seconds(line, before);
+        assert!((0.0..60.0).contains(&s), "{line}");
+    }
+    // -o: the rows written.
+    let written = d.join("odd.npy");
+    let one = "SELECT id FROM s0 WHERE id < 7";
+    let out = npy(["sql", one, &s0, "-o", &written, "--timing"]);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.starts_with("7 rows in ") && err.lines().count() == 1,
+        "{err}"
+    );
+    let back: Vec<(i64,)> = npy_serde::from_path_serde(&written).unwrap();
+    assert_eq!(back.len(), 7);
+}
+
 /// `sort_order=` in a `-t` spec declares the files sorted: the plan reads the order
 /// (`output_ordering`) and sorts nothing for an `ORDER BY` on it, over row files and a column
 /// directory alike, and the answers are those of the undeclared tables.
