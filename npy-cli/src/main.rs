@@ -12,6 +12,12 @@
 //! module per command ([`info`], [`cat`], [`convert`], [`check`], [`sql`]), each declaring its
 //! arguments and what a feature adds to it; [`cli`] (the command line); and this entry point.
 
+/// With SQL, mimalloc allocates (as in datafusion-cli): it keeps and reuses the large buffers a
+/// query allocates and frees per batch (see BENCHMARKS.md, TPC-H SQL).
+#[cfg(feature = "datafusion")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod cat;
 mod check;
 // Parsed in every build (the flags exist in every build); used with feature `arrow`.
