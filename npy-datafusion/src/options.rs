@@ -216,7 +216,8 @@ pub(crate) static OPTIONS: &[TableOption] = &[
         key: "verify_crc",
         value: "true|false",
         help: "whether a column table's scan checks the CRC-32 of each stored .npz member \
-               it reads whole (default true; false for trusted files)",
+               it reads whole (default true: once per process while the archive is \
+               unchanged; false for trusted files)",
         get: |o| Some((!o.skip_crc).to_string()),
         set: |o, v| {
             o.skip_crc = !flag(v)?;
@@ -600,7 +601,9 @@ impl NpyReadOptions {
     }
 
     /// Whether a column table's scan checks the CRC-32 of each stored `.npz` member it reads
-    /// whole (default true; the option `verify_crc`).
+    /// whole (default true; the option `verify_crc`). A process checks a member once while
+    /// its archive is unchanged (the same device, inode, size and modification and change
+    /// times, last changed at least 2 s before the check): later scans trust that check.
     pub fn verify_crc(mut self, yes: bool) -> Self {
         self.skip_crc = !yes;
         self

@@ -24,16 +24,13 @@
 //! they are moreover reported for the scan and its file groups, never for the runs' files,
 //! which are what the scan's pruner reads.
 
-use std::sync::Arc;
-
 use arrow_schema::{DataType, Schema};
 use datafusion::common::stats::Precision;
 use datafusion::common::{ColumnStatistics, ScalarValue, Statistics};
-use npy_serde::npz::MmapNpz;
 
 use super::super::options::NpyReadOptions;
 use super::super::stats::{apply_recorded, recorded_columns, Recorded};
-use super::data::{open_column, ColumnData};
+use super::data::{open_archive, open_column, ColumnData};
 use super::survey::{Place, Survey};
 
 /// One sorted column whose bounds are read.
@@ -82,8 +79,8 @@ impl Bounds {
 fn keys(survey: &Survey, options: &NpyReadOptions, table: &Schema) -> Vec<Key> {
     let mut keys: Vec<Key> = Vec::new();
     let archive = match &survey.place {
-        Place::Archive(path) => match MmapNpz::open_with(path, &options.npz_options()) {
-            Ok(npz) => Some(Arc::new(npz)),
+        Place::Archive(path) => match open_archive(path, options) {
+            Ok(open) => Some(open),
             Err(_) => return keys,
         },
         Place::Directory(_) => None,

@@ -8,8 +8,10 @@
 //!   mapped bytes of the rows asked for.
 //! - A deflated member is inflated whole once per scan (every partition shares it); the zip
 //!   reader checks its CRC-32 and length as it inflates it.
-//! - A stored member's CRC-32 is checked once per scan that reads it whole (no `LIMIT`),
-//!   unless `verify_crc=false`: a query that touches a corrupt member fails. A scan with a
+//! - A stored member's CRC-32 is checked by a scan that reads it whole (no `LIMIT`), unless
+//!   `verify_crc=false`: a query that touches a corrupt member fails. A process checks each
+//!   member of a version of an archive once: later scans of the unchanged file trust that
+//!   check (`verified`). A scan with a
 //!   `LIMIT` reads a range of rows: it checks the member's place in the archive (the zip
 //!   directory and local header agree, the data lies before the directory and overlaps no
 //!   other member), its header and that the member holds the data the header declares, but
@@ -25,6 +27,7 @@ use datafusion::error::Result as DfResult;
 
 use super::super::options::NpyReadOptions;
 use super::survey::{in_column, Column, Place, Source, Survey};
+use super::verified::{self, FileVersion};
 use crate::raw::{Int, Utf32};
 use npy_arrow::{arrow_err, fixed_array, RowDecoder};
 use npy_serde::dtype::{ByteOrder, Scalar};
@@ -63,8 +66,23 @@ impl std::fmt::Debug for ColumnData {
     }
 }
 
-/// The open archive of a scan of an archive's columns (shared by its partitions).
-pub(crate) type OpenArchive = Arc<MmapNpz>;
+/// The open archive of a scan of an archive's columns (shared by its partitions), and the
+/// version of the file mapped (`None`: unknown, and no check is remembered).
+pub(crate) struct OpenArchive {
+    pub(crate) npz: MmapNpz,
+    pub(crate) version: Option<FileVersion>,
+}
+
+/// Maps the archive at `path` for a scan, with the version of the file mapped.
+pub(crate) fn open_archive(
+    path: &std::path::Path,
+    options: &NpyReadOptions,
+) -> Result<OpenArchive> {
+    let file = std::fs::File::open(path)?;
+    let version = file.metadata().ok().as_ref().and_then(FileVersion::of);
+    let npz = MmapNpz::from_file(&file, &options.npz_options())?;
+    Ok(OpenArchive { npz, version })
+}
 
 /// Opens `column` of the table at `place` for a scan that reads the rows `span`: maps it (or
 /// inflates it; from an object store, fetches the rows of `span` only), and checks it against
@@ -92,14 +110,15 @@ pub(crate) fn open_column(
                 let map = MmapArray::open_with(path, &options.reader).map_err(err)?;
                 mapped(Arc::new(map))
             }
-            (Source::Member(key), Some(npz)) if !column.deflated => {
+            (Source::Member(key), Some(open)) if !column.deflated => {
+                let npz = &open.npz;
                 let map = npz.array(key).map_err(err)?;
                 if whole && options.verifies_crc() {
-                    npz.verify(key).map_err(err)?;
+                    verify(open, key).map_err(err)?;
                 }
                 mapped(Arc::new(map))
             }
-            (Source::Member(key), Some(npz)) => inflate(npz, key, options).map_err(err)?,
+            (Source::Member(key), Some(open)) => inflate(&open.npz, key, options).map_err(err)?,
             (Source::Member(_), None) | (Source::Object(..), _) => {
                 return Err(err(Error::invalid_value("the archive is not open")));
             }
@@ -173,6 +192,20 @@ fn mapped(map: Arc<MmapArray>) -> (ParsedHeader, Buffer, u64) {
         _ => Buffer::from_vec(Vec::<u8>::new()),
     };
     (header, buffer, offset)
+}
+
+/// Checks the CRC-32 of the stored member `key`, unless a scan in this process checked it in
+/// the same version of the archive (see `verified`).
+fn verify(open: &OpenArchive, key: &str) -> Result<()> {
+    let offset = open.npz.data_offset(key)?;
+    if open.version.is_some_and(|v| verified::checked(v, offset)) {
+        return Ok(());
+    }
+    open.npz.verify(key)?;
+    if let Some(v) = open.version {
+        verified::remember(v, offset, std::time::SystemTime::now());
+    }
+    Ok(())
 }
 
 /// Inflates the deflated member `key` whole (its CRC-32 and length checked by the zip
@@ -360,9 +393,9 @@ mod tests {
         w.add("x", &xs).unwrap();
         w.finish().unwrap();
         let survey = Survey::take(Place::Archive(path.clone()), &options).unwrap();
-        let npz = Arc::new(MmapNpz::open(&path).unwrap());
+        let open = open_archive(&path, &options).unwrap();
         let column = survey.column("x").unwrap();
-        let data = open_column(&survey, Some(&npz), column, &options, 0..1000, true).unwrap();
+        let data = open_column(&survey, Some(&open), column, &options, 0..1000, true).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         (data, xs)
     }
@@ -377,5 +410,45 @@ mod tests {
             let e = data.rows(998, 5).unwrap_err();
             assert!(e.is_eof(), "{e}");
         }
+    }
+
+    /// A member checked in a settled version of its archive is trusted in that version (here
+    /// corrupted behind an unchanged version, which only a test can make) and checked in any
+    /// other, or when the version is unknown.
+    #[test]
+    fn a_member_checked_in_a_settled_archive_is_trusted_in_that_version_only() {
+        let dir = std::env::temp_dir().join(format!("columns-verified-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.npz");
+        let xs: Vec<f64> = (0..1000).map(|i| i as f64).collect();
+        let mut w = npy_serde::NpzWriter::new(std::fs::File::create(&path).unwrap());
+        w.add("x", &xs).unwrap();
+        w.finish().unwrap();
+        std::thread::sleep(verified::SETTLED + std::time::Duration::from_millis(200));
+        let options = NpyReadOptions::new();
+        let settled = open_archive(&path, &options).unwrap();
+        assert!(settled.version.is_some());
+        verify(&settled, "x").unwrap();
+        let offset = settled.npz.data_offset("x").unwrap();
+        assert!(verified::checked(settled.version.unwrap(), offset));
+
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[offset as usize + 8] ^= 0x40;
+        std::fs::write(&path, &bytes).unwrap();
+        let changed = open_archive(&path, &options).unwrap();
+        assert_ne!(changed.version, settled.version);
+        let err = verify(&changed, "x").unwrap_err().to_string();
+        assert!(err.contains("CRC"), "{err}");
+        let unknown = OpenArchive {
+            version: None,
+            ..open_archive(&path, &options).unwrap()
+        };
+        assert!(verify(&unknown, "x").is_err());
+        let behind = OpenArchive {
+            version: settled.version,
+            ..open_archive(&path, &options).unwrap()
+        };
+        verify(&behind, "x").unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -8,6 +8,7 @@
 //! |---|---|
 //! | `survey` | where the columns are, each header checked (limits, extent), one length |
 //! | `data` | one column's bytes in a scan: mapped (viewed in place when aligned) or inflated; CRC |
+//! | `verified` | the stored members whose CRC-32 this process checked, by archive version |
 //! | `raw` | filters on `U<n>` columns evaluated on their UTF-32 bytes, before any value is a string |
 //! | `remote` | an archive or a prefix on an object store: headers and column bytes by ranged GETs |
 //! | `bounds` | the scan's statistics: the least and greatest values of a sorted column (its runs' too), exact; the statistics recorded with the table, inexact |
@@ -20,6 +21,7 @@ mod remote;
 mod scan;
 mod survey;
 mod table;
+mod verified;
 
 #[cfg(feature = "ballista")]
 pub(crate) use scan::ColumnSource;

@@ -72,13 +72,12 @@ use super::super::filter::{take_filters, Lookups, ScanFilter};
 use super::super::opener::ErrorMap;
 use super::super::options::NpyReadOptions;
 use super::bounds::Bounds;
-use super::data::{open_column, ColumnData, OpenArchive};
+use super::data::{open_archive, open_column, ColumnData, OpenArchive};
 use super::remote;
 use super::survey::{in_column, Place, Survey};
 use crate::raw::{Raw, Values};
 use npy_arrow::arrow_err;
 use npy_serde::error::Error;
-use npy_serde::npz::MmapNpz;
 
 /// An error shared by the partitions that met it.
 type Shared<T> = OnceLock<Result<T, Arc<DataFusionError>>>;
@@ -87,7 +86,7 @@ type Shared<T> = OnceLock<Result<T, Arc<DataFusionError>>>;
 /// their index in the table).
 struct Opened {
     survey: Shared<Arc<Survey>>,
-    archive: Shared<Option<OpenArchive>>,
+    archive: Shared<Option<Arc<OpenArchive>>>,
     columns: Vec<Shared<Arc<ColumnData>>>,
 }
 
@@ -589,8 +588,8 @@ impl Partition {
             Ok(Arc::new(survey))
         })?;
         let archive = shared(&opened.archive, || match &survey.place {
-            Place::Archive(path) => MmapNpz::open_with(path, &src.options.npz_options())
-                .map(|npz| Some(Arc::new(npz)))
+            Place::Archive(path) => open_archive(path, &src.options)
+                .map(|open| Some(Arc::new(open)))
                 .map_err(|e| {
                     DataFusionError::External(Box::new(e))
                         .context(format!("file {}", path.display()))
@@ -606,7 +605,7 @@ impl Partition {
                 let whole = src.read == src.rows;
                 open_column(
                     &survey,
-                    archive.as_ref(),
+                    archive.as_deref(),
                     column,
                     &src.options,
                     self.span.clone(),

@@ -121,11 +121,28 @@ impl MmapNpz {
     /// Maps the archive at `path` with `options` (member count limit, duplicate names, the
     /// members' header limits). Reads the central directory and the local headers only.
     pub fn open_with<P: AsRef<Path>>(path: P, options: &NpzReaderBuilder) -> Result<MmapNpz> {
-        let file = File::open(path.as_ref())?;
+        Self::from_file(&File::open(path.as_ref())?, options)
+    }
+
+    /// Maps the archive `file` (open for reading) with `options`: for a caller that also asks
+    /// the open file something, such as its metadata, knowing the map is of the same file.
+    ///
+    /// ```no_run
+    /// # fn main() -> npy_serde::Result<()> {
+    /// use npy_serde::npz::{MmapNpz, NpzReaderBuilder};
+    ///
+    /// let file = std::fs::File::open("data.npz")?;
+    /// let modified = file.metadata()?.modified()?;
+    /// let npz = MmapNpz::from_file(&file, &NpzReaderBuilder::new())?;
+    /// println!("{} members, modified {modified:?}", npz.len());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn from_file(file: &File, options: &NpzReaderBuilder) -> Result<MmapNpz> {
         // SAFETY: as in `MmapArray::open_with`: the map is only ever read, any byte values are
         // valid for every decode path, and the docs tell the caller that the file must not be
         // modified or truncated while mapped.
-        let map = unsafe { memmap2::Mmap::map(&file)? };
+        let map = unsafe { memmap2::Mmap::map(file)? };
         Self::from_map(Arc::new(map), options)
     }
 

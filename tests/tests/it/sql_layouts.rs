@@ -681,6 +681,32 @@ fn a_corrupt_member_fails_the_query_unless_told_to_trust_it() {
     }
 }
 
+/// A session checks a member once while its archive is unchanged, and again once it changes:
+/// a member corrupted after a query that checked it fails the next query.
+#[test]
+fn a_member_corrupted_after_a_query_checked_it_fails_the_next() {
+    let tables = Tables::new("sql-layout-crc-again");
+    let archive = tables.dir.join("aligned.npz");
+    // Long enough after writing for the check to be remembered (npy-datafusion's
+    // `columns::verified::SETTLED`, 2 s).
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    let rt = rt();
+    let ctx = ctx(2);
+    rt.block_on(ctx.register_spec("t", &tables.spec(Layout::Aligned, &[])))
+        .unwrap();
+    let sum = sql(&ctx, &rt, "SELECT sum(x) FROM t");
+    assert_eq!(sql(&ctx, &rt, "SELECT sum(x) FROM t"), sum);
+    let offset = MmapNpz::open(&archive).unwrap().data_offset("x").unwrap();
+    let mut bytes = std::fs::read(&archive).unwrap();
+    bytes[offset as usize + 8] ^= 0x40;
+    std::fs::write(&archive, &bytes).unwrap();
+    let err = sql_err(&ctx, &rt, "SELECT sum(x) FROM t");
+    assert!(
+        err.contains("CRC") && err.contains("member x of file"),
+        "{err}"
+    );
+}
+
 /// The bytes each column of `t`'s scan read (its `bytes_scanned` metrics, by their `column`
 /// label, summed over partitions) in running `query`, and the plan as text.
 pub(crate) fn scanned_by_column(
