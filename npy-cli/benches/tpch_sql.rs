@@ -12,10 +12,18 @@
 //! DataFusion side: it keeps the rows whose float sum equals the maximum of the same sums
 //! computed again, which only one order of addition makes exact).
 //!
-//! Each `npy sql` run is a whole process (its start, the tables' registration, the query and
-//! printing the answer as CSV); DuckDB's is timed inside Python, its views over the Parquet
-//! files made once. Best of `NPY_BENCH_REPS` (default 3) after one warm-up run of each (page
-//! cache warm). The `.npy` sides:
+//! Two ways of timing, each printed as its own table (`NPY_BENCH_TIMING`, default
+//! `warm,process`):
+//!
+//! - `warm`: every engine warm, in its process. One `npy sql --timing` process per query and
+//!   side runs the query `1 + NPY_BENCH_REPS` times over tables registered once, and the times
+//!   it prints for each run (planning, running and printing the CSV) are read; DuckDB runs the
+//!   query the same number of times in one Python process over views made once. The first run
+//!   of each is the warm-up. Only this table compares with DuckDB.
+//! - `process`: each `npy sql` run is a whole process (its start, the tables' registration, the
+//!   query and printing the answer as CSV), one warm-up process and `NPY_BENCH_REPS` timed.
+//!
+//! Best of `NPY_BENCH_REPS` (default 3) either way; the page cache is warm. The `.npy` sides:
 //!
 //! - `rows`: the defaults (local files mapped, filters in the scan);
 //! - `rows read`: `access=read, filter_pushdown=false`, the scan before issue 32 (ranged reads
@@ -36,6 +44,7 @@
 //! for columns) and to DuckDB.
 //!
 //! Environment: `NPY_PYTHON` (required: tpchgen-cli, duckdb), `NPY_BENCH_SF` (default 1),
+//! `NPY_BENCH_TIMING` (`warm`, `process` or both, comma-separated),
 //! `NPY_BENCH_REPS` (default 3), `NPY_BIN` (default: `npy` beside this bench's directory),
 //! `NPY_BENCH_QUERIES` (say `q1,q12,q18`; default all 22), `NPY_BENCH_SIDES` (the `.npy` sides
 //! to time, say `rows,columns`; default all).
@@ -127,17 +136,50 @@ fn target_dir() -> PathBuf {
         .unwrap_or_else(std::env::temp_dir)
 }
 
-/// A query's text without its comment lines (the tool takes the query as an argument); Q15
-/// after a `SET` of one partition (see the module docs).
-fn query_text(dir: &Path, q: &str) -> String {
+/// A query's text without its comment lines (the tool takes the query as an argument), and
+/// what runs once before it: Q15's `SET` of one partition (see the module docs), as the count
+/// of its statements and its text.
+fn query_text(dir: &Path, q: &str) -> Query {
     let text = std::fs::read_to_string(dir.join(format!("{q}.sql"))).unwrap();
     let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with("--")).collect();
     let text = lines.join("\n");
-    if q == "q15" {
-        format!("SET datafusion.execution.target_partitions = 1;\n{text}")
+    let setup = if q == "q15" {
+        (1, "SET datafusion.execution.target_partitions = 1;\n")
     } else {
-        text
+        (0, "")
+    };
+    Query { setup, text }
+}
+
+/// A query's statements, and those run once before it.
+struct Query {
+    setup: (usize, &'static str),
+    text: String,
+}
+
+impl Query {
+    /// The setup then the query, once.
+    fn once(&self) -> String {
+        format!("{}{}", self.setup.1, self.text)
     }
+
+    /// The setup then the query `runs` times.
+    fn repeated(&self, runs: usize) -> String {
+        let body = self.text.trim_end().trim_end_matches(';');
+        let mut script = self.setup.1.to_string();
+        for _ in 0..runs {
+            script += body;
+            script += ";\n";
+        }
+        script
+    }
+}
+
+/// How the `npy sql` runs are timed (see the module docs).
+#[derive(Clone, Copy, PartialEq)]
+enum Timing {
+    Warm,
+    Process,
 }
 
 /// One side of the comparison: its name and the table arguments of `npy sql`.
@@ -185,6 +227,46 @@ fn time_sql(npy: &Path, side: &Side, query: &str, reps: usize) -> Option<(Durati
         answer = m.stdout;
     }
     Some((best, answer))
+}
+
+/// Best time of `reps` runs of the query after a warm-up run, all in one `npy sql --timing`
+/// process (the times it prints on stderr, a run's being the sum over the query's
+/// statements), and the answers (`None`: the run failed; its message went to stderr).
+fn time_sql_warm(
+    npy: &Path,
+    side: &Side,
+    query: &Query,
+    reps: usize,
+) -> Option<(Duration, String)> {
+    let out = Command::new(npy)
+        .args(["sql", "--csv", "--timing"])
+        .args(&side.tables)
+        .arg(query.repeated(reps + 1))
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e}", npy.display()));
+    let err = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        eprint!("{err}");
+        return None;
+    }
+    let times: Vec<f64> = err
+        .lines()
+        .filter_map(|l| l.rsplit_once(" in ")?.1.strip_suffix(" s")?.parse().ok())
+        .collect();
+    let per_run = times.len().checked_sub(query.setup.0)? / (reps + 1);
+    if per_run == 0 || times.len() != query.setup.0 + per_run * (reps + 1) {
+        eprintln!("{}: unexpected --timing lines:\n{err}", side.name);
+        return None;
+    }
+    let best = times[query.setup.0..]
+        .chunks(per_run)
+        .skip(1)
+        .map(|run| run.iter().sum::<f64>())
+        .fold(f64::INFINITY, f64::min);
+    Some((
+        Duration::from_secs_f64(best),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    ))
 }
 
 /// Whether two CSV answers are the same: the same cells, numbers to a relative 1e-6.
@@ -347,100 +429,165 @@ fn main() {
     let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
     let duck: Vec<(String, Duration)> = python_times(DUCKDB, &args);
 
-    println!(
-        "TPC-H SF{sf}, best of {reps} (whole `npy sql` processes; DuckDB in Python), seconds; \
-         ratio = their time / ours"
-    );
-    let mut header = format!("{:<5}", "query");
-    for s in &sides {
-        header += &format!(" {:>13}", s.name);
-    }
-    header += &format!(" {:>11} {:>8}", "DF parquet", "DuckDB");
-    for s in &sides {
-        header += &format!(" {:>18}", format!("{} /DF", s.name));
-    }
-    println!("{header}");
-    let mut vs_df: Vec<Vec<f64>> = vec![Vec::new(); sides.len()];
-    let mut vs_duck: Vec<Vec<f64>> = vec![Vec::new(); sides.len()];
+    let timings: Vec<Timing> = env_or("NPY_BENCH_TIMING", "warm,process".to_string())
+        .split(',')
+        .filter_map(|t| match t.trim() {
+            "warm" => Some(Timing::Warm),
+            "process" => Some(Timing::Process),
+            _ => None,
+        })
+        .collect();
     let mut wrong = Vec::new();
-    for q in &queries {
-        let q = q.as_str();
-        let text = query_text(&qdir, q);
-        let Some((df, want)) = time_sql(&npy, &parquet, &text, reps) else {
-            println!("{q}: DataFusion over Parquet failed; skipped");
-            continue;
+    for timing in timings {
+        let t = Table {
+            npy: &npy,
+            sides: &sides,
+            parquet: &parquet,
+            qdir: &qdir,
+            reps,
         };
-        let dk = duck.iter().find(|(n, _)| n == q).map(|(_, d)| *d);
-        let mut line = format!("{q:<5}");
-        let mut ratios = String::new();
-        for (k, s) in sides.iter().enumerate() {
-            match time_sql(&npy, s, &text, reps) {
-                Some((d, got)) => {
-                    if !same_answer(&got, &want) {
-                        wrong.push(format!(
-                            "{q} {}:\n{got}\nvs DataFusion over Parquet:\n{want}",
-                            s.name
-                        ));
-                    }
-                    line += &format!(" {:>13.3}", d.as_secs_f64());
-                    let r = df.as_secs_f64() / d.as_secs_f64();
-                    vs_df[k].push(r);
-                    ratios += &format!(" {:>17.2}x", r);
-                    if let Some(dk) = dk {
-                        vs_duck[k].push(dk.as_secs_f64() / d.as_secs_f64());
-                    }
-                }
-                None => {
-                    line += &format!(" {:>13}", "failed");
-                    ratios += &format!(" {:>18}", "-");
-                }
-            }
-        }
-        line += &format!(" {:>11.3}", df.as_secs_f64());
-        line += &match dk {
-            Some(d) => format!(" {:>8.3}", d.as_secs_f64()),
-            None => format!(" {:>8}", "-"),
-        };
-        println!("{line}{ratios}");
-    }
-    for (k, s) in sides.iter().enumerate() {
-        println!(
-            "geomean {:<13} {:.2}x DataFusion over Parquet, {:.2}x DuckDB ({} queries)",
-            s.name,
-            geomean(&vs_df[k]),
-            geomean(&vs_duck[k]),
-            vs_df[k].len()
-        );
-    }
-    let at = |name: &str| sides.iter().position(|s| s.name == name);
-    for (now, then, what) in [
-        (
-            "rows",
-            "rows read",
-            "issue 32 wants >= 0.6x; before: access=read, filter_pushdown=false",
-        ),
-        (
-            "columns",
-            "columns no-push",
-            "issue 45 wants >= 1.0x; before: filter_pushdown=false",
-        ),
-        (
-            "columns sorted",
-            "columns",
-            "with the keys' orders recorded; without",
-        ),
-    ] {
-        if let (Some(a), Some(b)) = (at(now), at(then)) {
-            let (after, before) = (geomean(&vs_df[a]), geomean(&vs_df[b]));
-            println!(
-                "{now}: {after:.2}x DataFusion over Parquet ({what}: {before:.2}x): {:.2}x faster",
-                after / before
-            );
-        }
+        let duck = (timing == Timing::Warm).then_some(duck.as_slice());
+        wrong.extend(t.run(&sf, &queries, timing, duck));
     }
     if wrong.is_empty() {
         println!("every answer equals DataFusion over Parquet's");
     } else {
         println!("ANSWERS DIFFER:\n{}", wrong.join("\n"));
+    }
+}
+
+/// One table of times: every side and DataFusion over Parquet, timed one way.
+struct Table<'a> {
+    npy: &'a Path,
+    sides: &'a [Side],
+    parquet: &'a Side,
+    qdir: &'a Path,
+    reps: usize,
+}
+
+impl Table<'_> {
+    /// Times every query on every side, prints the table, the geomeans and the before/after
+    /// ratios; returns the answers that differ from DataFusion over Parquet's. `duck`: DuckDB's
+    /// times, compared with where it is timed the same way.
+    fn run(
+        &self,
+        sf: &str,
+        queries: &[String],
+        timing: Timing,
+        duck: Option<&[(String, Duration)]>,
+    ) -> Vec<String> {
+        let (sides, reps) = (self.sides, self.reps);
+        let time = |side: &Side, query: &Query| match timing {
+            Timing::Warm => time_sql_warm(self.npy, side, query, reps),
+            Timing::Process => time_sql(self.npy, side, &query.once(), reps),
+        };
+        println!(
+            "TPC-H SF{sf}, best of {reps}, {}, seconds; ratio = their time / ours",
+            match timing {
+                Timing::Warm =>
+                    "every engine warm in its process (npy sql --timing; DuckDB in Python)",
+                Timing::Process => "whole `npy sql` processes",
+            }
+        );
+        let mut header = format!("{:<5}", "query");
+        for s in sides {
+            header += &format!(" {:>13}", s.name);
+        }
+        header += &format!(" {:>11}", "DF parquet");
+        if duck.is_some() {
+            header += &format!(" {:>8}", "DuckDB");
+        }
+        for s in sides {
+            header += &format!(" {:>18}", format!("{} /DF", s.name));
+        }
+        println!("{header}");
+        let mut vs_df: Vec<Vec<f64>> = vec![Vec::new(); sides.len()];
+        let mut wrong = Vec::new();
+        let mut vs_duck: Vec<Vec<f64>> = vec![Vec::new(); sides.len()];
+        for q in queries {
+            let q = q.as_str();
+            let text = query_text(self.qdir, q);
+            let Some((df, want)) = time(self.parquet, &text) else {
+                println!("{q}: DataFusion over Parquet failed; skipped");
+                continue;
+            };
+            let dk = duck.and_then(|duck| duck.iter().find(|(n, _)| n == q).map(|(_, d)| *d));
+            let mut line = format!("{q:<5}");
+            let mut ratios = String::new();
+            for (k, s) in sides.iter().enumerate() {
+                match time(s, &text) {
+                    Some((d, got)) => {
+                        if !same_answer(&got, &want) {
+                            wrong.push(format!(
+                                "{q} {} ({}):\n{got}\nvs DataFusion over Parquet:\n{want}",
+                                s.name,
+                                if timing == Timing::Warm {
+                                    "warm"
+                                } else {
+                                    "process"
+                                }
+                            ));
+                        }
+                        line += &format!(" {:>13.3}", d.as_secs_f64());
+                        let r = df.as_secs_f64() / d.as_secs_f64();
+                        vs_df[k].push(r);
+                        ratios += &format!(" {:>17.2}x", r);
+                        if let Some(dk) = dk {
+                            vs_duck[k].push(dk.as_secs_f64() / d.as_secs_f64());
+                        }
+                    }
+                    None => {
+                        line += &format!(" {:>13}", "failed");
+                        ratios += &format!(" {:>18}", "-");
+                    }
+                }
+            }
+            line += &format!(" {:>11.3}", df.as_secs_f64());
+            line += &match (duck, dk) {
+                (None, _) => String::new(),
+                (Some(_), Some(d)) => format!(" {:>8.3}", d.as_secs_f64()),
+                (Some(_), None) => format!(" {:>8}", "-"),
+            };
+            println!("{line}{ratios}");
+        }
+        for (k, s) in sides.iter().enumerate() {
+            let vs = match duck {
+                Some(_) => format!(", {:.2}x DuckDB", geomean(&vs_duck[k])),
+                None => String::new(),
+            };
+            println!(
+                "geomean {:<13} {:.2}x DataFusion over Parquet{vs} ({} queries)",
+                s.name,
+                geomean(&vs_df[k]),
+                vs_df[k].len()
+            );
+        }
+        let at = |name: &str| sides.iter().position(|s| s.name == name);
+        for (now, then, what) in [
+            (
+                "rows",
+                "rows read",
+                "issue 32 wants >= 0.6x; before: access=read, filter_pushdown=false",
+            ),
+            (
+                "columns",
+                "columns no-push",
+                "issue 45 wants >= 1.0x; before: filter_pushdown=false",
+            ),
+            (
+                "columns sorted",
+                "columns",
+                "with the keys' orders recorded; without",
+            ),
+        ] {
+            if let (Some(a), Some(b)) = (at(now), at(then)) {
+                let (after, before) = (geomean(&vs_df[a]), geomean(&vs_df[b]));
+                println!(
+                "{now}: {after:.2}x DataFusion over Parquet ({what}: {before:.2}x): {:.2}x faster",
+                after / before
+            );
+            }
+        }
+        wrong
     }
 }
