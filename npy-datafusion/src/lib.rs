@@ -107,7 +107,8 @@
 //!   limits and against the bytes present, as for row files), so `count(*)`, answered from
 //!   the exact row count, fails like any other query over a column cut short. A scan that
 //!   reads a stored member whole (no `LIMIT`) checks its CRC-32 once (a query touching a
-//!   corrupt member fails; `verify_crc=false` turns it off for trusted files); a deflated
+//!   corrupt member fails; `verify_crc=false` turns it off for trusted files), and later
+//!   scans in the same process trust that check while the archive is unchanged; a deflated
 //!   member's CRC is checked as it is inflated. A scan with a `LIMIT` reads a range of rows:
 //!   it checks the member's place in the archive, its header and its size, not its CRC.
 //!

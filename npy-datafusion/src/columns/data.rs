@@ -11,11 +11,10 @@
 //! - A stored member's CRC-32 is checked by a scan that reads it whole (no `LIMIT`), unless
 //!   `verify_crc=false`: a query that touches a corrupt member fails. A process checks each
 //!   member of a version of an archive once: later scans of the unchanged file trust that
-//!   check (`verified`). A scan with a
-//!   `LIMIT` reads a range of rows: it checks the member's place in the archive (the zip
-//!   directory and local header agree, the data lies before the directory and overlaps no
-//!   other member), its header and that the member holds the data the header declares, but
-//!   not the CRC (which would read the member whole).
+//!   check (`verified`). A scan with a `LIMIT` reads a range of rows: it checks the member's
+//!   place in the archive (the zip directory and local header agree, the data lies before the
+//!   directory and overlaps no other member), its header and that the member holds the data
+//!   the header declares, but not the CRC (which would read the member whole).
 
 use std::sync::Arc;
 
