@@ -18,6 +18,16 @@ new in it (Ballista, tonic, the compression codecs' users). This is the "workspa
 cargo-hakari generates; ours names only the crates whose features differ between the two.
 Commands that select one package (`-p npy-serde`, `pip install ./npy-python`) never see it.
 
+Build scripts and proc-macros build for the host, in a feature resolution of their own, and the
+README's command (`cargo test --workspace`) has npy-derive's tests in it, whose dev-dependency on
+npy-serde puts a host-side copy of its graph (proptest, rand, regex) there. Without help, the
+build script of ballista-core (prost-build: regex, petgraph, tempfile) then compiled with other
+features of regex-syntax, indexmap and getrandom in the README's command than in the tool's
+every-feature step, so Ballista, npy-datafusion, the tests crate and every test binary above
+them compiled and linked twice (a CI run ran out of disk in the second copy). The hack's
+`[build-dependencies]` (with an empty `build.rs`, without which Cargo ignores them) give those
+host-side crates the union of both builds' features.
+
     python3 .ci/workspace-hack.py           # check: exit 1 if the file is out of date
     python3 .ci/workspace-hack.py --write   # regenerate it
 """
@@ -74,6 +84,69 @@ def tree(args):
     return found
 
 
+# One node of `cargo tree`'s default (indented) output, and a section header under a node.
+NODE = re.compile(r"(\S+) v(\S+)(?: \([^)]*\))* \[(.*)\]$")
+# Host and target nodes are told apart only where a target is named: the host's own.
+HOST = re.search(r"^host: (\S+)$", subprocess.run(["rustc", "-vV"], capture_output=True, text=True,
+                                                   check=True).stdout, re.M).group(1)
+TREE_CHARS = "\u2502\u251c\u2514\u2500 \u00a0"
+
+
+def host_tree(args):
+    """{(name, version): set of feature lists} for the host-side graph: build scripts'
+    dependencies and proc-macros, and everything under them. `cargo tree` prints a node it has
+    shown before as `(*)` without its children, and a host-side node whose features equal a
+    target-side one's is that node, so the graph is built first and walked from the host roots."""
+    cmd = ["cargo", "tree"] + LOCKED + ["-e", "normal,build,dev", "-f", "{p} [{f}]", "--target", HOST] + args
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{out.stderr}")
+    children = {}  # node -> [(child, through a [build-dependencies] header)]
+    roots = set()  # nodes reached through a [build-dependencies] header, and proc-macros
+    path = {}      # depth -> the node shown there last
+    section = {}   # depth -> the header last shown under the node at that depth
+    for line in out.stdout.splitlines():
+        if not line.strip():
+            path.clear()
+            section.clear()
+            continue
+        col = len(line) - len(line.lstrip(TREE_CHARS))
+        text = line[col:].removesuffix(" (*)")
+        if text.startswith("["):
+            # A header is drawn one level in from its node, at its children's tree lines.
+            section[col // 4] = text
+            continue
+        if not NODE.match(text):
+            continue
+        depth = col // 4
+        path[depth] = text
+        section[depth] = None
+        if "(proc-macro)" in text:
+            roots.add(text)
+        if depth > 0:
+            parent = path[depth - 1]
+            if section.get(depth - 1) == "[build-dependencies]":
+                roots.add(text)
+            children.setdefault(parent, []).append(text)
+    host, todo = set(), list(roots)
+    while todo:
+        node = todo.pop()
+        if node not in host:
+            host.add(node)
+            todo.extend(children.get(node, []))
+    found = {}
+    for node in host:
+        m = NODE.match(node)
+        found.setdefault((m.group(1), m.group(2)), set()).add(m.group(3))
+    return found
+
+
+def host_differs(readme, everything, ours):
+    """The host-side crates both builds compile with different features."""
+    return [k for k in sorted(everything)
+            if k[0] not in ours and k in readme and readme[k] != everything[k]]
+
+
 def features(variants):
     return {f for v in variants for f in v.split(",") if f}
 
@@ -86,27 +159,50 @@ def missing(everything, default, ours):
             if k[0] not in ours and k in default and not everything[k] <= default[k]]
 
 
+def readme_args(hack=True):
+    """The README's `cargo test --workspace`: every member at its default features."""
+    return ["--workspace"] + ([] if hack else ["--exclude", "workspace-hack"])
+
+
+def every_args(hack=True):
+    """The tool step's every-feature build (npy-derive left out, as `.ci/run` does)."""
+    return (["--workspace", "--exclude", "npy-derive"] +
+            ([] if hack else ["--exclude", "workspace-hack"]) + ["--features", all_features()])
+
+
+def host_union(readme, everything, names):
+    return {k: readme[k] | everything[k] for k in names}
+
+
 def generate(ours):
     """The hack's dependency lines: every crate both builds share whose features differ without
     the hack, and (a second round) those the first round's features bring into the default
-    build."""
-    everything = tree(["--workspace", "--exclude", "npy-derive", "--exclude", "workspace-hack",
-                       "--features", all_features()])
+    build; and its build-dependency lines: every host-side crate the README's build and the
+    every-feature build compile with different features, given the union of both."""
+    everything = tree(every_args(hack=False))
     default = tree(["--workspace", "--exclude", "workspace-hack"] + LIBS_DEFAULT)
     names = set(missing(everything, default, ours))
+    readme_host, every_host = host_tree(readme_args(hack=False)), host_tree(every_args(hack=False))
+    host_names = set(host_differs(readme_host, every_host, ours))
+    host_want = host_union(readme_host, every_host, host_names)
     for _ in range(3):
-        write(lines(everything, names))
+        write(lines(everything, names), lines(host_want, host_names))
         more = set(missing(everything, tree(["--workspace"] + LIBS_DEFAULT), ours)) - names
-        if not more:
+        readme_host, every_host = host_tree(readme_args()), host_tree(every_args())
+        host_more = set(host_differs(readme_host, every_host, ours))
+        if not more and not host_more:
             break
         names |= more
-    return lines(everything, names)
+        host_names |= host_more
+        for k, v in host_union(readme_host, every_host, host_more).items():
+            host_want[k] = host_want.get(k, set()) | v
+    return lines(everything, names), lines(host_want, host_names)
 
 
-def lines(everything, names):
+def lines(source, names):
     out = []
     for name, version in sorted(names):
-        want = features(everything[(name, version)])
+        want = features(source[(name, version)])
         spec = [f'version = "{version.split("+")[0]}"']
         if "default" not in want:
             spec.append("default-features = false")
@@ -117,9 +213,12 @@ def lines(everything, names):
     return out
 
 
-def write(deps):
+def write(deps, build_deps):
     head = HACK.read_text().split(MARK)[0]
-    HACK.write_text(head + MARK + "\n" + "\n".join(deps) + "\n")
+    text = head + MARK + "\n" + "\n".join(deps) + "\n"
+    if build_deps:
+        text += "\n[build-dependencies]\n" + "\n".join(build_deps) + "\n"
+    HACK.write_text(text)
 
 
 def main():
@@ -130,18 +229,24 @@ def main():
     if MARK not in text:
         sys.exit(f"{HACK} has no line {MARK!r}")
     ours = members()
-    everything = tree(["--workspace", "--exclude", "npy-derive", "--features", all_features()])
     if args.write:
         # The lock file follows the new list.
         LOCKED.clear()
-        write(generate(ours))
+        write(*generate(ours))
         print(f"wrote {HACK.relative_to(ROOT)}")
+    everything = tree(every_args())
     default = tree(["--workspace"] + LIBS_DEFAULT)
     left = missing(everything, default, ours)
     shared = sum(1 for k in everything if k in default and k[0] not in ours)
     print(f"workspace-hack: {shared - len(left)} of {shared} dependencies the two builds share "
           "compile once" + (f"; twice: {', '.join(f'{n} {v}' for n, v in left)}" if left else ""))
-    if left and not args.write:
+    readme_host, every_host = host_tree(readme_args()), host_tree(every_args())
+    host_left = host_differs(readme_host, every_host, ours)
+    host_shared = sum(1 for k in every_host if k in readme_host and k[0] not in ours)
+    print(f"workspace-hack: {host_shared - len(host_left)} of {host_shared} host-side crates the "
+          "README's build and the every-feature build share compile once" +
+          (f"; twice: {', '.join(f'{n} {v}' for n, v in host_left)}" if host_left else ""))
+    if (left or host_left) and not args.write:
         print(f"{HACK.relative_to(ROOT)} is out of date: run python3 .ci/workspace-hack.py --write")
         sys.exit(1)
 
