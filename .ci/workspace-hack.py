@@ -84,7 +84,7 @@ def tree(args):
     return found
 
 
-# One node of `cargo tree`'s default (indented) output, and a section header under a node.
+# One node of `cargo tree`'s default (indented) output: name, version, features.
 NODE = re.compile(r"(\S+) v(\S+)(?: \([^)]*\))* \[(.*)\]$")
 # Host and target nodes are told apart only where a target is named: the host's own.
 HOST = re.search(r"^host: (\S+)$", subprocess.run(["rustc", "-vV"], capture_output=True, text=True,
@@ -97,11 +97,12 @@ def host_tree(args):
     dependencies and proc-macros, and everything under them. `cargo tree` prints a node it has
     shown before as `(*)` without its children, and a host-side node whose features equal a
     target-side one's is that node, so the graph is built first and walked from the host roots."""
-    cmd = ["cargo", "tree"] + LOCKED + ["-e", "normal,build,dev", "-f", "{p} [{f}]", "--target", HOST] + args
+    cmd = ["cargo", "tree"] + LOCKED + ["-e", "normal,build,dev", "-f", "{p} [{f}]",
+                                        "--target", HOST] + args
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{out.stderr}")
-    children = {}  # node -> [(child, through a [build-dependencies] header)]
+    children = {}  # node -> the nodes shown under it
     roots = set()  # nodes reached through a [build-dependencies] header, and proc-macros
     path = {}      # depth -> the node shown there last
     section = {}   # depth -> the header last shown under the node at that depth
@@ -171,6 +172,7 @@ def every_args(hack=True):
 
 
 def host_union(readme, everything, names):
+    """For each named host-side crate, the feature lists both builds give it."""
     return {k: readme[k] | everything[k] for k in names}
 
 
